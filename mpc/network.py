@@ -1,0 +1,343 @@
+"""A simulated network of n parties plus named roles that counts every bit and round.
+
+Parties are ids ``0 .. n_parties-1``; named roles (dealer, aggregator,
+servers) get the ids after them (:meth:`Network.role`). Protocols send
+*message batches*: arrays of senders, receivers and payloads, so that one call
+can carry 10^6 messages. Every batch is accounted from what it carries: the
+payload's element count times the element width in bits (``l`` for a ring
+element, 1 for a bit, 128 for a seed or label), or an explicit per-message bit
+size for structured payloads such as serialized FSS keys.
+
+Accounting is kept separately for online and offline (preprocessing) traffic
+and for each named phase: total bits, message count, rounds, and per-party
+bits sent and received. A round is counted at an explicit boundary: all sends
+inside one ``with net.round():`` block form one round; a send outside any
+round block is a round by itself. Optionally (small n, tests) the network
+records each party's *view*: everything it received, with sender, phase and
+round.
+
+The network is a simulation: delivery is the identity on the payload (it is
+returned to the caller, who hands it to the receivers' code). It does not
+model latency or bandwidth; it measures what a real deployment would send.
+Threat model: channels are assumed private and authenticated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .ring import check_bits  # noqa: F401  (re-exported convenience)
+
+DEFAULT_ROLES = ("dealer", "aggregator")
+
+
+@dataclass
+class _Tally:
+    """Counters for one (phase, online/offline) cell."""
+
+    size: int
+    bits: int = 0
+    messages: int = 0
+    rounds: int = 0
+    sent: np.ndarray = field(default=None)
+    received: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        self.sent = np.zeros(self.size, dtype=np.int64)
+        self.received = np.zeros(self.size, dtype=np.int64)
+
+    def summary(self, n_parties: int) -> dict:
+        per_party = (self.sent + self.received)[:n_parties]
+        return {
+            "bits": int(self.bits),
+            "messages": int(self.messages),
+            "rounds": int(self.rounds),
+            "max_party_bits": int(per_party.max()) if n_parties else 0,
+            "mean_party_bits": float(per_party.mean()) if n_parties else 0.0,
+            "max_party_sent_bits": int(self.sent[:n_parties].max()) if n_parties else 0,
+            "max_party_received_bits": int(self.received[:n_parties].max()) if n_parties else 0,
+        }
+
+
+@dataclass(frozen=True)
+class Received:
+    """One message in a party's recorded view."""
+
+    phase: str
+    round: int
+    offline: bool
+    sender: int
+    payload: object
+
+
+class Network:
+    """Simulated network with per-party, per-phase bit and round accounting.
+
+    Parameters
+    ----------
+    n_parties : int
+        Number of data-holding parties (ids 0..n_parties-1), >= 1.
+    roles : sequence of str
+        Extra named participants (ids n_parties, n_parties+1, ...).
+    record_views : bool
+        Keep every received message per receiver (for tests at small n).
+    """
+
+    def __init__(self, n_parties, roles=DEFAULT_ROLES, record_views: bool = False):
+        if isinstance(n_parties, bool) or not isinstance(n_parties, numbers.Integral):
+            raise TypeError(f"n_parties must be a positive integer, got {n_parties!r}")
+        if n_parties < 1:
+            raise ValueError(f"n_parties must be >= 1, got {n_parties}")
+        roles = tuple(roles)
+        for r in roles:
+            if not isinstance(r, str) or not r:
+                raise TypeError(f"roles must be non-empty strings, got {r!r}")
+        if len(set(roles)) != len(roles):
+            raise ValueError(f"roles must be distinct, got {roles}")
+        self.n_parties = int(n_parties)
+        self.roles = roles
+        self._role_ids = {r: self.n_parties + i for i, r in enumerate(roles)}
+        self.size = self.n_parties + len(roles)
+        self.record_views = bool(record_views)
+        self._views: dict[int, list] = {}
+        self._phase = "default"
+        self._phase_offline = False
+        self._tallies: dict[tuple[str, bool], _Tally] = {}
+        self._round_depth = 0
+        self._round_used: set[tuple[str, bool]] = set()
+        self._round_index = 0
+
+    # -- identities --------------------------------------------------------
+    def role(self, name: str) -> int:
+        """The party id of a named role (e.g. ``"dealer"``)."""
+        try:
+            return self._role_ids[name]
+        except KeyError:
+            raise ValueError(f"unknown role {name!r}; roles are {list(self.roles)}") from None
+
+    @property
+    def parties(self) -> np.ndarray:
+        return np.arange(self.n_parties, dtype=np.int64)
+
+    # -- phases and rounds ---------------------------------------------------
+    @contextlib.contextmanager
+    def phase(self, name: str, offline: bool = False):
+        """Name the phase of everything sent inside (nesting restores the outer)."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"phase name must be a non-empty string, got {name!r}")
+        prev = (self._phase, self._phase_offline)
+        self._phase, self._phase_offline = name, bool(offline)
+        try:
+            yield self
+        finally:
+            self._phase, self._phase_offline = prev
+
+    @contextlib.contextmanager
+    def round(self):
+        """Everything sent inside counts as one communication round.
+
+        Nested blocks belong to the outermost one. The round is charged to
+        each (phase, online/offline) cell that received traffic in it.
+        """
+        self._round_depth += 1
+        try:
+            yield self
+        finally:
+            self._round_depth -= 1
+            if self._round_depth == 0:
+                self._close_round()
+
+    def _close_round(self):
+        if self._round_used:
+            for key in self._round_used:
+                self._tally(key).rounds += 1
+            self._round_used = set()
+            self._round_index += 1
+
+    def _tally(self, key) -> _Tally:
+        t = self._tallies.get(key)
+        if t is None:
+            t = self._tallies[key] = _Tally(self.size)
+        return t
+
+    # -- sending -------------------------------------------------------------
+    def _ids(self, ids, name: str) -> np.ndarray:
+        arr = np.asarray(ids)
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be integer party ids, got dtype {arr.dtype}")
+        if arr.ndim > 1:
+            raise ValueError(f"{name} must be a scalar or a 1-d array of party ids")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.size):
+            raise ValueError(
+                f"{name} contains an id outside 0..{self.size - 1} "
+                f"({self.n_parties} parties + roles {list(self.roles)})"
+            )
+        return arr.astype(np.int64, copy=False)
+
+    def send(self, senders, receivers, payload, bits, *, offline: bool | None = None):
+        """Send a batch of messages and count them; returns ``payload``.
+
+        ``senders``/``receivers``: an id or 1-d id arrays of one length m.
+        With scalar ids the whole ``payload`` is one message; with arrays,
+        ``payload.shape[0] == m`` and message i is ``payload[i]``.
+        ``bits``: width of one payload element in bits (1..64 for ring
+        elements, 128 for seeds/labels, any positive int).
+        """
+        if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or bits < 1:
+            raise ValueError(f"bits must be a positive integer element width, got {bits!r}")
+        payload_arr = np.asarray(payload)
+        s = self._ids(senders, "senders")
+        r = self._ids(receivers, "receivers")
+        if s.ndim == 0 and r.ndim == 0:
+            nbits = np.asarray(payload_arr.size * int(bits), dtype=np.int64)
+            self._account(s, r, nbits, offline, payload_arr, single=True)
+        else:
+            m = max(s.size if s.ndim else 1, r.size if r.ndim else 1)
+            if s.ndim and r.ndim and s.size != r.size:
+                raise ValueError(
+                    f"senders and receivers must have the same length, got {s.size} and {r.size}"
+                )
+            if payload_arr.ndim == 0 or payload_arr.shape[0] != m:
+                raise ValueError(
+                    f"payload must have one row per message: expected first dimension {m}, "
+                    f"got shape {payload_arr.shape}"
+                )
+            per_msg = (payload_arr.size // m) * int(bits) if m else 0
+            self._account(s, r, np.asarray(per_msg, dtype=np.int64), offline, payload_arr,
+                          single=False, m=m)
+        return payload
+
+    def send_bits(self, senders, receivers, nbits, payload=None, *, offline: bool | None = None):
+        """Count messages of explicit sizes (``nbits`` per message, scalar or per message).
+
+        Use for structured payloads whose wire size is known from their
+        serialization (e.g. FSS keys). ``payload`` (any object) is recorded in
+        views when given and returned.
+        """
+        nb = np.asarray(nbits)
+        if nb.dtype.kind not in "iu" or (nb.size and nb.min() < 0):
+            raise ValueError(f"nbits must be non-negative integers, got {nbits!r}")
+        s = self._ids(senders, "senders")
+        r = self._ids(receivers, "receivers")
+        if s.ndim == 0 and r.ndim == 0 and nb.ndim == 0:
+            self._account(s, r, nb.astype(np.int64), offline, payload, single=True)
+        else:
+            m = max(s.size if s.ndim else 1, r.size if r.ndim else 1, nb.size if nb.ndim else 1)
+            for arr, name in ((s, "senders"), (r, "receivers"), (nb, "nbits")):
+                if arr.ndim and arr.size != m:
+                    raise ValueError(f"{name} must have length {m} (one per message), got {arr.size}")
+            self._account(s, r, nb.astype(np.int64), offline, payload, single=False, m=m)
+        return payload
+
+    def _account(self, s, r, per_msg_bits, offline, payload, single, m=1):
+        off = self._phase_offline if offline is None else bool(offline)
+        key = (self._phase, off)
+        t = self._tally(key)
+        if single:
+            total = int(per_msg_bits)
+            t.sent[int(s)] += total
+            t.received[int(r)] += total
+        else:
+            per = per_msg_bits if per_msg_bits.ndim else None
+            if per is None:
+                total = int(per_msg_bits) * m
+                w = int(per_msg_bits)
+                if s.ndim:
+                    t.sent += np.bincount(s, minlength=self.size) * w
+                else:
+                    t.sent[int(s)] += total
+                if r.ndim:
+                    t.received += np.bincount(r, minlength=self.size) * w
+                else:
+                    t.received[int(r)] += total
+            else:
+                total = int(per.sum())
+                if s.ndim:
+                    t.sent += np.bincount(s, weights=per, minlength=self.size).astype(np.int64)
+                else:
+                    t.sent[int(s)] += total
+                if r.ndim:
+                    t.received += np.bincount(r, weights=per, minlength=self.size).astype(np.int64)
+                else:
+                    t.received[int(r)] += total
+        t.bits += total
+        t.messages += m
+        if self._round_depth:
+            self._round_used.add(key)
+        else:
+            t.rounds += 1
+            self._round_index += 1
+        if self.record_views:
+            self._record(s, r, payload, single, m, off)
+
+    def _record(self, s, r, payload, single, m, offline):
+        rnd = self._round_index
+        if single:
+            self._views.setdefault(int(r), []).append(
+                Received(self._phase, rnd, offline, int(s), payload))
+            return
+        ss = np.broadcast_to(s, (m,))
+        rr = np.broadcast_to(r, (m,))
+        for i in range(m):
+            item = payload[i] if payload is not None and np.ndim(payload) else payload
+            self._views.setdefault(int(rr[i]), []).append(
+                Received(self._phase, rnd, offline, int(ss[i]), item))
+
+    # -- results -------------------------------------------------------------
+    def view(self, party: int) -> list:
+        """Everything ``party`` received, in order (needs ``record_views=True``)."""
+        if not self.record_views:
+            raise ValueError("views are not recorded: create the Network with record_views=True")
+        p = int(self._ids(party, "party"))
+        return list(self._views.get(p, []))
+
+    def report(self) -> dict:
+        """Communication report.
+
+        Returns a dict with ``online`` and ``offline`` totals, ``phases``
+        (name -> {"online": ..., "offline": ...}), ``total_bits`` and
+        ``n_parties``. Each total holds ``bits``, ``messages``, ``rounds``,
+        and per-party (data-holding parties only) ``max_party_bits`` /
+        ``mean_party_bits`` (sent + received), ``max_party_sent_bits``,
+        ``max_party_received_bits``. Role totals are under ``roles``.
+        """
+        out = {"n_parties": self.n_parties, "phases": {}}
+        for off, label in ((False, "online"), (True, "offline")):
+            agg = _Tally(self.size)
+            for (ph, o), t in self._tallies.items():
+                if o != off:
+                    continue
+                agg.bits += t.bits
+                agg.messages += t.messages
+                agg.rounds += t.rounds
+                agg.sent += t.sent
+                agg.received += t.received
+                out["phases"].setdefault(ph, {})[label] = t.summary(self.n_parties)
+            out[label] = agg.summary(self.n_parties)
+            out[label]["roles"] = {
+                name: {"sent_bits": int(agg.sent[i]), "received_bits": int(agg.received[i])}
+                for name, i in self._role_ids.items()
+            }
+        out["total_bits"] = out["online"]["bits"] + out["offline"]["bits"]
+        return out
+
+    def party_bits(self, offline: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Per-party (sent, received) bit counts over all phases, roles included."""
+        sent = np.zeros(self.size, np.int64)
+        recv = np.zeros(self.size, np.int64)
+        for (_, o), t in self._tallies.items():
+            if o == offline:
+                sent += t.sent
+                recv += t.received
+        return sent, recv
+
+    def reset(self):
+        """Forget all counts and views (identities and roles stay)."""
+        self._tallies.clear()
+        self._views.clear()
+        self._round_used = set()
+        self._round_index = 0

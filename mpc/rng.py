@@ -1,0 +1,244 @@
+"""Cryptographic randomness: an AES-128-CTR keystream (pycryptodome) in bulk.
+
+Every secret in the toolkit (shares, masks, FSS keys, labels, DP noise) comes
+from a :class:`CSPRNG`. By default it is keyed from ``os.urandom``. An explicit
+seed gives a reproducible stream for tests and experiments; such a generator
+is *visibly insecure*: ``rng.seeded`` is True, every stream derived from it
+inherits the flag, and protocol results computed from it carry
+``insecure_seed=True`` so a debug seed cannot slip into a real release
+unnoticed.
+
+Security assumption: AES-128 is a pseudorandom permutation, so the CTR
+keystream is indistinguishable from uniform, and HMAC-SHA256 keyed with the
+parent key is a PRF, so derived streams (per party, per pair of parties) are
+independent of each other and of the parent stream. numpy's generators are
+never used for secrets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import numbers
+import os
+
+import numpy as np
+from Crypto.Cipher import AES
+
+_BLOCK = 1 << 16  # bytes produced per refill of the internal buffer
+
+
+def _seed_key(seed) -> bytes:
+    if isinstance(seed, bool):
+        raise TypeError("seed must be an int, str or bytes, not bool")
+    if isinstance(seed, numbers.Integral):
+        data = b"int:" + str(int(seed)).encode()
+    elif isinstance(seed, str):
+        data = b"str:" + seed.encode()
+    elif isinstance(seed, (bytes, bytearray)):
+        data = b"bytes:" + bytes(seed)
+    else:
+        raise TypeError(f"seed must be an int, str or bytes, got {type(seed).__name__}")
+    return hashlib.sha256(b"ustat-toolkit seed\x00" + data).digest()[:16]
+
+
+def _label_bytes(labels) -> bytes:
+    parts = []
+    for lab in labels:
+        if isinstance(lab, bool):
+            raise TypeError("derive labels must be str, int or bytes, not bool")
+        if isinstance(lab, numbers.Integral):
+            parts.append(b"i" + str(int(lab)).encode())
+        elif isinstance(lab, str):
+            parts.append(b"s" + lab.encode())
+        elif isinstance(lab, (bytes, bytearray)):
+            parts.append(b"b" + bytes(lab))
+        else:
+            raise TypeError(f"derive labels must be str, int or bytes, got {type(lab).__name__}")
+    return b"\x1f".join(len(p).to_bytes(4, "little") + p for p in parts)
+
+
+class CSPRNG:
+    """AES-128-CTR keystream generator producing bytes, words, ring elements, bits.
+
+    Parameters
+    ----------
+    seed : int | str | bytes | None
+        ``None`` (default): a fresh key from ``os.urandom`` (secure).
+        Anything else: a reproducible, insecure stream (``seeded`` is True).
+
+    Cost: one AES block per 16 output bytes, produced in bulk buffers.
+    """
+
+    __slots__ = ("_key", "_cipher", "seeded", "_buf", "_pos")
+
+    def __init__(self, seed=None, *, _key: bytes | None = None, _seeded: bool = False):
+        if _key is not None:
+            self._key = _key
+            self.seeded = _seeded
+        elif seed is None:
+            self._key = os.urandom(16)
+            self.seeded = False
+        else:
+            self._key = _seed_key(seed)
+            self.seeded = True
+        self._cipher = AES.new(self._key, AES.MODE_CTR, nonce=b"", initial_value=0)
+        self._buf = np.empty(0, dtype=np.uint8)
+        self._pos = 0
+
+    def __repr__(self) -> str:
+        return f"CSPRNG(seeded={self.seeded})"
+
+    # -- streams --------------------------------------------------------------
+    def derive(self, *labels) -> "CSPRNG":
+        """An independent generator for ``labels`` (e.g. ``("party", 3)``).
+
+        Deterministic in (this generator's key, labels) and independent of how
+        much of this stream has been consumed. Inherits the ``seeded`` flag.
+        """
+        if not labels:
+            raise ValueError("derive needs at least one label")
+        key = hmac.new(self._key, _label_bytes(labels), hashlib.sha256).digest()[:16]
+        return CSPRNG(_key=key, _seeded=self.seeded)
+
+    def party(self, i: int) -> "CSPRNG":
+        """The private stream of party ``i``."""
+        return self.derive("party", int(i))
+
+    def pair(self, i: int, j: int) -> "CSPRNG":
+        """Common randomness of parties ``i`` and ``j`` (symmetric in i, j)."""
+        a, b = sorted((int(i), int(j)))
+        return self.derive("pair", a, b)
+
+    # -- raw output -------------------------------------------------------------
+    def _keystream(self, n: int) -> np.ndarray:
+        out = np.zeros(n, dtype=np.uint8)
+        if n:
+            self._cipher.encrypt(memoryview(out), output=memoryview(out))
+        return out
+
+    def bytes_array(self, n: int) -> np.ndarray:
+        """``n`` uniform bytes as a ``uint8`` array."""
+        n = _check_count(n, "n")
+        avail = self._buf.size - self._pos
+        if n <= avail:
+            out = self._buf[self._pos:self._pos + n].copy()
+            self._pos += n
+            return out
+        if n >= _BLOCK:
+            head = self._buf[self._pos:]
+            self._buf, self._pos = np.empty(0, np.uint8), 0
+            return np.concatenate([head, self._keystream(n - head.size)])
+        head = self._buf[self._pos:].copy()
+        self._buf = self._keystream(_BLOCK)
+        self._pos = n - head.size
+        return np.concatenate([head, self._buf[:self._pos]])
+
+    def random_bytes(self, n: int) -> bytes:
+        """``n`` uniform bytes as ``bytes``."""
+        return self.bytes_array(n).tobytes()
+
+    def uint64(self, shape=()) -> np.ndarray:
+        """Uniform 64-bit words of the given shape."""
+        shape = _check_shape(shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        return self.bytes_array(8 * count).view(np.uint64).reshape(shape)
+
+    def ring_elements(self, ring, shape=()) -> np.ndarray:
+        """Uniform elements of ``ring`` (Z_2^l) with the given shape."""
+        return self.uint64(shape) & ring.mask
+
+    def bits(self, shape=()) -> np.ndarray:
+        """Uniform bits (``uint8`` 0/1) of the given shape."""
+        shape = _check_shape(shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        raw = self.bytes_array((count + 7) // 8)
+        return np.unpackbits(raw, count=count, bitorder="little").reshape(shape)
+
+    def integers(self, high, shape=()) -> np.ndarray:
+        """Uniform integers in [0, high) (``int64``), exact by rejection sampling.
+
+        ``high`` may be a positive int below 2^63 or an array of them
+        broadcastable to ``shape``.
+        """
+        shape = _check_shape(shape)
+        high_arr = np.asarray(high)
+        if high_arr.dtype.kind not in "iu":
+            raise TypeError(f"high must be an integer or integer array, got {high!r}")
+        if high_arr.size and (high_arr.min() < 1 or int(high_arr.max()) > (1 << 63) - 1):
+            raise ValueError(f"high must be in 1..2^63-1, got {high!r}")
+        high_u = np.broadcast_to(high_arr.astype(np.uint64), shape)
+        # Rejection: draw w in [0, 2^64), accept w < 2^64 - (2^64 mod high).
+        limit = np.uint64(0) - (np.uint64(0) - high_u) % high_u  # = 2^64 - (2^64 mod high)
+        out = np.empty(shape, dtype=np.uint64)
+        todo = np.ones(shape, dtype=bool)
+        while True:
+            idx = np.flatnonzero(todo)
+            if idx.size == 0:
+                break
+            w = self.uint64(idx.size)
+            lim = limit.ravel()[idx]
+            ok = (w < lim) | (lim == 0)
+            flat_out = out.reshape(-1)
+            flat_out[idx[ok]] = w[ok] % high_u.ravel()[idx[ok]]
+            todo.reshape(-1)[idx[ok]] = False
+        return out.astype(np.int64)
+
+    def random(self, shape=()) -> np.ndarray:
+        """Uniform floats in [0, 1) with 53 random bits (not for secrets' noise)."""
+        return (self.uint64(shape) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+    def permutation(self, n: int) -> np.ndarray:
+        """A uniform random permutation of range(n) (sort by 64-bit keys).
+
+        Ties among 64-bit keys are resolved by index; their probability is
+        at most n^2 / 2^65.
+        """
+        n = _check_count(n, "n")
+        return np.argsort(self.uint64(n), kind="stable")
+
+    def choice(self, n: int, size: int) -> np.ndarray:
+        """``size`` distinct uniform elements of range(n), in random order."""
+        n = _check_count(n, "n")
+        size = _check_count(size, "size")
+        if size > n:
+            raise ValueError(f"size must be <= n, got size={size} > n={n}")
+        if size * 4 < n:
+            # Sparse case: draw with replacement, keep first occurrences, top up.
+            chosen = np.empty(0, dtype=np.int64)
+            while chosen.size < size:
+                extra = self.integers(n, (2 * (size - chosen.size) + 16,))
+                merged = np.concatenate([chosen, extra])
+                _, first = np.unique(merged, return_index=True)
+                chosen = merged[np.sort(first)]
+            return chosen[:size]
+        return self.permutation(n)[:size].astype(np.int64)
+
+
+def _check_count(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{name} must be a non-negative integer, got {n!r}")
+    if n < 0:
+        raise ValueError(f"{name} must be non-negative, got {n}")
+    return int(n)
+
+
+def _check_shape(shape) -> tuple:
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"shape must have non-negative dimensions, got {shape}")
+    return shape
+
+
+def as_rng(rng=None) -> CSPRNG:
+    """Accept a :class:`CSPRNG`, a seed (int/str/bytes: insecure) or ``None``."""
+    if isinstance(rng, CSPRNG):
+        return rng
+    if rng is None:
+        return CSPRNG()
+    return CSPRNG(rng)

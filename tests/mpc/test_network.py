@@ -1,0 +1,95 @@
+import numpy as np
+import pytest
+
+from mpc.network import Network
+
+
+def test_counts_bits_messages_rounds_exactly():
+    net = Network(4)
+    agg = net.role("aggregator")
+    with net.phase("sharing"):
+        with net.round():
+            net.send(np.array([0, 1, 2]), np.array([1, 2, 3]), np.zeros((3, 5), np.uint64), 40)
+            net.send(3, 0, np.zeros(7, np.uint64), 40)
+    with net.phase("aggregation"):
+        net.send(net.parties, agg, np.zeros(4, np.uint64), 40)
+    with net.phase("prep", offline=True):
+        net.send_bits(net.role("dealer"), np.array([0, 1]), np.array([100, 300]))
+    rep = net.report()
+    sh = rep["phases"]["sharing"]["online"]
+    assert sh["bits"] == 3 * 5 * 40 + 7 * 40 and sh["messages"] == 4 and sh["rounds"] == 1
+    ag = rep["phases"]["aggregation"]["online"]
+    assert ag["bits"] == 160 and ag["rounds"] == 1 and ag["messages"] == 4
+    assert rep["online"]["rounds"] == 2 and rep["online"]["bits"] == 600 + 280 + 160
+    assert rep["offline"]["bits"] == 400 and rep["phases"]["prep"]["offline"]["rounds"] == 1
+    assert rep["online"]["roles"]["aggregator"]["received_bits"] == 160
+    assert rep["offline"]["roles"]["dealer"]["sent_bits"] == 400
+    sent, recv = net.party_bits()
+    # party 0: sent 200 (sharing) + 40 (agg), received 280
+    assert sent[0] == 240 and recv[0] == 280
+    assert rep["online"]["max_party_bits"] == max(sent[i] + recv[i] for i in range(4))
+    assert rep["total_bits"] == 1040 + 400
+
+
+def test_sends_outside_round_blocks_are_rounds():
+    net = Network(2)
+    for _ in range(3):
+        net.send(0, 1, np.zeros(1, np.uint64), 8)
+    with net.round():
+        with net.round():  # nested blocks belong to the outer one
+            net.send(1, 0, np.zeros(1, np.uint64), 8)
+        net.send(0, 1, np.zeros(1, np.uint64), 8)
+    with net.round():
+        pass  # an empty round is not counted
+    assert net.report()["online"]["rounds"] == 4
+
+
+def test_offline_flag_overrides_phase():
+    net = Network(2)
+    with net.phase("computing"):
+        net.send(net.role("dealer"), 0, np.zeros(3, np.uint64), 10, offline=True)
+        net.send(0, 1, np.zeros(3, np.uint64), 10)
+    ph = net.report()["phases"]["computing"]
+    assert ph["offline"]["bits"] == 30 and ph["online"]["bits"] == 30
+
+
+def test_views_record_what_was_received():
+    net = Network(3, record_views=True)
+    with net.phase("a"):
+        net.send(np.array([0, 1]), np.array([2, 2]), np.array([[1, 2], [3, 4]], np.uint64), 40)
+    v = net.view(2)
+    assert [r.sender for r in v] == [0, 1]
+    assert np.array_equal(v[1].payload, [3, 4]) and v[0].phase == "a"
+    assert net.view(0) == []
+    with pytest.raises(ValueError, match="record_views"):
+        Network(2).view(0)
+
+
+def test_large_batch_is_fast_enough_to_run():
+    n = 10**6
+    net = Network(n)
+    net.send(net.parties, net.role("aggregator"), np.zeros(n, np.uint64), 40)
+    rep = net.report()["online"]
+    assert rep["bits"] == 40 * n and rep["max_party_bits"] == 40 and rep["mean_party_bits"] == 40
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="n_parties must be >= 1"):
+        Network(0)
+    with pytest.raises(TypeError, match="n_parties"):
+        Network(2.5)
+    net = Network(2)
+    with pytest.raises(ValueError, match="unknown role"):
+        net.role("server")
+    with pytest.raises(ValueError, match="receivers contains an id outside"):
+        net.send(0, 9, np.zeros(1), 8)
+    with pytest.raises(ValueError, match="payload must have one row per message"):
+        net.send(np.array([0, 1]), np.array([1, 0]), np.zeros(3), 8)
+    with pytest.raises(ValueError, match="same length"):
+        net.send(np.array([0, 1]), np.array([1, 0, 1]), np.zeros(2), 8)
+    with pytest.raises(ValueError, match="bits must be a positive"):
+        net.send(0, 1, np.zeros(1), 0)
+    with pytest.raises(TypeError, match="senders must be integer"):
+        net.send(0.5, 1, np.zeros(1), 8)
+    with pytest.raises(ValueError, match="distinct"):
+        Network(2, roles=("a", "a"))

@@ -1,0 +1,105 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from mpc.ring import ring
+from mpc.rng import CSPRNG, as_rng
+
+
+def test_seeded_is_reproducible_and_flagged():
+    a, b = CSPRNG(7), CSPRNG(7)
+    assert a.seeded and b.seeded
+    assert np.array_equal(a.uint64(100), b.uint64(100))
+    assert not np.array_equal(CSPRNG(8).uint64(10), CSPRNG(7).uint64(10))
+    assert CSPRNG().seeded is False
+    assert a.derive("x").seeded is True
+    assert CSPRNG().derive("x").seeded is False
+
+
+def test_unseeded_differs():
+    assert not np.array_equal(CSPRNG().uint64(4), CSPRNG().uint64(4))
+
+
+def test_stream_is_position_independent_of_chunking():
+    a, b = CSPRNG(1), CSPRNG(1)
+    whole = a.bytes_array(200_000)
+    parts = np.concatenate([b.bytes_array(n) for n in (1, 15, 100, 70_000, 3, 129_881)])
+    assert np.array_equal(whole, parts)
+
+
+def test_derive_independent_of_consumption_and_labels():
+    a, b = CSPRNG(3), CSPRNG(3)
+    b.bytes_array(1000)
+    assert np.array_equal(a.derive("p", 1).uint64(8), b.derive("p", 1).uint64(8))
+    assert not np.array_equal(a.derive("p", 1).uint64(8), a.derive("p", 2).uint64(8))
+    assert not np.array_equal(a.derive("p", 1).uint64(8), a.derive("p1").uint64(8))
+    assert np.array_equal(a.pair(2, 5).uint64(4), a.pair(5, 2).uint64(4))
+    assert not np.array_equal(a.party(2).uint64(4), a.party(5).uint64(4))
+
+
+def test_byte_uniformity_chi_square(rng):
+    counts = np.bincount(rng.bytes_array(1 << 20), minlength=256)
+    assert stats.chisquare(counts).pvalue > 1e-4
+
+
+def test_bits_and_ring_elements(rng):
+    bits = rng.bits((1000, 3))
+    assert bits.shape == (1000, 3) and set(np.unique(bits)) <= {0, 1}
+    assert abs(bits.mean() - 0.5) < 0.03
+    r = ring(13)
+    e = rng.ring_elements(r, 50_000)
+    assert e.max() < 2**13
+    assert stats.chisquare(np.bincount(e >> np.uint64(9), minlength=16)).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("high", [1, 2, 3, 7, 10, 1000, 2**62 + 1])
+def test_integers_range_and_uniformity(rng, high):
+    x = rng.integers(high, (20_000,))
+    assert x.min() >= 0 and x.max() < high
+    if high <= 1000 and high > 1:
+        assert stats.chisquare(np.bincount(x, minlength=high)).pvalue > 1e-4
+
+
+def test_integers_array_high(rng):
+    high = np.array([1, 2, 5, 1000])
+    x = rng.integers(high, (10_000, 4))
+    assert np.all(x < high) and np.all(x >= 0)
+
+
+def test_choice_and_permutation(rng):
+    p = rng.permutation(1000)
+    assert np.array_equal(np.sort(p), np.arange(1000))
+    c = rng.choice(10**9, 1000)
+    assert len(np.unique(c)) == 1000 and c.max() < 10**9
+    c = rng.choice(10, 10)
+    assert np.array_equal(np.sort(c), np.arange(10))
+    # first position of a sparse choice is uniform
+    firsts = np.array([CSPRNG(i).choice(40, 3)[0] for i in range(2000)])
+    assert stats.chisquare(np.bincount(firsts, minlength=40)).pvalue > 1e-4
+
+
+def test_random_floats(rng):
+    u = rng.random(10_000)
+    assert u.min() >= 0 and u.max() < 1
+    assert stats.kstest(u, "uniform").pvalue > 1e-4
+
+
+def test_errors(rng):
+    with pytest.raises(ValueError, match="n must be non-negative"):
+        rng.bytes_array(-1)
+    with pytest.raises(TypeError, match="seed"):
+        CSPRNG(1.5)
+    with pytest.raises(ValueError, match="high"):
+        rng.integers(0, 3)
+    with pytest.raises(ValueError, match="size must be <= n"):
+        rng.choice(3, 4)
+    with pytest.raises(ValueError, match="label"):
+        rng.derive()
+    with pytest.raises(ValueError, match="shape"):
+        rng.uint64((-1,))
+
+
+def test_as_rng():
+    g = CSPRNG(1)
+    assert as_rng(g) is g
+    assert as_rng(5).seeded and not as_rng(None).seeded
