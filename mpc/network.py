@@ -110,6 +110,8 @@ class Network:
         self._round_depth = 0
         self._round_used: set[tuple[str, bool]] = set()
         self._round_index = 0
+        self._lanes = None          # inside parallel(): per-cell max rounds over lanes
+        self._lane_rounds = None    # inside lane(): per-cell rounds of this lane
 
     # -- identities --------------------------------------------------------
     def role(self, name: str) -> int:
@@ -151,10 +153,50 @@ class Network:
             if self._round_depth == 0:
                 self._close_round()
 
+    @contextlib.contextmanager
+    def parallel(self):
+        """Lanes opened inside run in parallel: their rounds are counted once.
+
+        A protocol that streams a batch in chunks runs the same steps on every
+        chunk; in a deployment the chunks travel together, so the rounds of
+        the block are, per (phase, online/offline) cell, the maximum over its
+        lanes (:meth:`lane`), not the sum. Bits and messages add up as usual.
+        """
+        if self._lanes is not None:
+            raise RuntimeError("parallel blocks do not nest")
+        self._lanes = {}
+        try:
+            yield self
+        finally:
+            lanes, self._lanes = self._lanes, None
+            for key, rounds in lanes.items():
+                self._tally(key).rounds += rounds
+
+    @contextlib.contextmanager
+    def lane(self):
+        """One of the parallel instances of a :meth:`parallel` block."""
+        if self._lanes is None:
+            raise RuntimeError("lane() must be used inside a parallel() block")
+        if self._round_depth:
+            raise RuntimeError("lane() cannot start inside a round block")
+        self._lane_rounds = {}
+        try:
+            yield self
+        finally:
+            for key, rounds in self._lane_rounds.items():
+                self._lanes[key] = max(self._lanes.get(key, 0), rounds)
+            self._lane_rounds = None
+
+    def _count_round(self, key):
+        if self._lane_rounds is not None:
+            self._lane_rounds[key] = self._lane_rounds.get(key, 0) + 1
+        else:
+            self._tally(key).rounds += 1
+
     def _close_round(self):
         if self._round_used:
             for key in self._round_used:
-                self._tally(key).rounds += 1
+                self._count_round(key)
             self._round_used = set()
             self._round_index += 1
 
@@ -269,7 +311,7 @@ class Network:
         if self._round_depth:
             self._round_used.add(key)
         else:
-            t.rounds += 1
+            self._count_round(key)
             self._round_index += 1
         if self.record_views:
             self._record(s, r, payload, single, m, off)

@@ -93,3 +93,21 @@ def test_errors():
         net.send(0.5, 1, np.zeros(1), 8)
     with pytest.raises(ValueError, match="distinct"):
         Network(2, roles=("a", "a"))
+
+
+def test_parallel_lanes_count_rounds_once():
+    net = Network(3)
+    with net.phase("computing"):
+        with net.parallel():
+            for chunk in range(4):
+                with net.lane():
+                    with net.round():
+                        net.send(0, 1, np.zeros(2, np.uint64), 10)
+                    net.send(1, 2, np.zeros(2, np.uint64), 10)
+                    if chunk == 2:
+                        net.send(2, 0, np.zeros(2, np.uint64), 10)  # this lane has 3 rounds
+    rep = net.report()["phases"]["computing"]["online"]
+    assert rep["rounds"] == 3 and rep["bits"] == 4 * 2 * 20 + 20
+    with pytest.raises(RuntimeError, match="inside a parallel"):
+        with net.lane():
+            pass

@@ -1,0 +1,154 @@
+"""Secure operations on shared values of a batch of edges: what kernels are built from.
+
+A :class:`SecureOps` context belongs to one batch of edges of a hypergraph:
+``holders`` is the ``(k, m)`` array of the members of m edges, and every
+shared value is a plain ``uint64`` array of shape ``(k, m)`` whose row j is
+held by member ``holders[j]`` (a k-of-k additive sharing in Z_2^l). Values are
+fixed point with ``c`` fractional bits (``ops.fp``) unless an operation says
+it returns an *integer* (comparison results are 0/1 or -1/0/1 as plain ring
+integers); :meth:`SecureOps.to_fixed` converts an integer to fixed point.
+
+Operations and their costs (per edge, k members, l-bit ring):
+
+- ``add``, ``sub``, ``neg``, ``scale`` (by a public integer), ``const``,
+  ``to_fixed``: local, free.
+- ``less_than``, ``greater_than``, ``equal``, ``sign``, ``abs``,
+  ``in_interval``: one FSS gate (:mod:`fss.gates`), one online round; the
+  ``*_many`` forms evaluate several gates of one kind in the same round.
+- ``mul``: Beaver multiplication (:mod:`mpc.beaver`), one round, each member
+  sends 2 (k-1) l bits; ``mul_many`` batches several products in one round.
+  ``mul`` multiplies ring integers: the product of two fixed-point values
+  carries 2c fractional bits, so kernels multiply integer-valued gate outputs
+  (or one integer by one fixed-point value) and never need truncation.
+
+Threat model (inherited from the gates and Beaver): static semi-honest
+adversary corrupting up to k-1 members of an edge, trusted dealer; for k > 2
+no intermediate value is revealed unless all k members collude.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fss import gates
+from mpc.beaver import multiply
+
+
+class SecureOps:
+    """Secure operations on ``(k, m)`` shares held by the members of m edges."""
+
+    def __init__(self, session, holders: np.ndarray):
+        self.session = session
+        self.ring = session.ring
+        self.fp = session.fp
+        self.holders = np.asarray(holders, dtype=np.int64)
+        if self.holders.ndim != 2:
+            raise ValueError(f"holders must have shape (k, m), got {self.holders.shape}")
+        self.k, self.m = self.holders.shape
+
+    # -- local linear operations --------------------------------------------------
+    def add(self, a, b):
+        return self.ring.add(a, b)
+
+    def sub(self, a, b):
+        return self.ring.sub(a, b)
+
+    def neg(self, a):
+        return self.ring.neg(a)
+
+    def scale(self, factor: int, a):
+        """Multiply a shared value by a public integer."""
+        return self.ring.smul(factor, a)
+
+    def const(self, value, fixed: bool = True):
+        """A public constant as a sharing (member 0 holds it, the others 0).
+
+        ``fixed=True`` encodes a real in fixed point; ``fixed=False`` takes a
+        ring integer (signed).
+        """
+        out = np.zeros((self.k, self.m), dtype=np.uint64)
+        if fixed:
+            out[0] = self.fp.encode(np.broadcast_to(np.asarray(value, float), (self.m,)))
+        else:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"an integer constant is needed with fixed=False, got {value!r}")
+            out[0] = self.ring.from_signed(np.full(self.m, int(value), dtype=np.int64))
+        return out
+
+    def to_fixed(self, a, numerator: int = 1, log2_denominator: int = 0):
+        """Fixed-point sharing of ``a * numerator / 2^log2_denominator`` for an integer ``a``.
+
+        Exact (local scaling by 2^(c - log2_denominator)); needs
+        ``log2_denominator <= c``.
+        """
+        c = self.fp.frac_bits
+        if log2_denominator > c:
+            raise ValueError(f"log2_denominator must be <= frac_bits={c}")
+        return self.ring.smul(numerator << (c - log2_denominator), a)
+
+    def sum(self, values):
+        out = values[0]
+        for v in values[1:]:
+            out = self.ring.add(out, v)
+        return out
+
+    # -- gates --------------------------------------------------------------------
+    def _batched(self, gate, operands, extra=()):
+        """Evaluate ``gate`` on several operand tuples in one call (one round)."""
+        count = len(operands)
+        if count == 1:
+            cat, holders = operands[0], self.holders
+        else:
+            cat = [np.concatenate([ops[i] for ops in operands], axis=1)
+                   for i in range(len(operands[0]))]
+            holders = np.tile(self.holders, (1, count))
+        out = gate(self.session, *cat, *extra, holders)
+        return [out] if count == 1 else np.split(out, count, axis=1)
+
+    def less_than(self, a, b):
+        """Integer sharing of [a < b] (signed values; |a - b| < 2^(l-1))."""
+        return self.less_than_many([(a, b)])[0]
+
+    def less_than_many(self, pairs):
+        return self._batched(gates.less_than, list(pairs))
+
+    def greater_than(self, a, b):
+        """Integer sharing of [a > b]."""
+        return self._batched(gates.greater_than, [(a, b)])[0]
+
+    def equal(self, a, b):
+        """Integer sharing of [a == b]."""
+        return self.equal_many([(a, b)])[0]
+
+    def equal_many(self, pairs):
+        return self._batched(gates.equal, list(pairs))
+
+    def sign(self, a):
+        """Integer sharing of sign(a) in {-1, 0, 1}."""
+        return self.sign_many([a])[0]
+
+    def sign_many(self, values):
+        return self._batched(gates.sign, [(v,) for v in values])
+
+    def abs(self, a):
+        """Sharing of |a| (same scale as a)."""
+        return self._batched(gates.abs_value, [(a,)])[0]
+
+    def in_interval(self, a, lo: int, hi: int):
+        """Integer sharing of [lo <= a <= hi] for public ring integers lo, hi."""
+        return self._batched(gates.in_interval, [(a,)], extra=(lo, hi))[0]
+
+    # -- products -------------------------------------------------------------------
+    def mul(self, a, b):
+        """Sharing of a * b (Beaver; see the module note on scales)."""
+        return self.mul_many([(a, b)])[0]
+
+    def mul_many(self, pairs):
+        """Several products in one Beaver round."""
+        pairs = list(pairs)
+        x = np.stack([p[0] for p in pairs], axis=-1)
+        y = np.stack([p[1] for p in pairs], axis=-1)
+        z = multiply(self.session, x, y, self.holders)
+        return [z[..., i] for i in range(len(pairs))]
