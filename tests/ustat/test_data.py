@@ -1,0 +1,176 @@
+"""Tests for ustat.data: CSV loading, bounds, normalisation, synthetic default."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpc.rng import CSPRNG
+from ustat import data as D
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO.parent / "shared" / "data"
+BANK = SHARED_DATA / "bank" / "bank.csv"
+needs_bank = pytest.mark.skipif(
+    not BANK.exists(),
+    reason=f"shared data set not present ({BANK}); it lives in ../shared/data next to the repo")
+
+
+def write(tmp_path, text, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---------------------------------------------------------------- load_csv
+def test_load_comma_and_semicolon_quoted(tmp_path):
+    p1 = write(tmp_path, "a,b\n1,2.5\n3,-4e1\n", "c.csv")
+    v, names = D.load_csv(p1)
+    assert names == ["a", "b"]
+    assert v.dtype == np.float64 and np.array_equal(v, [[1, 2.5], [3, -40]])
+    p2 = write(tmp_path, '"a";"name";"b"\n1;"x; y";2\n3;"z";4\n', "s.csv")
+    v, names = D.load_csv(p2, columns=["b", "a"])
+    assert names == ["b", "a"]
+    assert np.array_equal(v, [[2, 1], [4, 3]])
+
+
+def test_explicit_sep_and_string_columns(tmp_path):
+    p = write(tmp_path, "a|b\n1|2\n")
+    v, names = D.load_csv(p, columns="b", sep="|")
+    assert names == ["b"] and v.tolist() == [[2.0]]
+
+
+@pytest.mark.parametrize("body,line,col,what", [
+    ("a,b\n1,2\n3,\n", 3, "b", "empty"),
+    ("a,b\n1,2\n3,4\nnan,5\n", 4, "a", "NaN"),
+    ("a,b\n1,2\n3,abc\n", 3, "b", "non-numeric"),
+    ("a,b\n1,inf\n", 2, "b", "NaN or infinite"),
+])
+def test_bad_cells_name_line_and_column(tmp_path, body, line, col, what):
+    p = write(tmp_path, body)
+    with pytest.raises(ValueError) as exc:
+        D.load_csv(p)
+    msg = str(exc.value)
+    assert f"line {line}" in msg and f"'{col}'" in msg and what in msg
+
+
+def test_missing_column_lists_available(tmp_path):
+    p = write(tmp_path, "age,income\n1,2\n")
+    with pytest.raises(ValueError, match="'height'.*not found; available columns: age, income"):
+        D.load_csv(p, columns=["age", "height"])
+
+
+def test_structural_errors(tmp_path):
+    with pytest.raises(ValueError, match="line 3: expected 2 fields"):
+        D.load_csv(write(tmp_path, "a,b\n1,2\n3\n"))
+    with pytest.raises(ValueError, match="no data rows"):
+        D.load_csv(write(tmp_path, "a,b\n", "h.csv"))
+    with pytest.raises(ValueError, match="header"):
+        D.load_csv(write(tmp_path, "", "e.csv"))
+    with pytest.raises(ValueError, match="sep must be a single character"):
+        D.load_csv(write(tmp_path, "a\n1\n", "x.csv"), sep=",,")
+    with pytest.raises(ValueError, match="more than once"):
+        D.load_csv(write(tmp_path, "a,a\n1,2\n", "d.csv"), columns=["a"])
+
+
+def test_categorical_codes(tmp_path):
+    p = write(tmp_path, "job,age\nnurse,30\nadmin.,40\nnurse,50\nzoo,1\n")
+    v, names, cats = D.load_csv(p, categorical=["job"], return_categories=True)
+    assert cats == {"job": ["admin.", "nurse", "zoo"]}
+    assert v[:, 0].tolist() == [1, 0, 1, 2] and v[:, 1].tolist() == [30, 40, 50, 1]
+    v2, _ = D.load_csv(p, columns=["job"], categorical=True)
+    assert v2[:, 0].tolist() == [1, 0, 1, 2]
+    with pytest.raises(ValueError, match="categorical column"):
+        D.load_csv(p, columns=["age"], categorical=["job"])
+
+
+@needs_bank
+def test_bank_csv_loads():
+    v, names = D.load_csv(BANK, columns=["age", "balance", "duration"])
+    assert v.shape == (4521, 3) and names == ["age", "balance", "duration"]
+    assert v[0].tolist() == [30, 1787, 79]
+    jobs, _, cats = D.load_csv(BANK, columns=["job"], categorical=True, return_categories=True)
+    assert jobs.shape == (4521, 1)
+    assert len(cats["job"]) == 12  # input space {0, ..., 11} as in Section 6.2.3
+    assert set(np.unique(jobs).tolist()) == set(range(12))
+    with pytest.raises(ValueError, match="line 2, column 'job': non-numeric"):
+        D.load_csv(BANK, columns=["age", "job"])
+
+
+# ---------------------------------------------------------------- parse_bounds
+def test_parse_bounds_ok():
+    assert D.parse_bounds("0:1, -5:2.5,1e3:2e3") == [(0.0, 1.0), (-5.0, 2.5), (1000.0, 2000.0)]
+    assert D.parse_bounds("-1:1", d=1) == [(-1.0, 1.0)]
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("", "empty"),
+    ("0-1", "not of the form lo:hi"),
+    ("0:1:2", "not of the form lo:hi"),
+    ("a:1", "must be numbers"),
+    ("1:1", "need lo < hi"),
+    ("2:1", "need lo < hi"),
+    ("0:inf", "finite"),
+    ("0:1,", "entry 2"),
+])
+def test_parse_bounds_errors(text, msg):
+    with pytest.raises(ValueError, match=msg):
+        D.parse_bounds(text)
+
+
+def test_parse_bounds_count_and_type():
+    with pytest.raises(ValueError, match="2 lo:hi pair\\(s\\) for 3 column"):
+        D.parse_bounds("0:1,0:1", d=3)
+    with pytest.raises(TypeError):
+        D.parse_bounds([(0, 1)])
+
+
+# ---------------------------------------------------------------- normalize
+def test_normalize_with_bounds():
+    x = np.array([[0.0, 10.0], [5.0, 20.0], [10.0, 15.0]])
+    y, warn = D.normalize(x, [(0, 10), (10, 20)])
+    assert warn is None
+    assert np.allclose(y, [[0, 0], [0.5, 1], [1, 0.5]])
+    y1, _ = D.normalize(np.array([1.0, 3.0]), "0:4")
+    assert y1.shape == (2,) and np.allclose(y1, [0.25, 0.75])
+
+
+def test_normalize_out_of_bounds_and_clip():
+    x = np.array([[0.0, 1.0], [2.0, 5.0], [3.0, -1.0], [9.0, 0.5]])
+    with pytest.raises(ValueError, match="'age': 2 of 4 row\\(s\\) outside the bounds"):
+        D.normalize(x, [(0, 2.5), (0, 10)], names=["age", "w"])
+    with pytest.raises(ValueError, match="column 1: 2 of 4 row"):
+        D.normalize(x, [(0, 10), (0, 1)])
+    y, warn = D.normalize(x, [(0, 2.5), (0, 1)], clip=True)
+    assert warn is None and y.min() >= 0 and y.max() <= 1
+    assert np.allclose(y[:, 0], [0, 0.8, 1, 1])
+
+
+def test_normalize_data_bounds_warns():
+    x = np.array([[1.0, 7.0], [3.0, 7.0], [2.0, 7.0]])
+    y, warn = D.normalize(x)
+    assert warn == D.DATA_BOUNDS_WARNING and "leak" in warn
+    assert np.allclose(y[:, 0], [0, 1, 0.5]) and np.all(y[:, 1] == 0)  # constant column -> 0
+
+
+def test_normalize_errors():
+    with pytest.raises(ValueError, match="NaN or infinite value\\(s\\) in 'b'"):
+        D.normalize(np.array([[1.0, np.nan]]), names=["a", "b"])
+    with pytest.raises(ValueError, match="one \\(lo, hi\\) pair per column"):
+        D.normalize(np.zeros((3, 2)), [(0, 1)])
+    with pytest.raises(ValueError, match="need finite lo < hi"):
+        D.normalize(np.zeros((3, 1)), [(1, 0)])
+
+
+# ---------------------------------------------------------------- synthetic
+def test_synthetic_uniform():
+    a = D.synthetic_uniform(2000, 3, CSPRNG(1))
+    b = D.synthetic_uniform(2000, 3, 1)
+    assert a.shape == (2000, 3) and a.dtype == np.float64
+    assert np.array_equal(a, b)
+    assert a.min() >= 0 and a.max() < 1
+    assert np.all(np.abs(a.mean(axis=0) - 0.5) < 0.03)
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        D.synthetic_uniform(0, 2)
+    with pytest.raises(TypeError, match="d must be an integer"):
+        D.synthetic_uniform(5, 2.0)
