@@ -1,0 +1,401 @@
+"""FSS gates on additively shared ring values: comparison, equality, sign, |x|, intervals.
+
+Every gate follows the masked-input paradigm of Boyle, Gilboa, Ishai,
+"Secure computation with preprocessing via function secret sharing"
+(TCC 2019) with the DCF/DPF keys of Boyle et al., "Function secret sharing
+for mixed-mode and fixed-point secure computation" (EUROCRYPT 2021):
+
+Offline (trusted dealer ``s.dealer``, counted as offline traffic in the
+caller's phase, one offline round):
+  1. draw the input mask r (uniform in Z_2^l) and share it p-of-p among the
+     holders (each holder gets r_j; l bits each);
+  2. generate the FSS key pair for the gate function shifted by r, send key
+     b to key holder ``holders[b]`` (b = 0, 1), counted at its serialized
+     size (:func:`fss.dcf.key_bits` / :func:`fss.dpf.key_bits` per instance);
+  3. share p-of-p the output-mask correction (r's top bit for the
+     comparison gates, 0 otherwise) among all holders (l bits each); it
+     makes the output shares uniformly random and folds in dealer-known
+     terms.
+Online (one round, inside the caller's phase):
+  4. each holder j sends its masked share x_j + r_j to the key holders
+     (holder 0 <-> holder 1 exchange; every other holder sends to both);
+     the key holders add them up to the public-to-them value x^ = x + r;
+  5. the key holders evaluate their keys at x^ (locally) and every holder
+     combines the result with its output-mask share into an additive share
+     of the gate output in Z_2^l (0/1, or -1/0/+1 for :func:`sign`).
+
+Online cost per gate instance: 1 round. With p = 2 every party sends l bits
+(and receives l bits): exactly l bits per party per comparison. With p > 2,
+each non-key holder sends 2 l bits, each key holder sends l bits and
+receives (p - 1) l bits. Offline per instance: key_bits to each key holder
+plus 2 l bits to every holder. :func:`abs_value` adds one Beaver
+multiplication (1 more round, 2 (p-1) l bits per holder online).
+:func:`costs` returns these numbers per gate; the tests check that they
+equal what the network measures.
+
+Threat model: static semi-honest adversary, trusted dealer (sees no input),
+private authenticated channels. For p = 2 the view of either party is
+simulatable (the opened x^ is uniform since r is, its key is pseudorandom
+and independent of r by DCF/DPF security). For p > 2 (the k-member edge
+extension): x^ = x + sum_j r_j is uniform to any coalition missing one
+holder's r_j, and each key alone hides r, so any coalition that does *not*
+contain both key holders learns nothing. A coalition containing both key
+holders (holders[0] and holders[1]) can recover r from the two keys and so
+learns the compared value x - y (not the other members' individual
+shares). This is inherent to two-key FSS with an opened masked input; it
+is weaker than "nothing unless all p collude" and must be accounted for by
+whoever picks the key holders.
+
+Shares: ``uint64 (p, *batch)`` in ``s.ring``; ``holders``: ``(p,)`` party
+ids or ``(p, *batch)`` per-instance ids; p >= 2, holders[0] != holders[1]
+(the key holders). Outputs have the shape of the inputs and are held by
+the same holders. Gates need l >= 2.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from mpc.dealer import check_holders
+from mpc.sharing import additive_share
+
+from . import dcf as _dcf
+from . import dpf as _dpf
+
+_U64 = np.uint64
+_ONE = _U64(1)
+
+
+# -- argument checks ---------------------------------------------------------------------------
+def _check_session(s):
+    for attr in ("ring", "net", "dealer"):
+        if not hasattr(s, attr):
+            raise TypeError(f"s must be an mpc.session.Session, got {type(s).__name__}")
+    if s.ring.bits < 2:
+        raise ValueError(f"FSS gates need a ring of at least 2 bits, got l={s.ring.bits}")
+    return s
+
+
+def _check_shares(s, x, name: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype != _U64:
+        raise TypeError(f"{name} must be uint64 ring shares, got dtype {x.dtype}")
+    if x.ndim < 1 or x.shape[0] < 2:
+        raise ValueError(f"{name} must have shape (p, *batch) with p >= 2, got {x.shape}")
+    if x.size and s.ring.bits < 64 and np.any(x > s.ring.mask):
+        raise ValueError(f"{name} holds values outside Z_2^{s.ring.bits}")
+    return x
+
+
+def _check_holders(s, holders, x) -> np.ndarray:
+    h = check_holders(holders, s.net)
+    p = x.shape[0]
+    if h.shape[0] != p:
+        raise ValueError(f"holders names {h.shape[0]} parties but the shares have {p} rows")
+    if h.ndim > 1 and h.shape != x.shape:
+        raise ValueError(
+            f"per-instance holders must have the shape of the shares {x.shape}, got {h.shape}"
+        )
+    if np.any(h[0] == h[1]):
+        raise ValueError("holders[0] and holders[1] (the key holders) must be distinct parties")
+    return h
+
+
+# -- offline / online building blocks --------------------------------------------------------------
+def _send_keys(s, h, nbits_per_instance: int, batch: int):
+    """Dealer -> key holders, one message per key holder (or per instance), offline."""
+    net, did = s.net, s.dealer.id
+    for b in (0, 1):
+        if h.ndim == 1:
+            net.send_bits(did, int(h[b]), int(nbits_per_instance) * batch, offline=True)
+        else:
+            net.send_bits(did, h[b].reshape(-1), int(nbits_per_instance), offline=True)
+
+
+def _open_to_key_holders(s, u, h) -> np.ndarray:
+    """One round: holders send masked shares u_j to the two key holders; returns x^ = sum u_j."""
+    net, ring = s.net, s.ring
+    p = u.shape[0]
+    l = ring.bits
+    with net.round():
+        for j in range(p):                                    # loop over the p members only
+            targets = (1,) if j == 0 else (0,) if j == 1 else (0, 1)
+            for t in targets:
+                if h.ndim == 1:
+                    net.send(int(h[j]), int(h[t]), u[j], l)
+                else:
+                    net.send(h[j].reshape(-1), h[t].reshape(-1), u[j].reshape(-1), l)
+    return ring.sum(u, axis=0)
+
+
+def _key_holder_rows(p: int, y0, y1, w):
+    """Output shares: w_j for every holder, plus the key outputs at rows 0 and 1."""
+    out = w.copy()
+    out[0] += y0
+    out[1] += y1
+    return out
+
+
+def _msb_gate(s, z, h, points=1):
+    """Shares of MSB(z - k) for k in range(points) (0 or 0 and 1), on one opening.
+
+    Uses MSB(z) = m ^ r_msb ^ [z^' < r'] with z^ = z + r, m = MSB(z^), primes
+    the low l-1 bits (borrow of the low-part subtraction), one DCF on l-1
+    bits with alpha = r', beta = 1 - 2 r_msb, and shares of r_msb as the
+    output mask. Returns a list of ``points`` share arrays (p, *batch).
+    """
+    ring = s.ring
+    l = ring.bits
+    p = z.shape[0]
+    batch = z.shape[1:]
+    B = int(np.prod(batch, dtype=np.int64))
+    params = _dcf.DCFParams(l - 1, l)
+    low = _U64((1 << (l - 1)) - 1)
+    # offline
+    with s.net.round():
+        r = s.dealer.rng.ring_elements(ring, batch)
+        r_msb = r >> _U64(l - 1)
+        r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb)
+        beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
+        k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng)
+        _send_keys(s, h, _dcf.key_bits(params), B)
+    # online
+    u = ring.add(z, r_sh)
+    zh = _open_to_key_holders(s, u, h)
+    pts = np.stack([ring.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
+    c0 = _dcf.eval(params, 0, k0, pts & low)
+    c1 = _dcf.eval(params, 1, k1, pts & low)
+    outs = []
+    for k in range(points):
+        m = pts[k] >> _U64(l - 1)
+        d = _key_holder_rows(p, c0[k], c1[k], w_sh)                   # shares of r_msb ^ c
+        sgn = np.where(m == 0, _ONE, _U64(0xFFFFFFFFFFFFFFFF))      # 1 - 2m mod 2^64
+        y = d * sgn[None]
+        y[0] += m
+        outs.append(y & ring.mask)
+    return outs
+
+
+def _deal_masks_given(s, h, r, out_secret):
+    ring, rng = s.ring, s.dealer.rng
+    p = h.shape[0]
+    both = np.stack([r, out_secret], axis=-1)
+    sh = additive_share(ring, both, p, rng)
+    s.dealer.distribute(h, sh, ring.bits)
+    return r, sh[..., 0], sh[..., 1]
+
+
+# -- public gates ------------------------------------------------------------------------------
+def less_than(s, x, y, holders) -> np.ndarray:
+    """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
+
+    Correct whenever |x - y| < 2^(l-1). Steps: z = x - y locally; dealer
+    deals r (shared p-of-p), a DCF key pair on l-1 bits for alpha = r mod
+    2^(l-1), beta = 1 - 2 MSB(r), and shares of MSB(r); the holders open
+    z + r to the key holders (1 round); MSB(z) = MSB(z^) xor MSB(r) xor
+    [low(z^) < low(r)] (the borrow out of the low l-1 bits) is assembled
+    locally; DCF of EUROCRYPT 2021, masked-input gate of TCC 2019.
+    Cost: online 1 round, l bits sent per party (p = 2); offline per
+    instance key_bits(l-1, l) = 128 + (l-1)(130 + l) + l bits to each key
+    holder (6798 bits at l = 40) plus 2 l bits to every holder.
+    Threat model: see the module docstring.
+    """
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    y = _check_shares(s, y, "y")
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    h = _check_holders(s, holders, x)
+    return _msb_gate(s, s.ring.sub(x, y), h)[0]
+
+
+def greater_than(s, x, y, holders) -> np.ndarray:
+    """Additive shares of [x > y] for signed x, y (|x - y| < 2^(l-1)); = less_than(y, x).
+
+    Cost, threat model: as :func:`less_than` (1 online round, l bits per party for p = 2).
+    """
+    return less_than(s, y, x, holders)
+
+
+def sign(s, x, holders) -> np.ndarray:
+    """Additive shares of sign(x) in {-1, 0, +1} (as ring elements) for signed x.
+
+    Correct for |x| < 2^(l-1) (every value but -2^(l-1)).
+    Steps: sign(x) = 1 - MSB(x) - MSB(x - 1); one opening of x + r, and the
+    single DCF key of :func:`less_than` evaluated at two points (x^ and
+    x^ - 1 share the mask r), so offline cost equals one comparison.
+    Cost: online 1 round, l bits per party (p = 2), 2 DCF evaluations per
+    key holder; offline as :func:`less_than`. Needed for Kendall's tau with
+    ties. Threat model: module docstring.
+    """
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    h = _check_holders(s, holders, x)
+    ring = s.ring
+    m0, m1 = _msb_gate(s, x, h, points=2)
+    out = ring.neg(ring.add(m0, m1))
+    out[0] = ring.add(out[0], _ONE)
+    return out
+
+
+def equal(s, x, y, holders) -> np.ndarray:
+    """Additive shares of [x == y] (0/1 in Z_2^l), via a DPF on the full l-bit domain.
+
+    Steps: z = x - y; dealer deals r and a DPF key pair for alpha = r, beta = 1
+    (BGI CCS 2016) plus a p-of-p sharing of zero as output mask; open z + r
+    to the key holders (1 round); DPF at z^ gives shares of [z^ == r] = [z == 0].
+    Cost: online 1 round, l bits per party (p = 2); offline key_bits =
+    128 + 130 l + l bits per key holder (5368 at l = 40) plus 2 l bits per
+    holder. Exact for all x, y. Threat model: module docstring.
+    """
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    y = _check_shares(s, y, "y")
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    h = _check_holders(s, holders, x)
+    ring = s.ring
+    l = ring.bits
+    batch = x.shape[1:]
+    B = int(np.prod(batch, dtype=np.int64))
+    params = _dpf.DPFParams(l, l)
+    with s.net.round():
+        r = s.dealer.rng.ring_elements(ring, batch)
+        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
+        k0, k1 = _dpf.gen(params, r, 1, s.dealer.rng)
+        _send_keys(s, h, _dpf.key_bits(params), B)
+    zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
+    e0 = _dpf.eval(params, 0, k0, zh)
+    e1 = _dpf.eval(params, 1, k1, zh)
+    return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
+
+
+def abs_value(s, x, holders) -> np.ndarray:
+    """Additive shares of |x| for signed x with |x| < 2^(l-1).
+
+    Steps: b = MSB(x) with the :func:`less_than` machinery (1 round), then
+    |x| = x - 2 x b with one Beaver multiplication (``mpc.beaver.multiply``,
+    1 round, triple from the dealer).
+    Cost: online 2 rounds; per party (p = 2) l + 2 l = 3 l bits sent;
+    offline one comparison plus one Beaver triple (3 p l bits).
+    Threat model: module docstring; Beaver: semi-honest, trusted dealer.
+    """
+    from mpc.beaver import multiply
+
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    h = _check_holders(s, holders, x)
+    ring = s.ring
+    b = _msb_gate(s, x, h)[0]
+    xb = multiply(s, x, b, h)
+    return ring.sub(x, ring.smul(2, xb))
+
+
+def in_interval(s, x, lo, hi, holders) -> np.ndarray:
+    """Additive shares of [lo <= x <= hi] for signed x and public signed bounds lo <= hi.
+
+    ``lo``, ``hi``: ints (or integer arrays broadcastable to the batch) in
+    [-2^(l-1), 2^(l-1)). Steps (EUROCRYPT 2021, interval containment gate):
+    shift to unsigned order x' = x + 2^(l-1); with D(t) = [t < r] (one DCF on
+    l bits, alpha = r, beta = 1) and x^' = x' + r opened to the key holders,
+    [x' < a] = D(x^' - a) - D(x^') + [x^' < a] for every public a in
+    [0, 2^l], so [lo' <= x' <= hi'] = D(x^' - hi' - 1) - D(x^' - lo') +
+    [x^' <= hi'] - [x^' < lo'] (D(x^') cancels): two evaluations of one key.
+    Cost: online 1 round, l bits per party (p = 2); offline key_bits(l, l)
+    = 128 + l (130 + l) + l bits per key holder plus 2 l bits per holder.
+    Exact for every x. Threat model: module docstring.
+    """
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    h = _check_holders(s, holders, x)
+    ring = s.ring
+    l = ring.bits
+    batch = x.shape[1:]
+    B = int(np.prod(batch, dtype=np.int64))
+    lo_a = _check_bound(lo, l, "lo", batch)
+    hi_a = _check_bound(hi, l, "hi", batch)
+    if np.any(lo_a > hi_a):
+        raise ValueError("lo must be <= hi")
+    half = 1 << (l - 1)
+    lo_u = (lo_a.astype(_U64) + _U64(half)) & ring.mask      # unsigned order, in [0, 2^l)
+    hi_u = (hi_a.astype(_U64) + _U64(half)) & ring.mask
+    params = _dcf.DCFParams(l, l)
+    with s.net.round():
+        r = s.dealer.rng.ring_elements(ring, batch)
+        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
+        k0, k1 = _dcf.gen(params, r, 1, s.dealer.rng)
+        _send_keys(s, h, _dcf.key_bits(params), B)
+    zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
+    xs = ring.add(zh, _U64(half))                              # x^' = x' + r
+    pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])
+    d0 = _dcf.eval(params, 0, k0, pts)
+    d1 = _dcf.eval(params, 1, k1, pts)
+    pub = np.subtract(np.asarray(xs <= hi_u, _U64), np.asarray(xs < lo_u, _U64), dtype=_U64)
+    y0 = d0[0] - d0[1] + pub
+    y1 = d1[0] - d1[1]
+    return _key_holder_rows(x.shape[0], y0, y1, w_sh) & ring.mask
+
+
+def _check_bound(v, l: int, name: str, batch) -> np.ndarray:
+    lo_lim, hi_lim = -(1 << (l - 1)), (1 << (l - 1)) - 1
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got bool")
+    if isinstance(v, numbers.Integral):
+        v = int(v)
+        if not lo_lim <= v <= hi_lim:
+            raise ValueError(f"{name} must be a signed value in [{lo_lim}, {hi_lim}], got {v}")
+        return np.full(batch, v, dtype=np.int64)
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
+    if arr.size and (int(arr.min()) < lo_lim or int(arr.max()) > hi_lim):
+        raise ValueError(f"{name} must be signed values in [{lo_lim}, {hi_lim}]")
+    try:
+        return np.broadcast_to(arr.astype(np.int64), batch)
+    except ValueError:
+        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch {batch}") from None
+
+
+_GATES = ("less_than", "greater_than", "sign", "equal", "in_interval", "abs_value")
+
+
+def costs(gate: str, l: int, p: int = 2) -> dict:
+    """Per-instance communication of a gate, as the network measures it (tests check equality).
+
+    Returns ``online_rounds``, ``offline_rounds`` and bits per instance:
+    ``online_sent_key_holder`` (each of holders[0], holders[1]),
+    ``online_sent_other`` (each other holder), ``online_received_key_holder``,
+    ``offline_key_holder`` / ``offline_other`` (received from the dealer),
+    ``key_bits`` (one FSS key). For ``abs_value`` the Beaver multiplication
+    is included (2 (p-1) l bits sent per holder, 3 l bits per holder offline).
+    """
+    if gate not in _GATES:
+        raise ValueError(f"gate must be one of {_GATES}, got {gate!r}")
+    if isinstance(l, bool) or not isinstance(l, numbers.Integral) or not 2 <= l <= 64:
+        raise ValueError(f"l must be an integer in 2..64, got {l!r}")
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 2:
+        raise ValueError(f"p must be an integer >= 2, got {p!r}")
+    if gate == "equal":
+        kb = _dpf.key_bits(_dpf.DPFParams(l, l))
+    elif gate == "in_interval":
+        kb = _dcf.key_bits(_dcf.DCFParams(l, l))
+    else:
+        kb = _dcf.key_bits(_dcf.DCFParams(l - 1, l))
+    out = {
+        "online_rounds": 1, "offline_rounds": 1, "key_bits": kb,
+        "online_sent_key_holder": l, "online_sent_other": 2 * l,
+        "online_received_key_holder": (p - 1) * l,
+        "offline_key_holder": kb + 2 * l, "offline_other": 2 * l,
+    }
+    if gate == "abs_value":
+        mul = 2 * (p - 1) * l
+        out.update(online_rounds=2, offline_rounds=2,
+                   online_sent_key_holder=l + mul, online_sent_other=2 * l + mul,
+                   online_received_key_holder=(p - 1) * l + mul,
+                   offline_key_holder=kb + 5 * l, offline_other=5 * l)
+    if p == 2:
+        out.pop("online_sent_other")
+        out.pop("offline_other")
+    return out
