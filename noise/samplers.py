@@ -1,0 +1,768 @@
+"""Exact samplers on the integers for differential privacy, batched over samples.
+
+Every sampler takes the randomness explicitly (``rng``: an
+:class:`mpc.rng.CSPRNG`, or a seed for tests, or ``None`` for a fresh
+``os.urandom``-keyed stream) and returns an ``int64`` array of the requested
+``shape``. numpy's generators are never used.
+
+Parameters are rationals
+------------------------
+Exactness needs rational parameters. Every scale / variance / probability
+argument may be an ``int``, a :class:`fractions.Fraction` or a ``float``; a
+float is converted to the *exact* rational it represents (``Fraction(x)``,
+no rounding), so the distribution sampled is exactly the one of that rational
+and a privacy claim must be made for it. :func:`round_scale_up` rounds a
+scale *up* on a dyadic grid (more noise, so the privacy of the requested
+scale still holds) when its numerator is too large for the samplers.
+
+How exactness is obtained (and what it assumes)
+-----------------------------------------------
+The algorithms are those of Canonne, Kamath and Steinke, "The Discrete
+Gaussian for Differential Privacy", NeurIPS 2020 (CKS20): Algorithm 1
+(Bernoulli(exp(-gamma))), Algorithm 2 (discrete Laplace), Algorithm 3
+(discrete Gaussian). The only irrational quantities they need are
+comparisons ``U < exp(-gamma)`` of a uniform real ``U`` with an exponential of
+a rational. We decide each such comparison *lazily*: ``U`` is a 53-bit
+uniform prefix (plus further bits drawn on demand), and
+
+* the fast path compares the prefix interval ``[w, w+1) / 2^53`` with the
+  float64 value of ``exp(-gamma)`` widened by a relative safety margin of
+  ``2^-36 (1 + gamma)``; it decides only when the whole interval lies on
+  one side of the widened value;
+* otherwise (probability about ``2^-36`` per comparison) the slow path draws
+  64 more bits of ``U`` at a time and compares with rigorous rational
+  interval bounds on ``exp(-gamma)`` (Taylor series with remainder,
+  :func:`exp_neg_bounds`) until the comparison is decided.
+
+So the output distribution is exact provided that numpy's float64 ``exp``
+(and ``log``, for :func:`geometric`) has relative error below ``2^-40`` (it
+is within a few ulp, i.e. ~2^-51) on arguments computed to within a few ulp
+-- a far weaker assumption than trusting floating-point noise. Tests force
+the slow path (by widening the margin) and check the law is unchanged. The geometric Geometric(1 - e^-1) part uses
+exact 64-bit integer thresholds ``floor(2^64 e^-k)`` computed in rational
+arithmetic, with the same lazy refinement on ties.
+
+Polya (negative binomial) with a non-integer shape r is the exception: it is
+sampled as a Poisson-Gamma mixture in floating point (see :func:`polya`).
+
+Cost: O(1) expected CSPRNG words and vectorized numpy passes per sample;
+rejection loops run over rounds of the batch (geometric decay), never over
+samples. Throughput is measured by ``benchmarks/noise.py``.
+
+Threat model: the samplers are local computations of one party; their
+security rests on the CSPRNG (AES-128 as a PRF, see :mod:`mpc.rng`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from mpc.rng import CSPRNG, as_rng
+
+__all__ = [
+    "as_fraction",
+    "round_scale_up",
+    "exp_neg_bounds",
+    "bernoulli",
+    "bernoulli_exp",
+    "geometric",
+    "geometric_exp",
+    "discrete_laplace",
+    "discrete_laplace_pmf",
+    "discrete_gaussian",
+    "discrete_gaussian_pmf",
+    "binomial",
+    "polya",
+    "polya_pmf",
+    "laplace_float",
+    "gaussian_float",
+    "MAX_NUMERATOR_BITS",
+]
+
+#: Relative safety margin of the float fast path (times 1 + gamma).
+_REL_MARGIN = 2.0 ** -36
+#: Margin of the float inverse-CDF fast path of :func:`geometric` (times 1 + |log|).
+_GEOM_MARGIN = 2.0 ** -44
+#: Largest numerator bit length accepted for a scale t/s (U uniform in [0, t)
+#: and X = U + t V must stay far inside int64).
+MAX_NUMERATOR_BITS = 56
+_TWO53 = float(2 ** 53)
+_INV53 = 2.0 ** -53
+
+
+# -- argument handling --------------------------------------------------------
+def as_fraction(x, name: str, *, positive: bool = True, allow_zero: bool = False) -> Fraction:
+    """The exact rational value of ``x`` (int, Fraction, float, numpy scalar).
+
+    A float is converted exactly (``Fraction(x)``), not approximated.
+    Raises ``TypeError`` for non-numbers and bools, ``ValueError`` for NaN,
+    infinities and (by default) non-positive values.
+    """
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, got bool")
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, numbers.Rational):
+        q = Fraction(x.numerator, x.denominator)
+    elif isinstance(x, numbers.Real):
+        xf = float(x)
+        if not math.isfinite(xf):
+            raise ValueError(f"{name} must be finite, got {x!r}")
+        q = Fraction(xf)
+    else:
+        raise TypeError(f"{name} must be a real number (int, float or Fraction), got {type(x).__name__}")
+    if positive:
+        if q < 0 or (q == 0 and not allow_zero):
+            raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
+    return q
+
+
+def round_scale_up(scale, max_bits: int = 48) -> Fraction:
+    """Smallest dyadic rational >= ``scale`` whose numerator has < ``max_bits`` bits.
+
+    Rounding a noise scale *up* only adds noise, so a privacy guarantee
+    proved for the requested scale still holds. A scale that already has a
+    small numerator is returned unchanged.
+    """
+    q = as_fraction(scale, "scale")
+    if not isinstance(max_bits, numbers.Integral) or not 8 <= max_bits <= MAX_NUMERATOR_BITS:
+        raise ValueError(f"max_bits must be an integer in 8..{MAX_NUMERATOR_BITS}, got {max_bits!r}")
+    if q.numerator.bit_length() < max_bits and q.denominator.bit_length() < 62:
+        return q
+    # choose k with ceil(q 2^k) < 2^(max_bits-1)
+    k = (max_bits - 2) - (q.numerator.bit_length() - q.denominator.bit_length() + 1)
+    num = -((-q.numerator * (1 << max(k, 0))) // (q.denominator << max(-k, 0)))  # ceil
+    out = Fraction(num, 1 << k) if k >= 0 else Fraction(num << (-k))
+    assert out >= q
+    return out
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in shape):
+        raise ValueError(f"shape must have non-negative dimensions, got {shape}")
+    return shape
+
+
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _rng(rng) -> CSPRNG:
+    if rng is not None and not isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)):
+        raise TypeError(f"rng must be an mpc.rng.CSPRNG, a seed or None, got {type(rng).__name__}")
+    return as_rng(rng)
+
+
+# -- rigorous bounds and the lazy uniform ------------------------------------
+def _floor_dyadic(x: Fraction, prec: int) -> Fraction:
+    return Fraction((x.numerator << prec) // x.denominator, 1 << prec)
+
+
+def _ceil_dyadic(x: Fraction, prec: int) -> Fraction:
+    return Fraction(-((-x.numerator << prec) // x.denominator), 1 << prec)
+
+
+def _exp_neg_frac_bounds(f: Fraction, prec: int) -> tuple[Fraction, Fraction]:
+    """Bounds on exp(-f) for 0 <= f <= 1 from the alternating Taylor series."""
+    # Terms f^j / j! decrease for j >= 1 when f <= 1, so consecutive partial
+    # sums bracket the limit.
+    s = Fraction(1)
+    term = Fraction(1)
+    j = 0
+    eps = Fraction(1, 1 << (prec + 2))
+    while True:
+        j += 1
+        term = term * f / j
+        nxt = s - term if j % 2 else s + term
+        if term <= eps:
+            lo, hi = (nxt, s) if j % 2 else (s, nxt)
+            return _floor_dyadic(lo, prec + 2), _ceil_dyadic(hi, prec + 2)
+        s = nxt
+
+
+@functools.lru_cache(maxsize=64)
+def _exp_neg_one_bounds(prec: int) -> tuple[Fraction, Fraction]:
+    return _exp_neg_frac_bounds(Fraction(1), prec)
+
+
+def exp_neg_bounds(gamma, prec: int) -> tuple[Fraction, Fraction]:
+    """Rational ``lo <= exp(-gamma) <= hi`` with ``hi - lo <= 2^-prec`` (gamma >= 0 rational).
+
+    exp(-gamma) = exp(-1)^m exp(-f) with m = floor(gamma), f = gamma - m, each
+    bracketed by partial sums of the alternating Taylor series and rounded
+    outward to dyadic rationals.
+    """
+    g = as_fraction(gamma, "gamma", allow_zero=True)
+    if g == 0:
+        return Fraction(1), Fraction(1)
+    m = g.numerator // g.denominator
+    f = g - m
+    extra = max(m, 1).bit_length() + 4
+    p = prec + extra
+    lo_f, hi_f = _exp_neg_frac_bounds(f, p) if f else (Fraction(1), Fraction(1))
+    if m:
+        lo1, hi1 = _exp_neg_one_bounds(p)
+        lo_m, hi_m = Fraction(1), Fraction(1)
+        # repeated squaring with outward dyadic rounding
+        base_lo, base_hi, e = lo1, hi1, m
+        while e:
+            if e & 1:
+                lo_m = _floor_dyadic(lo_m * base_lo, p + 4)
+                hi_m = _ceil_dyadic(hi_m * base_hi, p + 4)
+            e >>= 1
+            if e:
+                base_lo = _floor_dyadic(base_lo * base_lo, p + 4)
+                base_hi = _ceil_dyadic(base_hi * base_hi, p + 4)
+    else:
+        lo_m = hi_m = Fraction(1)
+    lo, hi = lo_m * lo_f, hi_m * hi_f
+    if hi - lo > Fraction(1, 1 << prec):  # widen the working precision and retry
+        return exp_neg_bounds(g, prec + 2 * extra + 8)
+    return lo, hi
+
+
+class _LazyUniform:
+    """A uniform real U in [0, 1) known by a prefix ``num / 2^nbits``; more bits on demand."""
+
+    __slots__ = ("num", "nbits", "rng")
+
+    def __init__(self, num: int, nbits: int, rng: CSPRNG):
+        self.num, self.nbits, self.rng = int(num), int(nbits), rng
+
+    def _refine(self):
+        self.num = (self.num << 64) | int(self.rng.uint64())
+        self.nbits += 64
+
+    def lt_rational(self, q: Fraction) -> bool:
+        """Exactly decide U < q."""
+        while True:
+            den = 1 << self.nbits
+            if (self.num + 1) * q.denominator <= q.numerator * den:
+                return True
+            if self.num * q.denominator >= q.numerator * den:
+                return False
+            self._refine()
+
+    def lt_bounds(self, bounds) -> bool:
+        """Exactly decide U < x given ``bounds(prec) -> (lo, hi)``, lo <= x <= hi, hi - lo <= 2^-prec."""
+        while True:
+            lo, hi = bounds(self.nbits + 8)
+            den = 1 << self.nbits
+            if (self.num + 1) * lo.denominator <= lo.numerator * den:
+                return True
+            if self.num * hi.denominator >= hi.numerator * den:
+                return False
+            self._refine()
+
+    def lt_exp(self, gamma: Fraction) -> bool:
+        """Exactly decide U < exp(-gamma) (gamma >= 0 rational)."""
+        if gamma == 0:
+            return True
+        return self.lt_bounds(lambda prec: exp_neg_bounds(gamma, prec))
+
+
+def _pow_bounds(base: Fraction, j: int, prec: int) -> tuple[Fraction, Fraction]:
+    """Rational bounds lo <= base^j <= hi (0 <= base <= 1) with hi - lo <= 2^-prec.
+
+    Repeated squaring with outward dyadic rounding at a working precision
+    that absorbs the 2 log2(j) rounding steps; cheap even for j ~ 2^60.
+    """
+    p = prec + 2 * max(j, 1).bit_length() + 8
+    while True:
+        lo = hi = Fraction(1)
+        blo, bhi, e = _floor_dyadic(base, p), _ceil_dyadic(base, p), j
+        while e:
+            if e & 1:
+                lo, hi = _floor_dyadic(lo * blo, p), _ceil_dyadic(hi * bhi, p)
+            e >>= 1
+            if e:
+                blo, bhi = _floor_dyadic(blo * blo, p), _ceil_dyadic(bhi * bhi, p)
+        if hi - lo <= Fraction(1, 1 << prec):
+            return lo, hi
+        p += p
+
+
+def _bern_exp_core(gamma_f: np.ndarray, exact_gamma, rng: CSPRNG) -> np.ndarray:
+    """Vectorized Bernoulli(exp(-gamma_i)); ``exact_gamma(i)`` gives the exact rational.
+
+    ``gamma_f`` holds float approximations with relative error far below the
+    safety margin. Fast path: float compare with margin; slow path: lazy exact.
+    """
+    m = gamma_f.size
+    w = rng.uint64(m) >> np.uint64(11)                       # 53-bit prefix of U
+    lo = w.astype(np.float64) * _INV53
+    hi = (w + np.uint64(1)).astype(np.float64) * _INV53
+    e = np.exp(-gamma_f)
+    marg = _REL_MARGIN * (1.0 + gamma_f)
+    yes = hi <= e * (1.0 - marg)
+    no = lo > e * (1.0 + marg)
+    amb = np.flatnonzero(~(yes | no))
+    for i in amb:  # probability ~2^-36 each: essentially never runs
+        yes[i] = _LazyUniform(int(w[i]), 53, rng).lt_exp(exact_gamma(int(i)))
+    return yes
+
+
+@functools.lru_cache(maxsize=1)
+def _exp_thresholds() -> np.ndarray:
+    """T_k = floor(2^64 e^-k) for k = 1..64 (exact integers; 0 from k = 45 on)."""
+    out = []
+    for k in range(1, 65):
+        prec = 80
+        while True:
+            lo, hi = exp_neg_bounds(Fraction(k), prec)
+            a = (lo.numerator << 64) // lo.denominator
+            b = (hi.numerator << 64) // hi.denominator
+            if a == b:
+                out.append(a)
+                break
+            prec += 64
+    return np.array(out, dtype=np.uint64)
+
+
+def _geom_e1(m: int, rng: CSPRNG) -> np.ndarray:
+    """V with P(V = v) = (1 - e^-1) e^-v, v >= 0 (exact; inverse CDF with exact thresholds).
+
+    V = #{k >= 1 : U < e^-k}. With U in [w, w+1) / 2^64: w < T_k decides
+    U < e^-k, w > T_k decides the opposite, w == T_k is refined lazily.
+    """
+    T = _exp_thresholds()
+    T_asc = T[::-1]
+    w = rng.uint64(m)
+    left = np.searchsorted(T_asc, w, side="left")
+    right = np.searchsorted(T_asc, w, side="right")
+    v = (T.size - right).astype(np.int64)                   # count of T_k > w
+    for i in np.flatnonzero(left != right):                 # w equals some T_k
+        u = _LazyUniform(int(w[i]), 64, rng)
+        k = int(v[i]) + 1
+        while u.lt_exp(Fraction(k)):
+            k += 1
+        v[i] = k - 1
+    return v
+
+
+def _geom_t(t: int, m: int, rng: CSPRNG) -> np.ndarray:
+    """X with P(X = x) proportional to exp(-x / t), x >= 0 (CKS20 Alg. 2, steps 2-7)."""
+    out = np.empty(m, dtype=np.int64)
+    if t == 1:
+        out[:] = 0
+    else:
+        todo = np.arange(m)
+        while todo.size:
+            u = rng.integers(t, (todo.size,))
+            uf = u.astype(np.float64) / float(t)
+            acc = _bern_exp_core(uf, lambda i, u=u: Fraction(int(u[i]), t), rng)
+            out[todo[acc]] = u[acc]
+            todo = todo[~acc]
+    return out + np.int64(t) * _geom_e1(m, rng)
+
+
+def _check_numerator(q: Fraction, name: str):
+    if q.numerator.bit_length() > MAX_NUMERATOR_BITS or q.denominator.bit_length() > 62:
+        raise ValueError(
+            f"{name} = {q} has a numerator or denominator too large for the exact sampler "
+            f"(numerator < 2^{MAX_NUMERATOR_BITS}, denominator < 2^62); round it up with "
+            f"noise.samplers.round_scale_up({name})")
+
+
+# -- public samplers ----------------------------------------------------------------
+def bernoulli(p, shape=(), rng=None) -> np.ndarray:
+    """Exact Bernoulli(p) for rational p in [0, 1]; returns ``bool``.
+
+    Algorithm: U < p with U uniform; a 64-bit prefix w decides unless
+    w == floor(p 2^64), which is refined lazily with further bits.
+    Cost: one 64-bit word per sample (plus ~2^-64 refinements).
+    """
+    q = as_fraction(p, "p", allow_zero=True)
+    if q > 1:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    if q == 1:
+        return np.ones(shape, dtype=bool)
+    thr = (q.numerator << 64) // q.denominator           # < 2^64 since q < 1
+    w = rng.uint64(m)
+    t = np.uint64(thr)
+    out = w < t
+    exact_tie = (Fraction(thr, 1 << 64) == q)
+    if not exact_tie:
+        for i in np.flatnonzero(w == t):
+            out[i] = _LazyUniform(int(w[i]), 64, rng).lt_rational(q)
+    return out.reshape(shape)
+
+
+def bernoulli_exp(gamma, shape=(), rng=None) -> np.ndarray:
+    """Exact Bernoulli(exp(-gamma)) for rational gamma >= 0; returns ``bool``.
+
+    Algorithm: lazy comparison of a uniform with exp(-gamma) (float fast path
+    with safety margin, rational Taylor bounds on ties); the output is
+    distributed exactly as CKS20 Algorithm 1. Cost: one word per sample.
+    """
+    g = as_fraction(gamma, "gamma", allow_zero=True)
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    gf = np.full(m, float(g))
+    return _bern_exp_core(gf, lambda i: g, rng).reshape(shape)
+
+
+def geometric(p, shape=(), rng=None) -> np.ndarray:
+    """Exact geometric: number of failures before the first success, P(k) = p (1-p)^k.
+
+    ``p`` is a rational in (0, 1]. Algorithm: inverse CDF, k = max{j :
+    U < (1-p)^j}; a float candidate is verified against both neighbouring
+    thresholds with a safety margin, ties decided exactly with rational
+    arithmetic on a lazily refined uniform. Cost: one word per sample.
+    """
+    q = as_fraction(p, "p")
+    if q > 1:
+        raise ValueError(f"p must be in (0, 1], got {p!r}")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    if q == 1:
+        return np.zeros(shape, dtype=np.int64)
+    # log(1-p) < 0 to ~1 ulp: log1p for small p, log of the exact rational 1-p otherwise
+    lq = math.log1p(-float(q)) if q < Fraction(1, 2) else math.log(1 - q)
+    w = rng.uint64(m) >> np.uint64(11)
+    lo = w.astype(np.float64) * _INV53
+    hi = (w + np.uint64(1)).astype(np.float64) * _INV53
+    mid = (lo + hi) * 0.5
+    k = np.floor(np.log(mid) / lq)
+    k = np.maximum(k, 0.0)
+    with np.errstate(divide="ignore"):
+        lhi, llo = np.log(hi), np.log(lo)
+    # need U < (1-p)^k  <=  log(hi) <= k lq - margin ; and U >= (1-p)^(k+1) <= log(lo) >= (k+1) lq + margin
+    a = k * lq
+    b = (k + 1.0) * lq
+    # float errors here are ~1 ulp of |log| (log is within 1 ulp, k * lq within 2): a
+    # margin of 2^-44 (1 + |b|) keeps the fast path rare to miss even for tiny p
+    marg = _GEOM_MARGIN * (1.0 + np.abs(b))
+    ok = (lhi <= a - marg) & (llo >= b + marg) & np.isfinite(llo) & (k < 2.0 ** 62)
+    out = k.astype(np.int64)
+    one_minus = 1 - q
+    for i in np.flatnonzero(~ok):
+        u = _LazyUniform(int(w[i]), 53, rng)
+        # exact search: start from the float candidate (clipped) and walk
+        j = int(min(max(k[i], 0.0), 2.0 ** 62))
+        def below(jj):  # U < (1-p)^jj, decided exactly
+            return u.lt_bounds(lambda prec: _pow_bounds(one_minus, jj, prec))
+
+        while j > 0 and not below(j):
+            j -= 1
+        while below(j + 1):
+            j += 1
+        out[i] = j
+    return out.reshape(shape)
+
+
+def geometric_exp(gamma, shape=(), rng=None) -> np.ndarray:
+    """Exact geometric with P(k) = (1 - e^-gamma) e^(-gamma k), k >= 0, gamma > 0 rational.
+
+    Algorithm (CKS20 Alg. 2, without the sign): with gamma = s/t,
+    X = U + t V where U in [0, t) is accepted with probability exp(-U/t) and
+    V ~ Geometric(1 - e^-1); then floor(X / s). Cost: ~1.6 uniforms in [0, t)
+    and ~2.6 words per sample.
+    """
+    g = as_fraction(gamma, "gamma")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    s, t = g.numerator, g.denominator
+    _check_numerator(1 / g, "1/gamma")
+    m = _size(shape)
+    return (_geom_t(t, m, rng) // np.int64(s)).reshape(shape)
+
+
+def discrete_laplace(scale, shape=(), rng=None) -> np.ndarray:
+    """Exact discrete Laplace: P(z) = (1-a)/(1+a) a^|z| with a = exp(-1/scale), z in Z.
+
+    ``scale`` = t/s is a positive rational (a float is taken exactly; see
+    :func:`round_scale_up`). Algorithm: CKS20 Algorithm 2 -- a geometric
+    Y = floor(X / s) with X ~ Geom(1 - e^(-1/t)) built from a uniform in
+    [0, t) accepted w.p. exp(-U/t) and a Geom(1 - e^-1); a uniform sign,
+    rejecting (sign = -, Y = 0). Cost: expected < 2 rounds of the batch,
+    about 4 CSPRNG words per sample. Variance 2a / (1-a)^2.
+    """
+    q = as_fraction(scale, "scale")
+    _check_numerator(q, "scale")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    t, s = q.numerator, q.denominator
+    m = _size(shape)
+    out = np.empty(m, dtype=np.int64)
+    todo = np.arange(m)
+    while todo.size:
+        k = todo.size
+        y = _geom_t(t, k, rng) // np.int64(s)
+        neg = rng.bits(k).astype(bool)
+        ok = ~(neg & (y == 0))
+        z = np.where(neg, -y, y)
+        out[todo[ok]] = z[ok]
+        todo = todo[~ok]
+    return out.reshape(shape)
+
+
+def discrete_laplace_pmf(k, scale) -> np.ndarray:
+    """P(Z = k) of the discrete Laplace with a = exp(-1/scale) (float64, for tests)."""
+    a = math.exp(-1.0 / float(scale))
+    k = np.asarray(k)
+    return (1 - a) / (1 + a) * np.power(a, np.abs(k).astype(np.float64))
+
+
+def discrete_gaussian(sigma2, shape=(), rng=None) -> np.ndarray:
+    """Exact discrete Gaussian N_Z(0, sigma2): P(z) proportional to exp(-z^2 / (2 sigma2)).
+
+    ``sigma2`` is the rational variance *parameter* sigma^2 (the variance of
+    N_Z is slightly below it). Algorithm: CKS20 Algorithm 3 -- with
+    t = floor(sigma) + 1, draw Y ~ DLap(scale t) and accept with probability
+    exp(-(|Y| - sigma2/t)^2 / (2 sigma2)). Cost: expected < 2 rounds of
+    discrete Laplace plus one Bernoulli(exp(-gamma)) per sample.
+    Privacy (CKS20 Thm. 4): adding N_Z(0, sigma2) to an integer query of L2
+    sensitivity Delta is (Delta^2 / (2 sigma2))-zCDP; see
+    :func:`noise.accounting.discrete_gaussian_epsilon`.
+    """
+    q = as_fraction(sigma2, "sigma2")
+    _check_numerator(q, "sigma2")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    t = math.isqrt(q.numerator // q.denominator) + 1
+    m = _size(shape)
+    out = np.empty(m, dtype=np.int64)
+    todo = np.arange(m)
+    s2t = q / t
+    s2t_f = float(s2t)
+    two_s2 = 2 * q
+    two_s2_f = float(two_s2)
+    while todo.size:
+        k = todo.size
+        y = discrete_laplace(t, (k,), rng)
+        ay = np.abs(y)
+        d = ay.astype(np.float64) - s2t_f
+        gf = d * d / two_s2_f
+        acc = _bern_exp_core(gf, lambda i, ay=ay: (int(ay[i]) - s2t) ** 2 / two_s2, rng)
+        out[todo[acc]] = y[acc]
+        todo = todo[~acc]
+    return out.reshape(shape)
+
+
+def discrete_gaussian_pmf(k, sigma2, tail: int | None = None) -> np.ndarray:
+    """P(Z = k) of N_Z(0, sigma2) (float64; normalizer summed over |z| <= tail)."""
+    s2 = float(sigma2)
+    if tail is None:
+        tail = int(40 * math.sqrt(s2)) + 40
+    z = np.arange(-tail, tail + 1, dtype=np.float64)
+    norm = np.exp(-z * z / (2 * s2)).sum()
+    k = np.asarray(k, dtype=np.float64)
+    return np.exp(-k * k / (2 * s2)) / norm
+
+
+def binomial(n_trials, p, shape=(), rng=None) -> np.ndarray:
+    """Exact Binomial(n_trials, p) for rational p; ``int64``.
+
+    p = 1/2: popcount of n_trials uniform bits (one word per 64 trials).
+    Other p: sum of n_trials exact Bernoulli(p), in chunks. Cost:
+    O(n_trials / 64) words per sample for p = 1/2, O(n_trials) otherwise.
+    """
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral):
+        raise TypeError(f"n_trials must be a non-negative integer, got {n_trials!r}")
+    if n_trials < 0:
+        raise ValueError(f"n_trials must be >= 0, got {n_trials}")
+    n_trials = int(n_trials)
+    q = as_fraction(p, "p", allow_zero=True)
+    if q > 1:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    out = np.zeros(m, dtype=np.int64)
+    if q == Fraction(1, 2):
+        words, rem = divmod(n_trials, 64)
+        chunk = max(1, (1 << 22) // max(m, 1))
+        for start in range(0, words, chunk):
+            c = min(chunk, words - start)
+            out += np.bitwise_count(rng.uint64((m, c))).sum(axis=1, dtype=np.int64)
+        if rem:
+            last = rng.uint64(m) & np.uint64((1 << rem) - 1)
+            out += np.bitwise_count(last).astype(np.int64)
+        return out.reshape(shape)
+    chunk = max(1, (1 << 22) // max(m, 1))
+    for start in range(0, n_trials, chunk):
+        c = min(chunk, n_trials - start)
+        out += bernoulli(q, (c, m), rng).sum(axis=0, dtype=np.int64)
+    return out.reshape(shape)
+
+
+# -- Polya / negative binomial ---------------------------------------------------
+def _gamma_float(k: float, m: int, rng: CSPRNG) -> np.ndarray:
+    """log of Gamma(k, 1) variates, float64 (Marsaglia-Tsang 2000; boosting for k < 1)."""
+    boost = k < 1.0
+    kk = k + 1.0 if boost else k
+    d = kk - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    out = np.empty(m)
+    todo = np.arange(m)
+    while todo.size:
+        j = todo.size
+        u1 = 1.0 - rng.random(j)                 # (0, 1]
+        u2 = rng.random(j)
+        x = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
+        v = 1.0 + c * x
+        u = 1.0 - rng.random(j)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v3 = v * v * v
+            acc = (v > 0) & (np.log(u) < 0.5 * x * x + d - d * v3 + d * np.log(np.where(v3 > 0, v3, 1.0)))
+        out[todo[acc]] = math.log(d) + np.log(v3[acc])
+        todo = todo[~acc]
+    if boost:
+        out += np.log(1.0 - rng.random(m)) / k
+    return out
+
+
+_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+
+def _poisson_float(lam: np.ndarray, rng: CSPRNG) -> np.ndarray:
+    """Poisson(lam) variates for float lam >= 0 (inversion for lam < 10, PTRS otherwise)."""
+    m = lam.size
+    out = np.zeros(m, dtype=np.int64)
+    small = np.flatnonzero((lam > 0) & (lam < 10))
+    if small.size:  # sequential inversion, vectorized over the batch
+        ls = lam[small]
+        u = rng.random(small.size)
+        p = np.exp(-ls)
+        cdf = p.copy()
+        k = np.zeros(small.size, dtype=np.int64)
+        active = u > cdf
+        while active.any():
+            idx = np.flatnonzero(active)
+            k[idx] += 1
+            p[idx] *= ls[idx] / k[idx]
+            cdf[idx] += p[idx]
+            active[idx] = (u[idx] > cdf[idx]) & (k[idx] < 200)
+        out[small] = k
+    big = np.flatnonzero(lam >= 10)
+    if big.size:  # Hormann (1993) transformed rejection with squeeze (PTRS)
+        lb = lam[big]
+        slam, loglam = np.sqrt(lb), np.log(lb)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        res = np.empty(big.size, dtype=np.int64)
+        todo = np.arange(big.size)
+        while todo.size:
+            j = todo.size
+            U = rng.random(j) - 0.5
+            V = rng.random(j)
+            us = 0.5 - np.abs(U)
+            aa, bb = a[todo], b[todo]
+            kf = np.floor((2 * aa / us + bb) * U + lb[todo] + 0.43)
+            quick = (us >= 0.07) & (V <= vr[todo])
+            bad = (kf < 0) | ((us < 0.013) & (V > us))
+            acc = quick.copy()
+            rest = np.flatnonzero(~quick & ~bad)
+            if rest.size:
+                r = todo[rest]
+                lhs = np.log(V[rest] * inv_alpha[r] / (aa[rest] / (us[rest] ** 2) + bb[rest]))
+                rhs = -lb[r] + kf[rest] * loglam[r] - _lgamma(kf[rest] + 1)
+                acc[rest] = lhs <= rhs
+            res[todo[acc]] = kf[acc].astype(np.int64)
+            todo = todo[~acc]
+        out[big] = res
+    return out
+
+
+def polya(r, scale, shape=(), rng=None) -> np.ndarray:
+    """Polya (negative binomial) NB(r, a): P(k) = Gamma(k+r) / (k! Gamma(r)) (1-a)^r a^k, a = exp(-1/scale).
+
+    Mean r a / (1 - a). Infinite divisibility (Balle, Bell, Gascon, Nissim,
+    "Private summation in the multi-message shuffle model", CCS 2020; Goryczka
+    & Xiong 2017): if X_i, Y_i are iid Polya(1/n, a), then
+    sum_{i<n} (X_i - Y_i) is exactly discrete Laplace with parameter a.
+
+    Exactness: for an *integer* shape r the sample is exact (sum of r exact
+    :func:`geometric_exp` variates with gamma = 1/scale). For a non-integer
+    r the integer part is exact and the fractional part r' is drawn as the
+    Poisson-Gamma mixture Poisson(theta G), G ~ Gamma(r', 1),
+    theta = a / (1 - a), computed in **floating point** (Marsaglia-Tsang
+    Gamma, inversion / PTRS Poisson, all from CSPRNG uniforms). The output
+    is an integer, so the low-order-bit leak of continuous float noise
+    (Mironov 2012) does not apply, but the probabilities are only accurate to
+    float64 rounding (~1e-12 relative), so the discrete Laplace obtained by
+    summing is *approximately*, not exactly, DLap(a).
+    Cost: O(1) expected words per sample.
+    """
+    rq = as_fraction(r, "r")
+    q = as_fraction(scale, "scale")
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    r_int = rq.numerator // rq.denominator
+    r_frac = rq - r_int
+    out = np.zeros(m, dtype=np.int64)
+    if r_int:
+        _check_numerator(q, "scale")
+        gamma = 1 / q
+        chunk = max(1, (1 << 22) // max(m, 1))
+        for start in range(0, r_int, chunk):
+            c = min(chunk, r_int - start)
+            out += geometric_exp(gamma, (c, m), rng).sum(axis=0)
+    if r_frac:
+        theta = math.exp(-1.0 / float(q)) / -math.expm1(-1.0 / float(q))
+        lg = _gamma_float(float(r_frac), m, rng)
+        lam = theta * np.exp(lg)
+        out += _poisson_float(lam, rng)
+    return out.reshape(shape)
+
+
+def polya_pmf(k, r, scale) -> np.ndarray:
+    """P(K = k) of Polya(r, a = exp(-1/scale)) in float64 (for tests)."""
+    r = float(r)
+    a = math.exp(-1.0 / float(scale))
+    k = np.asarray(k, dtype=np.float64)
+    logp = (_lgamma(k + r) - _lgamma(k + 1) - math.lgamma(r)
+            + r * math.log1p(-a) + k * math.log(a))
+    return np.exp(logp)
+
+
+# -- floating-point baselines (NOT for release) ------------------------------------
+def laplace_float(scale, shape=(), rng=None) -> np.ndarray:
+    """Continuous Laplace(0, scale) in float64 -- a BASELINE ONLY.
+
+    WARNING: floating-point noise is not safe for release: the set of
+    reachable doubles leaks the secret value (Mironov, "On significance of
+    the least significant bits for differential privacy", CCS 2012). Use
+    :func:`discrete_laplace` for anything released. Inverse CDF from
+    CSPRNG uniforms.
+    """
+    b = float(as_fraction(scale, "scale"))
+    shape = _shape(shape)
+    rng = _rng(rng)
+    u = rng.random(shape) - 0.5
+    return -b * np.sign(u) * np.log1p(-2.0 * np.abs(u))
+
+
+def gaussian_float(sigma, shape=(), rng=None) -> np.ndarray:
+    """Continuous N(0, sigma^2) in float64 -- a BASELINE ONLY.
+
+    WARNING: floating-point noise is not safe for release (Mironov 2012);
+    use :func:`discrete_gaussian`. Box-Muller from CSPRNG uniforms.
+    """
+    sg = float(as_fraction(sigma, "sigma"))
+    shape = _shape(shape)
+    rng = _rng(rng)
+    m = _size(shape)
+    u1 = 1.0 - rng.random(m)
+    u2 = rng.random(m)
+    return (sg * np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * math.pi * u2)).reshape(shape)
