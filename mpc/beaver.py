@@ -27,14 +27,17 @@ def _check_shares(session, x, name: str) -> np.ndarray:
     return x
 
 
-def open_shares(session, shares, holders) -> np.ndarray:
-    """Every holder sends its share to every other holder; all learn the sum.
+def exchange(session, shares, holders, bits: int) -> np.ndarray:
+    """Every holder sends its row of ``shares`` to every other holder (one round).
 
-    Cost: one round; each holder sends (p-1) * l bits per opened element.
-    Returns the opened values, shape ``shares.shape[1:]``.
+    ``shares``: ``(p, *batch, ...)`` (ring elements, bits, ...), ``bits`` the
+    width of one element. Returns ``shares`` (now known to every holder).
+    Cost: one round; each holder sends (p-1) * bits per element.
     """
-    ring, net = session.ring, session.net
-    sh = _check_shares(session, shares, "shares")
+    net = session.net
+    sh = np.asarray(shares)
+    if sh.ndim < 1:
+        raise ValueError("shares must have a leading party axis")
     h = check_holders(holders, net, sh.shape[1:] if np.ndim(holders) > 1 else None)
     p = sh.shape[0]
     if h.shape[0] != p:
@@ -42,9 +45,19 @@ def open_shares(session, shares, holders) -> np.ndarray:
     with net.round():
         for shift in range(1, p):
             # member j sends its row to member (j + shift) mod p
-            dst = np.roll(h, -shift, axis=0)
-            _send_each(net, h, dst, sh, ring.bits)
-    return ring.sum(sh, axis=0)
+            _send_each(net, h, np.roll(h, -shift, axis=0), sh, bits)
+    return sh
+
+
+def open_shares(session, shares, holders) -> np.ndarray:
+    """Every holder sends its share to every other holder; all learn the sum.
+
+    Cost: one round; each holder sends (p-1) * l bits per opened element.
+    Returns the opened values, shape ``shares.shape[1:]``.
+    """
+    sh = _check_shares(session, shares, "shares")
+    exchange(session, sh, holders, session.ring.bits)
+    return session.ring.sum(sh, axis=0)
 
 
 def _send_each(net, src: np.ndarray, dst: np.ndarray, rows: np.ndarray, bits: int):

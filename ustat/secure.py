@@ -13,8 +13,11 @@ Operations and their costs (per edge, k members, l-bit ring):
 - ``add``, ``sub``, ``neg``, ``scale`` (by a public integer), ``const``,
   ``to_fixed``: local, free.
 - ``less_than``, ``greater_than``, ``equal``, ``sign``, ``abs``,
-  ``in_interval``: one FSS gate (:mod:`fss.gates`), one online round; the
-  ``*_many`` forms evaluate several gates of one kind in the same round.
+  ``in_interval``: for k = 2 one FSS gate (:mod:`fss.gates`: one online
+  round, l bits per member; ``abs`` adds a Beaver round); for k > 2 the
+  p-party masked-opening circuit of :mod:`mpc.compare` (about 8 rounds),
+  because two FSS key holders who collude would learn the compared value.
+  The ``*_many`` forms evaluate several gates of one kind in the same rounds.
 - ``mul``: Beaver multiplication (:mod:`mpc.beaver`), one round, each member
   sends 2 (k-1) l bits; ``mul_many`` batches several products in one round.
   ``mul`` multiplies ring integers: the product of two fixed-point values
@@ -32,14 +35,15 @@ import numbers
 
 import numpy as np
 
-from fss import gates
+from fss import gates as fss_gates
+from mpc import compare as circuit_gates
 from mpc.beaver import multiply
 
 
 class SecureOps:
     """Secure operations on ``(k, m)`` shares held by the members of m edges."""
 
-    def __init__(self, session, holders: np.ndarray):
+    def __init__(self, session, holders: np.ndarray, comparison: str = "auto"):
         self.session = session
         self.ring = session.ring
         self.fp = session.fp
@@ -47,6 +51,12 @@ class SecureOps:
         if self.holders.ndim != 2:
             raise ValueError(f"holders must have shape (k, m), got {self.holders.shape}")
         self.k, self.m = self.holders.shape
+        if comparison not in ("auto", "fss", "circuit"):
+            raise ValueError(f"comparison must be 'auto', 'fss' or 'circuit', got {comparison!r}")
+        if comparison == "auto":
+            comparison = "fss" if self.k == 2 else "circuit"
+        self.comparison = comparison
+        self._gates = fss_gates if comparison == "fss" else circuit_gates
 
     # -- local linear operations --------------------------------------------------
     def add(self, a, b):
@@ -112,33 +122,33 @@ class SecureOps:
         return self.less_than_many([(a, b)])[0]
 
     def less_than_many(self, pairs):
-        return self._batched(gates.less_than, list(pairs))
+        return self._batched(self._gates.less_than, list(pairs))
 
     def greater_than(self, a, b):
         """Integer sharing of [a > b]."""
-        return self._batched(gates.greater_than, [(a, b)])[0]
+        return self._batched(self._gates.greater_than, [(a, b)])[0]
 
     def equal(self, a, b):
         """Integer sharing of [a == b]."""
         return self.equal_many([(a, b)])[0]
 
     def equal_many(self, pairs):
-        return self._batched(gates.equal, list(pairs))
+        return self._batched(self._gates.equal, list(pairs))
 
     def sign(self, a):
         """Integer sharing of sign(a) in {-1, 0, 1}."""
         return self.sign_many([a])[0]
 
     def sign_many(self, values):
-        return self._batched(gates.sign, [(v,) for v in values])
+        return self._batched(self._gates.sign, [(v,) for v in values])
 
     def abs(self, a):
         """Sharing of |a| (same scale as a)."""
-        return self._batched(gates.abs_value, [(a,)])[0]
+        return self._batched(self._gates.abs_value, [(a,)])[0]
 
     def in_interval(self, a, lo: int, hi: int):
         """Integer sharing of [lo <= a <= hi] for public ring integers lo, hi."""
-        return self._batched(gates.in_interval, [(a,)], extra=(lo, hi))[0]
+        return self._batched(self._gates.in_interval, [(a,)], extra=(lo, hi))[0]
 
     # -- products -------------------------------------------------------------------
     def mul(self, a, b):

@@ -1,0 +1,242 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+
+from mpc.rng import CSPRNG
+from mpc.session import Session
+from ustat import kernels as K
+from ustat.sampling import Hypergraph
+from ustat.umpc import resolve_edges, run_umpc
+
+L = 40
+
+
+def _records(g, n, kern):
+    X = g.random((n, kern.columns))
+    for c in kern.categorical:
+        X[:, c] = g.integers(kern.extra.get("levels", {}).get(c, 3), (n,))
+    return X
+
+
+@pytest.mark.parametrize("name", K.names())
+def test_no_noise_reproduces_plaintext_exactly(name):
+    kern = K.get(name)
+    n = 14 if kern.degree == 2 else 8
+    g = CSPRNG(hash(name) % 1000)
+    X = _records(g, n, kern)
+    X[1] = X[0]                               # ties
+    res = run_umpc(X, name, epsilon=math.inf, edges="all", seed=7, evaluate=True)
+    ev = res.evaluation
+    assert res.edges == math.comb(n, kern.degree)
+    assert res.u_hat == pytest.approx(ev["u_incomplete"], abs=1e-12)
+    assert ev["u_incomplete"] == pytest.approx(ev["u_complete"], abs=1e-12)
+    assert res.estimate == pytest.approx(ev["statistic_complete"], abs=1e-9)
+    assert res.insecure_seed and any("NOT differentially private" in s for s in res.notes)
+
+
+@pytest.mark.parametrize("name", ["gini", "kendall", "duplicate", "triples"])
+def test_no_noise_incomplete_sampled_edges(name):
+    kern = K.get(name)
+    g = CSPRNG(11)
+    X = _records(g, 60, kern)
+    res = run_umpc(X, name, epsilon=math.inf, edges="3n", seed=3, evaluate=True, chunk_size=50)
+    assert res.edges == 180
+    assert res.max_degree == math.ceil(kern.degree * 180 / 60)
+    assert res.u_hat == pytest.approx(res.evaluation["u_incomplete"], abs=1e-12)
+
+
+def test_against_scipy_and_sklearn():
+    g = CSPRNG(5)
+    n = 25
+    # distinct values on the fixed-point grid: no ties, so scipy's tau-b is tau-a
+    X = np.column_stack([g.choice(2**14, n), g.choice(2**14, n)]) / 2**14
+    res = run_umpc(X, "kendall", epsilon=math.inf, edges="all", seed=1)
+    assert res.estimate == pytest.approx(stats.kendalltau(X[:, 0], X[:, 1]).statistic, abs=1e-12)
+    S = np.column_stack([np.round(g.random(n), 1), g.integers(2, (n,))])
+    res = run_umpc(S, "auc", epsilon=math.inf, edges="all", seed=2)
+    Sq = np.round(S[:, 0] * 2**14) / 2**14
+    assert res.estimate == pytest.approx(roc_auc_score(S[:, 1], Sq), abs=1e-12)
+    x = g.random(n)
+    res = run_umpc(x, "gini", epsilon=math.inf, edges="all", seed=3)
+    xq = np.sort(np.round(x * 2**14) / 2**14)
+    gmd = 2 * np.sum((2 * np.arange(1, n + 1) - n - 1) * xq) / (n * (n - 1))
+    assert res.estimate == pytest.approx(gmd, abs=1e-12)
+
+
+@pytest.mark.parametrize("name,k,d", [("gini", 2, 1), ("kendall", 2, 2), ("triples", 3, 1)])
+def test_sharing_and_aggregation_bits_match_the_paper(name, k, d):
+    n = 30
+    X = _records(CSPRNG(1), n, K.get(name))
+    res = run_umpc(X, name, epsilon=1.0, edges="2n", seed=1, threat_model="hf")
+    ph = res.communication["phases"]
+    m = res.edges
+    assert ph["sharing"]["online"]["bits"] == m * k * (k - 1) * d * L
+    assert ph["sharing"]["online"]["rounds"] == 1
+    assert ph["aggregation"]["online"]["bits"] == n * L
+    assert ph["aggregation"]["online"]["rounds"] == 1
+    total = sum(p.get("online", {}).get("bits", 0) for p in ph.values())
+    assert res.online_bits == total
+    assert res.offline_bits > 0
+
+
+def test_computing_phase_bits_match_gate_costs():
+    """Kendall = 2 sign gates (same round) + 1 Beaver product per edge."""
+    from fss import gates
+    from ustat.secure import SecureOps
+    from mpc.sharing import additive_share
+
+    n = 20
+    X = _records(CSPRNG(2), n, K.get("kendall"))
+    res = run_umpc(X, "kendall", epsilon=math.inf, edges="2n", seed=4)
+    comp = res.communication["phases"]["computing"]["online"]
+    m = res.edges
+    # the same gates measured standalone on a fresh session over m edges
+    s = Session(n, seed=9)
+    holders = np.stack([np.arange(m) % n, (np.arange(m) + 1) % n])
+    x = additive_share(s.ring, np.zeros(m, np.uint64), 2, s.rng)
+    with s.net.phase("sign"):
+        gates.sign(s, np.concatenate([x, x], axis=1), np.tile(holders, (1, 2)))
+    sign_bits = s.net.report()["phases"]["sign"]["online"]["bits"]
+    beaver_bits = m * 2 * 2 * L          # 2 members, each sends 2 elements
+    assert comp["bits"] == sign_bits + beaver_bits
+    assert comp["rounds"] == 2
+    assert res.rounds == 1 + 2 + 1       # sharing, sign + product, aggregation
+
+
+def test_noise_variance_matches_theory_fixed_edges():
+    """With the hypergraph fixed, Var(released) = 2 (delta_max Delta f / (eps |E|))^2."""
+    n, runs = 24, 200
+    kern = K.get("gini")
+    X = _records(CSPRNG(3), n, kern)
+    edges = np.array([[i, (i + 1) % n] for i in range(n)] + [[i, (i + 2) % n] for i in range(n)])
+    hg = Hypergraph(edges=np.sort(edges, axis=1), n=n, k=2, name="fixed")
+    eps = 2.0
+    vals = np.array([run_umpc(X, kern, epsilon=eps, hypergraph=hg, seed=100 + r,
+                              threat_model="hf").u_hat for r in range(runs)])
+    exact = run_umpc(X, kern, epsilon=math.inf, hypergraph=hg, seed=1).u_hat
+    b = hg.max_degree * kern.sensitivity / (eps * len(edges))
+    var = np.mean((vals - exact) ** 2)
+    # discrete Laplace variance on the 2^-14 grid is 2 b^2 up to O(2^-28 / |E|^2)
+    ratio = var / (2 * b * b)
+    assert 0.7 < ratio < 1.4, ratio
+    assert abs(np.mean(vals - exact)) < 4 * math.sqrt(2) * b / math.sqrt(runs)
+
+
+@pytest.mark.slow
+def test_noise_plus_sampling_variance():
+    """Var(released) = Var(incomplete U over random edges) + 2 b^2."""
+    n, runs, eps = 40, 150, 1.0
+    X = _records(CSPRNG(4), n, K.get("kendall"))
+    rel, inc = [], []
+    for r in range(runs):
+        res = run_umpc(X, "kendall", epsilon=eps, edges="2n", seed=500 + r,
+                       threat_model="hf", evaluate="incomplete")
+        rel.append(res.u_hat)
+        inc.append(res.evaluation["u_incomplete"])
+    rel, inc = np.array(rel), np.array(inc)
+    b = res.max_degree * 2 / (eps * res.edges)
+    dp = np.mean((rel - inc) ** 2) / (2 * b * b)
+    assert 0.7 < dp < 1.4, dp
+    total = np.var(rel) / (np.var(inc) + 2 * b * b)
+    assert 0.65 < total < 1.5, total
+
+
+@pytest.mark.parametrize("k,name", [(2, "gini"), (3, "triples")])
+def test_coalition_view_independent_of_honest_input(k, name):
+    """All members of each edge but party 0 collude; their view does not depend on x_0."""
+    n_edges = 150
+    n = 1 + (k - 1) * n_edges
+    others = np.arange(1, n).reshape(n_edges, k - 1)
+    edges = np.column_stack([np.zeros(n_edges, np.int64), others])
+    hg = Hypergraph(edges=edges, n=n, k=k, name="star")
+    samples = {}
+    for x0 in (0.05, 0.95):
+        X = np.full((n, 1), 0.5)
+        X[0, 0] = x0
+        s = Session(n, seed=int(x0 * 100), record_views=True)
+        run_umpc(X, name, epsilon=math.inf, hypergraph=hg, session=s)
+        ring_vals, bit_vals = [], []
+        for p in range(1, n):
+            for rec in s.net.view(p):
+                if rec.sender == 0 and not rec.offline:
+                    payload = np.asarray(rec.payload)
+                    (ring_vals if payload.dtype == np.uint64 else bit_vals).append(payload.ravel())
+        samples[x0] = (np.concatenate(ring_vals),
+                       np.concatenate(bit_vals) if bit_vals else np.zeros(0, np.uint8))
+    (a, bits_a), (b, bits_b) = samples[0.05], samples[0.95]
+    assert a.size == b.size and a.size >= 2 * n_edges
+    top = np.uint64(L - 3)
+    ca = np.bincount((a >> top).astype(np.int64), minlength=8)
+    cb = np.bincount((b >> top).astype(np.int64), minlength=8)
+    assert stats.chi2_contingency(np.stack([ca, cb]))[1] > 1e-3
+    assert stats.chisquare(ca).pvalue > 1e-3
+    if k > 2:   # the p-party circuit's masked bits: fair coins whatever x_0 is
+        assert bits_a.size == bits_b.size > 1000
+        table = [[bits_a.sum(), bits_a.size - bits_a.sum()], [bits_b.sum(), bits_b.size - bits_b.sum()]]
+        assert stats.chi2_contingency(np.array(table))[1] > 1e-3
+        assert abs(bits_a.mean() - 0.5) < 4 * 0.5 / np.sqrt(bits_a.size)
+
+
+def test_result_fields_and_rounds():
+    X = _records(CSPRNG(6), 50, K.get("gini"))
+    res = run_umpc(X, "gini", epsilon=1.0, seed=2)
+    d = res.to_dict()
+    for key in ("kernel", "estimate", "epsilon", "n", "edges", "max_degree", "online_bits",
+                "offline_bits", "rounds", "seconds", "threat_model", "communication"):
+        assert key in d
+    assert res.threat_model == "dis" and res.edges == 100 and res.max_degree == 4
+    assert res.communication["phases"]["noise"]["online"]["bits"] > 0
+
+
+def test_auc_counts_are_private_and_masked():
+    g = CSPRNG(8)
+    n = 40
+    S = np.column_stack([g.random(n), g.integers(2, (n,))])
+    s = Session(n, seed=3, record_views=True)
+    res = run_umpc(S, "auc", epsilon=1.0, edges="all", session=s, threat_model="hf")
+    assert res.aux["names"] == ["n_pos"] and res.aux["epsilon"] == pytest.approx(0.1)
+    agg = s.net.role("aggregator")
+    got = [r.payload for r in s.net.view(agg) if r.phase == "aggregation"]
+    labels_sent = np.array([int(p[1]) for p in got])
+    # what reaches the aggregator is not the label (0 or 2^14)
+    assert np.mean(np.isin(labels_sent, [0, 1 << 14])) < 0.1
+
+
+def test_resolve_edges():
+    assert resolve_edges("2n", 10, 2) == 20
+    assert resolve_edges("0.5n", 10, 2) == 5
+    assert resolve_edges(7, 10, 2) == 7
+    assert resolve_edges("all", 10, 2) is None
+    with pytest.raises(ValueError, match="exceeds the number of 2-subsets"):
+        resolve_edges(46, 10, 2)
+    with pytest.raises(ValueError, match="edges must be like"):
+        resolve_edges("lots", 10, 2)
+    with pytest.raises(ValueError, match="edges must be >= 1"):
+        resolve_edges(0, 10, 2)
+
+
+def test_bad_input():
+    X = np.random.default_rng(0).random((10, 1))
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        run_umpc(X, "gini", epsilon=0)
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        run_umpc(X, "gini", epsilon=float("nan"))
+    with pytest.raises(ValueError, match="at least k=3 records"):
+        run_umpc(X[:2], "triples")
+    with pytest.raises(ValueError, match="row 3, column 0"):
+        Y = X.copy()
+        Y[3, 0] = np.nan
+        run_umpc(Y, "gini")
+    with pytest.raises(ValueError, match="2 column"):
+        run_umpc(X, "kendall")
+    with pytest.raises(ValueError, match="unknown kernel"):
+        run_umpc(X, "nope")
+    with pytest.raises(ValueError, match="threat_model"):
+        run_umpc(X, "gini", threat_model="x")
+    with pytest.raises(ValueError, match="use threat_model='hf'"):
+        run_umpc(np.zeros((20_001, 1)), "gini", edges=10)
+    with pytest.raises(ValueError, match="exceeds"):
+        run_umpc(X, "gini", edges=46)
