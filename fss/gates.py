@@ -44,7 +44,9 @@ holders (holders[0] and holders[1]) can recover r from the two keys and so
 learns the compared value x - y (not the other members' individual
 shares). This is inherent to two-key FSS with an opened masked input; it
 is weaker than "nothing unless all p collude" and must be accounted for by
-whoever picks the key holders.
+whoever picks the key holders; :mod:`mpc.compare` gives the p-party
+alternative (secure against any p-1 holders, about 8 rounds), which the
+U-MPC protocol uses for edges of k > 2 members.
 
 Shares: ``uint64 (p, *batch)`` in ``s.ring``; ``holders``: ``(p,)`` party
 ids or ``(p, *batch)`` per-instance ids; p >= 2, holders[0] != holders[1]

@@ -140,7 +140,7 @@ class CSPRNG:
 
     def uint64(self, shape=()) -> np.ndarray:
         """Uniform 64-bit words of the given shape."""
-        shape = _check_shape(shape)
+        shape = check_shape(shape)
         count = int(np.prod(shape, dtype=np.int64))
         return self.bytes_array(8 * count).view(np.uint64).reshape(shape)
 
@@ -150,7 +150,7 @@ class CSPRNG:
 
     def bits(self, shape=()) -> np.ndarray:
         """Uniform bits (``uint8`` 0/1) of the given shape."""
-        shape = _check_shape(shape)
+        shape = check_shape(shape)
         count = int(np.prod(shape, dtype=np.int64))
         raw = self.bytes_array((count + 7) // 8)
         return np.unpackbits(raw, count=count, bitorder="little").reshape(shape)
@@ -161,7 +161,7 @@ class CSPRNG:
         ``high`` may be a positive int below 2^63 or an array of them
         broadcastable to ``shape``.
         """
-        shape = _check_shape(shape)
+        shape = check_shape(shape)
         high_arr = np.asarray(high)
         if high_arr.dtype.kind not in "iu":
             raise TypeError(f"high must be an integer or integer array, got {high!r}")
@@ -223,7 +223,8 @@ def _check_count(n, name: str) -> int:
     return int(n)
 
 
-def _check_shape(shape) -> tuple:
+def check_shape(shape) -> tuple:
+    """Normalize an int or a tuple of non-negative ints to a shape tuple."""
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (int(shape),)
     try:

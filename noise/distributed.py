@@ -208,11 +208,10 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.
     out = ring.zeros(n)
     if n == 1:
         return ring.sum(secrets, axis=0), _exact_polya(r)
-    I, J = np.nonzero(~np.eye(n, dtype=bool))            # sender i -> receiver j, i != j
     with net.round():
         for row in secrets:
             sh = additive_share(ring, row, n, rng)        # sh[j, i] = P_j's share of c_i
-            net.send(P[I], P[J], sh[J, I], ring.bits)
+            net.send_all_to_all(P, sh.T, ring.bits)       # P_i sends sh[j, i] to P_j
             out = ring.add(out, ring.sum(sh, axis=1))
     return out, _exact_polya(r)
 

@@ -62,7 +62,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.rng import CSPRNG, as_rng
+from mpc.rng import CSPRNG, as_rng, check_shape
 
 __all__ = [
     "as_fraction",
@@ -142,16 +142,7 @@ def round_scale_up(scale, max_bits: int = 48) -> Fraction:
     return out
 
 
-def _shape(shape) -> tuple:
-    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
-        shape = (int(shape),)
-    try:
-        shape = tuple(int(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"shape must have non-negative dimensions, got {shape}")
-    return shape
+_shape = check_shape
 
 
 def _size(shape) -> int:

@@ -111,3 +111,23 @@ def test_parallel_lanes_count_rounds_once():
     with pytest.raises(RuntimeError, match="inside a parallel"):
         with net.lane():
             pass
+
+
+def test_send_all_to_all_matches_pairwise_sends():
+    n = 6
+    payload = np.arange(n * n * 2, dtype=np.uint64).reshape(n, n, 2)
+    a = Network(n + 1, record_views=True)
+    P = np.array([0, 2, 3, 4, 5, 6])
+    with a.phase("x"):
+        a.send_all_to_all(P, payload, 40)
+    b = Network(n + 1)
+    I, J = np.nonzero(~np.eye(n, dtype=bool))
+    with b.phase("x"):
+        b.send(P[I], P[J], payload[I, J], 40)
+    assert a.report() == b.report()
+    got = a.view(2)
+    assert len(got) == n - 1 and np.array_equal(got[0].payload, payload[0, 1])
+    with pytest.raises(ValueError, match="distinct"):
+        a.send_all_to_all(np.array([0, 0]), np.zeros((2, 2)), 8)
+    with pytest.raises(ValueError, match="payload must have shape"):
+        a.send_all_to_all(P, np.zeros((2, 2)), 8)
