@@ -73,8 +73,8 @@ class NoiseShares:
     ``sensitivity``: in the caller's real units; ``sensitivity_ring`` in
     ring units. ``epsilon``/``delta``: the guarantee actually provided (for
     the rational parameters actually used). ``committee``: party ids of the
-    M_HF committee, else None. ``exact``: False when a floating-point step
-    was used (Polya with non-integer shape). ``insecure_seed``: the session
+    M_HF committee, else None. ``exact``: whether every draw came from an exact
+    integer sampler (always True for the protocols here). ``insecure_seed``: the session
     was seeded (debug).
     """
 
@@ -183,8 +183,8 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.
     (2-3) P_i additively shares c_i = a_i - b_i among the n parties and sends
     share j to P_j (with ``separate_pair=True``, a_i and b_i are shared
     separately, exactly as in the paper); (4) P_j sums what it holds.
-    The shares sum to sum_i (a_i - b_i) ~ DLap(a) (exactly, up to the float
-    Polya, see :func:`noise.samplers.polya`).
+    The shares sum to sum_i (a_i - b_i) ~ DLap(a) exactly (exact Polya
+    draws, see :func:`noise.samplers.polya`).
 
     Cost: one round, n (n-1) l bits (2 n (n-1) l with ``separate_pair``);
     the paper states n^2 l. Threat model M_Dis (semi-honest, up to n-1
@@ -207,17 +207,13 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.
         secrets = _encode_signed(ring, c, "Polya difference")[None, :]      # (1, n)
     out = ring.zeros(n)
     if n == 1:
-        return ring.sum(secrets, axis=0), _exact_polya(r)
+        return ring.sum(secrets, axis=0), True
     with net.round():
         for row in secrets:
             sh = additive_share(ring, row, n, rng)        # sh[j, i] = P_j's share of c_i
             net.send_all_to_all(P, sh.T, ring.bits)       # P_i sends sh[j, i] to P_j
             out = ring.add(out, ring.sum(sh, axis=1))
-    return out, _exact_polya(r)
-
-
-def _exact_polya(r: Fraction) -> bool:
-    return r.denominator == 1
+    return out, True
 
 
 def committee_size(fail, f_h) -> int:
@@ -280,7 +276,7 @@ def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5):
                 recv = np.delete(np.arange(n), pos[k])
                 net.send(int(Z[k]), P[recv], sh[recv], ring.bits)
             out = ring.add(out, sh)
-    return out, Z, _exact_polya(r)
+    return out, Z, True
 
 
 def local_dlap(s, scale, *, parties=None):
@@ -299,7 +295,7 @@ def local_dlap(s, scale, *, parties=None):
     rng = _stream(s, "local")
     r = Fraction(1, n)
     c = _polya_differences(r, scale, n, rng)
-    return _encode_signed(s.ring, c, "Polya difference"), _exact_polya(r)
+    return _encode_signed(s.ring, c, "Polya difference"), True
 
 
 def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=None,
@@ -326,9 +322,9 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     ``epsilon = inf`` is rejected (the caller skips the noise), and so is a
     scale whose noise would wrap mod 2^l with probability > 2^-40 (the
     paper's "noise must remain below 2^l"); ``wrap_probability`` reports it.
-    Exactness: with n > 1 contributors the Polya(1/n) draws use the float
-    Poisson-Gamma mixture (``exact`` is then False); see
-    :func:`noise.samplers.polya`.
+    Exactness: every draw is an exact integer sampler
+    (:func:`noise.samplers.polya`), so the reconstructed noise is exactly
+    discrete Laplace for the rational scale actually used.
     """
     s = _check_session(s)
     if threat_model not in THREAT_MODELS:

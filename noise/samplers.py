@@ -42,8 +42,9 @@ the slow path (by widening the margin) and check the law is unchanged. The geome
 exact 64-bit integer thresholds ``floor(2^64 e^-k)`` computed in rational
 arithmetic, with the same lazy refinement on ties.
 
-Polya (negative binomial) with a non-integer shape r is the exception: it is
-sampled as a Poisson-Gamma mixture in floating point (see :func:`polya`).
+Polya (negative binomial) with any rational shape r is exact too: integer
+shapes sum geometrics, the fractional part thins the cycles of a geometric
+(see :func:`polya`).
 
 Cost: O(1) expected CSPRNG words and vectorized numpy passes per sample;
 rejection loops run over rounds of the batch (geometric decay), never over
@@ -595,82 +596,33 @@ def binomial(n_trials, p, shape=(), rng=None) -> np.ndarray:
 
 
 # -- Polya / negative binomial ---------------------------------------------------
-def _gamma_float(k: float, m: int, rng: CSPRNG) -> np.ndarray:
-    """log of Gamma(k, 1) variates, float64 (Marsaglia-Tsang 2000; boosting for k < 1)."""
-    boost = k < 1.0
-    kk = k + 1.0 if boost else k
-    d = kk - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    out = np.empty(m)
-    todo = np.arange(m)
-    while todo.size:
-        j = todo.size
-        u1 = 1.0 - rng.random(j)                 # (0, 1]
-        u2 = rng.random(j)
-        x = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
-        v = 1.0 + c * x
-        u = 1.0 - rng.random(j)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            v3 = v * v * v
-            acc = (v > 0) & (np.log(u) < 0.5 * x * x + d - d * v3 + d * np.log(np.where(v3 > 0, v3, 1.0)))
-        out[todo[acc]] = math.log(d) + np.log(v3[acc])
-        todo = todo[~acc]
-    if boost:
-        out += np.log(1.0 - rng.random(m)) / k
-    return out
-
-
 _lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
 
 
-def _poisson_float(lam: np.ndarray, rng: CSPRNG) -> np.ndarray:
-    """Poisson(lam) variates for float lam >= 0 (inversion for lam < 10, PTRS otherwise)."""
-    m = lam.size
+def _polya_fraction(r: Fraction, gamma: Fraction, m: int, rng: CSPRNG) -> np.ndarray:
+    """Exact NB(r, a), 0 < r < 1 rational, a = exp(-gamma): thin a geometric's cycles.
+
+    S ~ NB(1, a) (exact :func:`geometric_exp`) is split into the cycle
+    lengths of a uniform random permutation of S elements (the Chinese
+    restaurant partition with theta = 1, drawn by uniform stick-breaking:
+    L ~ Uniform{1..remaining}); each cycle is kept independently with
+    probability r. Colouring the cycles of an NB(1, a) variable i.i.d. with
+    probabilities (r, 1 - r) splits it into independent NB(r, a) and
+    NB(1 - r, a) parts (the Dirichlet-multinomial / Polya-urn split of a
+    negative binomial), so the kept sum is exactly NB(r, a). Every step is an
+    exact integer draw. Cost: one geometric and about ln(S) + 1 rounds of two
+    uniform integers per sample, vectorized over the batch.
+    """
+    total = geometric_exp(gamma, (m,), rng)
     out = np.zeros(m, dtype=np.int64)
-    small = np.flatnonzero((lam > 0) & (lam < 10))
-    if small.size:  # sequential inversion, vectorized over the batch
-        ls = lam[small]
-        u = rng.random(small.size)
-        p = np.exp(-ls)
-        cdf = p.copy()
-        k = np.zeros(small.size, dtype=np.int64)
-        active = u > cdf
-        while active.any():
-            idx = np.flatnonzero(active)
-            k[idx] += 1
-            p[idx] *= ls[idx] / k[idx]
-            cdf[idx] += p[idx]
-            active[idx] = (u[idx] > cdf[idx]) & (k[idx] < 200)
-        out[small] = k
-    big = np.flatnonzero(lam >= 10)
-    if big.size:  # Hormann (1993) transformed rejection with squeeze (PTRS)
-        lb = lam[big]
-        slam, loglam = np.sqrt(lb), np.log(lb)
-        b = 0.931 + 2.53 * slam
-        a = -0.059 + 0.02483 * b
-        inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
-        vr = 0.9277 - 3.6224 / (b - 2)
-        res = np.empty(big.size, dtype=np.int64)
-        todo = np.arange(big.size)
-        while todo.size:
-            j = todo.size
-            U = rng.random(j) - 0.5
-            V = rng.random(j)
-            us = 0.5 - np.abs(U)
-            aa, bb = a[todo], b[todo]
-            kf = np.floor((2 * aa / us + bb) * U + lb[todo] + 0.43)
-            quick = (us >= 0.07) & (V <= vr[todo])
-            bad = (kf < 0) | ((us < 0.013) & (V > us))
-            acc = quick.copy()
-            rest = np.flatnonzero(~quick & ~bad)
-            if rest.size:
-                r = todo[rest]
-                lhs = np.log(V[rest] * inv_alpha[r] / (aa[rest] / (us[rest] ** 2) + bb[rest]))
-                rhs = -lb[r] + kf[rest] * loglam[r] - _lgamma(kf[rest] + 1)
-                acc[rest] = lhs <= rhs
-            res[todo[acc]] = kf[acc].astype(np.int64)
-            todo = todo[~acc]
-        out[big] = res
+    remaining = total.copy()
+    idx = np.flatnonzero(remaining > 0)
+    while idx.size:
+        length = 1 + rng.integers(remaining[idx], (idx.size,))
+        keep = rng.integers(r.denominator, (idx.size,)) < r.numerator
+        out[idx] += length * keep
+        remaining[idx] -= length
+        idx = idx[remaining[idx] > 0]
     return out
 
 
@@ -682,17 +634,11 @@ def polya(r, scale, shape=(), rng=None) -> np.ndarray:
     & Xiong 2017): if X_i, Y_i are iid Polya(1/n, a), then
     sum_{i<n} (X_i - Y_i) is exactly discrete Laplace with parameter a.
 
-    Exactness: for an *integer* shape r the sample is exact (sum of r exact
-    :func:`geometric_exp` variates with gamma = 1/scale). For a non-integer
-    r the integer part is exact and the fractional part r' is drawn as the
-    Poisson-Gamma mixture Poisson(theta G), G ~ Gamma(r', 1),
-    theta = a / (1 - a), computed in **floating point** (Marsaglia-Tsang
-    Gamma, inversion / PTRS Poisson, all from CSPRNG uniforms). The output
-    is an integer, so the low-order-bit leak of continuous float noise
-    (Mironov 2012) does not apply, but the probabilities are only accurate to
-    float64 rounding (~1e-12 relative), so the discrete Laplace obtained by
-    summing is *approximately*, not exactly, DLap(a).
-    Cost: O(1) expected words per sample.
+    Exact for every rational shape r > 0: the integer part of r is a sum of
+    exact :func:`geometric_exp` variates (gamma = 1/scale) and the fractional
+    part is drawn by :func:`_polya_fraction` (cycle thinning of an exact
+    geometric), with integer draws only.
+    Cost: r geometrics plus O(log scale) uniform integers per sample.
     """
     rq = as_fraction(r, "r")
     q = as_fraction(scale, "scale")
@@ -710,10 +656,8 @@ def polya(r, scale, shape=(), rng=None) -> np.ndarray:
             c = min(chunk, r_int - start)
             out += geometric_exp(gamma, (c, m), rng).sum(axis=0)
     if r_frac:
-        theta = math.exp(-1.0 / float(q)) / -math.expm1(-1.0 / float(q))
-        lg = _gamma_float(float(r_frac), m, rng)
-        lam = theta * np.exp(lg)
-        out += _poisson_float(lam, rng)
+        _check_numerator(q, "scale")
+        out += _polya_fraction(r_frac, 1 / q, m, rng)
     return out.reshape(shape)
 
 

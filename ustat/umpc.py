@@ -250,6 +250,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     elif session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
     ring, net = session.ring, session.net
+    # a fresh stream per run (a nonce from the session's stream): two runs on
+    # one session never reuse masks or shares
+    run_rng = session.rng.derive("umpc-run", session.rng.random_bytes(16))
 
     # -- hypergraph ----------------------------------------------------------------
     if hypergraph is None:
@@ -260,7 +263,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             if m is None:
                 hypergraph = sampling.all_edges(n, k)
             else:
-                hypergraph = sampling.sample(sampler, n, m, k, session.rng.derive("hypergraph"))
+                hypergraph = sampling.sample(sampler, n, m, k, run_rng.derive("hypergraph"))
     E = np.asarray(hypergraph.edges, dtype=np.int64)
     m = E.shape[0]
     if E.ndim != 2 or E.shape[1] != k:
@@ -271,7 +274,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     enc = encode_records(session, X, kern)
     d = X.shape[1]
     z = np.zeros(n, dtype=np.uint64)            # each party's running sum of shares
-    share_rng = session.rng.derive("input-sharing")
+    share_rng = run_rng.derive("input-sharing")
     n_chunks = -(-m // chunk_size)
     bar = _Progress(m, progress and n_chunks > 1)
 
@@ -315,7 +318,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     noise_info = {}
     aux_z = np.zeros((n, n_aux), dtype=np.uint64)
     if n_aux:
-        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values))
+        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run_rng)
     if math.isfinite(eps):
         from noise.distributed import shared_dlap_noise
 
@@ -362,6 +365,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
     if session.insecure:
         notes.append("seeded run: randomness is reproducible and NOT secure")
+    if any(not info["exact"] for info in noise_info.values()):
+        notes.append("noise: the Polya(1/n) components are drawn in floating point, so the "
+                     "discrete Laplace noise is approximate, not exactly sampled")
     return UMPCResult(
         kernel=kern.name, statistic=kern.statistic, estimate=float(estimate), u_hat=u_hat,
         epsilon=eps, n=n, edges=m, degree=k, max_degree=delta_max, sampler=hypergraph.name,
@@ -377,7 +383,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     )
 
 
-def _mask_aux(session: Session, values: np.ndarray) -> np.ndarray:
+def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
     """2-of-2 share each party's aux values with its successor on a random cycle.
 
     Party i keeps v_i - r_i and sends r_i to its successor (one round in the
@@ -387,10 +393,10 @@ def _mask_aux(session: Session, values: np.ndarray) -> np.ndarray:
     """
     n = values.shape[0]
     ring, net = session.ring, session.net
-    order = session.rng.derive("aux-cycle").permutation(n)
+    order = rng.derive("aux-cycle").permutation(n)
     succ = np.empty(n, dtype=np.int64)
     succ[order] = np.roll(order, -1)
-    r = session.rng.derive("aux-masks").ring_elements(ring, values.shape)
+    r = rng.derive("aux-masks").ring_elements(ring, values.shape)
     with net.phase("sharing"):
         net.send(np.arange(n), succ, r, ring.bits)
     out = ring.sub(values, r)
@@ -399,10 +405,10 @@ def _mask_aux(session: Session, values: np.ndarray) -> np.ndarray:
 
 
 def _noise_summary(noise) -> dict:
-    keys = ("distribution", "scale", "epsilon", "sensitivity", "threat_model")
-    out = {k: getattr(noise, k) for k in keys if hasattr(noise, k)}
-    committee = getattr(noise, "committee", None)
-    if committee is not None:
-        out["committee_size"] = int(np.size(committee))
-    return {k: (float(v) if isinstance(v, (np.floating, float)) else v) for k, v in out.items()
-            if isinstance(v, (int, float, str, np.integer, np.floating)) or k == "committee_size"}
+    """The accounting of one noise draw, as JSON-friendly values."""
+    out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
+           "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
+           "threat_model": noise.threat_model, "exact": bool(noise.exact)}
+    if noise.committee is not None:
+        out["committee_size"] = int(np.size(noise.committee))
+    return out

@@ -195,7 +195,8 @@ def test_binomial(rng, n, p):
 
 # -- Polya ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("r,scale", [(1, 3), (3, Fraction(5, 2)), (Fraction(1, 2), 4),
-                                     (Fraction(1, 10), 20), (Fraction(5, 2), 2)])
+                                     (Fraction(1, 10), 20), (Fraction(5, 2), 2),
+                                     (Fraction(2, 3), Fraction(7, 2))])
 def test_polya_gof(rng, r, scale):
     x = S.polya(r, scale, 200_000, rng)
     a = math.exp(-1 / float(scale))
@@ -226,7 +227,7 @@ def test_polya_large_scale_sum(rng):
     # P(|Z| >= scale) = 2 a^scale/(1+a) ~ 0.368
     p = 2 * a ** scale / (1 + a)
     assert stats.binomtest(int(np.sum(np.abs(z) >= scale)), m, p).pvalue > ALPHA
-    big = S.polya(Fraction(1, 3), 50, 200_000, rng)    # exercises the PTRS Poisson branch
+    big = S.polya(Fraction(1, 3), 50, 200_000, rng)    # long stick-breaking chains
     k = np.arange(0, 2500)
     assert chisq_pvalue(big, k, stats.nbinom.pmf(k, 1 / 3, 1 - math.exp(-1 / 50))) > ALPHA
 

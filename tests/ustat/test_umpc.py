@@ -240,3 +240,15 @@ def test_bad_input():
         run_umpc(np.zeros((20_001, 1)), "gini", edges=10)
     with pytest.raises(ValueError, match="exceeds"):
         run_umpc(X, "gini", edges=46)
+
+
+def test_two_runs_on_one_session_use_fresh_randomness():
+    X = _records(CSPRNG(9), 12, K.get("gini"))
+    s = Session(12, seed=5, record_views=True)
+    run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
+    first = [np.asarray(r.payload).copy() for r in s.net.view(1) if r.phase == "sharing"]
+    s.net.reset()
+    run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
+    second = [np.asarray(r.payload) for r in s.net.view(1) if r.phase == "sharing"]
+    assert len(first) == len(second) > 0
+    assert not any(np.array_equal(a, b) for a, b in zip(first, second))
