@@ -83,27 +83,29 @@ def test_sharing_and_aggregation_bits_match_the_paper(name, k, d):
 
 
 def test_computing_phase_bits_match_gate_costs():
-    """Kendall = 2 sign gates (same round) + 1 Beaver product per edge."""
-    from fss import gates
-    from ustat.secure import SecureOps
-    from mpc.sharing import additive_share
+    """Kendall = 2 sign gates (one round) + 1 Beaver product per edge, by the documented formulas."""
+    from fss.gates import costs
 
     n = 20
     X = _records(CSPRNG(2), n, K.get("kendall"))
     res = run_umpc(X, "kendall", epsilon=math.inf, edges="2n", seed=4)
-    comp = res.communication["phases"]["computing"]["online"]
+    comp = res.communication["phases"]["computing"]
     m = res.edges
-    # the same gates measured standalone on a fresh session over m edges
-    s = Session(n, seed=9)
-    holders = np.stack([np.arange(m) % n, (np.arange(m) + 1) % n])
-    x = additive_share(s.ring, np.zeros(m, np.uint64), 2, s.rng)
-    with s.net.phase("sign"):
-        gates.sign(s, np.concatenate([x, x], axis=1), np.tile(holders, (1, 2)))
-    sign_bits = s.net.report()["phases"]["sign"]["online"]["bits"]
-    beaver_bits = m * 2 * 2 * L          # 2 members, each sends 2 elements
-    assert comp["bits"] == sign_bits + beaver_bits
-    assert comp["rounds"] == 2
+    sign = costs("sign", L, 2)
+    online = m * (2 * 2 * sign["online_sent_key_holder"]   # 2 gates, 2 members
+                  + 2 * 2 * L)                            # Beaver: 2 members send 2 elements
+    assert comp["online"]["bits"] == online
+    assert comp["online"]["rounds"] == sign["online_rounds"] + 1
+    offline = m * (2 * 2 * sign["offline_key_holder"] + 2 * 3 * L)
+    assert comp["offline"]["bits"] == offline
     assert res.rounds == 1 + 2 + 1       # sharing, sign + product, aggregation
+    # k = 3 uses the p-party circuit (mpc.compare): 3 signs = 6 comparisons per edge
+    X3 = _records(CSPRNG(3), 9, K.get("triples"))
+    res3 = run_umpc(X3, "triples", epsilon=math.inf, edges="all", seed=5)
+    ands = 2 * (L - 2) - 1
+    per_cmp = 3 * 2 * (L + 2 * ands + 1)      # each of 3 members sends to 2 others
+    assert res3.communication["phases"]["computing"]["online"]["bits"] == res3.edges * 6 * per_cmp
+    assert res3.communication["phases"]["computing"]["online"]["rounds"] == math.ceil(math.log2(L - 1)) + 2
 
 
 def test_noise_variance_matches_theory_fixed_edges():
