@@ -46,7 +46,10 @@ shares). This is inherent to two-key FSS with an opened masked input; it
 is weaker than "nothing unless all p collude" and must be accounted for by
 whoever picks the key holders; :mod:`mpc.compare` gives the p-party
 alternative (secure against any p-1 holders, about 8 rounds), which the
-U-MPC protocol uses for edges of k > 2 members.
+U-MPC protocol uses for edges of k > 2 members. For p > 2 the outputs of
+:func:`less_than`, :func:`greater_than`, :func:`sign` and :func:`abs_value`
+are shared between the two key holders only (the other rows are 0), since
+they depend on MSB(x^), which only the key holders see.
 
 Shares: ``uint64 (p, *batch)`` in ``s.ring``; ``holders``: ``(p,)`` party
 ids or ``(p, *batch)`` per-instance ids; p >= 2, holders[0] != holders[1]
@@ -159,7 +162,9 @@ def _msb_gate(s, z, h, points=1):
     with s.net.round():
         r = s.dealer.rng.ring_elements(ring, batch)
         r_msb = r >> _U64(l - 1)
-        r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb)
+        # the output is d (1 - 2m) + m with m known to the key holders only, so
+        # its mask lives on their two rows (the other holders output 0)
+        r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb, out_key_holders_only=True)
         beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
         k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng)
         _send_keys(s, h, _dcf.key_bits(params), B)
@@ -180,11 +185,16 @@ def _msb_gate(s, z, h, points=1):
     return outs
 
 
-def _deal_masks_given(s, h, r, out_secret):
+def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
+    """Share r p-of-p and ``out_secret`` p-of-p (or, with ``out_key_holders_only``,
+    between the two key holders, the other rows 0) and send them (offline)."""
     ring, rng = s.ring, s.dealer.rng
     p = h.shape[0]
     both = np.stack([r, out_secret], axis=-1)
     sh = additive_share(ring, both, p, rng)
+    if out_key_holders_only and p > 2:
+        sh[0, ..., 1] = ring.add(sh[0, ..., 1], ring.sum(sh[2:, ..., 1], axis=0))
+        sh[2:, ..., 1] = 0
     s.dealer.distribute(h, sh, ring.bits)
     return r, sh[..., 0], sh[..., 1]
 

@@ -42,10 +42,14 @@ def exchange(session, shares, holders, bits: int) -> np.ndarray:
     p = sh.shape[0]
     if h.shape[0] != p:
         raise ValueError(f"shares has {p} rows but holders names {h.shape[0]} parties")
+    if h.ndim == 1:
+        # the same p parties for the whole batch: one all-to-all message set
+        net.send_all_to_all(h, np.broadcast_to(sh[:, None], (p, p) + sh.shape[1:]), bits)
+        return sh
     with net.round():
         for shift in range(1, p):
-            # member j sends its row to member (j + shift) mod p
-            _send_each(net, h, np.roll(h, -shift, axis=0), sh, bits)
+            # member j sends its row to member (j + shift) mod p (per instance)
+            send_rows(net, h, np.roll(h, -shift, axis=0), sh, bits, sender_per_row=True)
     return sh
 
 
@@ -58,16 +62,6 @@ def open_shares(session, shares, holders) -> np.ndarray:
     sh = _check_shares(session, shares, "shares")
     exchange(session, sh, holders, session.ring.bits)
     return session.ring.sum(sh, axis=0)
-
-
-def _send_each(net, src: np.ndarray, dst: np.ndarray, rows: np.ndarray, bits: int):
-    """Row j of ``rows`` goes from ``src[j]`` to ``dst[j]`` (scalar or per instance)."""
-    p = src.shape[0]
-    if src.ndim == 1:
-        for j in range(p):
-            net.send(int(src[j]), int(dst[j]), rows[j], bits)
-    else:
-        send_rows(net, src, dst, rows, bits, sender_per_row=True)
 
 
 def multiply(session, x, y, holders, triples=None) -> np.ndarray:

@@ -101,7 +101,8 @@ class TrustedDealer:
             )
         if h.ndim > 1 and shares.shape[1:h.ndim] != h.shape[1:]:
             raise ValueError(f"shares {shares.shape} do not match holders {h.shape}")
-        send_rows(self.net, self.id, h, shares, bits, offline=True)
+        with self.net.round():
+            send_rows(self.net, self.id, h, shares, bits, offline=True)
         return shares
 
     def beaver_triples(self, holders, shape):

@@ -275,6 +275,8 @@ class Network:
         if P.ndim != 1:
             raise ValueError("parties must be a 1-d array of party ids")
         n = P.size
+        if n < 2:
+            return payload
         if np.unique(P).size != n:
             raise ValueError("parties must be distinct")
         arr = np.asarray(payload)
@@ -321,6 +323,8 @@ class Network:
         return payload
 
     def _account(self, s, r, per_msg_bits, offline, payload, single, m=1):
+        if m == 0:          # an empty batch sends nothing and takes no round
+            return
         off = self._phase_offline if offline is None else bool(offline)
         key = (self._phase, off)
         t = self._tally(key)

@@ -39,6 +39,7 @@ class Session:
             roles = roles + ("dealer",)
         self.net = Network(n_parties, roles=roles, record_views=record_views)
         self.dealer = TrustedDealer(self.ring, self.rng.derive("dealer"), self.net)
+        self._party_rngs: dict = {}
 
     @property
     def n_parties(self) -> int:
@@ -50,8 +51,11 @@ class Session:
         return self.rng.seeded
 
     def party_rng(self, i: int) -> CSPRNG:
-        """Party i's private stream."""
-        return self.rng.party(i)
+        """Party i's private stream (the same stateful generator on every call)."""
+        g = self._party_rngs.get(i)
+        if g is None:
+            g = self._party_rngs[i] = self.rng.party(i)
+        return g
 
     def __repr__(self) -> str:
         return (f"Session(n_parties={self.n_parties}, ring={self.ring}, "

@@ -210,7 +210,7 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
     """delta of the centred Binomial(n_coins, 1/2) mechanism for an integer shift.
 
     Computed numerically from the privacy profile:
-    delta = max over shifts +-Delta of sum_k max(0, P(k) - e^eps P(k - Delta)),
+    delta = max over shifts 1 <= |d| <= Delta of sum_k max(0, P(k) - e^eps P(k - d)),
     with log-pmf from lgamma (float64; an accounting number, not a sampler).
     The noise is Binomial(n, 1/2) (Dwork, Kenthapadi, McSherry, Mironov,
     Naor, EUROCRYPT 2006, coin flipping); ``sensitivity`` is in coin units
@@ -228,9 +228,12 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
     p = np.exp(logp)
     if D > n:
         return 1.0
-    # P(k) vs Q(k) = P(k - D); by symmetry of Binomial(n, 1/2) both directions agree.
-    q = np.concatenate([np.zeros(D), p[:n + 1 - D]])
-    delta = np.maximum(0.0, p - math.exp(e) * q).sum()
+    # worst shift d in 1..D: P(k) vs Q(k) = P(k - d); by symmetry of
+    # Binomial(n, 1/2) both directions agree.
+    delta = 0.0
+    for d in range(1, D + 1):          # D is small (a sensitivity in coin units)
+        q = np.concatenate([np.zeros(d), p[:n + 1 - d]])
+        delta = max(delta, float(np.maximum(0.0, p - math.exp(e) * q).sum()))
     return float(min(1.0, delta))
 
 

@@ -362,17 +362,22 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
     bit b_k (offline, the "jointly generated" high-quality bits); (3) the
     parties compute shares of c_k XOR b_k = c_k + b_k - 2 c_k b_k with one
     Beaver multiplication (:func:`mpc.beaver.multiply`, all coins in one
-    batch); (4) each party outputs step * sum_k (2 z_k - 1) (the public
-    -step * n_coins is added by the first party). The total is
-    step (2 B - n_coins), B ~ Binomial(n_coins, 1/2) exactly, variance
-    step^2 n_coins, as long as c_k or b_k is uniform.
+    batch); (4) each party outputs step * sum_k z_k (the public
+    -step * floor(n_coins / 2) is added by the first party). The total is
+    step (B - floor(n_coins / 2)), B ~ Binomial(n_coins, 1/2) exactly,
+    variance step^2 n_coins / 4 (centred for even n_coins), as long as c_k
+    or b_k is uniform. The noise lives on the lattice step * Z, so every
+    query shift that is a multiple of ``step`` is covered by the accounting
+    (noise on a coarser lattice, e.g. step (2 B - n), would give disjoint
+    supports, delta = 1, for odd shifts).
 
     Cost (per noise element, N = n_coins): online N (p-1) l bits for the
     sharings plus 2 N p (p-1) l for the multiplication, 2 rounds; offline
     N p l (bits b) + 3 N p l (triples). Threat model: semi-honest, trusted
     dealer. Accounting: with ``sensitivity`` (ring units, a multiple of
-    2 step) and ``epsilon``, delta is computed exactly from the binomial
-    privacy profile (:func:`noise.accounting.binomial_mechanism_delta`).
+    ``step``; the query must take values in step * Z) and ``epsilon``,
+    delta is computed from the binomial privacy profile over every shift
+    up to the sensitivity (:func:`noise.accounting.binomial_mechanism_delta`).
     """
     s = _check_session(s)
     P = _check_parties(s, parties)
@@ -401,8 +406,8 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
         cb = ring.mul(c_sh, b_sh)
     z = ring.sub(ring.add(c_sh, b_sh), ring.smul(2, cb))       # shares of c XOR b
     tot = ring.sum(z.reshape(p, size, n_coins), axis=2)        # shares of B
-    out = ring.smul(2 * step, tot)
-    out[0] = ring.sub(out[0], ring.element(step * n_coins))
+    out = ring.smul(step, tot)
+    out[0] = ring.sub(out[0], ring.element(step * (n_coins // 2)))
     eps_out, delta = float("nan"), float("nan")
     sens_ring = float("nan")
     if sensitivity is not None or epsilon is not None:
@@ -410,14 +415,14 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
             raise ValueError("sensitivity and epsilon must be given together")
         sens_ring = acc.check_sensitivity(sensitivity)
         eps_out = acc.check_epsilon(epsilon)
-        if sens_ring % (2 * step):
-            raise ValueError(f"sensitivity must be a multiple of 2*step = {2 * step} ring units, got {sensitivity!r}")
-        delta = acc.binomial_mechanism_delta(n_coins, sens_ring // (2 * step), eps_out)
+        if sens_ring % step:
+            raise ValueError(f"sensitivity must be a multiple of step = {step} ring units, got {sensitivity!r}")
+        delta = acc.binomial_mechanism_delta(n_coins, int(sens_ring // step), eps_out)
     return NoiseShares(
         shares=out.reshape((p,) + shape), parties=P, distribution="binomial", scale=step,
         epsilon=eps_out, sensitivity=sens_ring, threat_model="dis", delta=delta,
         sensitivity_ring=sens_ring, exact=True, insecure_seed=bool(s.insecure),
-        notes=f"step*(2*Binomial({n_coins}, 1/2) - {n_coins}), coin flipping")
+        notes=f"step*(Binomial({n_coins}, 1/2) - {n_coins // 2}), coin flipping")
 
 
 def distributed_discrete_gaussian(s, sigma2, *, parties=None, shape=(), mode="share",

@@ -73,9 +73,10 @@ def load_csv(path, columns: Sequence[str] | None = None, sep: str | None = None,
         Field separator; default: sniffed from the header (',', ';' or TAB).
     categorical : bool or iterable of str
         Columns to read as categories: ``True`` for all selected columns, or
-        a collection of names. A categorical column's distinct strings, sorted,
-        are coded 0..K-1 (e.g. ``job`` of bank.csv, for the duplicate pair
-        ratio kernel f(x, y) = 1[x = y] of Section 6.2.3).
+        a collection of names. A categorical column's distinct strings, sorted
+        (numerically when they are all numbers, else as strings), are coded
+        0..K-1 (e.g. ``job`` of bank.csv, for the duplicate pair ratio kernel
+        f(x, y) = 1[x = y] of Section 6.2.3).
     return_categories : bool
         Also return ``{column: [level_0, level_1, ...]}`` for categorical columns.
 
@@ -154,13 +155,28 @@ def load_csv(path, columns: Sequence[str] | None = None, sep: str | None = None,
                              f"({empty.size} empty cell(s) in this column)")
         if name in cat:
             levels, codes = np.unique(np.asarray(col, dtype=str), return_inverse=True)
-            categories[name] = [str(v) for v in levels]
-            values[:, j] = codes
+            order = _level_order(levels)
+            rank = np.empty(len(levels), dtype=np.int64)
+            rank[order] = np.arange(len(levels))
+            categories[name] = [str(levels[i]) for i in order]
+            values[:, j] = rank[codes]
             continue
         values[:, j] = _to_float(col, name, lines, path)
     if return_categories:
         return values, names, categories
     return values, names
+
+
+def _level_order(levels: np.ndarray) -> np.ndarray:
+    """Order of categorical levels: numerically when every level is a number
+    (so class labels "2", "10" keep their order), else as sorted strings."""
+    try:
+        as_num = np.array([float(v) for v in levels])
+    except ValueError:
+        return np.arange(len(levels))
+    if not np.all(np.isfinite(as_num)):
+        return np.arange(len(levels))
+    return np.argsort(as_num, kind="stable")
 
 
 def _to_float(col: list[str], name: str, lines: list[int], path: str) -> np.ndarray:

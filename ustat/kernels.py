@@ -265,14 +265,18 @@ def _vus_plain(X):
 
 def _vus_secure(ops, x):
     s = [x[i][0] for i in range(3)]
-    y = [x[i][1] for i in range(3)]
-    classes = [ops.const(v, fixed=False) for v in range(3)]
-    with ops.session.net.round():           # independent gates: one round
-        eq = ops.equal_many([(y[i], classes[v]) for i in range(3) for v in range(3)])
-        lt_pairs = [(i, j) for i in range(3) for j in range(3) if i != j]
-        lt = ops.less_than_many([(s[i], s[j]) for i, j in lt_pairs])
-    is_class = {(i, v): eq[3 * i + v] for i in range(3) for v in range(3)}
-    less = dict(zip(lt_pairs, lt))
+    y = [x[i][1] for i in range(3)]             # class codes 0, 1, 2 (ring integers)
+    one = ops.const(1, fixed=False)
+    # one batch of 12 comparisons (one gate call, its rounds once):
+    # [y_i < 1] = [y_i = 0], [1 < y_i] = [y_i = 2], and the 6 ordered score pairs
+    lt_pairs = [(i, j) for i in range(3) for j in range(3) if i != j]
+    cmp = ops.less_than_many([(y[i], one) for i in range(3)] + [(one, y[i]) for i in range(3)]
+                             + [(s[i], s[j]) for i, j in lt_pairs])
+    is_class = {}
+    for i in range(3):
+        is_class[i, 0], is_class[i, 2] = cmp[i], cmp[3 + i]
+        is_class[i, 1] = ops.sub(ops.sub(one, cmp[i]), cmp[3 + i])
+    less = dict(zip(lt_pairs, cmp[6:]))
     # term(a, b, c) = [y_a=0][y_b=1][y_c=2][s_a<s_b][s_b<s_c]: products in 3 rounds
     first = ops.mul_many([pair for a, b, c in _PERMS3
                           for pair in ((is_class[a, 0], is_class[b, 1]),
@@ -337,4 +341,4 @@ register(Kernel(
     categorical=(1,), column_names=("score", "class"),
     aux=_class3_aux, aux_sensitivity=2.0, aux_names=("n0", "n1", "n2"),
     finalize=_vus_finalize, statistic="VUS",
-    rounds_note="15 gates (1 round) + 3 product rounds", extra={"levels": {1: 3}}))
+    rounds_note="12 comparisons (one batch) + 3 product rounds", extra={"levels": {1: 3}}))

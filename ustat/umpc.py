@@ -36,8 +36,11 @@ epsilon (``aux_epsilon_fraction``); the released statistic is the kernel's
 post-processing of the noisy sums.
 
 Threat model: static semi-honest adversary, private authenticated channels,
-trusted dealer for preprocessing; DP against the aggregator and any coalition
-allowed by the threat model.
+trusted dealer for preprocessing. Inputs stay hidden from any coalition
+allowed by the threat model; the release is DP against the aggregator. A
+coalition that colludes with the aggregator can subtract its members' own
+noise contributions, so its DP guarantee rests on the honest parties' share
+of the noise (see :mod:`noise.distributed`).
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ def resolve_edges(edges, n: int, k: int) -> Optional[int]:
             coef = text[:-1] or "1"
             try:
                 m = int(round(float(coef) * n))
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
         else:
             try:
@@ -179,6 +182,26 @@ def _validate_records(records, kernel) -> np.ndarray:
         raise ValueError(f"records must be finite: row {row}, column {col} is {X[row, col]}")
     if X.shape[0] < kernel.degree:
         raise ValueError(f"need at least k={kernel.degree} records, got {X.shape[0]}")
+    # the kernel's range (hence the DP sensitivity) assumes these domains
+    levels = kernel.extra.get("levels", {})
+    for c in range(X.shape[1]):
+        col = X[:, c]
+        if c in kernel.categorical:
+            bad = np.flatnonzero(col != np.round(col))
+            if bad.size:
+                raise ValueError(f"records: categorical column {c} needs integer codes, "
+                                 f"row {bad[0]} is {col[bad[0]]}")
+            if c in levels:
+                bad = np.flatnonzero((col < 0) | (col >= levels[c]))
+                if bad.size:
+                    raise ValueError(f"records: column {c} of kernel {kernel.name!r} must hold "
+                                     f"codes 0..{levels[c] - 1}, row {bad[0]} is {col[bad[0]]}")
+        else:
+            bad = np.flatnonzero((col < 0) | (col > 1))
+            if bad.size:
+                raise ValueError(f"records: numeric column {c} must be normalized to [0, 1] "
+                                 f"with public bounds (ustat.data.normalize), row {bad[0]} is "
+                                 f"{col[bad[0]]}")
     return X
 
 
@@ -265,12 +288,21 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             else:
                 hypergraph = sampling.sample(sampler, n, m, k, run_rng.derive("hypergraph"))
     E = np.asarray(hypergraph.edges, dtype=np.int64)
-    m = E.shape[0]
     if E.ndim != 2 or E.shape[1] != k:
         raise ValueError(f"hypergraph edges must have shape (m, {k}), got {E.shape}")
+    m = E.shape[0]
+    if m == 0:
+        raise ValueError("the hypergraph has no edges (a Bernoulli sample can be empty): "
+                         "ask for more edges")
+    if E.min() < 0 or E.max() >= n:
+        raise ValueError(f"hypergraph edges must hold party ids in 0..{n - 1}")
+    Es = np.sort(E, axis=1)
+    if np.any(Es[:, 1:] == Es[:, :-1]):
+        raise ValueError("hypergraph edges must have k distinct members")
     degrees = np.bincount(E.ravel(), minlength=n)
     delta_max = int(degrees.max())
 
+    _check_no_wrap(session, kern, m, n, delta_max, eps, aux_epsilon_fraction)
     enc = encode_records(session, X, kern)
     d = X.shape[1]
     z = np.zeros(n, dtype=np.uint64)            # each party's running sum of shares
@@ -381,6 +413,30 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
         communication=rep, evaluation=evaluation, notes=notes,
     )
+
+
+def _check_no_wrap(session, kern, m, n, delta_max, eps, aux_fraction):
+    """Refuse runs whose aggregate could wrap mod 2^l (the release would be wrong).
+
+    Bound: |sum of kernel values| <= m max(|lo|, |hi|) 2^c, plus a discrete
+    Laplace tail of 28 scales (probability below 2^-40); aux sums <= n 2^c
+    (values in [0, 1]) plus their noise tail. Must stay below 2^(l-1).
+    """
+    scale = session.fp.scale
+    lo, hi = kern.output_range
+    bound = m * max(abs(lo), abs(hi)) * scale
+    aux_bound = n * scale if kern.aux is not None else 0.0
+    if math.isfinite(eps):
+        eps_u = eps * (1 - aux_fraction) if kern.aux is not None else eps
+        bound += 28 * delta_max * kern.sensitivity * scale / eps_u
+        if kern.aux is not None:
+            aux_bound += 28 * kern.aux_sensitivity * scale / (eps * aux_fraction)
+    limit = float(1 << (session.ring.bits - 1))
+    if max(bound, aux_bound) >= limit:
+        raise ValueError(
+            f"the aggregate could wrap around mod 2^{session.ring.bits} (|sum| up to "
+            f"{max(bound, aux_bound):.3g} ring units >= 2^{session.ring.bits - 1}): use more ring "
+            f"bits, fewer fractional bits, fewer edges or a larger epsilon")
 
 
 def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:

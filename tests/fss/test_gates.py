@@ -269,3 +269,19 @@ def test_costs_bad_arguments():
         gates.costs("sign", 1)
     with pytest.raises(ValueError, match="p must"):
         gates.costs("sign", 40, 1)
+
+
+def test_non_key_holders_output_zero_rows_for_msb_gates_p_gt_2():
+    """For p > 2 the holders that never see x^ must not need it: their rows are 0."""
+    from mpc.session import Session
+    from mpc.sharing import additive_share
+    from fss import gates as G
+
+    s = Session(4, bits=16, frac_bits=0, seed=77)
+    v = np.array([-5, 0, 3, 7], dtype=np.int64)
+    x = additive_share(s.ring, s.ring.from_signed(v), 4, s.rng)
+    y = additive_share(s.ring, s.ring.from_signed(v[::-1].copy()), 4, s.rng)
+    h = np.arange(4)
+    for out, want in ((G.less_than(s, x, y, h), v < v[::-1]), (G.sign(s, x, h), np.sign(v))):
+        assert np.all(out[2:] == 0)
+        assert np.array_equal(s.ring.to_signed(s.ring.sum(out, axis=0)), want.astype(np.int64))

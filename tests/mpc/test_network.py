@@ -131,3 +131,15 @@ def test_send_all_to_all_matches_pairwise_sends():
         a.send_all_to_all(np.array([0, 0]), np.zeros((2, 2)), 8)
     with pytest.raises(ValueError, match="payload must have shape"):
         a.send_all_to_all(P, np.zeros((2, 2)), 8)
+
+
+def test_empty_batches_take_no_round_and_dealer_rows_one_round():
+    from mpc.session import Session
+
+    net = Network(3)
+    net.send(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 2), np.uint64), 8)
+    assert net.report()["online"]["rounds"] == 0
+    s = Session(4, seed=1)
+    with s.net.phase("prep"):
+        s.dealer.share(np.arange(4), np.zeros(5, np.uint64))
+    assert s.net.report()["phases"]["prep"]["offline"]["rounds"] == 1

@@ -116,3 +116,10 @@ def test_python_m_entry_point_and_kernels_list():
     out = subprocess.run([sys.executable, "-m", "ustat", "--version"], capture_output=True,
                          text=True, check=True).stdout
     assert out.startswith("ustat ")
+
+
+@pytest.mark.parametrize("edges", ["infn", "1e400n", "nann"])
+def test_absurd_edges_are_user_errors(capsys, edges):
+    code = main(["estimate", "gini", "--n", "20", "--edges", edges, "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err

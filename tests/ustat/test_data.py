@@ -174,3 +174,13 @@ def test_synthetic_uniform():
         D.synthetic_uniform(0, 2)
     with pytest.raises(TypeError, match="d must be an integer"):
         D.synthetic_uniform(5, 2.0)
+
+
+def test_numeric_categories_keep_numeric_order(tmp_path):
+    from ustat.data import load_csv
+
+    f = tmp_path / "c.csv"
+    f.write_text("cls\n10\n2\n3\n2\n")
+    values, _, cats = load_csv(f, categorical=True, return_categories=True)
+    assert cats["cls"] == ["2", "3", "10"]
+    assert values[:, 0].tolist() == [2, 0, 1, 0]

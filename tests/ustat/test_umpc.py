@@ -254,3 +254,36 @@ def test_two_runs_on_one_session_use_fresh_randomness():
     second = [np.asarray(r.payload) for r in s.net.view(1) if r.phase == "sharing"]
     assert len(first) == len(second) > 0
     assert not any(np.array_equal(a, b) for a, b in zip(first, second))
+
+
+def test_inputs_outside_the_kernel_domain_are_refused():
+    with pytest.raises(ValueError, match=r"normalized to \[0, 1\].*row 2"):
+        run_umpc(np.array([0.1, 0.5, 100.0, 0.3]), "gini")
+    with pytest.raises(ValueError, match="codes 0..1, row 1"):
+        run_umpc(np.array([[0.1, 0], [0.2, 5], [0.3, 1]]), "auc")
+    with pytest.raises(ValueError, match="integer codes, row 0"):
+        run_umpc(np.array([[0.5], [1.0], [2.0]]), "duplicate")
+
+
+def test_wrap_around_is_refused():
+    X = np.linspace(0, 1, 400)
+    with pytest.raises(ValueError, match="wrap around mod 2\\^20"):
+        run_umpc(X, "gini", epsilon=math.inf, bits=20, frac_bits=14, seed=1)
+
+
+def test_empty_and_invalid_hypergraphs():
+    X = np.linspace(0, 1, 6)
+    empty = Hypergraph(edges=np.zeros((0, 2), np.int64), n=6, k=2, name="empty")
+    with pytest.raises(ValueError, match="no edges"):
+        run_umpc(X, "gini", hypergraph=empty)
+    with pytest.raises(ValueError, match="ids in 0..5"):
+        run_umpc(X, "gini", hypergraph=Hypergraph(edges=np.array([[0, 9]]), n=10, k=2, name="x"))
+
+
+def test_vus_rounds_count_the_comparison_circuit():
+    g = CSPRNG(12)
+    n = 9
+    X = np.column_stack([g.random(n), g.integers(3, (n,))])
+    res = run_umpc(X, "vus", epsilon=math.inf, edges="all", seed=2)
+    comp = res.communication["phases"]["computing"]["online"]["rounds"]
+    assert comp == (math.ceil(math.log2(L - 1)) + 2) + 3     # one comparison batch + 3 products
