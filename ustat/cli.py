@@ -190,6 +190,7 @@ def _cmd_estimate(args) -> dict:
         sampler = "all"
     res = umpc.run_umpc(X, kern, epsilon=args.epsilon, edges=edges, sampler=sampler,
                         threat_model=args.threat_model, seed=args.seed,
+                        aux_epsilon_fraction=args.aux_epsilon_fraction,
                         evaluate=args.evaluate, progress=not args.no_progress)
     out = {
         "kernel": res.kernel,
@@ -287,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sampler", default="balanced", choices=("balanced", "uniform", "bernoulli"))
     e.add_argument("--threat-model", default="dis", choices=("dis", "hf"),
                    help="dis: M_Dis (default), hf: M_HF (committee noise)")
+    e.add_argument("--aux-epsilon-fraction", type=_float_arg, default=0.1,
+                   help="share of epsilon for the class counts of auc/vus (default 0.1)")
     e.add_argument("--n", type=int, default=SYNTHETIC_N, help="records of the synthetic default")
     e.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
     e.add_argument("--evaluate", action="store_true",
