@@ -168,3 +168,16 @@ def check_key_arrays(key, with_value: bool):
             raise ValueError(f"key field {name} must be {np.dtype(dt)} {shp} for n={n}, "
                              f"batch {shape}; got {got}")
         arr.flags.writeable = False
+
+
+def points_per_key(x: np.ndarray, key_shape: tuple) -> int:
+    """How many evaluation points per key ``x`` holds: shape ``key_shape`` (1) or
+    ``(m, *key_shape)`` (m); ``ValueError`` otherwise."""
+    if x.shape == key_shape:
+        return 1
+    if x.ndim == len(key_shape) + 1 and x.shape[1:] == key_shape:
+        return x.shape[0]
+    raise ValueError(
+        f"x of shape {x.shape} does not match the key batch shape {key_shape} "
+        f"(expected {key_shape} or (m, *{key_shape}))"
+    )

@@ -288,16 +288,7 @@ def eval(params: DCFParams, party: int, key: DCFKey, x) -> np.ndarray:  # noqa: 
     party = _util.check_party(party)
     key = _check_key(params, party, key)
     x = _util.domain_values(x, params.n_bits, "x")
-    shape = tuple(key.shape)
-    if x.shape == shape:
-        m = 1
-    elif x.ndim == len(shape) + 1 and x.shape[1:] == shape:
-        m = x.shape[0]
-    else:
-        raise ValueError(
-            f"x of shape {x.shape} does not match the key batch shape {shape} "
-            f"(expected {shape} or (m, *{shape}))"
-        )
+    m = _util.points_per_key(x, tuple(key.shape))
     B = key.batch
     out = _eval_core(params.n_bits, params.out_bits, party, key, x.reshape(m, B))
     return out.reshape(x.shape)

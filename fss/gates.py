@@ -199,6 +199,16 @@ def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
     return r, sh[..., 0], sh[..., 1]
 
 
+def _check_pair(s, x, y, holders):
+    """Validate a two-operand gate's session, shares and holders."""
+    s = _check_session(s)
+    x = _check_shares(s, x, "x")
+    y = _check_shares(s, y, "y")
+    if x.shape != y.shape:
+        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
+    return s, x, y, _check_holders(s, holders, x)
+
+
 # -- public gates ------------------------------------------------------------------------------
 def less_than(s, x, y, holders) -> np.ndarray:
     """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
@@ -214,12 +224,7 @@ def less_than(s, x, y, holders) -> np.ndarray:
     holder (6798 bits at l = 40) plus 2 l bits to every holder.
     Threat model: see the module docstring.
     """
-    s = _check_session(s)
-    x = _check_shares(s, x, "x")
-    y = _check_shares(s, y, "y")
-    if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
-    h = _check_holders(s, holders, x)
+    s, x, y, h = _check_pair(s, x, y, holders)
     return _msb_gate(s, s.ring.sub(x, y), h)[0]
 
 
@@ -262,12 +267,7 @@ def equal(s, x, y, holders) -> np.ndarray:
     128 + 130 l + l bits per key holder (5368 at l = 40) plus 2 l bits per
     holder. Exact for all x, y. Threat model: module docstring.
     """
-    s = _check_session(s)
-    x = _check_shares(s, x, "x")
-    y = _check_shares(s, y, "y")
-    if x.shape != y.shape:
-        raise ValueError(f"x and y must have the same shape, got {x.shape} and {y.shape}")
-    h = _check_holders(s, holders, x)
+    s, x, y, h = _check_pair(s, x, y, holders)
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]

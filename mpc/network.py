@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .ring import check_bits  # noqa: F401  (re-exported convenience)
-
 DEFAULT_ROLES = ("dealer", "aggregator")
 
 

@@ -103,8 +103,6 @@ def _float_arg(text: str) -> float:
 
 def _load_records(args, kern):
     """Records (n, d) for the kernel, normalized, and a list of warnings."""
-    import numpy as np
-
     from mpc.rng import as_rng
 
     from . import data
