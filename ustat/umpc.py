@@ -398,8 +398,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     if session.insecure:
         notes.append("seeded run: randomness is reproducible and NOT secure")
     if any(not info["exact"] for info in noise_info.values()):
-        notes.append("noise: the Polya(1/n) components are drawn in floating point, so the "
-                     "discrete Laplace noise is approximate, not exactly sampled")
+        notes.append("noise: a component was not drawn by an exact integer sampler, so "
+                     "its distribution is approximate")
     return UMPCResult(
         kernel=kern.name, statistic=kern.statistic, estimate=float(estimate), u_hat=u_hat,
         epsilon=eps, n=n, edges=m, degree=k, max_degree=delta_max, sampler=hypergraph.name,
