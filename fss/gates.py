@@ -199,6 +199,19 @@ def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
     return r, sh[..., 0], sh[..., 1]
 
 
+def _deal_masked_keys(s, h, batch, scheme, params):
+    """Offline, one round: input mask r (p-of-p), a zero output mask, and the
+    key pair of ``scheme`` (:mod:`fss.dpf` or :mod:`fss.dcf`) for alpha = r, beta = 1.
+    Returns (r shares, output-mask shares, key 0, key 1)."""
+    ring = s.ring
+    with s.net.round():
+        r = s.dealer.rng.ring_elements(ring, batch)
+        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
+        k0, k1 = scheme.gen(params, r, 1, s.dealer.rng)
+        _send_keys(s, h, scheme.key_bits(params), int(np.prod(batch, dtype=np.int64)))
+    return r_sh, w_sh, k0, k1
+
+
 def _check_pair(s, x, y, holders):
     """Validate a two-operand gate's session, shares and holders."""
     s = _check_session(s)
@@ -271,13 +284,8 @@ def equal(s, x, y, holders) -> np.ndarray:
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]
-    B = int(np.prod(batch, dtype=np.int64))
     params = _dpf.DPFParams(l, l)
-    with s.net.round():
-        r = s.dealer.rng.ring_elements(ring, batch)
-        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        k0, k1 = _dpf.gen(params, r, 1, s.dealer.rng)
-        _send_keys(s, h, _dpf.key_bits(params), B)
+    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dpf, params)
     zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
     e0 = _dpf.eval(params, 0, k0, zh)
     e1 = _dpf.eval(params, 1, k1, zh)
@@ -325,7 +333,6 @@ def in_interval(s, x, lo, hi, holders) -> np.ndarray:
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]
-    B = int(np.prod(batch, dtype=np.int64))
     lo_a = _check_bound(lo, l, "lo", batch)
     hi_a = _check_bound(hi, l, "hi", batch)
     if np.any(lo_a > hi_a):
@@ -334,11 +341,7 @@ def in_interval(s, x, lo, hi, holders) -> np.ndarray:
     lo_u = (lo_a.astype(_U64) + _U64(half)) & ring.mask      # unsigned order, in [0, 2^l)
     hi_u = (hi_a.astype(_U64) + _U64(half)) & ring.mask
     params = _dcf.DCFParams(l, l)
-    with s.net.round():
-        r = s.dealer.rng.ring_elements(ring, batch)
-        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        k0, k1 = _dcf.gen(params, r, 1, s.dealer.rng)
-        _send_keys(s, h, _dcf.key_bits(params), B)
+    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dcf, params)
     zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
     xs = ring.add(zh, _U64(half))                              # x^' = x' + r
     pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])

@@ -238,13 +238,7 @@ class _LazyUniform:
 
     def lt_rational(self, q: Fraction) -> bool:
         """Exactly decide U < q."""
-        while True:
-            den = 1 << self.nbits
-            if (self.num + 1) * q.denominator <= q.numerator * den:
-                return True
-            if self.num * q.denominator >= q.numerator * den:
-                return False
-            self._refine()
+        return self.lt_bounds(lambda prec: (q, q))
 
     def lt_bounds(self, bounds) -> bool:
         """Exactly decide U < x given ``bounds(prec) -> (lo, hi)``, lo <= x <= hi, hi - lo <= 2^-prec."""
