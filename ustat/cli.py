@@ -301,7 +301,29 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--batch", type=int, default=100_000)
     d.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
     d.add_argument("--json", action="store_true")
+    for register in _extension_registrars():
+        register(sub, _COMMANDS)
     return ap
+
+
+#: Modules that add subcommands: each has ``register(subparsers, commands)``,
+#: which adds its parsers and puts ``name -> (run, show)`` into ``commands``.
+_EXTENSIONS = ("ustat.ecdf.cli",)
+
+
+def _extension_registrars():
+    import importlib
+
+    out = []
+    for name in _EXTENSIONS:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name):
+                continue            # not built yet
+            raise
+        out.append(mod.register)
+    return out
 
 
 _COMMANDS = {

@@ -1,0 +1,1 @@
+"""Garbled-circuit two-party computation with oblivious transfer (dealer-free)."""
