@@ -37,3 +37,17 @@ def emit(result: dict, as_json: bool):
         width = max(len(k) for k in result)
         for k, v in result.items():
             print(f"{k:<{width}}  {v}")
+
+
+def cold_and_warm(fn, repeat: int = 3):
+    """Wall times of one cold call and ``repeat`` warm calls of ``fn``: (cold, median warm, result)."""
+    t = time.perf_counter()
+    res = fn()
+    cold = time.perf_counter() - t
+    warm = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        res = fn()
+        warm.append(time.perf_counter() - t)
+    warm.sort()
+    return cold, warm[len(warm) // 2], res

@@ -1,14 +1,25 @@
-"""Throughput of the FSS layer: DCF key generation / evaluation and the less-than gate.
+"""Throughput of the FSS layer: DCF key generation / evaluation, the AES bound, the gates.
 
 Usage: ``python benchmarks/fss.py [--json] [--quick] [--batch-log2 K] [--repeat R]``
 
-Measures in one run, on the same batch and domain (n = 32 input bits):
-  - our DCF (fss.dcf) key generation and evaluation per party (keys/s);
-  - the PyPI package ``sycret`` (Rust, LeFactory, 1 thread) when installed,
-    and the ratios ours / sycret (null when sycret is missing);
-  - the DCF key size for l = 40 (bits per key per party);
-  - the less-than gate end to end (dealer + online, two parties, l = 40)
-    and its measured online bits per party and rounds (from the network).
+Measures in one run, on the same batch and domain (n = 32 input bits,
+l = 40 output bits):
+  - the AES-ECB rate of pycryptodome on large calls (2^20 blocks), sampled
+    next to every timed operation (``aes_ecb_blocks_per_s``: the median), and
+    the AES bound of DCF Gen / Eval = rate / AES blocks per operation (read
+    from the code: 8 n per key pair, 2 n per point); our share of it, one
+    worker (``dcf_*_aes_bound_share``);
+  - our DCF key generation and evaluation (keys/s, points/s): one worker
+    (the ratios below) and all workers (``dcf_*_workers_speedup``);
+  - the PyPI package ``sycret`` (Rust, LeFactory, 1 thread) when installed:
+    raw ratios ours / sycret, ratios with our keys serialized on both sides
+    inside the timed calls as sycret's are (``*_ratio_serialized``), and
+    evaluation at 1 and 64 keys per call (``eval_ratio_batch1/64``);
+  - the key sizes, and the less-than gate end to end (dealer + online, two
+    parties, l = 40) with its online bits and rounds and its offline bits
+    (serialized keys) from the network.
+Every timing is the median of ``--repeat`` (>= 3) warm runs; the first,
+cold run (fresh arrays, thread pool start) is reported apart (``*_cold_*``).
 ``--json`` prints one JSON object on stdout; progress goes to stderr.
 ``--quick`` uses 2^14 instances and finishes in seconds.
 """
@@ -19,6 +30,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 
@@ -26,54 +38,103 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from fss import dcf, dpf, gates  # noqa: E402
+from benchmarks._common import cold_and_warm  # noqa: E402
+from fss import _pool, dcf, dpf, gates, prg  # noqa: E402
 from mpc.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
 from mpc.sharing import additive_share  # noqa: E402
+
+N_BITS, L_BITS = 32, 40
+AES_SAMPLES: list = []
 
 
 def _log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def _best(f, repeat):
-    best, res = None, None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        res = f()
-        dt = time.perf_counter() - t
-        best = dt if best is None else min(best, dt)
-    return best, res
+def aes_rate(blocks: int = 1 << 20) -> float:
+    """AES-ECB blocks per second of one large pycryptodome call (one sample, recorded)."""
+    buf = np.zeros((blocks, 2), dtype=np.uint64)
+    out = np.empty_like(buf)
+    prg.PI.cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    t = time.perf_counter()
+    prg.PI.cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    rate = blocks / (time.perf_counter() - t)
+    AES_SAMPLES.append(rate)
+    return rate
 
 
-def bench_dcf(B, n, l, repeat, rng):
-    params = dcf.DCFParams(n, l)
-    alpha = rng.uint64(B) >> np.uint64(64 - n)
-    x = rng.uint64(B) >> np.uint64(64 - n)
-    t_gen, (k0, k1) = _best(lambda: dcf.gen(params, alpha, 1, rng), repeat)
-    t_e0, y0 = _best(lambda: dcf.eval(params, 0, k0, x), repeat)
-    t_e1, y1 = _best(lambda: dcf.eval(params, 1, k1, x), repeat)
-    ok = bool(np.array_equal((y0 + y1) & np.uint64((1 << l) - 1), (x < alpha).astype(np.uint64)))
-    return {"keygen_per_s": B / t_gen, "eval_per_s": 2 * B / (t_e0 + t_e1), "correct": ok}
+def _timed(fn, repeat):
+    """(cold seconds, median warm seconds, result, AES rate around the runs)."""
+    a0 = aes_rate()
+    cold, warm, res = cold_and_warm(fn, repeat)
+    return cold, warm, res, statistics.median([a0, aes_rate()])
 
 
-def bench_sycret(B, repeat):
+def bench_dcf(B, repeat, rng, workers):
+    p = dcf.DCFParams(N_BITS, L_BITS)
+    alpha = rng.uint64(B) >> np.uint64(64 - N_BITS)
+    x = rng.uint64(B) >> np.uint64(64 - N_BITS)
+    gc, gw, (k0, k1), ga = _timed(lambda: dcf.gen(p, alpha, 1, rng, workers=workers), repeat)
+    ec, ew, y0, ea = _timed(lambda: dcf.eval(p, 0, k0, x, workers=workers), repeat)
+    y1 = dcf.eval(p, 1, k1, x, workers=workers)
+    ok = bool(np.array_equal((y0 + y1) & np.uint64((1 << L_BITS) - 1), (x < alpha).astype(np.uint64)))
+    out = {"keygen_per_s": B / gw, "eval_per_s": B / ew, "keygen_cold_per_s": B / gc,
+           "eval_cold_per_s": B / ec, "correct": ok,
+           "keygen_share": (B / gw) / (ga / (8 * N_BITS)), "eval_share": (B / ew) / (ea / (2 * N_BITS))}
+    # serialized on both sides (sycret returns and takes serialized keys)
+    _, sg, (b0, b1), _ = _timed(lambda: [dcf.to_bytes(k) for k in dcf.gen(p, alpha, 1, rng,
+                                                                          workers=workers)], repeat)
+    _, se, _, _ = _timed(lambda: dcf.eval(p, 0, dcf.from_bytes(b0), x, workers=workers), repeat)
+    out.update(keygen_serialized_per_s=B / sg, eval_serialized_per_s=B / se)
+    return out, (p, k0, x)
+
+
+def bench_small(p, k0, x, size, calls, repeat):
+    """Evaluations per second at ``size`` keys per call."""
+    keys = [dcf.from_bytes(dcf.to_bytes(_slice(k0, j * size, size))) for j in range(calls)]
+    xs = [x[j * size:(j + 1) * size] for j in range(calls)]
+
+    def run():
+        for k, xx in zip(keys, xs):
+            dcf.eval(p, 0, k, xx)
+
+    _, w, _ = cold_and_warm(run, repeat)
+    return size * calls / w
+
+
+def _slice(k, c0, size):
+    s = slice(c0, c0 + size)
+    return dcf.DCFKey(k.party, k.n_bits, k.out_bits, (size,), k.seed[s], k.cw_seed[:, s],
+                      k.cw_t_left[:, s], k.cw_t_right[:, s], k.cw_value[:, s], k.cw_last[s],
+                      k.insecure)
+
+
+def bench_sycret(B, repeat, small_calls):
     try:
         import sycret
     except ImportError:
         return None
     fac = sycret.LeFactory(n_threads=1)
-    # same domain (32-bit inputs) and batch; sycret draws alpha itself
     x = (np.frombuffer(os.urandom(4 * B), dtype=np.uint32)).astype(np.int64)
-    t_gen, (ka, kb) = _best(lambda: fac.keygen(B), repeat)
-    t_e0, _ = _best(lambda: fac.eval(0, x, ka, n_threads=1), repeat)
-    t_e1, _ = _best(lambda: fac.eval(1, x, kb, n_threads=1), repeat)
-    return {"keygen_per_s": B / t_gen, "eval_per_s": 2 * B / (t_e0 + t_e1),
-            "key_bytes": int(fac.key_len), "version": getattr(sycret, "__version__", None)}
+    _, tg, (ka, kb) = cold_and_warm(lambda: fac.keygen(B), repeat)
+    _, te, _ = cold_and_warm(lambda: fac.eval(0, x, ka, n_threads=1), repeat)
+    out = {"keygen_per_s": B / tg, "eval_per_s": B / te, "key_bytes": int(fac.key_len),
+           "version": getattr(sycret, "__version__", None)}
+    for size, calls in ((1, small_calls), (64, max(1, small_calls // 16))):
+        calls = min(calls, B // size)
+
+        def run():
+            for j in range(calls):
+                fac.eval(0, x[j * size:(j + 1) * size], ka[j * size:(j + 1) * size], n_threads=1)
+
+        _, w, _ = cold_and_warm(run, repeat)
+        out[f"eval_batch{size}_per_s"] = size * calls / w
+    return out
 
 
 def bench_gate(name, B, l, repeat, fn):
-    rates, rep = [], None
+    rates, rep, res = [], None, None
     for _ in range(repeat):
         s = Session(2, bits=l, seed=None)
         rng = s.rng.derive("bench")
@@ -93,7 +154,7 @@ def bench_gate(name, B, l, repeat, fn):
     online = rep["phases"]["computing"]["online"]
     offline = rep["phases"]["computing"]["offline"]
     return {
-        f"{name}_per_s": max(rates),
+        f"{name}_per_s": statistics.median(rates),
         f"{name}_online_bits_per_party": online["max_party_sent_bits"] / B,
         f"{name}_online_sent_plus_received_bits_per_party": online["max_party_bits"] / B,
         f"{name}_online_rounds": online["rounds"],
@@ -107,7 +168,7 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--quick", action="store_true", help="small batch, finishes in seconds")
     ap.add_argument("--batch-log2", type=int, default=None, help="batch = 2^K (default 20, quick 14)")
-    ap.add_argument("--repeat", type=int, default=1, help="best of R timings (default 1)")
+    ap.add_argument("--repeat", type=int, default=3, help="warm runs per timing, median (default 3)")
     args = ap.parse_args(argv)
     k = args.batch_log2 if args.batch_log2 is not None else (14 if args.quick else 20)
     if not 1 <= k <= 24:
@@ -115,27 +176,45 @@ def main(argv=None):
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     B = 1 << k
-    n, l_cmp = 32, 32
     rng = CSPRNG()
-    out = {"batch": B, "domain_bits": n, "out_bits": l_cmp, "threads": 1,
-           "python": platform.python_version(), "numpy": np.__version__}
+    cores = _pool.cpu_count()
+    out = {"batch": B, "domain_bits": N_BITS, "out_bits": L_BITS, "threads": 1, "workers_all": cores,
+           "repeat": args.repeat, "python": platform.python_version(), "numpy": np.__version__}
 
-    _log(f"DCF n={n}, batch 2^{k} ...")
-    ours = bench_dcf(B, n, l_cmp, args.repeat, rng)
-    out["dcf_keygen_per_s"] = ours["keygen_per_s"]
-    out["dcf_eval_per_s"] = ours["eval_per_s"]
-    out["dcf_correct"] = ours["correct"]
+    _log(f"DCF n={N_BITS} l={L_BITS}, batch 2^{k}, 1 worker ...")
+    ours, (p, k0, x) = bench_dcf(B, args.repeat, rng, 1)
+    out.update(dcf_keygen_per_s=ours["keygen_per_s"], dcf_eval_per_s=ours["eval_per_s"],
+               dcf_keygen_cold_per_s=ours["keygen_cold_per_s"], dcf_eval_cold_per_s=ours["eval_cold_per_s"],
+               dcf_keygen_serialized_per_s=ours["keygen_serialized_per_s"],
+               dcf_eval_serialized_per_s=ours["eval_serialized_per_s"], dcf_correct=ours["correct"],
+               dcf_keygen_aes_bound_share=ours["keygen_share"], dcf_eval_aes_bound_share=ours["eval_share"],
+               dcf_keygen_aes_blocks=8 * N_BITS, dcf_eval_aes_blocks=2 * N_BITS)
+    _log(f"DCF, {cores} workers ...")
+    allw, _ = bench_dcf(B, args.repeat, rng, cores)
+    out["dcf_keygen_workers_speedup"] = allw["keygen_per_s"] / ours["keygen_per_s"]
+    out["dcf_eval_workers_speedup"] = allw["eval_per_s"] / ours["eval_per_s"]
+    small_calls = 256 if args.quick else 2048
+    out["dcf_eval_batch1_per_s"] = bench_small(p, k0, x, 1, min(small_calls, B), args.repeat)
+    out["dcf_eval_batch64_per_s"] = bench_small(p, k0, x, 64, max(1, min(small_calls // 16, B // 64)),
+                                                args.repeat)
 
     _log("sycret LeFactory (1 thread) ...")
-    sy = bench_sycret(B, args.repeat)
+    sy = bench_sycret(B, args.repeat, small_calls)
     out["sycret_keygen_per_s"] = sy["keygen_per_s"] if sy else None
     out["sycret_eval_per_s"] = sy["eval_per_s"] if sy else None
     out["sycret_key_bits"] = 8 * sy["key_bytes"] if sy else None
-    out["keygen_ratio"] = ours["keygen_per_s"] / sy["keygen_per_s"] if sy else None
-    out["eval_ratio"] = ours["eval_per_s"] / sy["eval_per_s"] if sy else None
+    ratio = (lambda a, b: a / b if sy else None)
+    out["keygen_ratio"] = ratio(ours["keygen_per_s"], sy and sy["keygen_per_s"])
+    out["eval_ratio"] = ratio(ours["eval_per_s"], sy and sy["eval_per_s"])
+    out["keygen_ratio_serialized"] = ratio(ours["keygen_serialized_per_s"], sy and sy["keygen_per_s"])
+    out["eval_ratio_serialized"] = ratio(ours["eval_serialized_per_s"], sy and sy["eval_per_s"])
+    out["eval_ratio_batch1"] = ratio(out["dcf_eval_batch1_per_s"], sy and sy["eval_batch1_per_s"])
+    out["eval_ratio_batch64"] = ratio(out["dcf_eval_batch64_per_s"], sy and sy["eval_batch64_per_s"])
+    out["aes_ecb_blocks_per_s"] = statistics.median(AES_SAMPLES)
 
-    out["dcf_key_bits"] = dcf.key_bits(dcf.DCFParams(n, 40))          # n = 32, l = 40
+    out["dcf_key_bits"] = dcf.key_bits(dcf.DCFParams(N_BITS, 40))          # n = 32, l = 40
     out["dcf_key_bits_formula"] = "128 + n*(130 + l) + l"
+    out["dcf_wire_bits"] = dcf.wire_bits(dcf.DCFParams(N_BITS, 40))
     out["dcf_key_bits_n40_l40"] = dcf.key_bits(dcf.DCFParams(40, 40))
     out["dpf_key_bits_n40_l40"] = dpf.key_bits(dpf.DPFParams(40, 40))
 
@@ -143,7 +222,8 @@ def main(argv=None):
     lt, (xv, yv, res) = bench_gate("lt_gate", B, 40, args.repeat, gates.less_than)
     out.update(lt)
     out["lt_gate_correct"] = bool(np.array_equal(res, (xv < yv).astype(np.uint64)))
-    out["lt_gate_key_bits"] = dcf.key_bits(dcf.DCFParams(39, 40))
+    out["lt_gate_key_bits"] = dcf.wire_bits(dcf.DCFParams(39, 40))
+    out["lt_gate_key_info_bits"] = dcf.key_bits(dcf.DCFParams(39, 40))
     out["lt_gate_l"] = 40
     Bs = max(B // 4, 1)
     _log("sign and equality gates ...")

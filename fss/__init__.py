@@ -2,12 +2,19 @@
 
 Modules, bottom up (a lower one never imports a higher one):
 
-- :mod:`fss.prg`   fixed-key AES length-doubling PRG (MMO + orthomorphism), batched
-- :mod:`fss.dpf`   distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
-- :mod:`fss.dcf`   distributed comparison functions (Boyle et al. EUROCRYPT 2021)
-- :mod:`fss.gates` masked-input FSS gates on additive shares with a trusted
+- :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched
+- :mod:`fss._keyio`  key layout checks and the versioned, validated wire format
+- :mod:`fss._pool`   worker threads for the block loops (bit-identical for any count)
+- :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF
+- :mod:`fss._small`  scalar evaluation path for batches of a few points
+- :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
+- :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)
+- :mod:`fss.gates`   masked-input FSS gates on additive shares with a trusted
   dealer (TCC 2019): less_than, greater_than, equal, sign, abs_value,
   in_interval, for two parties or an edge of k > 2 members
 
+Keys made from an explicit seed carry ``insecure=True`` (see :mod:`fss.dcf`).
 Depends only on :mod:`mpc` (ring, rng, session, dealer, network, beaver).
 """
+
+from ._util import InsecureSeedWarning  # noqa: F401

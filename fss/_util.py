@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-import struct
+import warnings
 
 import numpy as np
 
@@ -30,14 +30,33 @@ def check_party(party) -> int:
     return int(party)
 
 
-def check_rng(rng) -> CSPRNG:
-    """A CSPRNG, or a seed (int/str/bytes: reproducible, insecure)."""
+class InsecureSeedWarning(UserWarning):
+    """FSS keys were generated from an explicit seed: reproducible, not secret."""
+
+
+def check_rng(rng) -> tuple[CSPRNG, bool]:
+    """``(generator, insecure)`` for a CSPRNG or a seed.
+
+    A seed (int/str/bytes) gives a reproducible stream: the keys made from it
+    are flagged ``insecure`` and an :class:`InsecureSeedWarning` is raised
+    (anyone who knows the seed can recompute both keys). A seeded
+    :class:`~mpc.rng.CSPRNG` (``rng.seeded``, e.g. a test session's dealer
+    stream) flags the keys the same way, without a warning: the seed was
+    already chosen explicitly where the generator was made, as in
+    :mod:`mpc.rng`. Only an ``os.urandom``-keyed CSPRNG makes secure keys.
+    """
     if rng is None:
         raise TypeError("rng must be an mpc.rng.CSPRNG or a seed, got None")
+    if isinstance(rng, CSPRNG):
+        return rng, bool(rng.seeded)
     try:
-        return as_rng(rng)
+        g = as_rng(rng)
     except TypeError:
         raise TypeError(f"rng must be an mpc.rng.CSPRNG or a seed, got {type(rng).__name__}") from None
+    warnings.warn("rng is an explicit seed: the FSS keys are reproducible and NOT secure "
+                  "(key.insecure is set); pass an mpc.rng.CSPRNG() for real use",
+                  InsecureSeedWarning, stacklevel=3)
+    return g, True
 
 
 def domain_values(x, n_bits: int, name: str) -> np.ndarray:
@@ -88,86 +107,6 @@ def ring_values(x, bits: int, name: str) -> np.ndarray:
 
 def mask(bits: int) -> np.uint64:
     return _U64((1 << bits) - 1)
-
-
-# -- bit packing for serialization ---------------------------------------------------
-def pack_words(v: np.ndarray, bits: int) -> bytes:
-    """Pack uint64 words to exactly ``bits`` bits each (little-endian bit order)."""
-    v = np.ascontiguousarray(v, dtype=_U64).reshape(-1)
-    if bits % 8 == 0:
-        return v.view(np.uint8).reshape(-1, 8)[:, : bits // 8].tobytes()
-    b = np.unpackbits(v.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")[:, :bits]
-    return np.packbits(b.reshape(-1), bitorder="little").tobytes()
-
-
-def packed_len(count: int, bits: int) -> int:
-    return (count * bits + 7) // 8
-
-
-def unpack_words(data: bytes, count: int, bits: int) -> np.ndarray:
-    buf = np.frombuffer(data, dtype=np.uint8)
-    if bits % 8 == 0:
-        full = np.zeros((count, 8), dtype=np.uint8)
-        full[:, : bits // 8] = buf.reshape(count, bits // 8)
-        return full.view(_U64).reshape(count)
-    b = np.unpackbits(buf, count=count * bits, bitorder="little").reshape(count, bits)
-    full = np.zeros((count, 64), dtype=np.uint8)
-    full[:, :bits] = b
-    return np.packbits(full, axis=1, bitorder="little").view(_U64).reshape(count)
-
-
-class Reader:
-    """Sequential reader that raises ValueError naming ``data`` on truncation."""
-
-    def __init__(self, data, what: str):
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes, got {type(data).__name__}")
-        self.data = bytes(data)
-        self.pos = 0
-        self.what = what
-
-    def take(self, n: int) -> bytes:
-        if self.pos + n > len(self.data):
-            raise ValueError(
-                f"data is truncated: {self.what} needs at least {self.pos + n} bytes, "
-                f"got {len(self.data)}"
-            )
-        out = self.data[self.pos:self.pos + n]
-        self.pos += n
-        return out
-
-    def unpack(self, fmt: str):
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
-
-    def finish(self):
-        if self.pos != len(self.data):
-            raise ValueError(
-                f"data has {len(self.data) - self.pos} trailing bytes after the {self.what}"
-            )
-
-
-def check_key_arrays(key, with_value: bool):
-    """Validate the array fields of a DCF/DPF key against its n, l, shape; make them read-only."""
-    check_party(key.party)
-    n = check_int(key.n_bits, "n_bits", 1, 64)
-    check_int(key.out_bits, "out_bits", 1, 64)
-    try:
-        shape = tuple(int(d) for d in key.shape)
-    except TypeError:
-        raise TypeError(f"key shape must be a tuple of ints, got {key.shape!r}") from None
-    B = int(np.prod(shape, dtype=np.int64))
-    want = {"seed": ((B, 2), _U64), "cw_seed": ((n, B, 2), _U64),
-            "cw_t_left": ((n, B), np.uint8), "cw_t_right": ((n, B), np.uint8),
-            "cw_last": ((B,), _U64)}
-    if with_value:
-        want["cw_value"] = ((n, B), _U64)
-    for name, (shp, dt) in want.items():
-        arr = getattr(key, name)
-        if not isinstance(arr, np.ndarray) or arr.dtype != dt or arr.shape != shp:
-            got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
-            raise ValueError(f"key field {name} must be {np.dtype(dt)} {shp} for n={n}, "
-                             f"batch {shape}; got {got}")
-        arr.flags.writeable = False
 
 
 def points_per_key(x: np.ndarray, key_shape: tuple) -> int:

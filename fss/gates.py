@@ -11,7 +11,9 @@ caller's phase, one offline round):
      holders (each holder gets r_j; l bits each);
   2. generate the FSS key pair for the gate function shifted by r, send key
      b to key holder ``holders[b]`` (b = 0, 1), counted at its serialized
-     size (:func:`fss.dcf.key_bits` / :func:`fss.dpf.key_bits` per instance);
+     payload size (:func:`fss.dcf.wire_bits` / :func:`fss.dpf.wire_bits` per
+     instance; the header of public parameters is not counted); with
+     ``record_views`` the views hold those serialized bytes;
   3. share p-of-p the output-mask correction (r's top bit for the
      comparison gates, 0 otherwise) among all holders (l bits each); it
      makes the output shares uniformly random and folds in dealer-known
@@ -23,6 +25,11 @@ Online (one round, inside the caller's phase):
   5. the key holders evaluate their keys at x^ (locally) and every holder
      combines the result with its output-mask share into an additive share
      of the gate output in Z_2^l (0/1, or -1/0/+1 for :func:`sign`).
+
+Keys come from the dealer's stream: a seeded session (``Session(seed=...)``)
+makes keys flagged ``insecure``. Every gate takes ``workers=`` (threads for
+key generation and evaluation; None: all cores for large batches); results
+do not depend on it.
 
 Online cost per gate instance: 1 round. With p = 2 every party sends l bits
 (and receives l bits): exactly l bits per party per comparison. With p > 2,
@@ -109,14 +116,29 @@ def _check_holders(s, holders, x) -> np.ndarray:
 
 
 # -- offline / online building blocks --------------------------------------------------------------
-def _send_keys(s, h, nbits_per_instance: int, batch: int):
-    """Dealer -> key holders, one message per key holder (or per instance), offline."""
+def _send_keys(s, h, scheme, keys):
+    """Dealer -> key holders, one message per key holder (or per instance), offline.
+
+    Counted at the serialized payload size (``key.nbits``: what
+    ``scheme.to_bytes`` writes after its header). With ``record_views`` the
+    payload bytes themselves are recorded (uint8: the batch payload, or one
+    row of ``scheme.instance_payloads`` per instance) and counted from their
+    length, so view tests see exactly what a key holder receives.
+    """
     net, did = s.net, s.dealer.id
     for b in (0, 1):
+        key = keys[b]
         if h.ndim == 1:
-            net.send_bits(did, int(h[b]), int(nbits_per_instance) * batch, offline=True)
+            if net.record_views:
+                data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
+                payload = data[data.size - key.nbits // 8:]
+                net.send_bits(did, int(h[b]), 8 * payload.size, payload, offline=True)
+            else:
+                net.send_bits(did, int(h[b]), key.nbits, offline=True)
         else:
-            net.send_bits(did, h[b].reshape(-1), int(nbits_per_instance), offline=True)
+            rows = scheme.instance_payloads(key) if net.record_views else None
+            per = 8 * rows.shape[1] if rows is not None else key.nbits // max(key.batch, 1)
+            net.send_bits(did, h[b].reshape(-1), per, rows, offline=True)
 
 
 def _open_to_key_holders(s, u, h) -> np.ndarray:
@@ -143,7 +165,7 @@ def _key_holder_rows(p: int, y0, y1, w):
     return out
 
 
-def _msb_gate(s, z, h, points=1):
+def _msb_gate(s, z, h, points=1, workers=None):
     """Shares of MSB(z - k) for k in range(points) (0 or 0 and 1), on one opening.
 
     Uses MSB(z) = m ^ r_msb ^ [z^' < r'] with z^ = z + r, m = MSB(z^), primes
@@ -166,14 +188,14 @@ def _msb_gate(s, z, h, points=1):
         # its mask lives on their two rows (the other holders output 0)
         r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb, out_key_holders_only=True)
         beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
-        k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng)
-        _send_keys(s, h, _dcf.key_bits(params), B)
+        k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers)
+        _send_keys(s, h, _dcf, (k0, k1))
     # online
     u = ring.add(z, r_sh)
     zh = _open_to_key_holders(s, u, h)
     pts = np.stack([ring.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
-    c0 = _dcf.eval(params, 0, k0, pts & low)
-    c1 = _dcf.eval(params, 1, k1, pts & low)
+    c0 = _dcf.eval(params, 0, k0, pts & low, workers=workers)
+    c1 = _dcf.eval(params, 1, k1, pts & low, workers=workers)
     outs = []
     for k in range(points):
         m = pts[k] >> _U64(l - 1)
@@ -199,7 +221,7 @@ def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
     return r, sh[..., 0], sh[..., 1]
 
 
-def _deal_masked_keys(s, h, batch, scheme, params):
+def _deal_masked_keys(s, h, batch, scheme, params, workers=None):
     """Offline, one round: input mask r (p-of-p), a zero output mask, and the
     key pair of ``scheme`` (:mod:`fss.dpf` or :mod:`fss.dcf`) for alpha = r, beta = 1.
     Returns (r shares, output-mask shares, key 0, key 1)."""
@@ -207,8 +229,8 @@ def _deal_masked_keys(s, h, batch, scheme, params):
     with s.net.round():
         r = s.dealer.rng.ring_elements(ring, batch)
         _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        k0, k1 = scheme.gen(params, r, 1, s.dealer.rng)
-        _send_keys(s, h, scheme.key_bits(params), int(np.prod(batch, dtype=np.int64)))
+        k0, k1 = scheme.gen(params, r, 1, s.dealer.rng, workers=workers)
+        _send_keys(s, h, scheme, (k0, k1))
     return r_sh, w_sh, k0, k1
 
 
@@ -223,7 +245,7 @@ def _check_pair(s, x, y, holders):
 
 
 # -- public gates ------------------------------------------------------------------------------
-def less_than(s, x, y, holders) -> np.ndarray:
+def less_than(s, x, y, holders, *, workers=None) -> np.ndarray:
     """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
 
     Correct whenever |x - y| < 2^(l-1). Steps: z = x - y locally; dealer
@@ -233,23 +255,24 @@ def less_than(s, x, y, holders) -> np.ndarray:
     [low(z^) < low(r)] (the borrow out of the low l-1 bits) is assembled
     locally; DCF of EUROCRYPT 2021, masked-input gate of TCC 2019.
     Cost: online 1 round, l bits sent per party (p = 2); offline per
-    instance key_bits(l-1, l) = 128 + (l-1)(130 + l) + l bits to each key
-    holder (6798 bits at l = 40) plus 2 l bits to every holder.
+    instance the serialized key, wire_bits(l-1, l) bits to each key holder
+    (6800 bits at l = 40; its information content key_bits is 6798) plus
+    2 l bits to every holder.
     Threat model: see the module docstring.
     """
     s, x, y, h = _check_pair(s, x, y, holders)
-    return _msb_gate(s, s.ring.sub(x, y), h)[0]
+    return _msb_gate(s, s.ring.sub(x, y), h, workers=workers)[0]
 
 
-def greater_than(s, x, y, holders) -> np.ndarray:
+def greater_than(s, x, y, holders, *, workers=None) -> np.ndarray:
     """Additive shares of [x > y] for signed x, y (|x - y| < 2^(l-1)); = less_than(y, x).
 
     Cost, threat model: as :func:`less_than` (1 online round, l bits per party for p = 2).
     """
-    return less_than(s, y, x, holders)
+    return less_than(s, y, x, holders, workers=workers)
 
 
-def sign(s, x, holders) -> np.ndarray:
+def sign(s, x, holders, *, workers=None) -> np.ndarray:
     """Additive shares of sign(x) in {-1, 0, +1} (as ring elements) for signed x.
 
     Correct for |x| < 2^(l-1) (every value but -2^(l-1)).
@@ -264,35 +287,35 @@ def sign(s, x, holders) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    m0, m1 = _msb_gate(s, x, h, points=2)
+    m0, m1 = _msb_gate(s, x, h, points=2, workers=workers)
     out = ring.neg(ring.add(m0, m1))
     out[0] = ring.add(out[0], _ONE)
     return out
 
 
-def equal(s, x, y, holders) -> np.ndarray:
+def equal(s, x, y, holders, *, workers=None) -> np.ndarray:
     """Additive shares of [x == y] (0/1 in Z_2^l), via a DPF on the full l-bit domain.
 
     Steps: z = x - y; dealer deals r and a DPF key pair for alpha = r, beta = 1
     (BGI CCS 2016) plus a p-of-p sharing of zero as output mask; open z + r
     to the key holders (1 round); DPF at z^ gives shares of [z^ == r] = [z == 0].
-    Cost: online 1 round, l bits per party (p = 2); offline key_bits =
-    128 + 130 l + l bits per key holder (5368 at l = 40) plus 2 l bits per
-    holder. Exact for all x, y. Threat model: module docstring.
+    Cost: online 1 round, l bits per party (p = 2); offline the serialized
+    DPF key, wire_bits(l, l) bits per key holder (5368 at l = 40) plus 2 l
+    bits per holder. Exact for all x, y. Threat model: module docstring.
     """
     s, x, y, h = _check_pair(s, x, y, holders)
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]
     params = _dpf.DPFParams(l, l)
-    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dpf, params)
+    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dpf, params, workers)
     zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
-    e0 = _dpf.eval(params, 0, k0, zh)
-    e1 = _dpf.eval(params, 1, k1, zh)
+    e0 = _dpf.eval(params, 0, k0, zh, workers=workers)
+    e1 = _dpf.eval(params, 1, k1, zh, workers=workers)
     return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
 
 
-def abs_value(s, x, holders) -> np.ndarray:
+def abs_value(s, x, holders, *, workers=None) -> np.ndarray:
     """Additive shares of |x| for signed x with |x| < 2^(l-1).
 
     Steps: b = MSB(x) with the :func:`less_than` machinery (1 round), then
@@ -308,12 +331,12 @@ def abs_value(s, x, holders) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    b = _msb_gate(s, x, h)[0]
+    b = _msb_gate(s, x, h, workers=workers)[0]
     xb = multiply(s, x, b, h)
     return ring.sub(x, ring.smul(2, xb))
 
 
-def in_interval(s, x, lo, hi, holders) -> np.ndarray:
+def in_interval(s, x, lo, hi, holders, *, workers=None) -> np.ndarray:
     """Additive shares of [lo <= x <= hi] for signed x and public signed bounds lo <= hi.
 
     ``lo``, ``hi``: ints (or integer arrays broadcastable to the batch) in
@@ -323,8 +346,8 @@ def in_interval(s, x, lo, hi, holders) -> np.ndarray:
     [x' < a] = D(x^' - a) - D(x^') + [x^' < a] for every public a in
     [0, 2^l], so [lo' <= x' <= hi'] = D(x^' - hi' - 1) - D(x^' - lo') +
     [x^' <= hi'] - [x^' < lo'] (D(x^') cancels): two evaluations of one key.
-    Cost: online 1 round, l bits per party (p = 2); offline key_bits(l, l)
-    = 128 + l (130 + l) + l bits per key holder plus 2 l bits per holder.
+    Cost: online 1 round, l bits per party (p = 2); offline the serialized
+    DCF key, wire_bits(l, l) bits per key holder plus 2 l bits per holder.
     Exact for every x. Threat model: module docstring.
     """
     s = _check_session(s)
@@ -341,12 +364,12 @@ def in_interval(s, x, lo, hi, holders) -> np.ndarray:
     lo_u = (lo_a.astype(_U64) + _U64(half)) & ring.mask      # unsigned order, in [0, 2^l)
     hi_u = (hi_a.astype(_U64) + _U64(half)) & ring.mask
     params = _dcf.DCFParams(l, l)
-    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dcf, params)
+    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dcf, params, workers)
     zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
     xs = ring.add(zh, _U64(half))                              # x^' = x' + r
     pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])
-    d0 = _dcf.eval(params, 0, k0, pts)
-    d1 = _dcf.eval(params, 1, k1, pts)
+    d0 = _dcf.eval(params, 0, k0, pts, workers=workers)
+    d1 = _dcf.eval(params, 1, k1, pts, workers=workers)
     pub = np.subtract(np.asarray(xs <= hi_u, _U64), np.asarray(xs < lo_u, _U64), dtype=_U64)
     y0 = d0[0] - d0[1] + pub
     y1 = d1[0] - d1[1]
@@ -383,7 +406,9 @@ def costs(gate: str, l: int, p: int = 2) -> dict:
     ``online_sent_key_holder`` (each of holders[0], holders[1]),
     ``online_sent_other`` (each other holder), ``online_received_key_holder``,
     ``offline_key_holder`` / ``offline_other`` (received from the dealer),
-    ``key_bits`` (one FSS key). For ``abs_value`` the Beaver multiplication
+    ``key_bits`` (one FSS key as sent: its serialized payload) and
+    ``key_info_bits`` (the paper's count, 128 + n (130 + l) + l for a DCF,
+    which the payload exceeds only by byte padding). For ``abs_value`` the Beaver multiplication
     is included (2 (p-1) l bits sent per holder, 3 l bits per holder offline).
     """
     if gate not in _GATES:
@@ -393,13 +418,15 @@ def costs(gate: str, l: int, p: int = 2) -> dict:
     if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 2:
         raise ValueError(f"p must be an integer >= 2, got {p!r}")
     if gate == "equal":
-        kb = _dpf.key_bits(_dpf.DPFParams(l, l))
+        scheme, prm = _dpf, _dpf.DPFParams(l, l)
     elif gate == "in_interval":
-        kb = _dcf.key_bits(_dcf.DCFParams(l, l))
+        scheme, prm = _dcf, _dcf.DCFParams(l, l)
     else:
-        kb = _dcf.key_bits(_dcf.DCFParams(l - 1, l))
+        scheme, prm = _dcf, _dcf.DCFParams(l - 1, l)
+    kb = scheme.wire_bits(prm)
     out = {
         "online_rounds": 1, "offline_rounds": 1, "key_bits": kb,
+        "key_info_bits": scheme.key_bits(prm),
         "online_sent_key_holder": l, "online_sent_other": 2 * l,
         "online_received_key_holder": (p - 1) * l,
         "offline_key_holder": kb + 2 * l, "offline_other": 2 * l,

@@ -1,42 +1,40 @@
-"""Length-doubling PRG from fixed-key AES for FSS trees, batched over seeds.
+"""Tree PRG from fixed-key AES for FSS (MMO mode, domain-separated blocks), batched.
 
-A seed is 128 bits, stored as two ``uint64`` words ``(lo, hi)``: a seed array
-has shape ``(m, 2)``. The tree PRG used by :mod:`fss.dpf` and :mod:`fss.dcf`
-maps one seed to *blocks* ``H_j(s)`` (128 bits each), one per tweak ``j``:
+A node of a DPF/DCF tree is a 128-bit *word* ``w``, stored as two ``uint64``
+words ``(lo, hi)`` (a word array has shape ``(m, 2)``): the seed with its
+control bit ``t`` in the low bit of ``lo`` (seeds have that bit cleared, so
+127 bits of entropy). Expanding a node towards branch ``x`` in {0, 1} uses
+the input ``u = w ^ x`` (``x`` XORed into the low bit of ``lo``) and
 
-    H_j(s) = pi(sigma(s) ^ j) ^ sigma(s) ^ j,     sigma(lo, hi) = (lo ^ hi, lo)
+    child_x(w) = pi(u) ^ u                      (128 bits: child seed + control bit)
+    value_x(w) = (pi(u ^ D) ^ u ^ D).lo          (64 bits: output-group word, DCF only)
 
-where ``pi`` is AES-128 under a fixed public key and ``sigma`` is the linear
-orthomorphism of Guo, Katz, Wang, Yu (S&P 2020, "Efficient and secure
-multiparty computation from fixed-key block ciphers", section 7); the
-tweak ``j`` (a small integer XORed into the low word) separates the outputs.
-This is the Matyas-Meyer-Oseas mode made circular-correlation-robust by
-``sigma``. The blocks are laid out as:
+where ``pi`` is AES-128 under a fixed public key (the Matyas-Meyer-Oseas
+construction, Matyas, Meyer, Oseas 1985, with fixed-key AES as the
+permutation) and ``D`` the domain separator 2^127 (top bit of ``hi``). For
+a node ``(s, t)`` the two branch inputs are ``s|0`` and ``s|1`` and the
+value inputs ``(s|0) ^ D``, ``(s|1) ^ D``: four distinct points. The value
+word of branch ``x`` is computed from the same input as its child, so the
+evaluator selects nothing between left and right value words, and both
+blocks of a level go into one AES call (one call per level also for a
+single key, which is what the small-batch path needs).
 
-    tweak 0 -> left child:  seed s_L (low bit cleared), control bit t_L (that low bit)
-    tweak 1 -> right child: seed s_R, control bit t_R
-    tweak 2 -> output-group words: v_L = low word, v_R = high word (DCF only)
+Security assumption: ``pi`` is a random permutation (random-permutation
+model; the key is a public constant). For a secret node word with 127
+uniform bits the inputs are points the adversary queries only with
+negligible probability (another node would need the seed ``s ^ D``), so
+the outputs are uniform; the feed-forward makes the map non-invertible (a party
+that learns the XOR of two children, as a correction word reveals, cannot
+invert ``pi`` to reach the parent). So ``w -> (child_0, child_1, value_0,
+value_1)`` is a PRG, which is all the tree security proofs need (BGI CCS
+2016 Thm 3.3; Boyle et al. EUROCRYPT 2021 Thm 3.2). Circular correlation
+robustness (GKWY S&P 2020) is not needed here.
 
-Child seeds therefore have 127 bits of entropy (their low bit is 0); the
-output ``convert`` of a final seed uses its *high* word, which is uniform.
-
-Batching: every call hashes the whole batch with exactly one ``encrypt``
-call on one contiguous buffer (ECB over ``m * k`` blocks), which is how the
-tree evaluations in :mod:`fss.dcf` / :mod:`fss.dpf` reach AES-NI speed: one
-call per tree level for a whole cache block (2^14 instances) of the batch.
-
-Security assumption: fixed-key AES is modelled as a random permutation
-pi (random-permutation model; the key is public and constant). For a
-secret seed with 127 uniform bits, the k inputs sigma(s) ^ j are distinct
-points the adversary queries to pi only with negligible probability, so
-the blocks H_j(s) are indistinguishable from uniform: H is a PRG. The
-feed-forward ^ sigma(s) ^ j and the orthomorphism sigma make H circular
-correlation robust as well (GKWY20, section 7), which covers the XOR-
-correlated words the tree evaluation produces (a node's word and the same
-word XOR a correction word). Tree security (DPF/DCF) needs only the PRG
-property.
-
-Cost: ``k`` AES blocks (16 k bytes of ECB) per seed for ``k`` tweaks.
+Cost: one AES block per child and one per value word. Batching: one
+``encrypt`` call per tree level for a whole cache block of the batch. The raw ECB entry point of pycryptodome is called directly
+(through cffi, which releases the GIL) when available: it cuts the per-call
+overhead from about 5 us to about 1 us, which matters for small batches;
+otherwise the public ``encrypt`` is used (same result).
 """
 
 from __future__ import annotations
@@ -48,113 +46,128 @@ import numpy as np
 from Crypto.Cipher import AES
 
 _U64 = np.uint64
-_FIXED_KEY = hashlib.sha256(b"ustat-toolkit fss fixed-key AES PRG v1").digest()[:16]
-_CIPHER = AES.new(_FIXED_KEY, AES.MODE_ECB)
-
-TWEAK_LEFT = 0
-TWEAK_RIGHT = 1
-TWEAK_VALUE = 2
 LOW_BIT_CLEAR = _U64(0xFFFFFFFFFFFFFFFE)
 
 
+class FixedKeyAES:
+    """AES-128-ECB under a fixed public key, encrypting numpy buffers in place.
+
+    Thread-safe: ECB keeps no state besides the expanded key, which is only
+    read (workers share one object).
+    """
+
+    def __init__(self, label: bytes):
+        self.key = hashlib.sha256(b"ustat-toolkit fss fixed-key AES PRG v2 " + label).digest()[:16]
+        self.cipher = AES.new(self.key, AES.MODE_ECB)
+        self._raw = None
+        try:
+            from Crypto.Cipher._mode_ecb import raw_ecb_lib
+            from Crypto.Util import _raw_api
+
+            if _raw_api.backend == "cffi":
+                state = self.cipher._state.get()
+                ffi = _raw_api.ffi
+                probe = np.arange(4, dtype=_U64)
+                got = np.empty_like(probe)
+                raw_ecb_lib.ECB_encrypt(state, ffi.from_buffer(probe), ffi.from_buffer(got), 32)
+                if got.tobytes() == self.cipher.encrypt(probe.tobytes()):
+                    self._raw = (raw_ecb_lib.ECB_encrypt, state, ffi.from_buffer)
+        except Exception:  # pragma: no cover - other pycryptodome builds: public API
+            self._raw = None
+
+    def encrypt(self, buf: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """ECB-encrypt the C-contiguous ``buf`` (bytes a multiple of 16) into ``out``."""
+        if self._raw is not None:
+            fn, state, fb = self._raw
+            if fn(state, fb(buf), fb(out), buf.nbytes):
+                raise ValueError("AES-ECB failed (buffer not a multiple of 16 bytes?)")
+            return out
+        self.cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+        return out
+
+    def bytes_encryptor(self, size: int):
+        """``(inb, outb, run)``: two bytearrays of ``size`` bytes and a function that
+        encrypts ``inb`` into ``outb`` with the buffer pointers resolved once (small batches)."""
+        inb, outb = bytearray(size), bytearray(size)
+        if self._raw is not None:
+            fn, state, fb = self._raw
+            pin, pout = fb(inb), fb(outb)
+            return inb, outb, lambda: fn(state, pin, pout, size)
+        return inb, outb, lambda: self.cipher.encrypt(inb, output=outb)
+
+    def encrypt_bytes(self, buf: bytearray, out: bytearray) -> bytearray:
+        """ECB-encrypt the bytearray ``buf`` into ``out`` (same length, multiple of 16)."""
+        if self._raw is not None:
+            fn, state, fb = self._raw
+            if fn(state, fb(buf), fb(out), len(buf)):
+                raise ValueError("AES-ECB failed (buffer not a multiple of 16 bytes?)")
+            return out
+        self.cipher.encrypt(buf, output=out)
+        return out
+
+
+PI = FixedKeyAES(b"tree")
+DELTA_HI = _U64(1 << 63)            # value-block domain separator D, in the high word
+
+
 def aes_ecb_inplace(buf: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Encrypt the C-contiguous ``buf`` (any dtype, size multiple of 16 bytes) into ``out``."""
-    _CIPHER.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    """``pi`` on a contiguous buffer (kept for callers of the v1 API)."""
+    return PI.encrypt(buf, out)
+
+
+def _check_seeds(seeds) -> np.ndarray:
+    s = np.asarray(seeds)
+    if s.dtype != _U64:
+        raise TypeError(f"seeds must be uint64 (m, 2) arrays, got dtype {s.dtype}")
+    if s.ndim != 2 or s.shape[1] != 2:
+        raise ValueError(f"seeds must have shape (m, 2), got {s.shape}")
+    return np.ascontiguousarray(s)
+
+
+def _branch_inputs(words: np.ndarray, x) -> np.ndarray:
+    xb = np.asarray(x)
+    if xb.dtype.kind not in "iub":
+        raise TypeError(f"x must be 0/1 integers, got dtype {xb.dtype}")
+    xb = xb.astype(_U64)
+    if xb.size and int(xb.max()) > 1:
+        raise ValueError("x must be 0 or 1")
+    u = words.copy()
+    u[:, 0] ^= np.broadcast_to(xb, (words.shape[0],))
+    return u
+
+
+def child_blocks(words, x) -> np.ndarray:
+    """``child_x(w) = pi(w ^ x) ^ (w ^ x)`` for every word (``x`` scalar or per word)."""
+    u = _branch_inputs(_check_seeds(words), x)
+    out = PI.encrypt(u, np.empty_like(u))
+    out ^= u
     return out
 
 
-def hash_blocks(seeds: np.ndarray, tweaks) -> np.ndarray:
-    """``H_j(s)`` for every seed and tweak: one AES call for the whole batch.
-
-    Parameters
-    ----------
-    seeds : uint64 array ``(m, 2)``
-        128-bit seeds as (lo, hi) words.
-    tweaks : int, sequence of ints ``(k,)`` or uint64 array ``(m, k)``
-        Tweak per output block; a per-seed array lets tree evaluation pick
-        the branch of each seed with a single block.
-
-    Returns ``uint64 (m, k, 2)`` (``k = 1`` for a scalar tweak).
-    """
-    seeds = _check_seeds(seeds)
-    tw = np.asarray(tweaks)
-    if tw.dtype.kind not in "iu":
-        raise TypeError(f"tweaks must be integers, got dtype {tw.dtype}")
-    tw = tw.astype(_U64, copy=False)
-    if tw.ndim == 0:
-        tw = tw.reshape(1)
-    if tw.ndim == 1:
-        tw = tw[None, :]
-    elif tw.ndim != 2 or tw.shape[0] != seeds.shape[0]:
-        raise ValueError(
-            f"tweaks must be a scalar, a (k,) list or an (m, k) array with m = {seeds.shape[0]}, "
-            f"got shape {tw.shape}"
-        )
-    return _hash(seeds[:, 0], seeds[:, 1], tw)
-
-
-def _hash(lo: np.ndarray, hi: np.ndarray, tw) -> np.ndarray:
-    """Unchecked :func:`hash_blocks` core returning an (m, k, 2) view (see _hash_k)."""
-    m = lo.shape[0]
-    if isinstance(tw, np.ndarray):
-        cols = [tw[:, j] if tw.shape[0] == m and m != 1 else tw[0, j] for j in range(tw.shape[1])]
-    else:
-        cols = list(tw)
-    return _hash_k(lo, hi, cols).transpose(1, 0, 2)
-
-
-def _hash_k(lo: np.ndarray, hi: np.ndarray, cols, buf=None, out=None) -> np.ndarray:
-    """Blocks H_j for k tweak columns, tweak-major: returns uint64 (k, m, 2).
-
-    ``lo``, ``hi``: 1-d uint64 word arrays (m,); ``cols``: k tweaks, each an
-    int or an (m,) uint64 array (per-seed tweaks select a branch per seed).
-    ``buf``/``out``: optional preallocated (k, m, 2) scratch and result
-    (tree loops reuse them: fresh multi-MB allocations per level cost page
-    faults that exceed the AES time). Works column by column on 1-d strided
-    views (numpy is slow on a trailing axis of length 2 or 3).
-    One ``encrypt`` call for all k * m blocks.
-    """
-    m = lo.shape[0]
-    k = len(cols)
-    if buf is None:
-        buf = np.empty((k, m, 2), dtype=_U64)
-    if out is None:
-        out = np.empty_like(buf)
-    sig = lo ^ hi
-    for j, c in enumerate(cols):
-        if np.ndim(c) == 0 and int(c) == 0:
-            buf[j, :, 0] = sig
-        else:
-            np.bitwise_xor(sig, c, out=buf[j, :, 0])
-        buf[j, :, 1] = lo
-    aes_ecb_inplace(buf, out)
-    flat_o = out.reshape(-1)
-    flat_o ^= buf.reshape(-1)
-    return out
+def value_words(words, x) -> np.ndarray:
+    """``value_x(w) = (pi(w ^ x ^ D) ^ (w ^ x ^ D)).lo`` for every word: ``uint64 (m,)``."""
+    u = _branch_inputs(_check_seeds(words), x)
+    u[:, 1] ^= DELTA_HI
+    out = PI.encrypt(u, np.empty_like(u))
+    return out[:, 0] ^ u[:, 0]
 
 
 def expand(seeds: np.ndarray, values: bool = True):
-    """Length-doubling expansion of a batch of seeds (one AES call).
+    """Both children of a batch of nodes with control bit 0 (words = seeds).
 
     Returns ``(s_left, t_left, s_right, t_right, v_left, v_right)``: child
-    seeds ``uint64 (m, 2)`` (low bit cleared), control bits ``uint64 (m,)``
-    in {0, 1}, and 64-bit output words ``uint64 (m,)`` (use :func:`convert`
-    to map them into Z_2^l). With ``values=False`` the value block is not
-    computed (DPF levels) and ``v_left``/``v_right`` are ``None``.
-    Cost: 3 AES blocks per seed (2 with ``values=False``).
+    seeds ``uint64 (m, 2)`` (low bit cleared), control bits ``uint64 (m,)``,
+    value words ``uint64 (m,)`` (``None`` with ``values=False``).
+    Cost: 2 AES blocks per seed, 4 with values.
     """
     seeds = _check_seeds(seeds)
-    tw = (TWEAK_LEFT, TWEAK_RIGHT, TWEAK_VALUE) if values else (TWEAK_LEFT, TWEAK_RIGHT)
-    out = _hash(np.ascontiguousarray(seeds[:, 0]), np.ascontiguousarray(seeds[:, 1]), tw)
-    t_left = out[:, 0, 0] & _U64(1)
-    t_right = out[:, 1, 0] & _U64(1)
-    out[:, 0, 0] &= LOW_BIT_CLEAR
-    out[:, 1, 0] &= LOW_BIT_CLEAR
-    s_left = out[:, 0, :]
-    s_right = out[:, 1, :]
+    cl, cr = child_blocks(seeds, 0), child_blocks(seeds, 1)
+    tl, tr = cl[:, 0] & _U64(1), cr[:, 0] & _U64(1)
+    cl[:, 0] &= LOW_BIT_CLEAR
+    cr[:, 0] &= LOW_BIT_CLEAR
     if not values:
-        return s_left, t_left, s_right, t_right, None, None
-    return s_left, t_left, s_right, t_right, out[:, 2, 0], out[:, 2, 1]
+        return cl, tl, cr, tr, None, None
+    return cl, tl, cr, tr, value_words(seeds, 0), value_words(seeds, 1)
 
 
 def convert(words, bits: int) -> np.ndarray:
@@ -175,7 +188,7 @@ def convert(words, bits: int) -> np.ndarray:
 
 
 def seed_word_for_convert(seeds: np.ndarray) -> np.ndarray:
-    """The word of a (low-bit-cleared) seed that :func:`convert` uses: the high word."""
+    """The word of a final node that :func:`convert` uses: the high word (uniform)."""
     return seeds[..., 1]
 
 
@@ -183,13 +196,4 @@ def random_seeds(rng, m: int) -> np.ndarray:
     """``m`` uniform seeds (low bit cleared) from a CSPRNG: ``uint64 (m, 2)``."""
     s = rng.uint64((m, 2))
     s[:, 0] &= LOW_BIT_CLEAR
-    return s
-
-
-def _check_seeds(seeds) -> np.ndarray:
-    s = np.asarray(seeds)
-    if s.dtype != _U64:
-        raise TypeError(f"seeds must be uint64 (m, 2) arrays, got dtype {s.dtype}")
-    if s.ndim != 2 or s.shape[1] != 2:
-        raise ValueError(f"seeds must have shape (m, 2), got {s.shape}")
     return s

@@ -13,12 +13,17 @@ def test_benchmark_quick_json_smoke():
     spec.loader.exec_module(mod)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        assert mod.main(["--json", "--quick", "--batch-log2", "6"]) == 0
+        assert mod.main(["--json", "--quick", "--batch-log2", "7", "--repeat", "1"]) == 0
     out = json.loads(buf.getvalue())
     for k in ("dcf_keygen_per_s", "dcf_eval_per_s", "sycret_keygen_per_s", "sycret_eval_per_s",
               "keygen_ratio", "eval_ratio", "dcf_key_bits", "lt_gate_per_s",
-              "lt_gate_online_bits_per_party"):
+              "lt_gate_online_bits_per_party", "keygen_ratio_serialized", "eval_ratio_serialized",
+              "eval_ratio_batch1", "eval_ratio_batch64", "aes_ecb_blocks_per_s",
+              "dcf_eval_aes_bound_share", "dcf_keygen_aes_bound_share", "dcf_eval_workers_speedup",
+              "dcf_keygen_workers_speedup", "dcf_eval_cold_per_s", "dcf_keygen_cold_per_s"):
         assert k in out
     assert out["dcf_correct"] and out["lt_gate_correct"]
     assert out["lt_gate_online_bits_per_party"] == 40 and out["lt_gate_online_rounds"] == 1
     assert out["dcf_key_bits"] == 128 + 32 * (130 + 40) + 40
+    assert out["lt_gate_key_bits"] == 6800 and out["lt_gate_offline_bits_per_instance"] == 2 * 6800 + 4 * 40
+    assert 0 < out["dcf_eval_aes_bound_share"] and 0 < out["dcf_keygen_aes_bound_share"]

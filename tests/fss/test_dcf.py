@@ -2,6 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from Crypto.Cipher import AES
+
 from fss import dcf, prg
 from mpc.rng import CSPRNG
 
@@ -17,9 +19,19 @@ def _reconstruct(p, k0, k1, x):
 
 
 # -- scalar reference (EUROCRYPT 2021 Fig. 1, literally, one key at a time) ------------------
+_AES = AES.new(prg.PI.key, AES.MODE_ECB)     # independent: pycryptodome's public API, ints
+
+
+def _mmo(lo, hi):
+    enc = _AES.encrypt(lo.to_bytes(8, "little") + hi.to_bytes(8, "little"))
+    return int.from_bytes(enc[:8], "little") ^ lo, int.from_bytes(enc[8:], "little") ^ hi
+
+
 def _blocks(lo, hi):
-    b = prg.hash_blocks(np.array([[lo, hi]], dtype=U64), [0, 1, 2])[0]
-    return [(int(b[j, 0]), int(b[j, 1])) for j in range(3)]
+    """[child_L, child_R, (value_L, value_R)] of the node word (lo, hi) (fss.prg docstring)."""
+    kids = [_mmo(lo ^ x, hi) for x in (0, 1)]
+    vals = tuple(_mmo(lo ^ x, hi ^ (1 << 63))[0] for x in (0, 1))
+    return kids + [vals]
 
 
 def ref_gen(n, l, alpha, beta, root0, root1):
@@ -243,23 +255,42 @@ def test_serialization_round_trip(n, l, shape, rng):
 
 
 def test_key_size_matches_formula(rng):
-    for n, l in ((32, 40), (39, 40), (5, 8), (64, 64)):
+    for n, l in ((32, 40), (39, 40), (5, 8), (64, 64), (7, 13)):
         p = dcf.DCFParams(n, l)
         assert dcf.key_bits(p) == 128 + n * (128 + 2 + l) + l == p.key_bits
-        B = 16                                     # multiple of 8: every field byte-aligned
-        k0, _ = dcf.gen(p, rng.uint64(B) >> U64(64 - n), 1, rng)
-        header = 4 + 4 + 8
-        assert 8 * (len(dcf.to_bytes(k0)) - header) == B * dcf.key_bits(p) == k0.nbits
-        assert dcf.serialized_payload_bits(k0) == B * dcf.key_bits(p)
-    assert dcf.key_bits(dcf.DCFParams(32, 40)) == 5608
+        wire = 128 * (n + 1) + 16 * ((n + 7) // 8) + 8 * ((l + 7) // 8) * (n + 1)
+        assert dcf.wire_bits(p) == wire >= dcf.key_bits(p)
+        for B in (1, 5, 16):
+            k0, _ = dcf.gen(p, rng.uint64(B) >> U64(64 - n), 1, rng)
+            header = 16 + 8
+            assert 8 * (len(dcf.to_bytes(k0)) - header) == B * wire == k0.nbits
+            assert dcf.serialized_payload_bits(k0) == B * wire
+            rows = dcf.instance_payloads(k0)
+            assert rows.shape == (B, wire // 8)
+    assert dcf.key_bits(dcf.DCFParams(32, 40)) == 5608 == dcf.wire_bits(dcf.DCFParams(32, 40))
     assert dcf.key_bits(dcf.DCFParams(40, 40)) == 6968
+    assert dcf.key_bits(dcf.DCFParams(39, 40)) == 6798      # the less-than gate at l = 40
+    assert dcf.wire_bits(dcf.DCFParams(39, 40)) == 6800     # what is sent: two 39-bit t fields padded
+
+
+def test_instance_payloads_are_single_key_payloads(rng):
+    p = dcf.DCFParams(11, 21)
+    k0, k1 = dcf.gen(p, rng.uint64(6) >> U64(53), 3, rng)
+    for k in (k0, k1):
+        rows = dcf.instance_payloads(k)
+        for j in range(k.batch):
+            single = dcf.DCFKey(k.party, 11, 21, (), k.seed[j:j + 1], k.cw_seed[:, j:j + 1],
+                                k.cw_t_left[:, j:j + 1], k.cw_t_right[:, j:j + 1],
+                                k.cw_value[:, j:j + 1], k.cw_last[j:j + 1], k.insecure)
+            data = dcf.to_bytes(single)
+            assert data[16:] == rows[j].tobytes()          # ndim 0: 16-byte header
 
 
 def test_truncated_and_malformed_keys(rng):
     p = dcf.DCFParams(8, 8)
     k0, _ = dcf.gen(p, np.arange(4, dtype=U64), 1, rng)
     data = dcf.to_bytes(k0)
-    for cut in (0, 3, 10, len(data) - 1):
+    for cut in (0, 3, 10, 20, len(data) - 1):
         with pytest.raises(ValueError, match="truncated|magic"):
             dcf.from_bytes(data[:cut])
     with pytest.raises(ValueError, match="trailing"):

@@ -88,11 +88,14 @@ def test_serialization_and_key_size(group, rng):
     for n, l in ((40, 40), (9, 3), (64, 64)):
         p = dpf.DPFParams(n, l, group)
         assert dpf.key_bits(p) == 128 + 130 * n + l
+        wire = 128 * (n + 1) + 16 * ((n + 7) // 8) + 8 * ((l + 7) // 8)
+        assert dpf.wire_bits(p) == wire
         k0, k1 = dpf.gen(p, rng.uint64(16) >> U64(64 - n), 1, rng)
         for k in (k0, k1):
             data = dpf.to_bytes(k)
-            assert 8 * (len(data) - (4 + 5 + 8)) == 16 * dpf.key_bits(p) == k.nbits
+            assert 8 * (len(data) - (16 + 8)) == 16 * wire == k.nbits
             assert dpf.from_bytes(data) == k
+            assert dpf.instance_payloads(k).shape == (16, wire // 8)
         with pytest.raises(ValueError, match="truncated"):
             dpf.from_bytes(data[:-1])
         with pytest.raises(ValueError, match="trailing"):

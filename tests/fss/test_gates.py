@@ -128,8 +128,9 @@ def test_costs_two_parties():
     assert on["rounds"] == 1
     assert on["max_party_sent_bits"] == l * B == on["max_party_received_bits"]
     assert on["bits"] == 2 * l * B
-    kb = dcf.key_bits(dcf.DCFParams(l - 1, l))
-    assert kb == 6798
+    kb = dcf.wire_bits(dcf.DCFParams(l - 1, l))
+    assert kb == 6800 == gates.costs("less_than", l)["key_bits"]      # serialized, not 6798
+    assert gates.costs("less_than", l)["key_info_bits"] == 6798
     assert off["bits"] == B * (2 * kb + 2 * 2 * l)
     assert off["rounds"] == 1
     # sign: same opening and same key material as one comparison
@@ -143,7 +144,7 @@ def test_costs_two_parties():
     with s3.net.phase("computing"):
         gates.equal(s3, X, Y, h)
     r3 = s3.net.report()["phases"]["computing"]
-    assert r3["offline"]["bits"] == B * (2 * dpf.key_bits(dpf.DPFParams(l, l)) + 4 * l)
+    assert r3["offline"]["bits"] == B * (2 * dpf.wire_bits(dpf.DPFParams(l, l)) + 4 * l)
     assert r3["online"]["rounds"] == 1 and r3["online"]["max_party_sent_bits"] == l * B
     # abs: one comparison plus one Beaver multiplication (2 rounds online)
     s4 = _session(2, l)
@@ -167,7 +168,7 @@ def test_costs_k_members_per_instance():
     assert s.net.report()["online"]["rounds"] == 1
     # offline: every holder gets its shares of r and of the output mask, key holders the keys
     offs, offr = s.net.party_bits(offline=True)
-    kb = dcf.key_bits(dcf.DCFParams(l - 1, l))
+    kb = dcf.wire_bits(dcf.DCFParams(l - 1, l))
     assert offr[0] == offr[1] == 2 * l * B
     assert offr[5] == offr[2] == (2 * l + kb) * B
 

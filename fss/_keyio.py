@@ -1,0 +1,253 @@
+"""Key layout checks and the wire format of DPF/DCF keys (internal; used by dcf and dpf).
+
+Wire format, version 2 (little endian):
+
+    header (16 bytes + 8 per axis)
+        magic     4 bytes   b"DCF1" or b"DPF1"
+        version   1 byte    2
+        party     1 byte    0 or 1
+        n         1 byte    1..64 input bits
+        l         1 byte    1..64 output bits
+        group     1 byte    0 (Z_2^l; always for DCF) or 1 (XOR, DPF only)
+        flags     1 byte    bit 0: insecure (made from an explicit seed); other bits 0
+        ndim      1 byte    0..32
+        reserved  5 bytes   zero
+        shape     8 bytes per axis (uint64); the batch B = prod(shape) <= 2^40
+    payload, field by field (struct of arrays), B instances each:
+        seed        16 B bytes            root seeds, low bit of each lo word 0
+        cw_seed     16 n B bytes          (n, B, 2) words, low bit of each lo word 0
+        cw_t_left   ceil(n/8) B bytes     bits packed along the levels, padding 0
+        cw_t_right  ceil(n/8) B bytes
+        cw_value    ceil(l/8) n B bytes   DCF only; each word < 2^l
+        cw_last     ceil(l/8) B bytes     each word < 2^l
+
+So every instance takes exactly :func:`record_bytes` bytes of payload
+(6800 bits for the less-than gate at l = 40: n = 39, 850 bytes), whatever
+the batch; the header carries only public parameters. Parsing validates
+every field and raises ``ValueError`` naming it; a field is never silently
+reduced. The seed and correction-word arrays of a key parsed from a
+``bytes`` object are read-only views of it (no copy).
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+
+import numpy as np
+
+from ._util import check_int, check_party
+
+_U64 = np.uint64
+VERSION = 2
+MAX_NDIM = 32
+MAX_BATCH = 1 << 40
+FLAG_INSECURE = 1
+_HEAD = struct.Struct("<4sBBBBBBB5s")
+_GROUP_CODES = {"arith": 0, "xor": 1}
+_LITTLE = sys.byteorder == "little"
+
+
+def record_bytes(dcf: bool, n: int, l: int) -> int:
+    """Payload bytes per instance: 16 (n + 1) + 2 ceil(n/8) + ceil(l/8) (n + 1 or 1)."""
+    lb = (l + 7) // 8
+    return 16 * (n + 1) + 2 * ((n + 7) // 8) + lb * ((n + 1) if dcf else 1)
+
+
+def header_len(ndim: int) -> int:
+    return _HEAD.size + 8 * ndim
+
+
+def check_key_arrays(key, with_value: bool):
+    """Validate the array fields of a DCF/DPF key against its n, l, shape; make them read-only."""
+    check_party(key.party)
+    n = check_int(key.n_bits, "n_bits", 1, 64)
+    check_int(key.out_bits, "out_bits", 1, 64)
+    if not isinstance(key.insecure, (bool, np.bool_)):
+        raise TypeError(f"insecure must be a bool, got {key.insecure!r}")
+    try:
+        shape = tuple(int(d) for d in key.shape)
+    except TypeError:
+        raise TypeError(f"key shape must be a tuple of ints, got {key.shape!r}") from None
+    B = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"key shape must have non-negative axes, got {shape}")
+        B *= d
+    want = {"seed": ((B, 2), _U64), "cw_seed": ((n, B, 2), _U64),
+            "cw_t_left": ((n, B), np.uint8), "cw_t_right": ((n, B), np.uint8),
+            "cw_last": ((B,), _U64)}
+    if with_value:
+        want["cw_value"] = ((n, B), _U64)
+    for name, (shp, dt) in want.items():
+        arr = getattr(key, name)
+        if not isinstance(arr, np.ndarray) or arr.dtype != dt or arr.shape != shp:
+            got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+            raise ValueError(f"key field {name} must be {np.dtype(dt)} {shp} for n={n}, "
+                             f"batch {shape}; got {got}")
+        if arr.flags.writeable:
+            arr.flags.writeable = False
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _put_words(dst: np.ndarray, words: np.ndarray, lb: int):
+    """Words (any shape, uint64) into ``dst`` (count * lb bytes), lb low bytes each."""
+    w = np.ascontiguousarray(words, dtype="<u8").reshape(-1)
+    if lb == 8:
+        dst[:] = w.view(np.uint8)
+    else:
+        dst.reshape(-1, lb)[:] = w.view(np.uint8).reshape(-1, 8)[:, :lb]
+
+
+def _fields(key, dcf: bool):
+    n, l, B = key.n_bits, key.out_bits, key.batch
+    lb, nb = (l + 7) // 8, (n + 7) // 8
+    out = [("seed", 16 * B, key.seed, "raw"), ("cw_seed", 16 * n * B, key.cw_seed, "raw"),
+           ("cw_t_left", nb * B, key.cw_t_left, "bits"), ("cw_t_right", nb * B, key.cw_t_right, "bits")]
+    if dcf:
+        out.append(("cw_value", lb * n * B, key.cw_value, "words"))
+    out.append(("cw_last", lb * B, key.cw_last, "words"))
+    return out
+
+
+def to_bytes(key, dcf: bool) -> bytes:
+    """Header + payload (see the module docstring): one buffer, one copy per field."""
+    shape = tuple(int(d) for d in key.shape)
+    group = 0 if dcf else _GROUP_CODES[key.group]
+    head = _HEAD.pack(b"DCF1" if dcf else b"DPF1", VERSION, key.party, key.n_bits, key.out_bits,
+                      group, FLAG_INSECURE if key.insecure else 0, len(shape), bytes(5))
+    head += struct.pack(f"<{len(shape)}Q", *shape)
+    lb = (key.out_bits + 7) // 8
+    total = len(head) + key.batch * record_bytes(dcf, key.n_bits, key.out_bits)
+    buf = np.empty(total, dtype=np.uint8)
+    buf[:len(head)] = np.frombuffer(head, dtype=np.uint8)
+    pos = len(head)
+    for _, size, arr, how in _fields(key, dcf):
+        dst = buf[pos:pos + size]
+        if how == "raw":
+            dst[:] = np.ascontiguousarray(arr, dtype="<u8").reshape(-1).view(np.uint8)
+        elif how == "bits":
+            dst.reshape((key.n_bits + 7) // 8, key.batch)[:] = np.packbits(arr, axis=0, bitorder="little")
+        else:
+            _put_words(dst, arr, lb)
+        pos += size
+    return buf.tobytes()
+
+
+def instance_records(key, dcf: bool) -> np.ndarray:
+    """uint8 (B, record_bytes): row j is the payload of instance j alone (what a
+    per-instance message carries; equal to the payload of ``to_bytes`` of that key)."""
+    n, l, B = key.n_bits, key.out_bits, key.batch
+    lb = (l + 7) // 8
+
+    def words(a, k):
+        return np.ascontiguousarray(a, dtype="<u8").view(np.uint8).reshape(B, k, 8)[:, :, :lb].reshape(B, -1)
+
+    parts = [np.ascontiguousarray(key.seed, dtype="<u8").view(np.uint8).reshape(B, 16),
+             np.ascontiguousarray(key.cw_seed.transpose(1, 0, 2), dtype="<u8").view(np.uint8).reshape(B, 16 * n),
+             np.packbits(key.cw_t_left, axis=0, bitorder="little").T,
+             np.packbits(key.cw_t_right, axis=0, bitorder="little").T]
+    if dcf:
+        parts.append(words(key.cw_value.T, n))
+    parts.append(words(key.cw_last.reshape(B, 1), 1))
+    return np.concatenate(parts, axis=1)
+
+
+# -- parsing ------------------------------------------------------------------------------------
+def parse_header(data, dcf: bool):
+    """Validated header fields: (party, n, l, group code, insecure, shape, batch, offset)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise TypeError(f"data must be bytes or a 1-d uint8 array, got {data.dtype} {data.shape}")
+        data = data.tobytes()
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"data must be bytes, got {type(data).__name__}")
+    what = "DCF key" if dcf else "DPF key"
+    if len(data) < _HEAD.size:
+        raise ValueError(f"data is truncated: a {what} header needs {_HEAD.size} bytes, got {len(data)}")
+    magic, ver, party, n, l, group, flags, ndim, res = _HEAD.unpack_from(data, 0)
+    if magic != (b"DCF1" if dcf else b"DPF1"):
+        raise ValueError(f"data is not a serialized {what} (bad magic {magic!r})")
+    if ver != VERSION:
+        raise ValueError(f"version: unsupported {what} format version {ver} (expected {VERSION})")
+    if party > 1:
+        raise ValueError(f"party must be 0 or 1, got {party}")
+    if not 1 <= n <= 64:
+        raise ValueError(f"n_bits must be in 1..64, got {n}")
+    if not 1 <= l <= 64:
+        raise ValueError(f"out_bits must be in 1..64, got {l}")
+    if group > (0 if dcf else 1):
+        raise ValueError(f"group: invalid code {group} for a {what}")
+    if flags & ~FLAG_INSECURE:
+        raise ValueError(f"flags: unknown bits set ({flags:#04x})")
+    if ndim > MAX_NDIM:
+        raise ValueError(f"ndim must be at most {MAX_NDIM}, got {ndim}")
+    if res != bytes(5):
+        raise ValueError("reserved header bytes must be zero")
+    off = header_len(ndim)
+    if len(data) < off:
+        raise ValueError(f"data is truncated: the shape of {ndim} axes needs {off} bytes, got {len(data)}")
+    shape = struct.unpack_from(f"<{ndim}Q", data, _HEAD.size)
+    B = 1
+    for d in shape:
+        B *= d                      # Python ints: no overflow
+    if B > MAX_BATCH:
+        raise ValueError(f"shape {shape} gives a batch of {B} keys, more than the bound 2^40")
+    if any(d > MAX_BATCH for d in shape):
+        raise ValueError(f"shape {shape} has an axis longer than the bound 2^40")
+    need = off + B * record_bytes(dcf, n, l)
+    if len(data) < need:
+        raise ValueError(f"data is truncated: a {what} of shape {shape} needs {need} bytes, got {len(data)}")
+    if len(data) > need:
+        raise ValueError(f"data has {len(data) - need} trailing bytes after the {what}")
+    return party, n, l, group, bool(flags & FLAG_INSECURE), tuple(int(d) for d in shape), B, off
+
+
+def _get_words(src: np.ndarray, count: int, lb: int, l: int, name: str) -> np.ndarray:
+    if lb == 8:
+        out = src.view("<u8")
+    else:
+        full = np.zeros((count, 8), dtype=np.uint8)
+        full[:, :lb] = src.reshape(count, lb)
+        out = full.view("<u8").reshape(count)
+    if l % 8 and count and np.any(src.reshape(count, lb)[:, lb - 1] >> np.uint8(l % 8)):
+        raise ValueError(f"{name} holds a value of {l} or more bits (must be < 2^{l})")
+    return out.astype(_U64, copy=False)
+
+
+def _get_bits(src: np.ndarray, n: int, B: int, name: str) -> np.ndarray:
+    packed = src.reshape((n + 7) // 8, B)
+    if n % 8 and B and np.any(packed[-1] >> np.uint8(n % 8)):
+        raise ValueError(f"{name} has nonzero padding bits")
+    return np.unpackbits(packed, axis=0, count=n, bitorder="little")
+
+
+def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
+    """The key arrays of a payload (validated: canonical seeds, bits and values)."""
+    if isinstance(data, np.ndarray):
+        data = data.tobytes()
+    if not isinstance(data, bytes):
+        data = bytes(data)              # a mutable buffer could change under a view
+    lb = (l + 7) // 8
+    raw = np.frombuffer(data, dtype=np.uint8)
+    out, pos = {}, off
+    fields = [("seed", 16 * B), ("cw_seed", 16 * n * B), ("cw_t_left", ((n + 7) // 8) * B),
+              ("cw_t_right", ((n + 7) // 8) * B)] + ([("cw_value", lb * n * B)] if dcf else []) + [
+              ("cw_last", lb * B)]
+    for name, size in fields:
+        src = raw[pos:pos + size]
+        pos += size
+        if name in ("seed", "cw_seed"):
+            arr = src.view("<u8")
+            arr = (arr if _LITTLE else arr.astype(_U64)).reshape((B, 2) if name == "seed" else (n, B, 2))
+            if arr.size and np.any(arr[..., 0] & np.uint64(1)):
+                raise ValueError(f"{name} has a nonzero control-bit position (bit 0 of the low word "
+                                 f"must be 0 in a canonical key)")
+        elif name.startswith("cw_t"):
+            arr = _get_bits(src, n, B, name)
+        else:
+            arr = _get_words(src, n * B if name == "cw_value" else B, lb, l, name)
+            if name == "cw_value":
+                arr = arr.reshape(n, B)
+        out[name] = arr
+    return out
