@@ -1,1 +1,33 @@
-"""Garbled-circuit two-party computation with oblivious transfer (dealer-free)."""
+"""Garbled-circuit two-party computation with oblivious transfer (dealer-free).
+
+Modules, bottom up (each imports only those before it):
+``circuit`` (immutable circuits) -> ``schedule`` (vectorized evaluation order)
+-> ``encoding`` (bits <-> ints/bytes) -> ``plain`` (plaintext evaluator, the
+test oracle) -> ``bristol`` (Bristol Fashion / old Bristol files) ->
+``builder`` (integer circuits with few ANDs) -> ``garble`` (half-gates with
+free-XOR, fixed-key AES TCCR hash) -> ``ot`` (base OT, IKNP extension,
+correlated OT) -> ``yao`` (Yao's protocol on the simulated network).
+See ``docs/gc.md``.
+"""
+
+from .bristol import (format_bristol, parse_bristol, parse_bristol_old, read_bristol,
+                      read_bristol_old, write_bristol)
+from .builder import CircuitBuilder, Word
+from .circuit import AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR, Circuit
+from .encoding import bits_to_bytes, bits_to_int, bytes_to_bits, int_to_bits
+from .garble import GarbledCircuit, GarblerKeys, decode, evaluate_garbled, random_delta
+from .plain import evaluate
+from .yao import OUTPUT_MODES, YaoResult, additive_circuit
+
+# The functions ``garble.garble`` and ``yao.yao`` are not re-exported: their
+# names are those of their modules (``from mpc.gc.garble import garble``,
+# ``from mpc.gc.yao import yao``).
+
+__all__ = [
+    "AND", "EQ", "EQW", "EVALUATOR", "GARBLER", "INV", "XOR", "OUTPUT_MODES",
+    "Circuit", "CircuitBuilder", "GarbledCircuit", "GarblerKeys", "Word", "YaoResult",
+    "additive_circuit", "bits_to_bytes", "bits_to_int", "bytes_to_bits", "decode",
+    "evaluate", "evaluate_garbled", "format_bristol", "int_to_bits",
+    "parse_bristol", "parse_bristol_old", "random_delta", "read_bristol",
+    "read_bristol_old", "write_bristol",
+]

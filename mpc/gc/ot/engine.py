@@ -1,0 +1,185 @@
+"""The OT engine behind :mod:`mpc.gc.ot.protocols`: grouping, the rounds, the last step.
+
+See :mod:`mpc.gc.ot.protocols` for the protocol, its costs and threat model.
+Inputs here are already validated; outputs are in *grouped flat order* (the
+instances sorted by ordered pair, then their m OTs) and
+:meth:`_Plan.unflat` puts them back in the caller's (P, m) order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import BaseOTBatch, views_payload
+from .group import SCALAR_RAW_BYTES, get_group
+from .iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix, u_payload
+from .prg import expand_keys, hash_rows
+
+_U64 = np.uint64
+
+
+class _Plan:
+    """Grouping of the P instances by ordered pair and the method per group."""
+
+    def __init__(self, net, senders, receivers, m, method, crossover):
+        key = senders * net.size + receivers
+        uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+        self.order = np.argsort(inv, kind="stable")
+        self.gs, self.gr = uniq // net.size, uniq % net.size
+        self.M = cnt.astype(np.int64) * m
+        self.m = m
+        if method == "auto":
+            self.iknp = self.M >= crossover
+        else:
+            self.iknp = np.full(uniq.size, method == "iknp")
+        self.cnt = cnt
+        self.first_inst = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        self.ot_iknp = np.repeat(self.iknp, self.M)          # per OT, grouped flat order
+
+    def flat(self, arr):
+        """Instance-axis array ``(P, m, ...)`` in grouped flat order ``(P m, ...)``."""
+        return arr[self.order].reshape((-1,) + arr.shape[2:])
+
+    def unflat(self, flat):
+        """Grouped flat order back to the caller's ``(P, m, ...)``."""
+        if self.order.size == 1 or np.array_equal(self.order, np.arange(self.order.size)):
+            return flat.reshape((self.order.size, self.m) + flat.shape[1:])
+        out = np.empty((self.order.size, self.m) + flat.shape[1:], dtype=flat.dtype)
+        out[self.order] = flat.reshape((self.order.size, self.m) + flat.shape[1:])
+        return out
+
+    def uniform_delta(self, delta):
+        """Per group: do all its instances share one delta?"""
+        d = delta[self.order]
+        same = np.all(d == d[np.repeat(self.first_inst, self.cnt)], axis=1)
+        return np.logical_and.reduceat(same, self.first_inst)
+
+
+def _draw_scalars(rng, count):
+    return rng.bytes_array(count * SCALAR_RAW_BYTES).reshape(count, SCALAR_RAW_BYTES)
+
+
+def _contiguous(idx: np.ndarray):
+    """A sorted index array as a slice when it is a run of consecutive positions."""
+    if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size:
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
+        method, crossover, group, offline, delta=None, m0=None, m1=None, length=16):
+    """The protocol for validated inputs; returns ``(plan, outputs)`` in grouped flat order."""
+    net = session.net
+    plan = _Plan(net, senders, receivers, choices.shape[1], method, crossover)
+    c = plan.flat(choices)
+    dg, ig = np.flatnonzero(~plan.iknp), np.flatnonzero(plan.iknp)
+    D, I = np.flatnonzero(~plan.ot_iknp), np.flatnonzero(plan.ot_iknp)
+    # IKNP correlation s per IKNP group: delta itself where a correlated OT allows it.
+    raw_groups = np.zeros(ig.size, dtype=bool)
+    s_bytes = rng_sender.bytes_array(16 * ig.size).reshape(ig.size, 16)
+    if kind == "correlated" and ig.size:
+        raw_groups = plan.uniform_delta(delta)[ig]
+        s_bytes[raw_groups] = delta[plan.order[plan.first_inst[ig[raw_groups]]]]
+    s_bits = np.unpackbits(s_bytes, axis=1, bitorder="little")
+    k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(group), dg, ig, c[D], s_bits,
+                                          rng_sender, rng_receiver, offline)
+    out = _Outputs(kind, c.size, length)
+    ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=m0, m1=m1,
+               length=length, out=out)
+    nd = D.size
+    with net.round():
+        if ig.size:
+            layout = Layout(plan.M[ig])
+            t_mat, u = receiver_matrix(k0_base[nd:].reshape(-1, KAPPA, 16),
+                                       k1_base[nd:].reshape(-1, KAPPA, 16), c[I], layout)
+            net.send_bits(plan.gr[ig], plan.gs[ig], KAPPA * plan.M[ig],
+                          u_payload(net, u, layout), offline=offline)
+            q_mat = sender_matrix(kc_base[nd:].reshape(-1, KAPPA, 16), s_bits, u, layout)
+            q, t = rows(q_mat, layout), rows(t_mat, layout)
+        if nd:
+            _finish(ctx, D, dg, c[D], k0_base[:nd], k1_base[:nd], kc_base[:nd])
+    if ig.size:
+        _iknp_outputs(ctx, c, I, ig, raw_groups, s_bytes, q, t)
+    return plan, out
+
+
+def _base_ots(net, plan, grp, dg, ig, c_direct, s_bits, rng_sender, rng_receiver, offline):
+    """Rounds 1-2: one Chou-Orlandi batch for the direct groups (S -> R, the real
+    choices) and the IKNP groups (R -> S, choices s); returns ``(k0, k1, kc)``."""
+    base = BaseOTBatch(grp, np.concatenate([plan.gs[dg], plan.gr[ig]]),
+                       np.concatenate([plan.gr[dg], plan.gs[ig]]),
+                       np.concatenate([2 * plan.gs[dg], 2 * plan.gr[ig] + 1]),
+                       np.concatenate([plan.M[dg], np.full(ig.size, KAPPA, np.int64)]))
+    raw_a = np.empty((base.n_senders, SCALAR_RAW_BYTES), dtype=np.uint8)
+    odd = base.sender_roles == 1                  # base senders that are OT receivers
+    raw_a[~odd] = _draw_scalars(rng_sender, int((~odd).sum()))
+    raw_a[odd] = _draw_scalars(rng_receiver, int(odd.sum()))
+    with net.round():
+        base.send_a(net, raw_a, offline)
+    raw_b = np.concatenate([_draw_scalars(rng_receiver, c_direct.size),
+                            _draw_scalars(rng_sender, ig.size * KAPPA)])
+    with net.round():
+        kc = base.choose(net, np.concatenate([c_direct, s_bits.reshape(-1)]), raw_b, offline)
+    k0, k1 = base.sender_keys()
+    return k0, k1, kc
+
+
+def _iknp_outputs(ctx, c, I, ig, raw_groups, s_bytes, q, t):
+    """IKNP rows to outputs: raw rows (correlated, one delta) or hashed keys + last step."""
+    plan, out, net = ctx["plan"], ctx["out"], ctx["net"]
+    if raw_groups.all():
+        sel = _contiguous(I)
+        out.a[sel], out.b[sel] = q, t
+        return
+    if raw_groups.any():
+        raw_ot = np.repeat(raw_groups, plan.M[ig])
+        out.a[I[raw_ot]], out.b[I[raw_ot]] = q[raw_ot], t[raw_ot]
+        keyed = ~raw_ot
+        idx, q, t = I[keyed], q[keyed], t[keyed]
+        s_ot = np.repeat(s_bytes[~raw_groups], plan.M[ig[~raw_groups]], axis=0)
+    else:
+        idx = I
+        s_ot = s_bytes if ig.size == 1 else np.repeat(s_bytes, plan.M[ig], axis=0)
+    qw = np.ascontiguousarray(q).view(_U64)
+    k0 = hash_rows(qw, idx).view(np.uint8).reshape(-1, 16)
+    k1 = hash_rows(qw, idx, offset=s_ot.view(_U64)).view(np.uint8).reshape(-1, 16)
+    kc = hash_rows(np.ascontiguousarray(t).view(_U64), idx).view(np.uint8).reshape(-1, 16)
+    with net.round():
+        _finish(ctx, idx, ig[~raw_groups], c[idx], k0, k1, kc)
+
+
+class _Outputs:
+    """Flat output buffers: (a, b, c) = (m0, m1, m_c) / (-, -, m_c) / (q, t, -)."""
+
+    def __init__(self, kind, n, length):
+        width = 16 if kind == "correlated" else length
+        self.a = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.b = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.c = np.empty((n, width), np.uint8) if kind != "correlated" else None
+
+
+def _finish(ctx, idx, groups, c, k0, k1, kc):
+    """Last step for the OTs ``idx`` (of the groups ``groups``) from their keys."""
+    net, plan, kind, out = ctx["net"], ctx["plan"], ctx["kind"], ctx["out"]
+    counts = plan.M[groups]
+    sel = _contiguous(idx)
+    L = ctx["length"]
+    if kind == "random":
+        out.a[sel], out.b[sel] = expand_keys(k0, L, idx), expand_keys(k1, L, idx)
+        out.c[sel] = expand_keys(kc, L, idx)
+        return
+    inst = plan.order[idx // plan.m]
+    if kind == "correlated":
+        d = k0 ^ k1 ^ ctx["delta"][inst]
+        net.send_bits(plan.gs[groups], plan.gr[groups], 128 * counts,
+                      views_payload(net, d, counts), offline=ctx["offline"])
+        out.a[sel] = k0
+        out.b[sel] = kc ^ (d * c[:, None])
+        return
+    j = idx % plan.m
+    y = np.empty((idx.size, 2, L), dtype=np.uint8)
+    np.bitwise_xor(ctx["m0"][inst, j], expand_keys(k0, L, idx), out=y[:, 0])
+    np.bitwise_xor(ctx["m1"][inst, j], expand_keys(k1, L, idx), out=y[:, 1])
+    net.send_bits(plan.gs[groups], plan.gr[groups], 16 * L * counts,
+                  views_payload(net, y, counts), offline=ctx["offline"])
+    out.c[sel] = y[np.arange(idx.size), c] ^ expand_keys(kc, L, idx)
