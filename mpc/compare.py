@@ -20,10 +20,22 @@ Nielsen, Toft, TCC 2006, and the edaBits of Escudero et al., CRYPTO 2020):
      tree of (generate, propagate) pairs, ceil(log2(l-1)) AND rounds,
      2 (l-2) - 1 AND gates;
    - ``eqz`` ([x = 0]): x = 0 iff c = r, the AND of the l bits
-     NOT(c_i XOR r_i): ceil(log2 l) AND rounds, l-1 AND gates.
+     NOT(c_i XOR r_i): ceil(log2 l) AND rounds, l-1 AND gates;
+   - ``in_interval`` ([lo <= x <= hi], public lo, hi, exact for every x):
+     x' = x + 2^(l-1) in unsigned order, c = x' + r; [lo' <= x' <= hi'] =
+     [r <= u_lo] - [r <= u_hi] + [hi' >= c] - [lo' > c] with u_lo = c - lo',
+     u_hi = c - hi' - 1 mod 2^l (the interval gate of Boyle et al.,
+     EUROCRYPT 2021), the two comparisons of the shared r with public values
+     by the borrow tree on all l bits: ceil(log2 l) AND rounds,
+     2 (2 (l-1) - 1) AND gates, two daBits.
    Each AND gate opens two masked bits: (p-1) * 2 bits sent per holder.
 4. *Convert* the XOR-shared result to Z_2^l with the daBit: open
    e = bit XOR b (one round, p-1 bits per holder), then [bit] = e + [b] - 2e[b].
+
+Domains: ``ltz``, ``eqz``, ``in_interval`` are exact on all of Z_2^l;
+``less_than``/``greater_than`` need |x - y| < 2^(l-1); ``sign`` and
+``abs_value`` need x != -2^(l-1) (sign(-2^(l-1)) returns 0, abs returns
+-2^(l-1)).
 
 Cost per comparison at l = 40, p holders: online ceil(log2 39) + 2 = 8 rounds,
 (p-1) (40 + 2 * 75 + 1) bits sent per holder; equality 8 rounds,
@@ -105,8 +117,8 @@ class _Context:
         return self.ring.sum(masked, axis=0), r_bits
 
     def bit_to_arith(self, bit: np.ndarray) -> np.ndarray:
-        """Z_2^l sharing of an XOR-shared bit ``(p, *batch)`` via a daBit."""
-        b = self.dealer.rng.bits(self.batch)
+        """Z_2^l sharing of XOR-shared bits ``(p, *batch, ...)`` via daBits (one round)."""
+        b = self.dealer.rng.bits(bit.shape[1:])
         with self.s.net.round():
             b_xor = self.deal_xor(b)
             b_arith = self.deal_arith(b.astype(np.uint64))
@@ -160,6 +172,18 @@ def _borrow_tree(ctx: _Context, g: np.ndarray, pr: np.ndarray) -> np.ndarray:
             new_p = np.concatenate([new_p, pr[..., -1:]], axis=-1)
         g, pr = new_g, new_p
     return g[..., 0]
+
+
+def _public_less_than_shared(ctx: _Context, r_bits: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """XOR shares of [K < r] for public K ``(*batch, w)`` (uint64) and XOR-shared bits of r.
+
+    ``r_bits``: ``(p, *batch, w, l)``; the borrow circuit of :func:`ltz` on all
+    l bits (generate r_i AND NOT K_i, propagate NOT (r_i XOR K_i)).
+    """
+    k_bits = _bits_of(k, ctx.l)
+    g = r_bits & (1 - k_bits)
+    pr = r_bits ^ _public_bits_into_share(k_bits ^ 1, ctx.p)
+    return _borrow_tree(ctx, g, pr)
 
 
 def _check(session, x, holders):
@@ -221,7 +245,11 @@ def equal(session, x, y, holders) -> np.ndarray:
 
 
 def sign(session, x, holders) -> np.ndarray:
-    """sign(x) in {-1, 0, 1}: [x > 0] - [x < 0], both comparisons in the same rounds."""
+    """sign(x) in {-1, 0, 1}: [x > 0] - [x < 0], both comparisons in the same rounds.
+
+    Domain: x in (-2^(l-1), 2^(l-1)), i.e. every ring value but -2^(l-1), whose
+    negation wraps to itself: sign(-2^(l-1)) returns 0 (as in :func:`fss.gates.sign`).
+    """
     ring = session.ring
     x = np.asarray(x)
     m = x.shape[1]
@@ -230,7 +258,11 @@ def sign(session, x, holders) -> np.ndarray:
 
 
 def abs_value(session, x, holders) -> np.ndarray:
-    """|x| = x (1 - 2 [x < 0]): one comparison and one Beaver product."""
+    """|x| = x (1 - 2 [x < 0]): one comparison and one Beaver product.
+
+    Domain: x in (-2^(l-1), 2^(l-1)); |-2^(l-1)| = 2^(l-1) is not a signed
+    ring value, and -2^(l-1) is returned for it.
+    """
     ring = session.ring
     neg = ltz(session, x, holders)
     factor = ring.smul(-2, neg)
@@ -238,18 +270,53 @@ def abs_value(session, x, holders) -> np.ndarray:
     return multiply(session, np.asarray(x), factor, holders)
 
 
-def in_interval(session, x, lo: int, hi: int, holders) -> np.ndarray:
-    """[lo <= x <= hi] for public signed ring integers lo <= hi (no wrap-around)."""
-    ring = session.ring
-    if hi < lo:
-        raise ValueError(f"in_interval needs lo <= hi, got lo={lo}, hi={hi}")
+def _signed_bound(v, l: int, name: str, batch) -> np.ndarray:
+    lim = 1 << (l - 1)
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, got bool")
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be an integer or an integer array, got {v!r}")
+    if arr.size and (int(arr.min()) < -lim or int(arr.max()) > lim - 1):
+        raise ValueError(f"{name} must be signed values in [{-lim}, {lim - 1}]")
+    try:
+        return np.broadcast_to(arr.astype(np.int64), batch)
+    except ValueError:
+        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch {batch}") from None
+
+
+def in_interval(session, x, lo, hi, holders) -> np.ndarray:
+    """[lo <= x <= hi] for signed x and public signed bounds lo <= hi (ints or arrays).
+
+    Domain: every x in Z_2^l read as signed, every lo <= hi in [-2^(l-1),
+    2^(l-1)) (broadcast to the batch). Steps: one masked opening of
+    x' + r (x' = x + 2^(l-1), the unsigned order), two comparisons of the
+    shared r with the public u_lo = c - lo' and u_hi = c - hi' - 1 by the
+    borrow circuit, both converted with daBits in one round; the public
+    terms [hi' >= c] - [lo' > c] are added by holder 0 (module docstring).
+    Cost: online 1 + ceil(log2 l) + 1 rounds (8 at l = 40), per holder (p-1)
+    (l + 2 * 2 (2 (l-1) - 1) + 2) bits; offline 2 l mask bits, 2 (2 (l-1) - 1)
+    AND triples and 2 daBits per element.
+    """
     x = np.asarray(x)
-    m = x.shape[1]
-    lo_sh = np.zeros_like(x)
-    hi_sh = np.zeros_like(x)
-    lo_sh[0] = ring.from_signed(np.int64(lo))
-    hi_sh[0] = ring.from_signed(np.int64(hi))
-    below_above = ltz(session, _concat([ring.sub(x, lo_sh), ring.sub(hi_sh, x)]), _tile(holders, 2))
-    out = ring.neg(ring.add(below_above[:, :m], below_above[:, m:]))
-    out[0] = ring.add(out[0], np.uint64(1))
+    ctx, x = _check(session, x, holders)
+    ring, l = ctx.ring, ctx.l
+    lo_a = _signed_bound(lo, l, "lo", ctx.batch)
+    hi_a = _signed_bound(hi, l, "hi", ctx.batch)
+    if np.any(lo_a > hi_a):
+        raise ValueError(f"in_interval needs lo <= hi, got lo={lo}, hi={hi}")
+    half = np.uint64(1 << (l - 1))
+    lo_u = (lo_a.astype(np.uint64) + half) & ring.mask
+    hi_u = (hi_a.astype(np.uint64) + half) & ring.mask
+    x_u = x.copy()
+    x_u[0] = ring.add(x_u[0], half)
+    c, r_bits = ctx.open_masked(x_u)
+    u = np.stack([ring.sub(c, lo_u), ring.sub(ring.sub(c, hi_u), np.uint64(1))], axis=-1)
+    r2 = np.broadcast_to(r_bits[..., None, :], r_bits.shape[:-1] + (2, l))
+    le = _public_less_than_shared(ctx, r2, u)                  # [u < r], (p, *batch, 2)
+    le[0] ^= 1                                                 # [r <= u]
+    a = ctx.bit_to_arith(le)
+    out = ring.sub(a[..., 0], a[..., 1])
+    pub = (hi_u >= c).astype(np.uint64) - (lo_u > c).astype(np.uint64)
+    out[0] = ring.add(out[0], pub & ring.mask)
     return out

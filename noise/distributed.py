@@ -12,8 +12,7 @@ Protocols
 * :func:`pi_dlap` -- Protocol B.1 of Sinh & Ramon (Pi_DLap, all-to-all,
   threat model M_Dis), after Balle, Bell, Gascon, Nissim (CCS 2020).
 * :func:`committee_dlap` -- the M_HF variant (Sinh & Ramon, Sec. 4): a
-  random committee of ceil(log(fail) / log(1 - f_H)) parties draws the noise
-  and shares it with everybody.
+  random committee draws the noise and shares it with everybody.
 * :func:`local_dlap` -- Remark B.1: no communication, each party adds its
   Polya difference to a value that is already uniformly masked.
 * :func:`coin_flip_binomial` -- Dwork, Kenthapadi, McSherry, Mironov, Naor
@@ -28,13 +27,22 @@ stream derived from the session's master CSPRNG (``s.rng.derive("noise",
 ...)`` with a fresh nonce per call), instead of one loop per party over
 ``s.rng.party(i)``; the distribution and the messages are the same.
 
-Privacy caveat common to the Polya-based protocols (Balle et al. 2020):
-the discrete Laplace guarantee holds for the *total* noise against an
-observer of the output that does not know individual contributions. A
-coalition that knows its own members' Polya draws can subtract them; what
-remains is the sum over honest contributors only (an infinitely divisible
-"fraction" of the discrete Laplace), which is weaker. For M_HF the committee
-guarantees at least one honest member only with probability 1 - fail.
+Collusion (who must collude to weaken the DP guarantee)
+-------------------------------------------------------
+A coalition that knows its own members' Polya draws subtracts them from the
+release; what protects an honest party is the honest contributors' noise
+only. :func:`shared_dlap_noise` therefore sizes every contributor's draw for
+a stated coalition (:mod:`noise.collusion`): with ``max_colluders`` t of n
+parties (M_Dis, default floor(n/2)) each draws Polya(1/(n - t)) differences,
+so any n - t honest parties alone add DLap(a) and the claimed epsilon holds
+against the aggregator with up to t colluders, at a variance cost n/(n - t);
+the M_HF committee does the same with its guaranteed honest members.
+:meth:`NoiseShares.epsilon_against` gives the exact epsilon against a larger
+coalition (:mod:`noise.privacy_loss`). The lower-level :func:`pi_dlap`,
+:func:`committee_dlap` and :func:`local_dlap` keep the paper's split
+(Polya(1/n), every contributor honest) unless given ``honest``. Input
+privacy is separate: under M_Dis no coalition of n - 1 parties learns an
+honest input, whatever t is.
 """
 
 from __future__ import annotations
@@ -46,16 +54,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.beaver import multiply
 from mpc.sharing import additive_share
 
 from . import accounting as acc
-from .samplers import as_fraction, discrete_gaussian, polya, round_scale_up
+from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
+from .samplers import as_fraction, polya, round_scale_up
 
 __all__ = [
     "NoiseShares", "shared_dlap_noise", "pi_dlap", "committee_dlap", "local_dlap",
     "committee_size", "draw_committee", "coin_flip_binomial", "distributed_discrete_gaussian",
-    "pidlap_bits", "committee_bits", "dlap_wrap_probability",
+    "pidlap_bits", "committee_bits", "dlap_wrap_probability", "noise_plan",
+    "noise_tail_probability", "noise_tail_bound",
 ]
 
 THREAT_MODELS = ("dis", "hf", "local")
@@ -92,11 +101,55 @@ class NoiseShares:
     insecure_seed: bool = False
     wrap_probability: float = 0.0
     notes: str = ""
+    collusion: CollusionPlan | None = None
 
     @property
     def account(self) -> acc.MechanismAccount:
         return acc.MechanismAccount(self.distribution, float(self.scale), self.sensitivity_ring,
                                     self.epsilon, self.delta, self.notes)
+
+    @property
+    def variance_factor(self) -> float:
+        """Variance of the total noise over that of DLap(a) (1 without a collusion plan)."""
+        return 1.0 if self.collusion is None else self.collusion.variance_factor
+
+    def epsilon_against(self, colluders: int) -> float:
+        """Epsilon against the aggregator plus ``colluders`` noise contributors.
+
+        ``epsilon`` while colluders <= ``collusion.max_colluders``; beyond, the
+        exact loss of the honest contributors' Polya(j/h) - Polya(j/h) noise
+        (:func:`noise.privacy_loss.polya_difference_epsilon`, numerically from
+        the pmf). For M_HF ``colluders`` counts committee members, and the
+        statement holds except with probability ``collusion.fail_probability``.
+        """
+        if self.collusion is None:
+            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
+        return self.collusion.epsilon_against(colluders, self.epsilon, self.scale,
+                                              self.sensitivity_ring)
+
+    def guarantee(self) -> dict:
+        """The plain statement: input privacy, and epsilon against each coalition size that matters."""
+        plan = self.collusion
+        if plan is None:
+            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
+        if plan.threat_model == "hf":
+            inputs = ("inputs: hidden from any coalition allowed by M_HF (at most a 1 - f_H "
+                      "fraction of the parties corrupted)")
+        else:
+            inputs = (f"inputs: no coalition of up to {plan.n - 1} of the {plan.n} parties "
+                      "(with the aggregator) learns an honest party's input")
+        worst = plan.contributors - 1
+        return {
+            "input_privacy": inputs,
+            "epsilon_aggregator": self.epsilon,
+            "max_colluders": plan.max_colluders,
+            "epsilon_max_coalition": self.epsilon,
+            "fail_probability": plan.fail_probability,
+            "epsilon_all_but_one": self.epsilon_against(worst) if worst >= 0 else self.epsilon,
+            "variance_factor": plan.variance_factor,
+            "plan": plan.to_dict(),
+            "summary": plan.describe(),
+        }
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -117,7 +170,8 @@ def _check_parties(s, parties) -> np.ndarray:
         raise ValueError("parties must name at least one party (n >= 1)")
     if arr.min() < 0 or arr.max() >= s.net.n_parties:
         raise ValueError(f"parties must be ids in 0..{s.net.n_parties - 1}")
-    if np.unique(arr).size != arr.size:
+    # O(n_parties) occupancy count (no sort): 10^6 ids in a few ms
+    if np.bincount(arr, minlength=s.net.n_parties).max() > 1:
         raise ValueError("parties must be distinct")
     return arr.astype(np.int64)
 
@@ -152,17 +206,62 @@ def _dlap_params(s, epsilon, sensitivity):
     return eps_used, sens, float(sens_ring), scale
 
 
-def dlap_wrap_probability(scale, bits: int) -> float:
-    """P(|Z| >= 2^(bits-1)) for Z ~ DLap(a = exp(-1/scale)): the chance the noise wraps mod 2^l."""
-    a = math.exp(-1.0 / float(scale))
-    k = 1 << (bits - 1)
-    return 2.0 * math.exp(k * math.log(a)) / (1.0 + a)
+def noise_tail_probability(k, scale, variance_factor=1) -> float:
+    """P(|Z| >= k) for the total noise Z (an upper bound when ``variance_factor`` R > 1).
+
+    Z ~ DLap(a), a = exp(-1/scale): exactly 2 a^k / (1 + a). For R > 1 (Z = X - Y,
+    X, Y ~ Polya(R, a), the total of a collusion-aware split) the Chernoff bound
+    2 min_s E[e^(sX)] e^(-sk) = 2 ((1-a)(k+R)/R)^R (k/((k+R) a))^(-k) (1 when
+    k/(k+R) <= a). Computed in log space (no underflow for tiny scales).
+    """
+    k = float(k)
+    inv = 1.0 / float(scale)                                 # -ln a
+    R = float(variance_factor)
+    if R <= 1.0:
+        return min(1.0, 2.0 * math.exp(-k * inv) / (1.0 + math.exp(-inv)))
+    if k <= 0 or math.log(k / (k + R)) <= -inv:
+        return 1.0
+    log1ma = math.log(-math.expm1(-inv))
+    log_b = R * (log1ma + math.log((k + R) / R)) - k * inv + k * math.log1p(R / k)
+    return min(1.0, 2.0 * math.exp(min(log_b, 0.0)))
+
+
+def noise_tail_bound(scale, variance_factor=1, probability=MAX_WRAP_PROBABILITY) -> float:
+    """Smallest k (to 1e-9 relative, rounded up) with :func:`noise_tail_probability` <= probability.
+
+    For the aggregate's wrap-around check: |noise| < k except with that
+    probability. DLap: about scale * ln(2 / probability) (27.7 scales at 2^-40).
+    """
+    lo, hi = 0.0, float(scale)
+    while noise_tail_probability(hi, scale, variance_factor) > probability:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-9 * hi:
+        mid = (lo + hi) / 2.0
+        if noise_tail_probability(mid, scale, variance_factor) > probability:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def dlap_wrap_probability(scale, bits: int, variance_factor=1) -> float:
+    """P(|Z| >= 2^(bits-1)): the chance the noise wraps mod 2^l (:func:`noise_tail_probability`)."""
+    return noise_tail_probability(1 << (bits - 1), scale, variance_factor)
 
 
 def _polya_differences(r: Fraction, scale: Fraction, m: int, rng) -> np.ndarray:
-    """m independent Polya(r, a) - Polya(r, a), a = exp(-1/scale)."""
+    """m independent Polya(r, a) - Polya(r, a), a = exp(-1/scale) (the contributors' own noise)."""
     x = polya(r, scale, (2, m), rng)
     return x[0] - x[1]
+
+
+def _honest_shape(honest, m: int) -> Fraction:
+    """The Polya shape 1/h of each of m contributors (h = m, the paper's split, if None)."""
+    if honest is None:
+        return Fraction(1, m)
+    if isinstance(honest, bool) or not isinstance(honest, numbers.Integral) or not 1 <= honest <= m:
+        raise ValueError(f"honest must be an integer in 1..{m} (the contributors), got {honest!r}")
+    return Fraction(1, int(honest))
 
 
 def pidlap_bits(n: int, bits: int, separate_pair: bool = False) -> int:
@@ -176,19 +275,22 @@ def committee_bits(n: int, m: int, bits: int) -> int:
 
 
 # -- the discrete Laplace protocols -------------------------------------------------------
-def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.ndarray, bool]:
+def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
+            honest: int | None = None) -> tuple[np.ndarray, bool]:
     """Pi_DLap (Sinh & Ramon, Protocol B.1; Balle et al. 2020): all-to-all shared discrete Laplace.
 
-    Steps: (1) party P_i draws a_i, b_i ~ Polya(1/n, a), a = exp(-1/scale);
-    (2-3) P_i additively shares c_i = a_i - b_i among the n parties and sends
-    share j to P_j (with ``separate_pair=True``, a_i and b_i are shared
-    separately, exactly as in the paper); (4) P_j sums what it holds.
-    The shares sum to sum_i (a_i - b_i) ~ DLap(a) exactly (exact Polya
-    draws, see :func:`noise.samplers.polya`).
+    Steps: (1) party P_i draws a_i, b_i ~ Polya(1/h, a), a = exp(-1/scale),
+    h = ``honest`` (default n, the paper's split); (2-3) P_i additively
+    shares c_i = a_i - b_i among the n parties and sends share j to P_j
+    (with ``separate_pair=True``, a_i and b_i are shared separately, exactly
+    as in the paper); (4) P_j sums what it holds. Any h of the c_i sum to
+    DLap(a) exactly (exact Polya draws, :func:`noise.samplers.polya`); all
+    n sum to Polya(n/h) - Polya(n/h) (variance factor n/h).
 
     Cost: one round, n (n-1) l bits (2 n (n-1) l with ``separate_pair``);
     the paper states n^2 l. Threat model M_Dis (semi-honest, up to n-1
-    corrupted; see the module's privacy caveat).
+    corrupted for input privacy; epsilon holds against the aggregator with
+    up to n - h colluders, see :mod:`noise.collusion`).
     Returns ``(shares uint64 (n,), exact)``.
     """
     s = _check_session(s)
@@ -196,8 +298,8 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.
     scale = as_fraction(scale, "scale")
     ring, net = s.ring, s.net
     n = P.size
+    r = _honest_shape(honest, n)
     rng = _stream(s, "pi_dlap")
-    r = Fraction(1, n)
     if separate_pair:
         ab = polya(r, scale, (2, n), rng)
         secrets = np.stack([_encode_signed(ring, ab[0], "Polya draw"),
@@ -216,23 +318,6 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False) -> tuple[np.
     return out, True
 
 
-def committee_size(fail, f_h) -> int:
-    """ceil(log(fail) / log(1 - f_H)): a committee with an honest member w.p. >= 1 - fail.
-
-    ``fail`` in (0, 1); ``f_h`` (fraction of honest parties) in (0, 1]; f_h = 1
-    gives 1. Sinh & Ramon, Sec. 4 (model M_HF).
-    """
-    fl = float(fail)
-    if isinstance(fail, bool) or not (0.0 < fl < 1.0):
-        raise ValueError(f"fail must be in (0, 1), got {fail!r}")
-    fh = float(f_h)
-    if isinstance(f_h, bool) or not (0.0 < fh <= 1.0):
-        raise ValueError(f"f_h must be in (0, 1], got {f_h!r}")
-    if fh == 1.0:
-        return 1
-    return max(1, math.ceil(math.log(fl) / math.log1p(-fh) - 1e-12))
-
-
 def draw_committee(rng, parties: np.ndarray, size: int) -> np.ndarray:
     """``size`` distinct parties drawn uniformly (public coin from ``rng``), in drawn order."""
     parties = np.asarray(parties, dtype=np.int64)
@@ -240,37 +325,40 @@ def draw_committee(rng, parties: np.ndarray, size: int) -> np.ndarray:
     return parties[rng.choice(parties.size, m)]
 
 
-def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5):
+def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5,
+                   size: int | None = None, honest: int | None = None):
     """M_HF variant: a random committee draws discrete Laplace noise and shares it with all.
 
-    Steps: (0) a committee Z of m = min(committee_size(fail, f_h), n) parties
-    is drawn with public coins (the session CSPRNG; a deployment would use a
-    coin-flipping protocol); (1) member k draws c_k = Polya(1/m, a) -
-    Polya(1/m, a); (2) member k additively shares c_k among all n parties
-    and sends them their shares; (3) every party sums its m shares.
-    sum_k c_k ~ DLap(a).
+    Steps: (0) a committee Z of m = min(size, n) parties (default size: the
+    paper's committee_size(fail, f_h)) is drawn with public coins (the session
+    CSPRNG; a deployment would use a coin-flipping protocol); (1) member k
+    draws c_k = Polya(1/h, a) - Polya(1/h, a), h = ``honest`` (default m: the
+    paper's split, every member must be honest for epsilon); (2) member k
+    additively shares c_k among all n parties and sends them their shares;
+    (3) every party sums its m shares. Any h of the c_k sum to DLap(a).
 
     Cost: one round, m (n-1) l bits (O(n l)). Threat model M_HF: at most a
-    (1 - f_H) fraction corrupted, so Z has an honest member except with
-    probability (1 - f_H)^m <= fail. Returns ``(shares, committee, exact)``.
+    (1 - f_H) fraction corrupted; :func:`noise.collusion.committee_plan`
+    gives the h that holds except with probability ``fail``.
+    Returns ``(shares, committee, exact)``.
     """
     s = _check_session(s)
     P = _check_parties(s, parties)
-    m = committee_size(fail, f_h)
+    m = committee_size(fail, f_h) if size is None else acc.check_n(size, "size")
     scale = as_fraction(scale, "scale")
     ring, net = s.ring, s.net
     n = P.size
     Z = draw_committee(s.rng.derive("noise", "committee", int(s.rng.uint64())), P, m)
     m = Z.size
+    r = _honest_shape(honest, m)
     rng = _stream(s, "committee")
-    r = Fraction(1, m)
     c = _encode_signed(ring, _polya_differences(r, scale, m, rng), "Polya difference")
     pos = np.searchsorted(np.sort(P), Z)
     order = np.argsort(P)
     pos = order[pos]                                         # index of each member in P
     out = ring.zeros(n)
     with net.round():
-        for k in range(m):                                   # loop over ~40 members, vectorized over n
+        for k in range(m):                                   # loop over the members, vectorized over n
             sh = additive_share(ring, c[k:k + 1], n, rng)[:, 0]
             if n > 1:
                 recv = np.delete(np.arange(n), pos[k])
@@ -279,33 +367,68 @@ def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5):
     return out, Z, True
 
 
-def local_dlap(s, scale, *, parties=None):
+def local_dlap(s, scale, *, parties=None, honest: int | None = None):
     """Remark B.1: each party's own Polya difference, no communication.
 
-    Party P_i outputs c_i = Polya(1/n, a) - Polya(1/n, a) encoded in Z_2^l;
-    sum_i c_i ~ DLap(a). This is *not* a secret sharing: c_i is P_i's own
-    noise, safe only when added to a value that is already uniformly masked
-    (as the local sums of shares in Pi_U-MPC are), so that z_i = y_i + c_i
-    stays uniform. Cost: 0 bits, 0 rounds. Threat model as Pi_DLap.
+    Party P_i outputs c_i = Polya(1/h, a) - Polya(1/h, a) (h = ``honest``,
+    default n) encoded in Z_2^l; any h of the c_i sum to DLap(a). This is
+    *not* a secret sharing: c_i is P_i's own noise, safe only when added to
+    a value that is already uniformly masked (as the local sums of shares in
+    Pi_U-MPC are), so that z_i = y_i + c_i stays uniform. Cost: 0 bits, 0
+    rounds. Threat model as Pi_DLap.
     """
     s = _check_session(s)
     P = _check_parties(s, parties)
     scale = as_fraction(scale, "scale")
     n = P.size
+    r = _honest_shape(honest, n)
     rng = _stream(s, "local")
-    r = Fraction(1, n)
     c = _polya_differences(r, scale, n, rng)
     return _encode_signed(s.ring, c, "Polya difference"), True
 
 
+def noise_plan(threat_model: str, n: int, *, max_colluders=None, committee_size=None,
+               fail=2.0 ** -40, f_h=0.5) -> CollusionPlan:
+    """The collusion plan :func:`shared_dlap_noise` uses for ``n`` parties (see :mod:`noise.collusion`).
+
+    ``"dis"`` / ``"local"``: ``max_colluders`` t (int, ``"half"`` = floor(n/2)
+    the default, or ``"all"`` = n - 1); ``"hf"``: ``committee_size`` (default
+    rule in :func:`noise.collusion.committee_plan`), ``fail``, ``f_h``.
+    """
+    if threat_model not in THREAT_MODELS:
+        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
+    if threat_model == "hf":
+        if max_colluders is not None:
+            raise ValueError("max_colluders applies to threat models 'dis' and 'local'; for 'hf' "
+                             "the tolerated coalition follows from f_h, fail and committee_size")
+        return committee_plan(fail, f_h, n=n, size=committee_size)
+    if committee_size is not None:
+        raise ValueError("committee_size applies to threat model 'hf' only")
+    return dis_plan(n, max_colluders, threat_model)
+
+
 def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=None,
-                      fail=2.0 ** -40, f_h=0.5) -> NoiseShares:
+                      fail=2.0 ** -40, f_h=0.5, max_colluders=None,
+                      committee_size=None) -> NoiseShares:
     """Shares of discrete Laplace noise for the U-MPC layer (epsilon-DP, delta = 0).
 
     The noise is integer, in fixed-point units of ``s.fp`` (granularity
     2^-c): discrete Laplace with scale t >= sensitivity 2^c / epsilon, so
     that decoding the total with ``s.fp`` gives Laplace-like noise of scale
     sensitivity / epsilon. ``sensitivity`` is in REAL units.
+
+    Collusion: the noise is split per :func:`noise_plan` so that epsilon holds
+    against the aggregator together with ``max_colluders`` parties (M_Dis and
+    local; default floor(n/2), an honest majority of the contributors: the
+    variance cost n/(n - t) stays <= 2 while a coalition of up to half the
+    parties gains nothing; t = n - 1 would cost n times the variance, and
+    t = 0, the paper's split, leaves epsilon ~15 against n - 1 colluders at
+    n = 50), or with all but the guaranteed honest members of the M_HF
+    committee (default size in :func:`noise.collusion.committee_plan`). The
+    total noise is then Polya(R) - Polya(R), R = ``variance_factor`` >= 1:
+    epsilon against the aggregator alone is still ``epsilon`` (pure DP is
+    decided in the tails). ``collusion``, :meth:`NoiseShares.guarantee` and
+    :meth:`NoiseShares.epsilon_against` report it.
 
     Rationalization: sensitivity and epsilon are converted to the exact
     rationals of their floats; the scale sensitivity 2^c / epsilon is
@@ -324,155 +447,38 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     paper's "noise must remain below 2^l"); ``wrap_probability`` reports it.
     Exactness: every draw is an exact integer sampler
     (:func:`noise.samplers.polya`), so the reconstructed noise is exactly
-    discrete Laplace for the rational scale actually used.
+    the stated Polya difference for the rational scale actually used.
     """
     s = _check_session(s)
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
     eps_used, sens, sens_ring, scale = _dlap_params(s, epsilon, sensitivity)
-    wrap = dlap_wrap_probability(scale, s.ring.bits)
+    P = _check_parties(s, parties)
+    plan = noise_plan(threat_model, P.size, max_colluders=max_colluders,
+                      committee_size=committee_size, fail=fail, f_h=f_h)
+    wrap = dlap_wrap_probability(scale, s.ring.bits, plan.variance_factor)
     if wrap > MAX_WRAP_PROBABILITY:
         raise ValueError(
             f"ring too small for the noise: discrete Laplace of scale {float(scale):.4g} ring units "
-            f"wraps mod 2^{s.ring.bits} with probability {wrap:.3g} > {MAX_WRAP_PROBABILITY:.3g}; "
+            f"(variance factor {plan.variance_factor:.3g}) wraps mod 2^{s.ring.bits} with "
+            f"probability {wrap:.3g} > {MAX_WRAP_PROBABILITY:.3g}; "
             "use more ring bits, fewer fractional bits, or a larger epsilon")
-    P = _check_parties(s, parties)
     committee = None
     if threat_model == "dis":
-        shares, exact = pi_dlap(s, scale, parties=P)
+        shares, exact = pi_dlap(s, scale, parties=P, honest=plan.honest)
     elif threat_model == "hf":
-        shares, committee, exact = committee_dlap(s, scale, parties=P, fail=fail, f_h=f_h)
+        shares, committee, exact = committee_dlap(s, scale, parties=P, fail=fail, f_h=f_h,
+                                                  size=plan.contributors, honest=plan.honest)
     else:
-        shares, exact = local_dlap(s, scale, parties=P)
+        shares, exact = local_dlap(s, scale, parties=P, honest=plan.honest)
     return NoiseShares(
         shares=shares, parties=P, distribution="discrete_laplace", scale=scale,
         epsilon=eps_used, sensitivity=sens, threat_model=threat_model, committee=committee,
         delta=0.0, sensitivity_ring=sens_ring, exact=exact, insecure_seed=bool(s.insecure),
-        wrap_probability=wrap,
-        notes="discrete Laplace a = exp(-1/scale) in ring units, sum of Polya differences")
+        wrap_probability=wrap, collusion=plan,
+        notes=(f"discrete Laplace a = exp(-1/scale) in ring units for any {plan.honest} honest "
+               f"contributors; total Polya({plan.variance_factor:.4g}) difference"))
 
 
-# -- Gaussian-type protocols ----------------------------------------------------------------
-def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivity=None,
-                       epsilon=None) -> NoiseShares:
-    """Coin-flipping binomial noise (Dwork et al. 2006; Sinh & Ramon App. B.2.1).
-
-    Steps: (1) for coin k, party P_{k mod p} draws a bit c_k and additively
-    shares it among the p parties (online); (2) the dealer shares a uniform
-    bit b_k (offline, the "jointly generated" high-quality bits); (3) the
-    parties compute shares of c_k XOR b_k = c_k + b_k - 2 c_k b_k with one
-    Beaver multiplication (:func:`mpc.beaver.multiply`, all coins in one
-    batch); (4) each party outputs step * sum_k z_k (the public
-    -step * floor(n_coins / 2) is added by the first party). The total is
-    step (B - floor(n_coins / 2)), B ~ Binomial(n_coins, 1/2) exactly,
-    variance step^2 n_coins / 4 (centred for even n_coins), as long as c_k
-    or b_k is uniform. The noise lives on the lattice step * Z, so every
-    query shift that is a multiple of ``step`` is covered by the accounting
-    (noise on a coarser lattice, e.g. step (2 B - n), would give disjoint
-    supports, delta = 1, for odd shifts).
-
-    Cost (per noise element, N = n_coins): online N (p-1) l bits for the
-    sharings plus 2 N p (p-1) l for the multiplication, 2 rounds; offline
-    N p l (bits b) + 3 N p l (triples). Threat model: semi-honest, trusted
-    dealer. Accounting: with ``sensitivity`` (ring units, a multiple of
-    ``step``; the query must take values in step * Z) and ``epsilon``,
-    delta is computed from the binomial privacy profile over every shift
-    up to the sensitivity (:func:`noise.accounting.binomial_mechanism_delta`).
-    """
-    s = _check_session(s)
-    P = _check_parties(s, parties)
-    n_coins = acc.check_n(n_coins, "n_coins")
-    step = acc.check_n(step, "step")
-    shape = _shape(shape)
-    ring, net = s.ring, s.net
-    p = P.size
-    rng = _stream(s, "coins")
-    size = int(np.prod(shape, dtype=np.int64))
-    N = n_coins * size
-    c = rng.bits(N).astype(np.uint64)                          # coin k owned by P[k mod p]
-    c_sh = additive_share(ring, c, p, rng)                     # (p, N)
-    owner = np.arange(N) % p
-    if p > 1:
-        with net.round():
-            for j in range(1, p):                              # loop over share rows (p), vectorized over coins
-                recv = (owner + j) % p
-                # owner sends row recv[k] of coin k to P[recv[k]]
-                net.send(P[owner], P[recv], c_sh[recv, np.arange(N)], ring.bits)
-    b = s.dealer.rng.bits(N).astype(np.uint64)
-    b_sh = s.dealer.share(P, b) if p > 1 else b[None, :]
-    if p > 1:
-        cb = multiply(s, c_sh, b_sh, P)
-    else:
-        cb = ring.mul(c_sh, b_sh)
-    z = ring.sub(ring.add(c_sh, b_sh), ring.smul(2, cb))       # shares of c XOR b
-    tot = ring.sum(z.reshape(p, size, n_coins), axis=2)        # shares of B
-    out = ring.smul(step, tot)
-    out[0] = ring.sub(out[0], ring.element(step * (n_coins // 2)))
-    eps_out, delta = float("nan"), float("nan")
-    sens_ring = float("nan")
-    if sensitivity is not None or epsilon is not None:
-        if sensitivity is None or epsilon is None:
-            raise ValueError("sensitivity and epsilon must be given together")
-        sens_ring = acc.check_sensitivity(sensitivity)
-        eps_out = acc.check_epsilon(epsilon)
-        if sens_ring % step:
-            raise ValueError(f"sensitivity must be a multiple of step = {step} ring units, got {sensitivity!r}")
-        delta = acc.binomial_mechanism_delta(n_coins, int(sens_ring // step), eps_out)
-    return NoiseShares(
-        shares=out.reshape((p,) + shape), parties=P, distribution="binomial", scale=step,
-        epsilon=eps_out, sensitivity=sens_ring, threat_model="dis", delta=delta,
-        sensitivity_ring=sens_ring, exact=True, insecure_seed=bool(s.insecure),
-        notes=f"step*(Binomial({n_coins}, 1/2) - {n_coins // 2}), coin flipping")
-
-
-def distributed_discrete_gaussian(s, sigma2, *, parties=None, shape=(), mode="share",
-                                  sensitivity=None, delta=None) -> NoiseShares:
-    """Distributed discrete Gaussian: each of the p parties adds N_Z(0, sigma2 / p).
-
-    Steps: P_i draws g_i ~ N_Z(0, sigma2/p) exactly (CKS20 Alg. 3, rational
-    sigma2/p); with ``mode="share"`` it additively shares g_i among all
-    parties (one round, p (p-1) l bits per element); with ``mode="local"``
-    it keeps g_i (no communication; Remark B.1 conditions apply).
-
-    Privacy: the total is NOT a discrete Gaussian. We report
-    rho = min(rho_KLS, Delta^2 / (2 sigma2/p)) zCDP
-    (:func:`noise.accounting.distributed_discrete_gaussian_rho`: Kairouz, Liu,
-    Steinke 2021, and the trivial one-honest-party bound) and
-    epsilon = rho + 2 sqrt(rho ln(1/delta)). ``sensitivity`` is the L2
-    sensitivity in ring units. Threat model: semi-honest; see the module's
-    caveat on colluding parties.
-    """
-    s = _check_session(s)
-    P = _check_parties(s, parties)
-    if mode not in ("share", "local"):
-        raise ValueError(f"mode must be 'share' or 'local', got {mode!r}")
-    s2 = as_fraction(sigma2, "sigma2")
-    shape = _shape(shape)
-    ring, net = s.ring, s.net
-    p = P.size
-    each = s2 / p
-    rng = _stream(s, "dgauss")
-    size = int(np.prod(shape, dtype=np.int64))
-    g = _encode_signed(ring, discrete_gaussian(each, (p, size), rng), "discrete Gaussian")
-    if mode == "share" and p > 1:
-        sh = additive_share(ring, g, p, rng)                  # (j, i, e): P_j's share of g_i[e]
-        I, J = np.nonzero(~np.eye(p, dtype=bool))
-        with net.round():
-            net.send(P[I], P[J], sh[J, I], ring.bits)
-        out = ring.sum(sh, axis=1)
-    else:
-        out = g
-    eps_out, rho = float("nan"), float("nan")
-    sens = float("nan")
-    if sensitivity is not None or delta is not None:
-        if sensitivity is None or delta is None:
-            raise ValueError("sensitivity and delta must be given together")
-        sens = acc.check_sensitivity(sensitivity)
-        rho = acc.distributed_discrete_gaussian_rho(sens, float(each), p)
-        eps_out = acc.zcdp_to_dp(rho, delta)
-    return NoiseShares(
-        shares=out.reshape((p,) + shape), parties=P, distribution="discrete_gaussian_sum",
-        scale=s2, epsilon=eps_out, sensitivity=sens, threat_model="dis" if mode == "share" else "local",
-        delta=float(delta) if delta is not None else float("nan"), sensitivity_ring=sens,
-        exact=True, insecure_seed=bool(s.insecure),
-        notes=f"sum of {p} iid N_Z(0, {each}); rho = {rho} zCDP")
+# The Gaussian-type protocols live in noise.gaussian_shares (re-exported here).
+from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian  # noqa: E402

@@ -13,9 +13,11 @@ a real number. It carries
 - ``output_range = (lo, hi)``: the kernel's range, so its sensitivity is
   ``Delta f = hi - lo``;
 - optionally ``aux`` (per-record values summed privately next to the
-  U-statistic, e.g. the class counts of the AUC) and ``finalize`` (the
+  U-statistic, e.g. the class counts of the AUC), ``finalize`` (the
   post-processing from the noisy U-statistic and noisy auxiliary sums to the
-  released statistic).
+  released statistic) and ``notes`` (remarks on a release computed from the
+  same noisy values, e.g. that a clamp was active: post-processing, so they
+  cost no privacy).
 
 Numeric columns are fixed-point encoded, categorical columns (labels, class
 ids, category codes) are encoded as ring integers so that kernels can multiply
@@ -56,6 +58,7 @@ class Kernel:
     statistic: str = "U-statistic"   # what finalize releases
     rounds_note: str = ""
     extra: dict = field(default_factory=dict)
+    notes: Optional[Callable] = None      # (u, aux_sums, n) -> list of remarks on the release
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -82,6 +85,10 @@ class Kernel:
         if self.finalize is None:
             return float(u)
         return float(self.finalize(u, aux_sums, n))
+
+    def release_notes(self, u: float, aux_sums, n: int) -> list:
+        """Remarks on the release from the same noisy values (e.g. a clamp that was active)."""
+        return [] if self.notes is None else list(self.notes(u, aux_sums, n))
 
 
 _REGISTRY: dict[str, Kernel] = {}
@@ -208,6 +215,14 @@ def _auc_finalize(u, aux, n):
     return u * (n * (n - 1) / 2) / (n_pos * (n - n_pos))
 
 
+def _auc_notes(u, aux, n):
+    n_pos = float(aux[0])
+    if 1 <= n_pos <= n - 1:
+        return []
+    return [f"the noisy positive count {n_pos:.1f} lies outside [1, n - 1] = [1, {n - 1}] and was "
+            "clamped: one class is empty or nearly so, and the AUC is not meaningful"]
+
+
 def _dup_plain(X):
     X = _check_x(X, 2, 1)
     return (X[:, 0, 0] == X[:, 1, 0]).astype(np.float64)
@@ -219,6 +234,14 @@ def _dup_secure(ops, x):
 
 def _renyi2_finalize(u, aux, n):
     return -math.log(max(u, 1.0 / (n * n)))
+
+
+def _renyi2_notes(u, aux, n):
+    if u > 1.0 / (n * n):
+        return []
+    return [f"the released collision rate {u:.3g} is at or below 1/n^2 = {1.0 / (n * n):.3g} (all or "
+            f"nearly all records distinct): the released ln(n^2) = {2 * math.log(n):.4g} nats is "
+            "a lower bound, the entropy may be larger"]
 
 
 def _rand_plain(X):
@@ -296,6 +319,14 @@ def _vus_finalize(u, aux, n):
     return u * math.comb(n, 3) / float(np.prod(counts))
 
 
+def _vus_notes(u, aux, n):
+    bad = [f"n{i} = {c:.1f}" for i, c in enumerate(np.asarray(aux, dtype=float)) if not 1 <= c <= n]
+    if not bad:
+        return []
+    return [f"noisy class count(s) {', '.join(bad)} outside [1, n] were clamped: a class is empty "
+            "or nearly so, and the VUS is not meaningful"]
+
+
 register(Kernel(
     "gini", 2, 1, _gini_plain, _gini_secure, (0.0, 1.0),
     "Gini mean difference |x_i - x_j| (in normalized units; times the column width "
@@ -313,7 +344,7 @@ register(Kernel(
     categorical=(1,), column_names=("score", "label"),
     aux=_labels_aux, aux_sensitivity=1.0, aux_names=("n_pos",), finalize=_auc_finalize,
     statistic="AUC", rounds_note="1 sign gate + 2 products (1 round)",
-    extra={"levels": {1: 2}}))
+    extra={"levels": {1: 2}}, notes=_auc_notes))
 register(Kernel(
     "duplicate", 2, 1, _dup_plain, _dup_secure, (0.0, 1.0),
     "Duplicate pair ratio [x_i = x_j] on categorical codes",
@@ -322,7 +353,7 @@ register(Kernel(
     "renyi2", 2, 1, _dup_plain, _dup_secure, (0.0, 1.0),
     "Renyi-2 (collision) entropy -ln(duplicate pair ratio) on categorical codes",
     categorical=(0,), column_names=("x",), finalize=_renyi2_finalize,
-    statistic="Renyi-2 entropy (nats)", rounds_note="1 equality gate"))
+    statistic="Renyi-2 entropy (nats)", rounds_note="1 equality gate", notes=_renyi2_notes))
 register(Kernel(
     "rand", 2, 2, _rand_plain, _rand_secure, (0.0, 1.0),
     "Rand index between two labelings: [a_i = a_j] == [b_i = b_j]",
@@ -341,4 +372,5 @@ register(Kernel(
     categorical=(1,), column_names=("score", "class"),
     aux=_class3_aux, aux_sensitivity=2.0, aux_names=("n0", "n1", "n2"),
     finalize=_vus_finalize, statistic="VUS",
-    rounds_note="12 comparisons (one batch) + 3 product rounds", extra={"levels": {1: 3}}))
+    rounds_note="12 comparisons (one batch) + 3 product rounds", extra={"levels": {1: 3}},
+    notes=_vus_notes))

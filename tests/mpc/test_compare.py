@@ -118,3 +118,73 @@ def test_errors():
     with pytest.raises(ValueError, match="at least 2 bits"):
         t = Session(2, bits=1, frac_bits=0, seed=1)
         compare.ltz(t, np.zeros((2, 2), np.uint64), np.arange(2))
+
+
+def _all_intervals(l):
+    v = np.arange(-(1 << (l - 1)), 1 << (l - 1))
+    lo, hi = np.meshgrid(v, v, indexing="ij")
+    keep = lo <= hi
+    return v, lo[keep], hi[keep]
+
+
+@pytest.mark.parametrize("l,p", [(3, 2), (4, 3), (5, 3), (5, 2)])
+def test_in_interval_exhaustive_against_fss_gate(l, p):
+    """Every x and every public lo <= hi of the signed range (16,896 cases at l = 5)."""
+    from fss import gates
+
+    s = Session(p, bits=l, frac_bits=0, seed=100 * l + p)
+    v, lo, hi = _all_intervals(l)
+    x = np.tile(v, lo.size)
+    LO, HI = np.repeat(lo, v.size), np.repeat(hi, v.size)
+    xs = _share(s, x, p)
+    h = np.arange(p)
+    got = _open(s, compare.in_interval(s, xs, LO, HI, h))
+    fss_gate = _open(s, gates.in_interval(s, xs, LO, HI, h))
+    want = ((LO <= x) & (x <= HI)).astype(int)
+    assert np.array_equal(fss_gate, want)
+    assert np.array_equal(got, want)
+
+
+def test_in_interval_review_case_and_scalar_bounds():
+    """[-2^39 <= a <= 0.5] on a = 0, 0.25, ..., 1 (fixed point, l = 40) is 1, 1, 1, 0, 0."""
+    s = Session(3, bits=40, frac_bits=14, seed=9)
+    a = s.fp.encode(np.array([0.0, 0.25, 0.5, 0.75, 1.0]))
+    x = additive_share(s.ring, a, 3, s.rng)
+    out = _open(s, compare.in_interval(s, x, -(1 << 39), int(s.fp.encode(0.5)), np.arange(3)))
+    assert out.tolist() == [1, 1, 1, 0, 0]
+    full = _open(s, compare.in_interval(s, x, -(1 << 39), (1 << 39) - 1, np.arange(3)))
+    assert full.tolist() == [1] * 5
+
+
+def test_sign_and_abs_domain_is_documented():
+    """sign(-2^(l-1)) is 0 and |-2^(l-1)| wraps: the documented domain excludes it."""
+    s = Session(3, bits=6, frac_bits=0, seed=2)
+    x = _share(s, [-32], 3)
+    assert _open(s, compare.sign(s, x, np.arange(3))).tolist() == [0]
+    assert _open(s, compare.abs_value(s, x, np.arange(3))).tolist() == [-32]
+    for f in (compare.sign, compare.abs_value):
+        assert "-2^(l-1)" in f.__doc__
+
+
+@pytest.mark.parametrize("p", [2, 3])
+def test_in_interval_online_cost(p):
+    l, m = 40, 50
+    s = Session(p, bits=l, frac_bits=0, seed=p)
+    x = _share(s, np.arange(m) - 25, p)
+    with s.net.phase("iv"):
+        compare.in_interval(s, x, -3, 7, np.arange(p))
+    rep = s.net.report()["phases"]["iv"]["online"]
+    ands = 2 * (2 * (l - 1) - 1)
+    assert rep["rounds"] == math.ceil(math.log2(l)) + 2
+    assert rep["bits"] == m * p * (p - 1) * (l + 2 * ands + 2)
+
+
+def test_in_interval_bound_errors():
+    s = Session(3, bits=8, frac_bits=0, seed=1)
+    x = np.zeros((3, 4), np.uint64)
+    with pytest.raises(ValueError, match=r"lo must be signed values in \[-128, 127\]"):
+        compare.in_interval(s, x, -129, 1, np.arange(3))
+    with pytest.raises(TypeError, match="hi must be an integer"):
+        compare.in_interval(s, x, 0, 1.5, np.arange(3))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        compare.in_interval(s, x, np.zeros(3, int), 1, np.arange(3))

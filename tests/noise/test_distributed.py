@@ -51,13 +51,16 @@ def test_pidlap_separate_pair_matches_paper_count(n):
                                           (1000, 1e-9, 0.5, 30), (1000, 2.0 ** -40, 0.9, 13),
                                           (77, 2.0 ** -40, 1.0, 1), (3000, 2.0 ** -80, 0.25, 193)])
 def test_committee_size_and_bits(n, fail, f_h, m):
+    """The paper's committee size, asked for explicitly, and its traffic."""
     expect = 1 if f_h == 1 else math.ceil(math.log(fail) / math.log(1 - f_h))
     assert D.committee_size(fail, f_h) == expect
     assert min(expect, n) == m
     s = Session(n, seed=n)
     with s.net.phase("noise"):
-        ns = D.shared_dlap_noise(s, 0.5, 2.0, threat_model="hf", fail=fail, f_h=f_h)
+        ns = D.shared_dlap_noise(s, 0.5, 2.0, threat_model="hf", fail=fail, f_h=f_h,
+                                 committee_size=expect)
     assert ns.committee.size == m and np.unique(ns.committee).size == m
+    assert ns.collusion.contributors == m and ns.collusion.fail_probability <= fail
     assert np.all((ns.committee >= 0) & (ns.committee < n))
     rep = _online(s)
     assert rep["bits"] == D.committee_bits(n, m, 40) == m * (n - 1) * 40 and rep["rounds"] == 1
@@ -109,16 +112,31 @@ def test_accounting_travels_with_the_shares():
 
 
 # -- the reconstructed noise has the target law ------------------------------------------------
+def _polya_difference_pmf(R, scale, K):
+    """P(X - Y = k), |k| <= K, X, Y iid Polya(R, exp(-1/scale)) (convolution of the pmfs)."""
+    p = S.polya_pmf(np.arange(8 * K), R, scale)
+    full = np.correlate(p, p, mode="full")                 # lag 0 at index 8K - 1
+    mid = p.size - 1
+    return full[mid - K:mid + K + 1]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("tm,n", [("dis", 4), ("hf", 9), ("local", 6)])
-def test_reconstructed_noise_is_discrete_laplace(tm, n):
-    s = Session(n, bits=32, frac_bits=0, seed={"dis": 11, "hf": 12, "local": 13}[tm])
+@pytest.mark.parametrize("tm,n,kw,R", [("dis", 4, {}, 2), ("dis", 5, {"max_colluders": 0}, 1),
+                                       ("hf", 9, {}, 3), ("local", 6, {"max_colluders": "all"}, 6)])
+def test_reconstructed_noise_law(tm, n, kw, R):
+    """The total is Polya(R) - Polya(R), R = contributors / honest (R = 1: discrete Laplace)."""
+    s = Session(n, bits=32, frac_bits=0, seed={"dis": 11, "hf": 12, "local": 13}[tm] + R)
     eps, sens = 1.0, 3.0                     # integer units: scale 3
-    z = np.array([_total(s, D.shared_dlap_noise(s, eps, sens, threat_model=tm, f_h=0.5, fail=2 ** -3))
-                  for _ in range(2500)])
-    K = 40
+    runs = [D.shared_dlap_noise(s, eps, sens, threat_model=tm, f_h=0.5, fail=2 ** -3, **kw)
+            for _ in range(2000)]
+    assert runs[0].variance_factor == R
+    z = np.array([_total(s, ns) for ns in runs])
+    K = 60
     k = np.arange(-K, K + 1)
-    assert chisq_pvalue(z, k, S.discrete_laplace_pmf(k, 3)) > ALPHA
+    pmf = _polya_difference_pmf(R, 3, K)
+    if R == 1:
+        assert np.allclose(pmf, S.discrete_laplace_pmf(k, 3), rtol=1e-9, atol=0)
+    assert chisq_pvalue(z, k, pmf) > ALPHA
 
 
 def test_reconstruction_equals_sum_of_party_noise():

@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.conftest import shared_data
@@ -123,3 +124,279 @@ def test_absurd_edges_are_user_errors(capsys, edges):
     code = main(["estimate", "gini", "--n", "20", "--edges", edges, "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
+
+
+# -- issue 8 ----------------------------------------------------------------------------------
+def _err(capsys, argv):
+    code = main(argv + ["--no-progress"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _scores_labels(tmp_path, labels, name="s.csv", header="score,status"):
+    f = tmp_path / name
+    rows = [f"{(i * 37 % 101) / 101:.4f},{lab}" for i, lab in enumerate(labels)]
+    f.write_text(header + "\n" + "\n".join(rows) + "\n")
+    return f
+
+
+def test_auc_positive_label_and_mapping(tmp_path, capsys):
+    from sklearn.metrics import roc_auc_score
+
+    labels = ["case" if (i * 7) % 5 < 2 else "control" for i in range(40)]
+    f = _scores_labels(tmp_path, labels)
+    code, _, err = _err(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1"])
+    assert code == 2 and "--positive VALUE" in err and "'case'" in err and "line 2" in err
+    res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--positive",
+                                "case", "--epsilon", "inf", "--edges", "all"])
+    scores = [(i * 37 % 101) / 101 for i in range(40)]
+    want = roc_auc_score([lab == "case" for lab in labels], scores)
+    assert res["estimate"] == pytest.approx(want, abs=1e-3)          # 2^-14 fixed point
+    assert res["classes"]["classes"] == ["any label but 'case'", "case"]
+    assert main(["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--positive", "case",
+                 "--no-progress"]) == 0
+    assert "classes   : status: any label but 'case' -> 0, case -> 1" in capsys.readouterr().out
+
+
+def test_vus_class_order(tmp_path, capsys):
+    import itertools
+
+    order = ["low", "medium", "high"]
+    labels = [order[(i * 5) % 3] for i in range(24)]
+    f = _scores_labels(tmp_path, labels, header="score,grade")
+    code, _, err = _err(capsys, ["estimate", "vus", "--csv", str(f), "--bounds", "0:1"])
+    assert code == 2 and "--classes a,b,c" in err
+    res, _ = _run_json(capsys, ["estimate", "vus", "--csv", str(f), "--bounds", "0:1", "--classes",
+                                "low,medium,high", "--epsilon", "inf", "--edges", "all"])
+    s = [(i * 37 % 101) / 101 for i in range(24)]
+    c = [order.index(lab) for lab in labels]
+    by = [[s[i] for i in range(24) if c[i] == k] for k in range(3)]
+    vus = sum(a < b < d for a, b, d in itertools.product(*by)) / np.prod([len(b) for b in by])
+    assert res["estimate"] == pytest.approx(vus, abs=1e-9) and res["classes"]["rule"] == "given order"
+
+
+def test_default_columns_read_score_as_number(tmp_path, capsys):
+    """A two-column score,label file without --columns: the score is numeric, the label a class."""
+    f = _scores_labels(tmp_path, [i % 2 for i in range(30)], header="score,label")
+    from sklearn.metrics import roc_auc_score
+
+    res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1",
+                                "--epsilon", "inf", "--edges", "all"])
+    want = roc_auc_score([i % 2 for i in range(30)], [(i * 37 % 101) / 101 for i in range(30)])
+    assert res["data"]["columns"] == ["score", "label"] and res["estimate"] == pytest.approx(want, abs=1e-3)
+    g = tmp_path / "wide.csv"
+    g.write_text("id,label,score,other\n" + "".join(f"{i},{i % 2},{i / 40},x\n" for i in range(30)))
+    res, err = _run_json(capsys, ["estimate", "auc", "--csv", str(g), "--bounds", "0:1", "--seed", "1"])
+    assert res["data"]["columns"] == ["score", "label"] and "chosen by name" in err
+
+
+def test_no_clear_text_abort_on_class_counts(tmp_path, capsys):
+    """All labels positive: no 'found 1' abort computed in the clear; the noisy count says it."""
+    f = _scores_labels(tmp_path, ["yes"] * 30)
+    res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--seed", "3"])
+    assert any("noisy positive count" in n for n in res["notes"]) or 1 <= res["aux_noisy_sums"]["n_pos"] <= 29
+    helptext = build_parser_help()
+    assert "What is checked in the clear" in helptext and "class counts" in helptext
+
+
+def build_parser_help():
+    from ustat.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["estimate"]
+    return sub.format_help()
+
+
+def test_help_documents_threat_and_collusion_flags():
+    text = build_parser_help()
+    for flag in ("--max-colluders", "--committee-size", "--honest-fraction", "--budget-file",
+                 "--positive", "--classes", "--no-header", "--encoding"):
+        assert flag in text
+    assert "n - 1 parties" in text and "Who must collude" in text
+
+
+def test_budget_file(tmp_path, capsys):
+    import json as _json
+
+    f = tmp_path / "d.csv"
+    f.write_text("x\n" + "".join(f"{i}\n" for i in range(20)))
+    budget = tmp_path / "budget.json"
+    base = ["estimate", "gini", "--csv", str(f), "--bounds", "0:20", "--budget-file", str(budget)]
+    code, _, err = _err(capsys, base)
+    assert code == 2 and "--budget-total" in err and not budget.exists()
+    res, _ = _run_json(capsys, base + ["--budget-total", "2", "--epsilon", "1.5"])
+    assert res["budget"] == {"file": str(budget), "total": 2.0, "spent": 1.5, "this_run": 1.5,
+                             "remaining": 0.5}
+    code, _, err = _err(capsys, base + ["--epsilon", "1"])
+    assert code == 2 and "spent 1.5 of 2, asked 1" in err
+    # a copy of the same content shares the budget; a failing run spends nothing
+    g = tmp_path / "copy.csv"
+    g.write_bytes(f.read_bytes())
+    code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(g), "--bounds", "0:20",
+                                 "--budget-file", str(budget), "--epsilon", "0.5", "--edges", "1000"])
+    assert code == 2 and "exceeds" in err
+    doc = _json.loads(budget.read_text())
+    (entry,) = doc["datasets"].values()
+    assert [sp["status"] for sp in entry["spends"]] == ["spent"] and entry["total_epsilon"] == 2
+    assert main(base + ["--epsilon", "0.5", "--no-progress"]) == 0
+    assert "budget    : spent 2 of 2 on this data set" in capsys.readouterr().out
+    code, _, err = _err(capsys, base + ["--epsilon", "inf"])
+    assert code == 2 and "cannot be charged" in err
+
+
+def test_epsilon_split_and_collusion_in_output(capsys):
+    assert main(["estimate", "auc", "--n", "60", "--no-progress", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "epsilon = 1.0 (0.9 for the U-statistic, 0.1 for the count n_pos)" in out
+    assert "up to 30 of the 60 parties" in out and "all but one contributor" in out
+    res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"])
+    assert res["epsilon_split"] == {"statistic": pytest.approx(0.9), "n_pos": pytest.approx(0.1)}
+    c = res["collusion"]
+    assert c["max_colluders"] == 30 and c["variance_factor"] == 2.0
+    assert c["epsilon_aggregator"] == pytest.approx(1.0) and c["epsilon_all_but_one"] > 3
+
+
+def test_collusion_flags_reach_run_umpc(capsys, monkeypatch):
+    from ustat import umpc
+
+    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all", "--seed", "1"])
+    assert res["collusion"]["max_colluders"] == 29 and res["collusion"]["variance_factor"] == 30
+    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",
+                                "--committee-size", "60", "--seed", "1"])
+    assert res["collusion"]["contributors"] == 60 and res["collusion"]["variance_factor"] > 4
+    # a protocol layer without the options: the flags are refused, the default is not
+    real = umpc.run_umpc
+
+    def old_run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
+                     threat_model="dis", seed=None, evaluate=False, progress=False,
+                     fail=2.0 ** -40, f_h=0.5, aux_epsilon_fraction=0.1):
+        return real(records, kernel, epsilon=epsilon, edges=edges, sampler=sampler,
+                    threat_model=threat_model, seed=seed, evaluate=evaluate, progress=progress,
+                    fail=fail, f_h=f_h, aux_epsilon_fraction=aux_epsilon_fraction)
+
+    monkeypatch.setattr(umpc, "run_umpc", old_run_umpc)
+    code, _, err = _err(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all"])
+    assert code == 2 and "run_umpc(max_colluders=...)" in err
+    assert main(["estimate", "gini", "--n", "30", "--max-colluders", "half", "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["estimate", "gini", "--n", "30", "--max-colluders", "most"], "'half' or 'all'"),
+    (["estimate", "gini", "--n", "30", "--positive", "1"], "need --csv"),
+])
+def test_argument_errors(capsys, argv, msg):
+    try:
+        code = main(argv + ["--no-progress"])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2 and msg in capsys.readouterr().err
+
+
+def test_huge_epsilon(capsys):
+    """--epsilon 1e8 failed with 'math domain error' (the wrap probability of a tiny scale)."""
+    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "50", "--epsilon", "1e8", "--seed", "1"])
+    assert 0.2 < res["estimate"] < 0.5
+
+
+def test_negative_bounds_and_cli_advice(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("x\n" + "".join(f"{i - 15}\n" for i in range(30)))
+    res, err = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "-15:15",
+                                  "--epsilon", "inf", "--edges", "all"])
+    assert res["data"]["bounds"] == [[-15.0, 15.0]] and "warning: warning" not in err
+    code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "-5:5"])
+    assert code == 2 and "--clip" in err and "clip=True" not in err
+    code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(f)])
+    assert code == 0 and "warning: warning" not in err and "ustat: warning: no bounds" in err
+
+
+def test_gzip_and_encoding(tmp_path, capsys):
+    import gzip
+
+    f = tmp_path / "d.csv.gz"
+    f.write_bytes(gzip.compress(b"x\n" + b"".join(b"%d\n" % i for i in range(20))))
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "0:20"])
+    assert res["n"] == 20
+    g = tmp_path / "l.csv"
+    g.write_bytes(b"name,x\n" + b"".join(b"Jos\xe9,%d\n" % i for i in range(20)))
+    code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(g), "--columns", "x"])
+    assert code == 2 and str(g) in err and "utf-8" in err and "--encoding latin-1" in err
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(g), "--columns", "x",
+                                "--encoding", "latin-1", "--bounds", "0:20"])
+    assert res["n"] == 20
+
+
+def test_huge_values_run(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("x\n1e308\n-1e308\n0\n5e307\n")
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--epsilon", "inf",
+                                "--edges", "all"])
+    assert res["estimate"] == pytest.approx((1 + 0.5 + 0.25 + 0.5 + 0.75 + 0.25) / 6, abs=1e-4)
+
+
+def test_tiny_file_caps_edges(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("x\n1\n2\n3\n")
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "0:5", "--seed", "1"])
+    assert res["edges"] == 3 and any("only C(3, 2) = 3" in n for n in res["notes"])
+
+
+def test_no_header(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("".join(f"{i},{i * i % 7 + 10}\n" for i in range(1, 13)))
+    res, err = _run_json(capsys, ["estimate", "kendall", "--csv", str(f), "--bounds", "0:12,10:17"])
+    assert res["n"] == 11 and "--no-header" in err
+    res, err = _run_json(capsys, ["estimate", "kendall", "--csv", str(f), "--bounds", "0:12,10:17",
+                                  "--no-header"])
+    assert res["n"] == 12 and "looks like data" not in err
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--columns", "2",
+                                "--bounds", "10:17", "--no-header"])
+    assert res["data"]["columns"] == ["2"]
+    g = tmp_path / "z.csv"
+    g.write_text("0,0\n1,2\n2,1\n")
+    code, _, err = _err(capsys, ["estimate", "kendall", "--csv", str(g)])
+    assert code == 2 and "--no-header if the file has none" in err
+
+
+def test_non_numeric_default_column(tmp_path, capsys):
+    f = tmp_path / "j.csv"
+    f.write_text("job\nadmin\nnurse\nchef\n")
+    code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(f)])
+    assert code == 2 and "choose a numeric column" in err and "--columns" in err
+    assert "categorical=" not in err
+
+
+def test_renyi2_lower_bound_note(tmp_path, capsys):
+    f = tmp_path / "d.csv"
+    f.write_text("x\n" + "".join(f"v{i}\n" for i in range(40)))
+    res, _ = _run_json(capsys, ["estimate", "renyi2", "--csv", str(f), "--epsilon", "inf",
+                                "--edges", "all"])
+    assert res["estimate"] == pytest.approx(2 * np.log(40))
+    assert any("lower bound" in n for n in res["notes"])
+
+
+def test_evaluate_prints_the_statistic(capsys):
+    assert main(["estimate", "auc", "--n", "40", "--evaluate", "--no-progress", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "exact AUC on the encoded inputs" in out and "incomplete U" not in out
+
+
+def test_ctrl_c_without_traceback():
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "ustat", "estimate", "kendall", "--n", "2000",
+                          "--edges", "200n", "--no-progress"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "Traceback" not in err and "interrupted" in err
+
+
+def test_broken_pipe_is_quiet():
+    p = subprocess.Popen([sys.executable, "-m", "ustat", "kernels"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdout.close()                    # the reader is gone before ustat writes
+    err = p.stderr.read().decode()
+    p.wait(timeout=60)
+    assert "Broken pipe" not in err and "BrokenPipeError" not in err and "Traceback" not in err

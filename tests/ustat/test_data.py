@@ -184,3 +184,104 @@ def test_numeric_categories_keep_numeric_order(tmp_path):
     values, _, cats = load_csv(f, categorical=True, return_categories=True)
     assert cats["cls"] == ["2", "3", "10"]
     assert values[:, 0].tolist() == [2, 0, 1, 0]
+
+
+# ---------------------------------------------------------------- issue 8: formats and messages
+def test_gzip_is_read_transparently_and_hashes_the_content(tmp_path):
+    import gzip
+
+    plain = write(tmp_path, "a;b\n1;2\n3;4\n", "p.csv")
+    gz = tmp_path / "p.csv.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    v, names = D.load_csv(gz)
+    assert names == ["a", "b"] and v.tolist() == [[1, 2], [3, 4]]
+    assert D.read_table(gz).sha256 == D.read_table(plain).sha256
+
+
+def test_non_utf8_names_file_line_and_encoding(tmp_path):
+    p = tmp_path / "l.csv"
+    p.write_bytes(b"name,v\nAna,1\nJos\xe9,2\n")
+    with pytest.raises(D.DataError) as exc:
+        D.load_csv(p, columns=["v"])
+    msg = str(exc.value)
+    assert str(p) in msg and "line 3" in msg and "0xe9" in msg and "utf-8" in msg
+    assert "encoding='latin-1'" in msg and "--encoding latin-1" in exc.value.for_cli()
+    v, _ = D.load_csv(p, columns=["v"], encoding="latin-1")
+    assert v[:, 0].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="unknown encoding"):
+        D.load_csv(p, encoding="klingon")
+
+
+def test_headerless_file_keeps_its_first_record(tmp_path):
+    p = write(tmp_path, "1,2\n3,4\n5,6\n")
+    t = D.read_table(p)
+    assert t.n_rows == 2 and len(t.warnings) == 1 and "looks like data" in t.warnings[0]
+    assert "header=False" in t.warnings[0] and "--no-header" in t.warnings[0].for_cli()
+    v, names = D.load_csv(p, header=False)
+    assert names == ["1", "2"] and v.tolist() == [[1, 2], [3, 4], [5, 6]]
+    v2, _ = D.load_csv(p, columns=["2"], header=False)
+    assert v2[:, 0].tolist() == [2, 4, 6]
+    assert D.read_table(write(tmp_path, "a,b\n1,2\n", "h.csv")).warnings == []
+
+
+def test_huge_values_do_not_become_nan():
+    x = np.array([[1e308], [-1e308], [0.0], [5e307]])
+    y, _ = D.normalize(x)
+    assert np.all(np.isfinite(y)) and y[:, 0].tolist() == [1.0, 0.0, 0.5, 0.75]
+    y2, _ = D.normalize(x, [(-1.7e308, 1.7e308)])
+    assert np.all(np.isfinite(y2)) and y2[2, 0] == 0.5
+
+
+def test_messages_carry_api_and_cli_advice():
+    assert not D.DATA_BOUNDS_WARNING.lower().startswith("warning")
+    with pytest.raises(D.DataError) as exc:
+        D.normalize(np.array([[5.0]]), [(0, 1)], names=["age"])
+    assert "clip=True" in str(exc.value) and "--clip" in exc.value.for_cli()
+    assert "clip=True" not in exc.value.for_cli() and exc.value.kind == "bounds"
+
+
+def test_chooser_decides_from_the_header(tmp_path):
+    p = write(tmp_path, "id,score,label\n1,0.5,1\n2,0.7,0\n")
+    t = D.read_table(p, lambda head: [h for h in head if h != "id"])
+    assert t.names == ["score", "label"] and t.columns["label"] == ["1", "0"] and t.lines == [2, 3]
+
+
+# ---------------------------------------------------------------- labels
+def _labels(values, n_classes, **kw):
+    return D.map_labels(list(values), "y", list(range(2, 2 + len(values))), "f.csv", n_classes, **kw)
+
+
+def test_binary_labels_with_fixed_meaning():
+    codes, m = _labels(["no", "YES", "1", "0.0", "False", "true"], 2)
+    assert codes.tolist() == [0, 1, 1, 0, 0, 1]
+    assert m == {"column": "y", "rule": "fixed vocabulary", "classes": ["0/no/false", "1/yes/true"]}
+    # the mapping is the same whatever occurs: one class only is not an error
+    assert _labels(["yes"] * 5, 2)[0].tolist() == [1] * 5
+
+
+def test_case_control_needs_the_positive_class():
+    with pytest.raises(D.DataError) as exc:
+        _labels(["case", "control"], 2)
+    assert "line 2" in str(exc.value) and "'case'" in str(exc.value) and "positive=" in str(exc.value)
+    assert "--positive VALUE" in exc.value.for_cli() and exc.value.kind == "label"
+    codes, m = _labels(["case", "control", "other"], 2, positive="case")
+    assert codes.tolist() == [1, 0, 0] and m["classes"] == ["any label but 'case'", "case"]
+    codes, _ = _labels(["2", "1", "2.0"], 2, positive="2")
+    assert codes.tolist() == [1, 0, 1]
+    codes, _ = _labels(["control", "case"], 2, classes=["control", "case"])
+    assert codes.tolist() == [0, 1]
+
+
+def test_ordered_classes():
+    with pytest.raises(D.DataError, match="not one of the codes 0,1,2") as exc:
+        _labels(["low", "medium", "high"], 3)
+    assert "--classes a,b,c" in exc.value.for_cli()
+    codes, m = _labels(["low", "high", "medium"], 3, classes=["low", "medium", "high"])
+    assert codes.tolist() == [0, 2, 1] and m["classes"] == ["low", "medium", "high"]
+    assert _labels(["2", "0", "1.0"], 3)[0].tolist() == [2, 0, 1]
+    with pytest.raises(D.DataError, match="line 3.*'huge' is not one of the classes"):
+        _labels(["low", "huge"], 3, classes=["low", "medium", "high"])
+    with pytest.raises(ValueError, match="3 distinct labels"):
+        _labels(["a"], 3, classes=["a", "a", "b"])
+    with pytest.raises(D.DataError, match="two-class"):
+        _labels(["a"], 3, positive="a")

@@ -93,3 +93,20 @@ def test_duplicate_renyi_rand_vus_triples_references():
 
 def test_complete_u_refuses_huge():
     assert K.complete_u(K.get("gini"), np.zeros((10**5, 1)), limit=10**6) is None
+
+
+def test_release_notes_say_when_a_clamp_was_active():
+    n = 100
+    renyi = K.get("renyi2")
+    assert renyi.release_notes(0.5, [], n) == []
+    (note,) = renyi.release_notes(0.0, [], n)
+    assert "lower bound" in note and f"{2 * math.log(n):.4g}" in note
+    assert renyi.release(0.0, [], n) == pytest.approx(2 * math.log(n))
+    auc = K.get("auc")
+    assert auc.release_notes(0.3, [40.0], n) == []
+    assert "outside [1, n - 1]" in auc.release_notes(0.3, [-3.0], n)[0]
+    assert "outside [1, n - 1]" in auc.release_notes(0.3, [n + 2.0], n)[0]
+    vus = K.get("vus")
+    assert vus.release_notes(0.1, [30.0, 30.0, 40.0], n) == []
+    assert "n1 = -2.0" in vus.release_notes(0.1, [30.0, -2.0, 40.0], n)[0]
+    assert K.get("gini").release_notes(0.3, [], n) == []
