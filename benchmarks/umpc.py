@@ -1,24 +1,42 @@
-"""U-MPC end to end: Kendall's tau on UCI Bank, accuracy over repeated runs, Gini at 10^6.
+"""U-MPC end to end: Kendall on UCI Bank, Gini at 10^6 and 10^7, scaling in n, workers and Dask.
 
-Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--skip-1e6]
+Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
+       [--skip-1e7] [--skip-parallel]
+
+Every timing is the median of N (default 3) warm runs; the first run of a
+process (imports, AES and numpy warm-up) is reported apart where it matters.
+Large runs execute in fresh subprocesses so that their peak resident memory
+(``ru_maxrss`` of the process running the protocol) is theirs alone.
 
 Keys (all measured in this run):
-- bank_kendall_seconds (the first run in the process), bank_kendall_median_seconds
-  (median over the R runs), bank_kendall_online_bits, bank_kendall_offline_bits,
-  bank_kendall_rounds: one run of Kendall's tau on (age, balance) of
-  ../shared/data/bank/bank.csv, n = 4521, |E| = 2n balanced edges,
-  epsilon = 1, threat model M_Dis (Pi_DLap), offline (dealer) phase included.
+- bank_kendall_seconds: median of N warm runs of Kendall's tau on (age,
+  balance) of ../shared/data/bank/bank.csv, n = 4521, |E| = 2n balanced
+  edges, epsilon = 1, M_Dis (Pi_DLap), offline (dealer) phase included, no
+  evaluation; bank_kendall_median_seconds (the same figure, kept for older
+  readers); bank_kendall_cold_seconds: the first run in the process;
+  bank_kendall_online_bits / _offline_bits / _rounds.
 - bank_kendall_mse: mean over R runs (default 100) of (released - complete
   U-statistic)^2: the *total* error, dominated by the incompleteness of 2n
-  edges (the variance of the kernel over 9042 pairs).
-- bank_kendall_dp_mse: mean of (released - incomplete U-statistic on the same
-  edges)^2: the error due to DP noise alone.
-- bank_kendall_dp_mse_theory: 2 (delta_max Delta f / (epsilon |E|))^2.
-- bank_kendall_inc_mse: mean of (incomplete - complete)^2, the sampling part.
-- gini_1e6_seconds, gini_1e6_peak_mb: Gini mean difference, n = 10^6
-  synthetic uniform records, |E| = 2 * 10^6, M_HF (committee noise), run in a
-  fresh subprocess whose peak resident memory is reported.
-With --quick: R = 5 runs and the large run at n = 10^5 (key gini_quick_n says so).
+  edges; bank_kendall_dp_mse: mean of (released - incomplete U-statistic on
+  the same edges)^2 (DP noise alone); bank_kendall_dp_mse_theory:
+  2 (delta_max Delta f / (epsilon |E|))^2; bank_kendall_inc_mse: mean of
+  (incomplete - complete)^2.
+- gini_1e6_seconds, gini_1e6_peak_mb (and _online_bits, _offline_bits,
+  _rounds): Gini mean difference, n = 10^6 synthetic uniform records,
+  |E| = 2n, M_HF (committee noise), one worker.
+- gini_1e7_seconds, gini_1e7_peak_mb: the same at n = 10^7 (targets 60 s, 3 GB).
+- gini_scaling_exponent: least-squares slope of log(seconds) on log(n) over
+  gini_scaling_n (10^5 .. 10^7), one worker; gini_scaling_seconds the medians.
+- workers_speedup_2: one-worker time / two-worker time (worker processes) at
+  n = 10^6, and workers_identical (same release and communication report);
+  threads_speedup_2: the same with a thread pool (why processes are the default).
+- dask_local_speedup_2: one-worker local time / time on a Dask LocalCluster of
+  2 single-threaded worker processes (started once, dask_local_startup_seconds
+  apart), dask_identical.
+- load_avg_start / load_avg_end (1-minute load average) and cpu_count: the
+  machine is shared, so read the speedups against them.
+With --quick: R = 5, N = 1, the large sizes become 10^5 (key gini_quick_n),
+the scaling fit runs over 2 * 10^4 .. 10^5 and the speedups at 10^5.
 """
 
 from __future__ import annotations
@@ -37,21 +55,92 @@ from _common import ROOT, emit
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
 BANK_BOUNDS = "18:95,-8019:102127"   # public bounds (the data's documented ranges)
 
-_LARGE = r"""
+# Runs `configs` (run_umpc keyword dicts) on Gini with |E| = 2n, M_HF: one cold run, then
+# `repeats` warm runs of each; prints seconds per run, peak RSS and what identity checks need.
+_RUNNER = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 from mpc.rng import CSPRNG
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc
-n = {n}
-X = synthetic_uniform(n, 1, CSPRNG())
-t = time.perf_counter()
-r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf")
-sec = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({{"seconds": sec, "peak_mb": peak, "online_bits": r.online_bits,
-                  "offline_bits": r.offline_bits, "rounds": r.rounds, "estimate": r.estimate}}))
+n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
+X = synthetic_uniform(n, 1, CSPRNG(12))
+extra, startup = {{}}, 0.0
+if scheduler:
+    from ustat.umpc.dask_runner import connect
+    t = time.perf_counter()
+    cluster = connect("local", 2)             # the cluster scheduler="local" makes
+    client = cluster.__enter__()
+    startup = time.perf_counter() - t
+    extra = {{"scheduler": client}}
+out = {{"startup": startup, "configs": []}}
+for cfg in configs:
+    on_dask = cfg.pop("dask", False)
+    kw = dict(cfg, **extra) if on_dask else dict(cfg)
+    times = []
+    for rep in range(repeats + 1):
+        t = time.perf_counter()
+        r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
+        times.append(time.perf_counter() - t)
+    out["configs"].append({{"cold": times[0], "warm": times[1:], "estimate": r.estimate,
+                           "communication": r.communication, "online_bits": r.online_bits,
+                           "offline_bits": r.offline_bits, "rounds": r.rounds}})
+out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
 """
+
+
+def gini_runs(n: int, configs: list, repeats: int, dask: bool = False) -> dict:
+    """Run ``configs`` in one fresh subprocess (warm runs after a cold one)."""
+    code = _RUNNER.format(root=ROOT, n=n, configs=configs, repeats=repeats,
+                          scheduler="local" if dask else "")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _median(cfg: dict) -> float:
+    return float(np.median(cfg["warm"] or [cfg["cold"]]))
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a["estimate"] == b["estimate"] and a["communication"] == b["communication"]
+
+
+def gini_one_worker(n: int, repeats: int) -> dict:
+    res = gini_runs(n, [{"workers": 1}], repeats)
+    cfg = res["configs"][0]
+    return {"seconds": _median(cfg), "cold": cfg["cold"], "peak_mb": res["peak_mb"],
+            "online_bits": cfg["online_bits"], "offline_bits": cfg["offline_bits"],
+            "rounds": cfg["rounds"]}
+
+
+def scaling(sizes, repeats: int, known: dict) -> dict:
+    """Slope of log(seconds) on log(n), one worker (``known``: medians already measured)."""
+    secs = {n: known[n] if n in known else gini_one_worker(n, repeats)["seconds"]
+            for n in sizes}
+    x = np.log(np.array(sizes, float))
+    y = np.log(np.array([secs[n] for n in sizes]))
+    slope = float(np.polyfit(x, y, 1)[0])
+    return {"gini_scaling_exponent": slope, "gini_scaling_n": list(sizes),
+            "gini_scaling_seconds": [secs[n] for n in sizes]}
+
+
+def parallel(n: int, repeats: int) -> dict:
+    local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"}],
+                      repeats)
+    one, two, threads = local["configs"]
+    dask = gini_runs(n, [{"workers": 1}, {"dask": True}], repeats, dask=True)
+    d_one, d_two = dask["configs"]
+    return {
+        "parallel_n": n,
+        "workers_speedup_2": _median(one) / _median(two),
+        "workers_identical": _same(one, two) and _same(one, threads),
+        "threads_speedup_2": _median(one) / _median(threads),
+        "dask_local_speedup_2": _median(d_one) / _median(d_two),
+        "dask_local_startup_seconds": dask["startup"],
+        "dask_identical": _same(d_one, d_two) and _same(one, d_one),
+    }
 
 
 def decoded_inputs(X, kern):
@@ -63,34 +152,37 @@ def decoded_inputs(X, kern):
     return decode_records(s, encode_records(s, X, kern), kern)
 
 
-def bank_kendall(runs: int):
+def bank_kendall(runs: int, repeats: int):
     from ustat.data import load_csv, normalize, parse_bounds
     from ustat.kernels import complete_u, get
     from ustat.umpc import run_umpc
 
     raw, _ = load_csv(BANK, columns=["age", "balance"])
     X, _ = normalize(raw, parse_bounds(BANK_BOUNDS, 2))
-    # one timed run: the protocol only (offline dealer phase included, no evaluation)
-    t = time.perf_counter()
-    first = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis")
-    seconds = time.perf_counter() - t
+    timed = []
+    for _ in range(repeats + 1):                # the protocol only: no evaluation
+        t = time.perf_counter()
+        first = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis")
+        timed.append(time.perf_counter() - t)
     kern = get("kendall")
     u_complete = complete_u(kern, decoded_inputs(X, kern))
     theory = 2 * (first.max_degree * kern.sensitivity / (first.epsilon * first.edges)) ** 2
-    released, incomplete, run_seconds = [], [], []
+    released, incomplete = [], []
     for _ in range(runs):
         r = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis",
                      evaluate="incomplete")
         released.append(r.estimate)
         incomplete.append(r.evaluation["u_incomplete"])
-        run_seconds.append(r.seconds)
     released, incomplete = np.array(released), np.array(incomplete)
+    warm = float(np.median(timed[1:])) if repeats else timed[0]
     return {
         "bank_n": first.n,
         "bank_edges": first.edges,
         "bank_max_degree": first.max_degree,
-        "bank_kendall_seconds": seconds,
-        "bank_kendall_median_seconds": float(np.median(run_seconds)),
+        "bank_kendall_seconds": warm,
+        "bank_kendall_median_seconds": warm,
+        "bank_kendall_cold_seconds": timed[0],
+        "bank_kendall_warm_runs": repeats,
         "bank_kendall_online_bits": first.online_bits,
         "bank_kendall_offline_bits": first.offline_bits,
         "bank_kendall_rounds": first.rounds,
@@ -103,12 +195,6 @@ def bank_kendall(runs: int):
     }
 
 
-def large_gini(n: int):
-    code = _LARGE.format(root=ROOT, n=n)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main(argv=None):
     import argparse
 
@@ -116,25 +202,40 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=None)
-    ap.add_argument("--skip-1e6", action="store_true", help="skip the 10^6-party run")
+    ap.add_argument("--repeats", type=int, default=None, help="warm runs per timing (default 3)")
+    ap.add_argument("--skip-1e6", action="store_true", help="skip the 10^6-party runs")
+    ap.add_argument("--skip-1e7", action="store_true", help="skip the 10^7-party run and fit")
+    ap.add_argument("--skip-parallel", action="store_true", help="skip workers and Dask")
     args = ap.parse_args(argv)
     runs = args.runs or (5 if args.quick else 100)
-    result = {}
+    repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
+    result = {"load_avg_start": os.getloadavg()[0], "cpu_count": os.cpu_count()}
     if os.path.exists(BANK):
-        result.update(bank_kendall(runs))
+        result.update(bank_kendall(runs, repeats))
     else:
         result["bank_skipped"] = f"{BANK} not found"
+    big = 10**5 if args.quick else 10**6
+    known = {}
     if not args.skip_1e6:
-        n = 10**5 if args.quick else 10**6
-        g = large_gini(n)
-        key = "gini_1e6" if n == 10**6 else "gini_quick"
-        result[f"{key}_seconds"] = g["seconds"]
-        result[f"{key}_peak_mb"] = g["peak_mb"]
-        result[f"{key}_online_bits"] = g["online_bits"]
-        result[f"{key}_offline_bits"] = g["offline_bits"]
-        result[f"{key}_rounds"] = g["rounds"]
-        if n != 10**6:
-            result["gini_quick_n"] = n
+        g = gini_one_worker(big, repeats)
+        known[big] = g["seconds"]
+        key = "gini_1e6" if big == 10**6 else "gini_quick"
+        for name in ("seconds", "peak_mb", "online_bits", "offline_bits", "rounds"):
+            result[f"{key}_{name}"] = g[name]
+        result[f"{key}_cold_seconds"] = g["cold"]
+        if args.quick:
+            result["gini_quick_n"] = big
+    if not args.quick and not args.skip_1e7:
+        g = gini_one_worker(10**7, repeats)
+        known[10**7] = g["seconds"]
+        result["gini_1e7_seconds"], result["gini_1e7_peak_mb"] = g["seconds"], g["peak_mb"]
+    if not args.skip_1e7:
+        sizes = [2 * 10**4, 5 * 10**4, 10**5] if args.quick else \
+            [10**5, 3 * 10**5, 10**6, 3 * 10**6, 10**7]
+        result.update(scaling(sizes, repeats, known))
+    if not args.skip_parallel:
+        result.update(parallel(big, repeats))
+    result["load_avg_end"] = os.getloadavg()[0]
     emit(result, args.json)
 
 

@@ -16,6 +16,23 @@ round block is a round by itself. Optionally (small n, tests) the network
 records each party's *view*: everything it received, with sender, phase and
 round.
 
+Accounting is linear in what is sent: a batch of m messages adds to the
+per-party counters of the m senders and receivers it touches (``np.add.at``;
+a ``bincount`` when m is a quarter of the parties or more), never to an
+array of length n per batch, so streaming |E| edges in chunks costs O(|E|)
+however many parties there are. Memory: per (phase, online/offline) cell, two
+int64 counters per participant (16 bytes per party per cell, allocated
+zero-filled on first use).
+
+Sub-networks: a protocol step that runs in pieces (a chunk of edges, possibly
+in another thread, process or machine) sends on a small network of its own
+whose parties are the piece's local ids; :meth:`Network.traffic` packs what it
+sent (a :class:`Traffic`, picklable) and :meth:`Network.absorb` adds it to the
+main network under a map from local to global ids: bits, messages and per-party
+counts add up, rounds count as if sent here (inside a :meth:`Network.lane`
+they count once per :meth:`Network.parallel` block), recorded views keep their
+order.
+
 The network is a simulation: delivery is the identity on the payload (it is
 returned to the caller, who hands it to the receivers' code). It does not
 model latency or bandwidth; it measures what a real deployment would send.
@@ -45,8 +62,24 @@ class _Tally:
     received: np.ndarray = field(default=None)
 
     def __post_init__(self):
+        # zero-filled on demand by the OS: untouched pages cost nothing
         self.sent = np.zeros(self.size, dtype=np.int64)
         self.received = np.zeros(self.size, dtype=np.int64)
+
+    def add(self, counter: np.ndarray, ids, bits) -> None:
+        """Add ``bits`` (scalar or per message) to the counters of ``ids``.
+
+        O(len(ids)): ``np.add.at`` on the touched ids, or, when they are at
+        least a quarter of the counters, one ``np.bincount`` (twice as fast
+        there, and still linear in the send).
+        """
+        if np.ndim(ids):
+            if np.ndim(bits) == 0 and 4 * ids.size >= counter.size:
+                counter += np.bincount(ids, minlength=counter.size) * int(bits)
+            else:
+                np.add.at(counter, ids, bits)
+        else:
+            counter[int(ids)] += int(np.sum(bits))
 
     def summary(self, n_parties: int) -> dict:
         per_party = (self.sent + self.received)[:n_parties]
@@ -59,6 +92,53 @@ class _Tally:
             "max_party_sent_bits": int(self.sent[:n_parties].max()) if n_parties else 0,
             "max_party_received_bits": int(self.received[:n_parties].max()) if n_parties else 0,
         }
+
+
+@dataclass
+class Traffic:
+    """What a sub-network sent, packed for :meth:`Network.absorb` (picklable).
+
+    ``cells`` maps (phase, offline) to ``(bits, messages, rounds, sent,
+    received)``; ``sent``/``received`` hold one counter per local party then
+    one per role, or, when :meth:`compress` found them periodic, one period of
+    the party counters followed by the role counters. ``round_index`` is the
+    number of rounds the sub-network closed; ``views`` its recorded messages
+    in the order they were sent, as (local receiver, :class:`Received`).
+    """
+
+    n_parties: int
+    roles: tuple
+    cells: dict
+    round_index: int
+    views: list = field(default_factory=list)
+    period: int = 0            # 0: full per-party arrays
+
+    def compress(self, period: int) -> "Traffic":
+        """Store each per-party array as one period when it repeats with that period.
+
+        Chunked protocols give every edge the same traffic pattern, so the
+        counters of members ``j, j + k, j + 2k, ...`` are usually equal:
+        a chunk's report then shrinks from O(chunk) to O(k) integers.
+        """
+        n = self.n_parties
+        if self.period or period < 1 or n % period:
+            return self
+        arrays = [a for c in self.cells.values() for a in c[3:]]
+        rows = [a[:n].reshape(-1, period) for a in arrays]
+        if not all(np.array_equal(r, np.broadcast_to(r[:1], r.shape)) for r in rows):
+            return self
+        cells = {key: c[:3] + tuple(np.concatenate([a[:period], a[n:]]) for a in c[3:])
+                 for key, c in self.cells.items()}
+        return Traffic(n, self.roles, cells, self.round_index, self.views, period)
+
+    def party_counts(self, counts: np.ndarray) -> np.ndarray:
+        """The per-local-party part of a ``sent``/``received`` array, expanded."""
+        if self.period:
+            return np.tile(counts[:self.period], self.n_parties // self.period)
+        return counts[:self.n_parties]
+
+    def role_counts(self, counts: np.ndarray) -> np.ndarray:
+        return counts[self.period or self.n_parties:]
 
 
 @dataclass(frozen=True)
@@ -85,6 +165,9 @@ class Network:
         Keep every received message per receiver (for tests at small n).
     """
 
+    #: absorbed periodic ids held beyond 4 per party before they are counted
+    _defer_slack = 1 << 22
+
     def __init__(self, n_parties, roles=DEFAULT_ROLES, record_views: bool = False):
         if isinstance(n_parties, bool) or not isinstance(n_parties, numbers.Integral):
             raise TypeError(f"n_parties must be a positive integer, got {n_parties!r}")
@@ -102,6 +185,9 @@ class Network:
         self.size = self.n_parties + len(roles)
         self.record_views = bool(record_views)
         self._views: dict[int, list] = {}
+        self._log: list = []        # (receiver, Received) in send order, with record_views
+        self._periodic: dict = {}   # absorbed periodic traffic not yet counted (see _defer)
+        self._periodic_len = 0
         self._phase = "default"
         self._phase_offline = False
         self._tallies: dict[tuple[str, bool], _Tally] = {}
@@ -294,8 +380,8 @@ class Network:
             for i in range(n):
                 for j in range(n):
                     if i != j:
-                        self._views.setdefault(int(P[j]), []).append(
-                            Received(self._phase, self._round_index, off, int(P[i]), arr[i, j]))
+                        self._keep(int(P[j]),
+                                   Received(self._phase, self._round_index, off, int(P[i]), arr[i, j]))
         return payload
 
     def send_bits(self, senders, receivers, nbits, payload=None, *, offline: bool | None = None):
@@ -328,31 +414,14 @@ class Network:
         t = self._tally(key)
         if single:
             total = int(per_msg_bits)
-            t.sent[int(s)] += total
-            t.received[int(r)] += total
+            t.add(t.sent, s, total)
+            t.add(t.received, r, total)
         else:
-            per = per_msg_bits if per_msg_bits.ndim else None
-            if per is None:
-                total = int(per_msg_bits) * m
-                w = int(per_msg_bits)
-                if s.ndim:
-                    t.sent += np.bincount(s, minlength=self.size) * w
-                else:
-                    t.sent[int(s)] += total
-                if r.ndim:
-                    t.received += np.bincount(r, minlength=self.size) * w
-                else:
-                    t.received[int(r)] += total
-            else:
-                total = int(per.sum())
-                if s.ndim:
-                    t.sent += np.bincount(s, weights=per, minlength=self.size).astype(np.int64)
-                else:
-                    t.sent[int(s)] += total
-                if r.ndim:
-                    t.received += np.bincount(r, weights=per, minlength=self.size).astype(np.int64)
-                else:
-                    t.received[int(r)] += total
+            per = per_msg_bits if per_msg_bits.ndim else int(per_msg_bits)
+            total = int(per.sum()) if per_msg_bits.ndim else per * m
+            # a scalar end sends/receives all m messages; an array end one each
+            t.add(t.sent, s, per if s.ndim else total)
+            t.add(t.received, r, per if r.ndim else total)
         t.bits += total
         t.messages += m
         self._mark_round(key)
@@ -362,15 +431,100 @@ class Network:
     def _record(self, s, r, payload, single, m, offline):
         rnd = self._round_index
         if single:
-            self._views.setdefault(int(r), []).append(
-                Received(self._phase, rnd, offline, int(s), payload))
+            self._keep(int(r), Received(self._phase, rnd, offline, int(s), payload))
             return
         ss = np.broadcast_to(s, (m,))
         rr = np.broadcast_to(r, (m,))
         for i in range(m):
             item = payload[i] if payload is not None and np.ndim(payload) else payload
-            self._views.setdefault(int(rr[i]), []).append(
-                Received(self._phase, rnd, offline, int(ss[i]), item))
+            self._keep(int(rr[i]), Received(self._phase, rnd, offline, int(ss[i]), item))
+
+    def _keep(self, receiver: int, rec: "Received"):
+        self._views.setdefault(receiver, []).append(rec)
+        self._log.append((receiver, rec))
+
+    # -- sub-networks ----------------------------------------------------------
+    def traffic(self) -> Traffic:
+        """Everything sent so far, packed for :meth:`absorb` on another network.
+
+        Call outside any round block (open rounds are not counted yet).
+        """
+        if self._round_depth:
+            raise RuntimeError("traffic() cannot be taken inside a round block")
+        self._flush()
+        cells = {key: (t.bits, t.messages, t.rounds, t.sent, t.received)
+                 for key, t in self._tallies.items()}
+        return Traffic(self.n_parties, self.roles, cells, self._round_index, list(self._log))
+
+    def absorb(self, traffic: Traffic, parties) -> None:
+        """Add a sub-network's traffic; its local party i is global party ``parties[i]``.
+
+        Roles map by name (each of the sub-network's roles must exist here).
+        Rounds count as if the sub-network's round blocks had run here, in the
+        current lane when inside :meth:`parallel`. Cost: O(sub-network's
+        parties + roles + recorded messages).
+        """
+        ids = self._ids(parties, "parties")
+        if ids.ndim != 1 or ids.size != traffic.n_parties:
+            raise ValueError(f"parties must map the {traffic.n_parties} local parties, "
+                             f"got shape {ids.shape}")
+        if self._round_depth:
+            raise RuntimeError("absorb() cannot run inside a round block")
+        role_ids = np.array([self.role(r) for r in traffic.roles], dtype=np.int64)
+        for key, (bits, messages, rounds, sent, received) in traffic.cells.items():
+            t = self._tally(key)
+            t.bits += int(bits)
+            t.messages += int(messages)
+            for counter, counts in ((t.sent, sent), (t.received, received)):
+                if not traffic.period:
+                    np.add.at(counter, ids, traffic.party_counts(counts))
+                counter[role_ids] += traffic.role_counts(counts)
+            for _ in range(int(rounds)):
+                self._count_round(key)
+        if traffic.period:
+            self._defer(traffic, ids)
+        if traffic.views:
+            full = np.concatenate([ids, role_ids])
+            for receiver, rec in traffic.views:
+                self._keep(int(full[receiver]), Received(
+                    rec.phase, rec.round + self._round_index, rec.offline,
+                    int(full[rec.sender]), rec.payload))
+        self._round_index += traffic.round_index
+
+    def _defer(self, traffic: Traffic, ids: np.ndarray) -> None:
+        """Keep a periodic traffic's party ids, grouped by its per-member pattern.
+
+        Chunks of one protocol step share one pattern (every edge sends the
+        same), so instead of adding each chunk's counts to every (phase,
+        online/offline) counter at random positions, :meth:`_flush` counts
+        once how often each party holds each member position and scales
+        those counts by the pattern: one random access per (edge, member)
+        instead of one per (edge, member, cell, direction). ``ids`` is kept
+        by reference (a view of the caller's edge array costs nothing).
+        """
+        p = traffic.period
+        patterns = tuple((key, tuple(int(v) for v in c[3][:p]), tuple(int(v) for v in c[4][:p]))
+                         for key, c in sorted(traffic.cells.items()))
+        self._periodic.setdefault((p, patterns), []).append(ids)
+        self._periodic_len += ids.size
+        if self._periodic_len > 4 * self.size + self._defer_slack:     # bounds what is held
+            self._flush()
+
+    def _flush(self) -> None:
+        """Add the deferred periodic traffic to the counters (O(ids + period * size))."""
+        for (p, patterns), arrays in self._periodic.items():
+            held = np.zeros((p, self.size), dtype=np.int64)     # parties x member position
+            for ids in arrays:
+                for j in range(p):
+                    np.add.at(held[j], ids[j::p], 1)
+            for key, sent, received in patterns:
+                t = self._tally(key)
+                for counter, pattern in ((t.sent, sent), (t.received, received)):
+                    for j, bits in enumerate(pattern):
+                        if bits:
+                            counter += bits * held[j]
+        self._periodic.clear()
+        self._periodic_len = 0
 
     # -- results -------------------------------------------------------------
     def view(self, party: int) -> list:
@@ -390,6 +544,7 @@ class Network:
         ``mean_party_bits`` (sent + received), ``max_party_sent_bits``,
         ``max_party_received_bits``. Role totals are under ``roles``.
         """
+        self._flush()
         out = {"n_parties": self.n_parties, "phases": {}}
         for off, label in ((False, "online"), (True, "offline")):
             agg = _Tally(self.size)
@@ -412,6 +567,7 @@ class Network:
 
     def party_bits(self, offline: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Per-party (sent, received) bit counts over all phases, roles included."""
+        self._flush()
         sent = np.zeros(self.size, np.int64)
         recv = np.zeros(self.size, np.int64)
         for (_, o), t in self._tallies.items():
@@ -424,5 +580,8 @@ class Network:
         """Forget all counts and views (identities and roles stay)."""
         self._tallies.clear()
         self._views.clear()
+        self._log.clear()
+        self._periodic.clear()
+        self._periodic_len = 0
         self._round_used = set()
         self._round_index = 0

@@ -272,9 +272,26 @@ def _lex_order(edges: np.ndarray, n: int) -> np.ndarray:
 
 
 def _canonical(edges: np.ndarray, n: int) -> np.ndarray:
-    """Rows sorted inside, then rows sorted lexicographically."""
+    """Rows sorted inside, then rows sorted lexicographically (reuses ``edges``' memory).
+
+    When a row packs into one 64-bit word (k bit_length(n-1) <= 63: every
+    k = 2 graph up to n = 2^31) the words themselves are sorted and unpacked,
+    a plain ``np.sort`` several times faster than an argsort plus a gather.
+    """
     edges = _sort_rows(np.ascontiguousarray(edges, dtype=np.int64))
-    return edges[_lex_order(edges, n)]
+    words = _pack(edges, n)
+    if len(words) > 1:
+        return edges[np.lexsort(words[::-1])]
+    w = words[0]
+    w.sort()
+    bits = max(1, (n - 1).bit_length())
+    k = edges.shape[1]
+    w >>= np.uint64(bits * (max(1, 63 // bits) - k))
+    mask = np.uint64((1 << bits) - 1)
+    for j in range(k - 1, -1, -1):
+        edges[:, j] = w & mask
+        w >>= np.uint64(bits)
+    return edges
 
 
 def _repeat_mask(edges: np.ndarray) -> np.ndarray:
@@ -283,13 +300,22 @@ def _repeat_mask(edges: np.ndarray) -> np.ndarray:
 
 
 def _key_dup_mask(keys: np.ndarray) -> np.ndarray:
-    """Entries equal to another entry, all but one copy of each value marked."""
+    """Entries equal to an earlier entry: all copies of a value but the first are marked.
+
+    One ``np.sort`` of the keys finds the repeated values (few); only the
+    entries holding one of them are then located (O(m log r)), no argsort.
+    """
     mask = np.zeros(keys.size, dtype=bool)
     if keys.size < 2:
         return mask
-    order = np.argsort(keys)
-    s = keys[order]
-    mask[order[1:][s[1:] == s[:-1]]] = True
+    s = np.sort(keys)
+    repeated = s[1:][s[1:] == s[:-1]]
+    if repeated.size == 0:
+        return mask
+    cand = np.flatnonzero(_in_sorted(keys, np.unique(repeated)))
+    _, first = np.unique(keys[cand], return_index=True)
+    mask[cand] = True
+    mask[cand[first]] = False
     return mask
 
 
@@ -306,7 +332,7 @@ def _random_ksubsets(n: int, k: int, count: int, rng: CSPRNG) -> np.ndarray:
 
     k^2 <= n: uniform k-tuples with rejection of tuples with a repeated vertex
     (acceptance >= 1 - k^2/(2n) >= 1/2). Otherwise the first k entries of a
-    random permutation of [n] per row (argsort of random words), in batches.
+    random permutation of [n] per row (the k smallest of n random words), in batches.
     """
     out = np.empty((count, k), dtype=np.int64)
     filled = 0
@@ -323,7 +349,8 @@ def _random_ksubsets(n: int, k: int, count: int, rng: CSPRNG) -> np.ndarray:
     batch = max(1, (1 << 22) // n)
     while filled < count:
         b = min(batch, count - filled)
-        rows = np.argsort(rng.uint64((b, n)), axis=1, kind="stable")[:, :k]
+        # the k smallest of n random words: a uniform k-subset (order is not needed)
+        rows = np.argpartition(rng.uint64((b, n)), k - 1, axis=1)[:, :k]
         rows.sort(axis=1)
         out[filled:filled + b] = rows
         filled += b
@@ -500,9 +527,10 @@ def balanced(n: int, m: int, k: int, rng=None, *, max_rounds: int = 10_000,
     a factor 2 on one isomorphism class and the mixed sampler is not). The
     choice of which r vertices get the larger degree is exactly uniform.
 
-    Cost: one permutation of k m stubs (AES keystream + argsort,
-    O(k m log(k m))) plus one O(m log m) duplicate check and O(m) per
-    repair/mixing round; n = 10^6, m = 2*10^6, k = 2 takes about 1.5 s,
+    Cost: one permutation of k m stubs (AES keystream + a sort of packed
+    words, O(k m log(k m))) plus O(m log m) sorts of packed rows (duplicate
+    check, canonical order) and O(m) per repair/mixing round; n = 10^6,
+    m = 2*10^6, k = 2 takes about 0.5 s,
     n = 2000, m = 10^6, k = 2 (density 1/2) about 5 s. The dense case
     enumerates C(n, k) <= 2m edges.
     """

@@ -7,6 +7,8 @@ held by member ``holders[j]`` (a k-of-k additive sharing in Z_2^l). Values are
 fixed point with ``c`` fractional bits (``ops.fp``) unless an operation says
 it returns an *integer* (comparison results are 0/1 or -1/0/1 as plain ring
 integers); :meth:`SecureOps.to_fixed` converts an integer to fixed point.
+Numeric inputs arrive encoded with ``ops.input_fp`` (the same as ``ops.fp``
+unless the run encodes inputs with more fractional bits than the output).
 
 Operations and their costs (per edge, k members, l-bit ring):
 
@@ -43,10 +45,12 @@ from mpc.beaver import multiply
 class SecureOps:
     """Secure operations on ``(k, m)`` shares held by the members of m edges."""
 
-    def __init__(self, session, holders: np.ndarray, comparison: str = "auto"):
+    def __init__(self, session, holders: np.ndarray, comparison: str = "auto", *,
+                 input_fp=None):
         self.session = session
         self.ring = session.ring
         self.fp = session.fp
+        self.input_fp = session.fp if input_fp is None else input_fp
         self.holders = np.asarray(holders, dtype=np.int64)
         if self.holders.ndim != 2:
             raise ValueError(f"holders must have shape (k, m), got {self.holders.shape}")
@@ -57,6 +61,10 @@ class SecureOps:
             comparison = "fss" if self.k == 2 else "circuit"
         self.comparison = comparison
         self._gates = fss_gates if comparison == "fss" else circuit_gates
+        # FSS key generation and evaluation threads: the session's ``workers``
+        # (1 inside a chunk that already runs in parallel; None: fss's default)
+        workers = getattr(session, "workers", None)
+        self._gate_kw = {"workers": workers} if comparison == "fss" and workers else {}
 
     # -- local linear operations --------------------------------------------------
     def add(self, a, b):
@@ -114,7 +122,7 @@ class SecureOps:
             cat = [np.concatenate([ops[i] for ops in operands], axis=1)
                    for i in range(len(operands[0]))]
             holders = np.tile(self.holders, (1, count))
-        out = gate(self.session, *cat, *extra, holders)
+        out = gate(self.session, *cat, *extra, holders, **self._gate_kw)
         return [out] if count == 1 else np.split(out, count, axis=1)
 
     def less_than(self, a, b):

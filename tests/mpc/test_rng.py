@@ -103,3 +103,54 @@ def test_as_rng():
     g = CSPRNG(1)
     assert as_rng(g) is g
     assert as_rng(5).seeded and not as_rng(None).seeded
+
+
+def test_permutation_is_uniform_on_small_n():
+    g = CSPRNG(31)
+    codes = [tuple(g.permutation(4)) for _ in range(4800)]
+    perms = {p: i for i, p in enumerate(sorted(set(codes)))}
+    assert len(perms) == 24
+    counts = np.bincount([perms[c] for c in codes], minlength=24)
+    assert stats.chisquare(counts).pvalue > 1e-4
+    p = g.permutation(100_003)
+    assert p.dtype == np.int64 and np.array_equal(np.sort(p), np.arange(p.size))
+
+
+def test_tied_runs_are_shuffled_uniformly():
+    """Entries whose random words tie are reordered with fresh words: each run uniformly,
+    the rest untouched (the path taken when two of the n sort keys collide)."""
+    g = CSPRNG(32)
+    tie = np.array([True, True, False, True, False, False])    # runs {0,1,2}, {3,4}; 5 alone
+    seen = []
+    for _ in range(3000):
+        out = np.arange(7)
+        g._shuffle_tied_runs(out, tie)
+        assert sorted(out[:3]) == [0, 1, 2] and sorted(out[3:5]) == [3, 4]
+        assert out[5] == 5 and out[6] == 6
+        seen.append(int(out[0]) * 3 + int(out[1]) + 10 * int(out[3]))
+    first = np.bincount([s % 10 for s in seen])
+    assert stats.chisquare(first[first > 0]).pvalue > 1e-4
+    assert abs(np.mean([s // 10 == 3 for s in seen]) - 0.5) < 4 * 0.5 / np.sqrt(3000)
+
+
+def test_pickled_generator_continues_the_same_stream():
+    import pickle
+
+    g = CSPRNG(9)
+    g.bytes_array(37)
+    g.uint64(9000)
+    h = pickle.loads(pickle.dumps(g))
+    assert h.seeded and np.array_equal(g.uint64(1000), h.uint64(1000))
+    u = CSPRNG()
+    assert not pickle.loads(pickle.dumps(u)).seeded
+
+
+def test_fresh_streams_never_repeat():
+    g = CSPRNG(10)
+    a, b = g.fresh("run"), g.fresh("run")
+    assert a.seeded and not np.array_equal(a.uint64(4), b.uint64(4))
+    # seeded: reproducible from the seed
+    assert np.array_equal(CSPRNG(10).fresh("run").uint64(4), CSPRNG(10).fresh("run").uint64(4))
+    s = CSPRNG()
+    assert not s.fresh("run").seeded
+    assert not np.array_equal(s.fresh("run").uint64(4), s.fresh("run").uint64(4))

@@ -319,3 +319,13 @@ def test_all_edges_validation():
         S.all_edges(3, 4)
     with pytest.raises(TypeError, match="k must be an integer"):
         S.all_edges(5, "2")
+
+
+def test_random_ksubsets_dense_case_is_uniform():
+    """k^2 > n: the k smallest of n random words (argpartition) give uniform k-subsets."""
+    from ustat.sampling import _lex_ranks, _random_ksubsets
+
+    rows = _random_ksubsets(8, 3, 11_200, CSPRNG(44))
+    assert np.all(rows[:, 1:] > rows[:, :-1])
+    counts = np.bincount(_lex_ranks(rows, 8, 3), minlength=56)
+    assert stats.chisquare(counts).pvalue > 1e-4

@@ -1,0 +1,186 @@
+"""U-MPC chunks on workers and on Dask: bit-identical results, merged accounting, progress line."""
+
+import io
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from mpc.rng import CSPRNG
+from mpc.session import Session
+from ustat import kernels as K
+from ustat.umpc import ChunkSpec, run_chunk, run_umpc
+from ustat.umpc.progress import Progress
+
+
+def _records(name, n, seed=1):
+    kern = K.get(name)
+    g = CSPRNG(seed)
+    X = g.random((n, kern.columns))
+    for c in kern.categorical:
+        X[:, c] = g.integers(kern.extra.get("levels", {}).get(c, 2), (n,))
+    return X
+
+
+def _run(name, X, **kw):
+    kw.setdefault("epsilon", 1.0)
+    kw.setdefault("threat_model", "hf")
+    return run_umpc(X, name, seed=21, chunk_size=kw.pop("chunk_size", 9), **kw)
+
+
+def _same(a, b):
+    """Bit-identical releases and identical communication reports."""
+    assert a.u_hat == b.u_hat and a.estimate == b.estimate
+    assert a.aux["noisy_sums"] == b.aux["noisy_sums"]
+    assert a.communication == b.communication
+    assert (a.edges, a.max_degree, a.chunks) == (b.edges, b.max_degree, b.chunks)
+
+
+@pytest.mark.parametrize("name,n", [("kendall", 40), ("auc", 36), ("triples", 21)])
+def test_results_do_not_depend_on_the_number_of_workers(name, n):
+    X = _records(name, n)
+    one = _run(name, X, workers=1)
+    assert one.chunks > 3 and one.workers == 1
+    for kw in ({"workers": 2}, {"workers": 3}, {"workers": 2, "pool": "threads"}):
+        _same(one, _run(name, X, **kw))
+
+
+def test_chunking_changes_neither_release_nor_accounting():
+    """Without noise the release is the exact U-statistic whatever the chunk size, and the
+    bits, messages, per-party maxima and rounds are those of one big chunk."""
+    X = _records("kendall", 30)
+    whole = _run("kendall", X, epsilon=math.inf, chunk_size=10**6, workers=1)
+    small = _run("kendall", X, epsilon=math.inf, chunk_size=7, workers=2)
+    assert whole.chunks == 1 and small.chunks == math.ceil(small.edges / 7)
+    assert whole.u_hat == small.u_hat
+    assert whole.communication == small.communication
+
+
+def test_views_are_merged_in_send_order():
+    X = _records("gini", 24)
+    views = []
+    for workers in (1, 2):
+        s = Session(24, seed=3, record_views=True)
+        run_umpc(X, "gini", epsilon=math.inf, session=s, chunk_size=5, workers=workers)
+        views.append([[(r.phase, r.round, r.offline, r.sender, np.asarray(r.payload).tobytes())
+                       for r in s.net.view(p)] for p in (0, 7, s.net.role("aggregator"))])
+    assert views[0] == views[1] and all(len(v) for v in views[0])
+    rounds = [r[1] for r in views[0][0]]
+    assert rounds == sorted(rounds)
+
+
+def test_run_chunk_is_a_pure_function_of_spec_index_and_values():
+    kern = K.get("gini")
+    spec = ChunkSpec(kernel=kern, bits=40, frac_bits=14, input_frac_bits=14,
+                     roles=("dealer", "aggregator"), streams=CSPRNG(4).derive("chunks"))
+    fp = Session(1).fp
+    values = fp.encode(CSPRNG(5).random((9, 2, 1)))
+    a = run_chunk(spec, 3, values)
+    b = run_chunk(pickle.loads(pickle.dumps(spec)), 3, values)
+    assert np.array_equal(a.shares, b.shares) and a.index == 3
+    assert not np.array_equal(a.shares, run_chunk(spec, 4, values).shares)
+    # the members' shares reconstruct f on the encoded values: |x - y|
+    got = fp.decode(np.sum(a.shares, axis=0, dtype=np.uint64) & np.uint64((1 << 40) - 1))
+    want = np.abs(fp.decode(values[:, 0, 0]) - fp.decode(values[:, 1, 0]))
+    assert np.array_equal(got, want)
+    # traffic is kept per member position (every edge sends the same): O(k) integers
+    assert a.traffic.period == 2 and a.traffic.n_parties == 18
+
+
+def test_one_generator_for_two_runs_never_reuses_randomness():
+    X = _records("gini", 12)
+    g = CSPRNG(8)
+    sh = []
+    for _ in range(2):
+        s = Session(12, seed=g, record_views=True)
+        run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s, workers=1)
+        sh.append([np.asarray(r.payload) for r in s.net.view(1) if r.phase == "sharing"])
+    assert len(sh[0]) == len(sh[1]) > 0
+    assert not any(np.array_equal(a, b) for a, b in zip(*sh))
+
+
+def test_engine_arguments_are_checked():
+    X = _records("gini", 10)
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        run_umpc(X, "gini", workers=0)
+    with pytest.raises(ValueError, match="pool must be one of"):
+        run_umpc(X, "gini", pool="fibers")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        run_umpc(X, "gini", backend="gc")
+    with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
+        run_umpc(X, "gini", chunk_size=0)
+    with pytest.raises(TypeError, match="scheduler must be"):
+        run_umpc(X, "gini", scheduler=3, chunk_size=4)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_line_only_on_a_terminal_after_the_delay():
+    out = _Terminal()
+    with Progress(100, True, stream=out, delay=0.0, interval=0.001) as bar:
+        bar.stage("computing")
+        bar.advance(40)
+        while "40/100" not in out.getvalue():
+            pass
+    text = out.getvalue()
+    assert "40/100 edges" in text and "computing" in text and text.endswith("\r\033[K")
+    log = io.StringIO()                         # redirected: nothing is written
+    with Progress(100, True, stream=log, delay=0.0, interval=0.001) as bar:
+        bar.advance(100)
+    assert log.getvalue() == ""
+    quiet = _Terminal()                         # a run shorter than the delay shows nothing
+    with Progress(100, True, stream=quiet, delay=60.0):
+        pass
+    assert quiet.getvalue() == ""
+
+
+# -- Dask ---------------------------------------------------------------------------------------
+# Real worker processes (processes=True, as on a cluster: everything crosses a pickle
+# boundary); the cluster starts once for the module, in a few seconds.
+distributed = pytest.importorskip("distributed", reason="the [dask] extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    from ustat.umpc.dask_runner import connect
+
+    with connect("local", 2) as c:          # the cluster scheduler="local" makes
+        yield c
+
+
+@pytest.mark.parametrize("name,n", [("kendall", 40), ("triples", 21)])
+def test_dask_matches_a_local_run(client, name, n):
+    X = _records(name, n)
+    local = _run(name, X, workers=1)
+    remote = _run(name, X, scheduler=client)
+    _same(local, remote)
+    assert remote.scheduler == "Client"
+
+
+def test_dask_custom_kernel_and_views(client):
+    near = K.Kernel("near_test", 2, 1,
+                    lambda X: (np.abs(X[:, 0, 0] - X[:, 1, 0]) <= 0.25).astype(float),
+                    lambda ops, x: ops.to_fixed(ops.in_interval(
+                        ops.abs(ops.sub(x[0][0], x[1][0])), 0, int(0.25 * ops.fp.scale))),
+                    (0.0, 1.0))
+    X = _records("gini", 20)
+    res = []
+    for kw in ({"workers": 1}, {"scheduler": client}):
+        s = Session(20, seed=6, record_views=True)
+        r = run_umpc(X, near, epsilon=math.inf, session=s, chunk_size=9, evaluate="incomplete",
+                     **kw)
+        res.append((r.u_hat, [np.asarray(v.payload).tobytes() for v in s.net.view(3)]))
+        assert r.u_hat == pytest.approx(r.evaluation["u_incomplete"], abs=1e-12)
+    assert res[0] == res[1]
+
+
+def test_dask_local_cluster_from_the_scheduler_argument():
+    X = _records("gini", 30)
+    local = _run("gini", X, workers=1)
+    remote = _run("gini", X, scheduler="local", workers=2)
+    _same(local, remote)
+    assert remote.scheduler == "local"

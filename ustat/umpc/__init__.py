@@ -1,0 +1,22 @@
+"""The U-MPC protocol (Protocol 3.1 of Sinh and Ramon), streamed in chunks of edges.
+
+- :mod:`.protocol`: :func:`run_umpc`, the four steps (share, compute, noise,
+  aggregate) and :class:`UMPCResult`;
+- :mod:`.chunk`: steps 1-2 on one chunk of edges (:func:`run_chunk`, the unit
+  of work) and the computing backends;
+- :mod:`.engines`: where chunks run (in process, worker pool);
+  :mod:`.dask_runner`: on a Dask cluster (optional extra);
+- :mod:`.inputs`: argument checks and the ring encoding of the records;
+- :mod:`.progress`: the progress line.
+"""
+
+from .chunk import BACKENDS, ChunkResult, ChunkSpec, run_chunk
+from .inputs import decode_records, encode_records, resolve_edges
+from .protocol import (DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS,
+                       UMPCResult, run_umpc)
+
+__all__ = [
+    "BACKENDS", "ChunkResult", "ChunkSpec", "DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL",
+    "PIDLAP_MAX_PARTIES", "THREAT_MODELS", "UMPCResult", "decode_records", "encode_records",
+    "resolve_edges", "run_chunk", "run_umpc",
+]

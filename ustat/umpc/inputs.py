@@ -1,0 +1,179 @@
+"""Checks and encodings at the public boundary of the U-MPC protocol.
+
+Everything here runs once per run, in the calling process, before any party
+sends a message: argument checks (named in the errors), the edge count, the
+records' domain (which the kernel's sensitivity assumes), the hypergraph's
+shape, the ring encoding of the records and the wrap-around bound of the
+aggregate. Cost: O(n d + |E| k), streamed in blocks where a copy of E would
+be large.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Optional
+
+import numpy as np
+
+from mpc.session import Session
+
+#: Rows of E checked per block (bounds the temporary copy of the distinctness check).
+_CHECK_BLOCK = 1 << 20
+
+
+def check_epsilon(epsilon) -> float:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"epsilon must be a positive number or inf, got {epsilon!r}")
+    eps = float(epsilon)
+    if math.isnan(eps) or eps <= 0:
+        raise ValueError(f"epsilon must be > 0 (or inf for no noise), got {epsilon}")
+    return eps
+
+
+def check_positive_int(value, name: str, allow_none: bool = False) -> Optional[int]:
+    """A positive int (``None`` passes when ``allow_none``), else an error naming ``name``."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def resolve_edges(edges, n: int, k: int) -> Optional[int]:
+    """Number of edges from ``"2n"``-style multiples, an int, or ``"all"`` (None)."""
+    total = math.comb(n, k)
+    if isinstance(edges, str):
+        text = edges.strip().lower()
+        if text == "all":
+            return None
+        if text.endswith("n"):
+            coef = text[:-1] or "1"
+            try:
+                m = int(round(float(coef) * n))
+            except (ValueError, OverflowError):
+                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+        else:
+            try:
+                m = int(text)
+            except ValueError:
+                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+    elif isinstance(edges, numbers.Integral) and not isinstance(edges, bool):
+        m = int(edges)
+    else:
+        raise TypeError(f"edges must be like '2n', an integer or 'all', got {edges!r}")
+    if m < 1:
+        raise ValueError(f"edges must be >= 1, got {m}")
+    if m > total:
+        raise ValueError(f"edges={m} exceeds the number of {k}-subsets of {n} records ({total})")
+    return m
+
+
+def encode_records(session: Session, records: np.ndarray, kernel) -> np.ndarray:
+    """Ring encoding of the records: fixed point, categorical columns as integers."""
+    enc = np.empty(records.shape, dtype=np.uint64)
+    for c in range(records.shape[1]):
+        col = records[:, c]
+        if c in kernel.categorical:
+            if not np.all(col == np.round(col)):
+                raise ValueError(f"categorical column {c} must hold integer codes")
+            enc[:, c] = session.ring.from_signed(col.astype(np.int64))
+        else:
+            enc[:, c] = session.fp.encode(col)
+    return enc
+
+
+def decode_records(session: Session, enc: np.ndarray, kernel) -> np.ndarray:
+    """The real values the protocol actually computes on (fixed-point rounded)."""
+    out = np.empty(enc.shape, dtype=np.float64)
+    for c in range(enc.shape[1]):
+        if c in kernel.categorical:
+            out[:, c] = session.ring.to_signed(enc[:, c]).astype(np.float64)
+        else:
+            out[:, c] = session.fp.decode(enc[:, c])
+    return out
+
+
+def validate_records(records, kernel) -> np.ndarray:
+    """The records as float64 ``(n, d)``, in the domain the kernel's range assumes."""
+    X = np.asarray(records)
+    if X.ndim == 1 and kernel.columns == 1:
+        X = X[:, None]
+    if X.ndim != 2 or X.shape[1] != kernel.columns:
+        raise ValueError(
+            f"kernel {kernel.name!r} needs records with {kernel.columns} column(s), "
+            f"got shape {np.shape(records)}"
+        )
+    if X.dtype.kind not in "fiub":
+        raise TypeError(f"records must be numeric, got dtype {X.dtype}")
+    X = X.astype(np.float64)
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"records must be finite: row {row}, column {col} is {X[row, col]}")
+    if X.shape[0] < kernel.degree:
+        raise ValueError(f"need at least k={kernel.degree} records, got {X.shape[0]}")
+    levels = kernel.extra.get("levels", {})
+    for c in range(X.shape[1]):
+        _check_column(X[:, c], c, kernel, levels)
+    return X
+
+
+def _check_column(col, c, kernel, levels):
+    if c in kernel.categorical:
+        bad = np.flatnonzero(col != np.round(col))
+        if bad.size:
+            raise ValueError(f"records: categorical column {c} needs integer codes, "
+                             f"row {bad[0]} is {col[bad[0]]}")
+        if c in levels:
+            bad = np.flatnonzero((col < 0) | (col >= levels[c]))
+            if bad.size:
+                raise ValueError(f"records: column {c} of kernel {kernel.name!r} must hold "
+                                 f"codes 0..{levels[c] - 1}, row {bad[0]} is {col[bad[0]]}")
+    else:
+        bad = np.flatnonzero((col < 0) | (col > 1))
+        if bad.size:
+            raise ValueError(f"records: numeric column {c} must be normalized to [0, 1] "
+                             f"with public bounds (ustat.data.normalize), row {bad[0]} is "
+                             f"{col[bad[0]]}")
+
+
+def check_edges(edges, n: int, k: int) -> np.ndarray:
+    """The hypergraph's edges as int64 ``(m, k)``: non-empty, ids in 0..n-1, k distinct members."""
+    E = np.asarray(edges, dtype=np.int64)
+    if E.ndim != 2 or E.shape[1] != k:
+        raise ValueError(f"hypergraph edges must have shape (m, {k}), got {E.shape}")
+    if E.shape[0] == 0:
+        raise ValueError("the hypergraph has no edges (a Bernoulli sample can be empty): "
+                         "ask for more edges")
+    if E.min() < 0 or E.max() >= n:
+        raise ValueError(f"hypergraph edges must hold party ids in 0..{n - 1}")
+    for start in range(0, E.shape[0], _CHECK_BLOCK):
+        Es = np.sort(E[start:start + _CHECK_BLOCK], axis=1)
+        if np.any(Es[:, 1:] == Es[:, :-1]):
+            raise ValueError("hypergraph edges must have k distinct members")
+    return E
+
+
+def check_no_wrap(session, kern, m, n, delta_max, eps, aux_fraction):
+    """Refuse runs whose aggregate could wrap mod 2^l (the release would be wrong).
+
+    Bound: |sum of kernel values| <= m max(|lo|, |hi|) 2^c, plus a discrete
+    Laplace tail of 28 scales (probability below 2^-40); aux sums <= n 2^c
+    (values in [0, 1]) plus their noise tail. Must stay below 2^(l-1).
+    """
+    scale = session.fp.scale
+    lo, hi = kern.output_range
+    bound = m * max(abs(lo), abs(hi)) * scale
+    aux_bound = n * scale if kern.aux is not None else 0.0
+    if math.isfinite(eps):
+        eps_u = eps * (1 - aux_fraction) if kern.aux is not None else eps
+        bound += 28 * delta_max * kern.sensitivity * scale / eps_u
+        if kern.aux is not None:
+            aux_bound += 28 * kern.aux_sensitivity * scale / (eps * aux_fraction)
+    limit = float(1 << (session.ring.bits - 1))
+    if max(bound, aux_bound) >= limit:
+        raise ValueError(
+            f"the aggregate could wrap around mod 2^{session.ring.bits} (|sum| up to "
+            f"{max(bound, aux_bound):.3g} ring units >= 2^{session.ring.bits - 1}): use more ring "
+            f"bits, fewer fractional bits, fewer edges or a larger epsilon")

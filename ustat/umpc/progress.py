@@ -1,0 +1,69 @@
+"""A progress line on stderr for long runs: terminal only, after a delay, rate-limited.
+
+Shown only when asked for, when the stream is a terminal (``isatty``: a
+redirected log gets nothing), and only once the run has lasted ``delay``
+seconds (1 s); then redrawn at most every ``interval`` seconds (0.2 s) by a
+background thread, so a single long chunk or a long sampling step still shows
+its stage and elapsed time. The line is cleared when the run ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+
+class Progress:
+    """``with Progress(total, enabled) as bar: bar.stage("computing"); bar.advance(m)``."""
+
+    def __init__(self, total: int, enabled: bool, *, label: str = "edges", stream=None,
+                 delay: float = 1.0, interval: float = 0.2):
+        self.stream = sys.stderr if stream is None else stream
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = bool(enabled) and callable(isatty) and isatty()
+        self.total, self.label = int(total), label
+        self.delay, self.interval = float(delay), float(interval)
+        self.done, self.name = 0, "starting"
+        self._t0 = time.perf_counter()
+        self._stop = threading.Event()
+        self._shown = False
+        self._thread = None
+
+    def __enter__(self):
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="umpc-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if self._shown:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+        return False
+
+    def stage(self, name: str) -> None:
+        self.name = name
+
+    def advance(self, count: int) -> None:
+        self.done += int(count)
+
+    def line(self) -> str:
+        frac = self.done / self.total if self.total else 0.0
+        bar = "#" * int(30 * min(frac, 1.0))
+        elapsed = time.perf_counter() - self._t0
+        return (f"[{bar:<30}] {self.done}/{self.total} {self.label}  {self.name:<11} "
+                f"{elapsed:6.1f}s")
+
+    def _run(self):
+        if self._stop.wait(self.delay):
+            return
+        while True:
+            self.stream.write("\r" + self.line())
+            self.stream.flush()
+            self._shown = True
+            if self._stop.wait(self.interval):
+                return

@@ -1,0 +1,437 @@
+"""Protocol 3.1 (Pi_U-MPC) of Sinh and Ramon: a DP U-statistic of any degree k >= 2.
+
+n parties hold one record each. For a hypergraph E of k-subsets of the
+parties (:mod:`ustat.sampling`), the protocol releases
+
+    U_hat = (sum over e in E of f(x_e) + eta) / |E|
+
+where eta is discrete Laplace noise of scale delta_max * Delta f / epsilon
+(delta_max: the largest number of edges a party belongs to; Delta f: the
+kernel's range), so that U_hat is epsilon-DP with respect to replacing one
+party's record.
+
+:func:`run_umpc` runs the four steps of the paper's online phase, all on the
+simulated network (:class:`mpc.session.Session`), which counts every bit:
+
+1. *Sharing* (online, 1 round): for every edge e and member j, party e_j
+   splits each of its d input columns into k additive shares in Z_2^l and
+   sends one to every other member: |E| k (k-1) d l bits.
+2. *Computing* (online; the kernel's gate and Beaver rounds): the backend's
+   secure evaluation of the kernel (:mod:`ustat.secure`); each member ends
+   with a share of f(x_e); for k > 2 nothing about f(x_e) is revealed unless
+   all k members collude. Preprocessing from the trusted dealer (offline
+   traffic, counted apart).
+   Steps 1 and 2 run per chunk of edges (:func:`ustat.umpc.chunk.run_chunk`),
+   in process, on a pool of workers or on Dask (:mod:`ustat.umpc.engines`);
+   chunks travel together, so their rounds count once.
+3. *Noise* (threat model dependent, see :mod:`noise.distributed`):
+   ``"dis"`` (M_Dis, default: up to n-1 corrupted parties) runs Pi_DLap,
+   n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction corrupted) has a
+   random committee draw the noise, O(n l) bits. It does not depend on the
+   kernel's shares, so it runs in the calling process while the workers
+   compute the chunks (the paper's "possibly in parallel").
+4. *Aggregation* (online, 1 round): every party sends the sum of its shares
+   plus its noise share to the aggregator (n l bits), who releases the sum
+   divided by |E|.
+
+Kernels with auxiliary sums (the class counts of the AUC and VUS) aggregate
+them in the same round with their own discrete Laplace noise and a share of
+epsilon (``aux_epsilon_fraction``); the released statistic is the kernel's
+post-processing of the noisy sums.
+
+Cost in time and memory is linear in n and |E|: the calling process holds
+the records, their encoding, each party's running sum and the network's
+per-party counters (O(n)), the edge list (8 k bytes per edge), and at most
+2 chunks per worker in flight (see :mod:`ustat.umpc.chunk` for a chunk's
+memory).
+
+Threat model: static semi-honest adversary, private authenticated channels,
+trusted dealer for preprocessing. Inputs stay hidden from any coalition
+allowed by the threat model; the release is DP against the aggregator. A
+coalition that colludes with the aggregator can subtract its members' own
+noise contributions, so its DP guarantee rests on the honest parties' share
+of the noise (see :mod:`noise.distributed`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from mpc.session import Session
+
+from .. import kernels as kernel_registry
+from .. import sampling
+from .chunk import ChunkSpec, get_backend
+from .engines import POOLS, default_workers, run_chunks
+from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
+                     decode_records, encode_records, resolve_edges, validate_records)
+from .progress import Progress
+
+THREAT_MODELS = ("dis", "hf")
+DEFAULT_THREAT_MODEL = "dis"
+DEFAULT_CHUNK = 1 << 17
+#: Pi_DLap sends n^2 ring elements; above this n it is refused (use "hf").
+PIDLAP_MAX_PARTIES = 20_000
+
+
+@dataclass
+class UMPCResult:
+    """What one run of the protocol releases and what it cost."""
+
+    kernel: str
+    statistic: str
+    estimate: float                 # the released statistic (after post-processing)
+    u_hat: float                    # the noisy incomplete U-statistic
+    epsilon: float
+    n: int
+    edges: int
+    degree: int
+    max_degree: int
+    sampler: str
+    threat_model: str
+    sensitivity: float              # delta_max * Delta f (of the sum)
+    noise_scale: float              # Laplace-like scale of eta in the statistic's units
+    aux: dict
+    online_bits: int
+    offline_bits: int
+    rounds: int
+    max_party_bits: int
+    mean_party_bits: float
+    seconds: float
+    insecure_seed: bool
+    communication: dict
+    evaluation: Optional[dict] = None
+    notes: list = field(default_factory=list)
+    backend: str = "dealer"         # how f(x_e) was computed (ustat.umpc.chunk.BACKENDS)
+    backend_trust: str = ""         # whom that backend trusts
+    workers: int = 1                # local workers (or the Dask workers asked for)
+    scheduler: Optional[str] = None  # Dask scheduler ("local", an address) or None
+    chunks: int = 1                 # chunks of edges the computing phase ran in
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _Run:
+    """The public setup every step reads (records, session, edges, encoding)."""
+
+    kern: object
+    X: np.ndarray
+    eps: float
+    session: Session
+    rng: object                     # the run's fresh stream
+    hypergraph: object
+    E: np.ndarray
+    delta_max: int
+    enc: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.E.shape[0]
+
+
+@dataclass
+class _Noise:
+    """What step 3 leaves for aggregation and the result."""
+
+    aux_values: np.ndarray          # (n, a) per-record aux values (class counts)
+    aux_z: np.ndarray               # (n, a) each party's masked, noisy aux shares
+    info: dict                      # accounting of every noise draw
+    eps_u: float                    # epsilon spent on the U-statistic
+    eps_aux: float                  # epsilon spent on each aux sum
+
+
+def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
+             threat_model: str = DEFAULT_THREAT_MODEL, session: Optional[Session] = None,
+             seed=None, bits: int = 40, frac_bits: int = 14, chunk_size: int = DEFAULT_CHUNK,
+             evaluate=False, progress: bool = False, hypergraph=None,
+             fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
+             record_views: bool = False, workers: Optional[int] = None,
+             pool: str = "processes", scheduler=None, backend: str = "dealer",
+             max_colluders=None, committee_size=None) -> UMPCResult:
+    """Run Protocol 3.1 and return the release with its measured costs.
+
+    Parameters
+    ----------
+    records : (n, d) array, numeric columns normalized to [0, 1] (public
+        bounds), categorical columns as integer codes.
+    kernel : a registered kernel name or a :class:`ustat.kernels.Kernel`.
+    epsilon : the DP budget (> 0); ``math.inf`` releases without noise
+        (evaluation only: not private).
+    edges : ``"2n"`` (default), ``"<c>n"``, an integer, or ``"all"``.
+    sampler : ``"balanced"`` (BalancedSamp, default), ``"uniform"``,
+        ``"bernoulli"``, or ``"all"``.
+    threat_model : ``"dis"`` (M_Dis, Pi_DLap, default) or ``"hf"`` (M_HF,
+        committee noise with parameters ``fail`` and ``f_h``).
+    session : an existing :class:`mpc.session.Session` with n parties (else
+        one is made from ``seed``, ``bits``, ``frac_bits``). Every run takes
+        a fresh stream from it: two runs never reuse masks or keys.
+    chunk_size : edges per chunk (the unit of work; memory per chunk grows
+        with it). Results do not depend on ``workers`` for a given chunk size.
+    evaluate : also compute the exact incomplete and complete U-statistics
+        on the encoded inputs (tests and experiments only: it reads every
+        record in the clear); ``"incomplete"`` skips the complete one.
+    progress : a progress line on stderr if it is a terminal and the run
+        takes more than a second.
+    hypergraph : a precomputed :class:`ustat.sampling.Hypergraph`.
+    workers : chunks computed in parallel (default: all cores); ``1`` runs
+        in the calling thread. Results are bit-identical for any value.
+    pool : ``"processes"`` (default) or ``"threads"`` for ``workers > 1``.
+    scheduler : run the chunks on Dask: ``"local"`` (a LocalCluster with
+        ``workers`` processes), a scheduler address such as
+        ``"tcp://10.0.0.1:8786"``, or a ``distributed.Client``.
+    backend : how a chunk computes f(x_e): ``"dealer"`` (FSS gates and
+        p-party circuits with trusted-dealer preprocessing).
+    max_colluders, committee_size : the noise split against colluding
+        parties, passed to :func:`noise.distributed.shared_dlap_noise` when
+        given (its defaults otherwise).
+
+    Cost: see the module docstring; every figure in the result is measured.
+    """
+    t_start = time.perf_counter()
+    workers = _check_engine(workers, pool, scheduler, backend)
+    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h}
+    noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
+                                           ("committee_size", committee_size)) if v is not None})
+    with Progress(0, progress) as bar:
+        bar.stage("sampling")
+        run = _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
+                       bits, frac_bits, chunk_size, hypergraph, aux_epsilon_fraction,
+                       record_views)
+        bar.total = run.m
+        bar.stage("computing")
+        z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
+        noise = []                             # step 3 runs while the workers compute
+        _share_and_compute(run, _chunk_spec(run, backend, record_views), z, chunk_size, bar,
+                           workers=workers, pool=pool, scheduler=scheduler,
+                           meanwhile=lambda: noise.append(
+                               _noise(run, z, aux_epsilon_fraction, noise_kw)))
+        bar.stage("aggregation")
+        u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
+    evaluation = _evaluate(run, noise[0].aux_values, evaluate, chunk_size) if evaluate else None
+    engine = {"backend": backend, "backend_trust": get_backend(backend).trust,
+              "workers": workers, "chunks": -(-run.m // chunk_size),
+              "scheduler": None if scheduler is None else
+              scheduler if isinstance(scheduler, str) else type(scheduler).__name__}
+    return _result(run, threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
+                   time.perf_counter() - t_start)
+
+
+def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, seconds):
+    kern, rep = run.kern, run.session.net.report()
+    sens_sum = run.delta_max * kern.sensitivity
+    return UMPCResult(
+        kernel=kern.name, statistic=kern.statistic,
+        estimate=float(kern.release(u_hat, aux_sums, run.n)), u_hat=u_hat,
+        epsilon=run.eps, n=run.n, edges=run.m, degree=kern.degree, max_degree=run.delta_max,
+        sampler=run.hypergraph.name, threat_model=threat_model, sensitivity=sens_sum,
+        noise_scale=(sens_sum / noise.eps_u / run.m) if math.isfinite(run.eps) else 0.0,
+        aux={"names": list(kern.aux_names), "noisy_sums": aux_sums, "epsilon": noise.eps_aux,
+             "noise": noise.info},
+        online_bits=rep["online"]["bits"], offline_bits=rep["offline"]["bits"],
+        rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
+        mean_party_bits=rep["online"]["mean_party_bits"], seconds=seconds,
+        insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
+        notes=_notes(run, noise.info), **engine)
+
+
+def _check_engine(workers, pool, scheduler, backend) -> int:
+    workers = check_positive_int(workers, "workers", allow_none=True)
+    if pool not in POOLS:
+        raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
+    if scheduler is not None and isinstance(scheduler, str) and not scheduler.strip():
+        raise ValueError("scheduler must be 'local', a scheduler address or a "
+                         "distributed.Client, got an empty string")
+    get_backend(backend)
+    return default_workers() if workers is None else workers
+
+
+def _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed, bits,
+             frac_bits, chunk_size, hypergraph, aux_fraction, record_views) -> _Run:
+    """Check the arguments, make the session and the run's stream, draw E, encode the records."""
+    kern = kernel_registry.get(kernel)
+    X = validate_records(records, kern)
+    n, k = X.shape[0], kern.degree
+    eps = check_epsilon(epsilon)
+    if threat_model not in THREAT_MODELS:
+        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
+    check_positive_int(chunk_size, "chunk_size")
+    if not 0 < aux_fraction < 1:
+        raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
+    if math.isfinite(eps) and threat_model == "dis" and n > PIDLAP_MAX_PARTIES:
+        raise ValueError(
+            f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
+            f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties"
+        )
+    if session is None:
+        session = Session(n, bits=bits, frac_bits=frac_bits, seed=seed,
+                          record_views=record_views)
+    elif session.n_parties != n:
+        raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
+    # a fresh stream per run: two runs on one session never reuse masks or shares
+    rng = session.rng.fresh("umpc-run")
+    if hypergraph is None:
+        hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
+    E = check_edges(hypergraph.edges, n, k)
+    delta_max = int(np.bincount(E.ravel(), minlength=n).max())
+    check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
+    return _Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
+                encode_records(session, X, kern))
+
+
+def _sample(sampler, edges, n, k, rng):
+    if sampler == "all":
+        return sampling.all_edges(n, k)
+    m = resolve_edges(edges, n, k)
+    return sampling.all_edges(n, k) if m is None else sampling.sample(sampler, n, m, k, rng)
+
+
+def _chunk_spec(run: _Run, backend: str, record_views: bool) -> ChunkSpec:
+    s = run.session
+    get_backend(backend).check(run.kern)
+    return ChunkSpec(kernel=run.kern, bits=s.ring.bits, frac_bits=s.fp.frac_bits,
+                     input_frac_bits=s.fp.frac_bits, roles=s.net.roles,
+                     streams=run.rng.derive("chunks"), backend=backend,
+                     record_views=bool(record_views or s.net.record_views))
+
+
+def _share_and_compute(run: _Run, spec: ChunkSpec, z: np.ndarray, chunk_size: int, bar,
+                       **engine) -> None:
+    """Steps 1 and 2 over all chunks: adds each party's shares of f(x_e) to z (in place).
+
+    The chunks' traffic is merged into the session's network in chunk order
+    as parallel lanes (rounds counted once); per chunk O(m_c k) work here.
+    ``engine`` goes to :func:`ustat.umpc.engines.run_chunks`.
+    """
+    E, k, net = run.E, run.kern.degree, run.session.net
+    n_chunks = -(-run.m // chunk_size)
+    tasks = ((i, run.enc[E[i * chunk_size:(i + 1) * chunk_size]]) for i in range(n_chunks))
+    with net.parallel():
+        for res in run_chunks(spec, tasks, n_chunks, **engine):
+            Ec = E[res.index * chunk_size:(res.index + 1) * chunk_size]
+            with net.lane():
+                net.absorb(res.traffic, Ec.ravel())
+            for j in range(k):
+                np.add.at(z, Ec[:, j], res.shares[j])
+            bar.advance(Ec.shape[0])
+    z &= run.session.ring.mask
+
+
+def _noise(run: _Run, z, aux_fraction, noise_kw):
+    """Step 3: shares of the DP noise added to z in place (and the masked, noisy aux values).
+
+    Independent of the kernel's shares, so it runs while the chunks compute
+    (the paper's "possibly in parallel"); its randomness comes from the
+    session's stream, not the chunks'.
+
+    Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
+    """
+    from noise.distributed import shared_dlap_noise
+
+    kern, session, eps = run.kern, run.session, run.eps
+    ring, net = session.ring, session.net
+    aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
+    n_aux = aux_values.shape[1]
+    eps_u, eps_aux = eps, 0.0
+    if n_aux and math.isfinite(eps):
+        eps_aux = eps * aux_fraction
+        eps_u = eps - eps_aux
+    aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
+    if n_aux:
+        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
+    info = {}
+    if math.isfinite(eps):
+        with net.phase("noise"):
+            noise = shared_dlap_noise(session, eps_u, run.delta_max * kern.sensitivity,
+                                      **noise_kw)
+            z[noise.parties] = ring.add(z[noise.parties], noise.shares)
+            info["u"] = _noise_summary(noise)
+            for a in range(n_aux):
+                nz = shared_dlap_noise(session, eps_aux, kern.aux_sensitivity, **noise_kw)
+                aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
+                info[kern.aux_names[a]] = _noise_summary(nz)
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux)
+
+
+def _aggregate(run: _Run, z, aux_z):
+    """Step 4: every party sends z_i (and its aux shares) to the aggregator (1 round, n l bits)."""
+    session = run.session
+    net, ring = session.net, session.ring
+    with net.phase("aggregation"):
+        payload = np.concatenate([z[:, None], aux_z], axis=1)
+        net.send(net.parties, net.role("aggregator"), payload, ring.bits)
+        totals = ring.sum(payload, axis=0)
+    u_hat = float(session.fp.decode(totals[0])) / run.m
+    return u_hat, [float(session.fp.decode(t)) for t in totals[1:]]
+
+
+def _evaluate(run: _Run, aux_values, evaluate, chunk_size) -> dict:
+    """Exact incomplete and complete U-statistics on the encoded records (reads them in the clear)."""
+    kern, E = run.kern, run.E
+    Xq = decode_records(run.session, run.enc, kern)
+    vals = np.concatenate([kern.plain(Xq[E[i:i + chunk_size]])
+                           for i in range(0, run.m, chunk_size)])
+    u_inc = float(vals.mean())
+    u_com = None if evaluate == "incomplete" else kernel_registry.complete_u(kern, Xq)
+    exact_aux = list(aux_values.sum(axis=0)) if aux_values.shape[1] else []
+    return {
+        "u_incomplete": u_inc,
+        "u_complete": u_com,
+        "statistic_incomplete": kern.release(u_inc, exact_aux, run.n),
+        "statistic_complete": None if u_com is None else kern.release(u_com, exact_aux, run.n),
+        "aux_exact": exact_aux,
+    }
+
+
+def _notes(run: _Run, noise_info) -> list:
+    notes = []
+    if not math.isfinite(run.eps):
+        notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
+    if run.session.insecure:
+        notes.append("seeded run: randomness is reproducible and NOT secure")
+    if any(not info["exact"] for info in noise_info.values()):
+        notes.append("noise: a component was not drawn by an exact integer sampler, so "
+                     "its distribution is approximate")
+    return notes
+
+
+def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
+    """2-of-2 share each party's aux values with its successor on a random cycle.
+
+    Party i keeps v_i - r_i and sends r_i to its successor (one round in the
+    sharing phase, n * a * l bits), so the value each party sends to the
+    aggregator is uniform unless it colludes with its predecessor. The cycle
+    is public (drawn from the run's randomness).
+    """
+    n = values.shape[0]
+    ring, net = session.ring, session.net
+    order = rng.derive("aux-cycle").permutation(n)
+    succ = np.empty(n, dtype=np.int64)
+    succ[order] = np.roll(order, -1)
+    r = rng.derive("aux-masks").ring_elements(ring, values.shape)
+    with net.phase("sharing"):
+        net.send(np.arange(n), succ, r, ring.bits)
+    out = ring.sub(values, r)
+    np.add.at(out, succ, r)
+    return out & ring.mask
+
+
+def _noise_summary(noise) -> dict:
+    """The accounting of one noise draw, as JSON-friendly values."""
+    out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
+           "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
+           "threat_model": noise.threat_model, "exact": bool(noise.exact),
+           "variance_factor": float(getattr(noise, "variance_factor", 1.0))}
+    if noise.committee is not None:
+        out["committee_size"] = int(np.size(noise.committee))
+    return out
