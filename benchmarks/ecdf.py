@@ -1,0 +1,178 @@
+"""Private ECDF benchmark: FSS server queries, key upload, accuracy, traffic, smoothing.
+
+Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
+
+* ``fss_query_seconds_1e5``: one query (one threshold) over 10^5 parties'
+  DCF keys, one server's work (batched DCF eval + sum + its noise part), one
+  thread; median of warm repeats, the cold first call apart;
+  ``fss_queries_per_s_1e5``: queries per second per server in a batch of 32.
+* ``key_upload_bits_per_party``: serialized bits a party uploads (one key to
+  each of the 2 servers), N = 1024 thresholds, Z_2^32.
+* ``mse_vs_theory_ratio``: mean squared noise per point over many releases
+  (N = 1024, epsilon = 1) divided by (L + 1) 2a/(1-a)^2; ``_split`` for the
+  servers' Polya halves.
+* ``comm_{pointwise,fss}_bits_B{1,10,100,1000}``: total measured traffic
+  (offline + online) to answer |B| queries with n parties, and the crossover
+  |B| predicted by the formulas (FSS cheaper above it).
+* ``smooth_{l1,l2,isotonic}_seconds``: problem (3) for N = 10^4 points.
+Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
+thread), when installed, evaluating 10^5 keys at one point each, against our
+DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
+the ECDF servers themselves use a log2(N + 2)-bit domain).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import time
+
+import _common  # noqa: F401  (puts the repo on sys.path)
+import numpy as np
+
+from _common import emit, parse_args
+from fss import dcf
+from mpc.rng import CSPRNG
+from noise.samplers import discrete_laplace
+from ustat.ecdf import Tree, deploy, draw_noise, smooth
+from ustat.ecdf.servers import FSSServers, key_upload_bits, make_session, noise_share_ring
+
+N_GRID = 1024
+
+
+def _times(fn, repeat):
+    """(cold seconds, median warm seconds) of ``fn``."""
+    t = time.perf_counter()
+    fn()
+    cold = time.perf_counter() - t
+    warm = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        warm.append(time.perf_counter() - t)
+    return cold, sorted(warm)[len(warm) // 2]
+
+
+def bench_fss(n, repeat):
+    g = CSPRNG()
+    s = make_session(n, 2, bits=32)
+    s.workers = 1
+    tree = Tree(N_GRID)
+    noise = draw_noise(tree, 1.0, [g, g], mode="each")
+    ranks = g.integers(N_GRID + 1, (n,))
+    t = time.perf_counter()
+    srv = FSSServers.setup(s, ranks, tree, noise)
+    keygen = time.perf_counter() - t
+    one = np.array([N_GRID // 3])
+
+    def server0(idx):
+        return s.ring.add(srv._local_sums(0, idx), noise_share_ring(s, noise, 0, idx))
+
+    cold, warm = _times(lambda: server0(one), repeat)
+    batch = np.arange(0, N_GRID, N_GRID // 32)[:32]
+    _, wb = _times(lambda: server0(batch), repeat)
+    return {"fss_query_seconds_1e5": warm, "fss_query_seconds_1e5_cold": cold,
+            "fss_queries_per_s_1e5": batch.size / wb, "fss_keygen_seconds_all_parties": keygen,
+            "fss_parties": n}
+
+
+def bench_dcf32(n, repeat):
+    """Our DCF eval of n keys at one point each on sycret's 32-bit domain (like for like)."""
+    params = dcf.DCFParams(32, 32)
+    g = CSPRNG()
+    k0, _ = dcf.gen(params, g.integers(1 << 32, (n,)).astype(np.uint64), 1, g)
+    x = g.integers(1 << 32, (n,)).astype(np.uint64)
+    opts = {"workers": 1} if "workers" in inspect.signature(dcf.eval).parameters else {}
+    _, w = _times(lambda: dcf.eval(params, 0, k0, x, **opts), repeat)
+    return {"dcf32_eval_seconds_1e5": w}
+
+
+def bench_sycret(n, repeat):
+    try:
+        import sycret
+    except ImportError:
+        return {"peer_sycret_eval_seconds_1e5": None}
+    fac = sycret.LeFactory(n_threads=1)
+    ka, _ = fac.keygen(n)
+    x = np.frombuffer(os.urandom(4 * n), dtype=np.uint32).astype(np.int64)
+    _, w = _times(lambda: fac.eval(0, x, ka, n_threads=1), repeat)
+    return {"peer_sycret_eval_seconds_1e5": w}
+
+
+def bench_mse(runs):
+    """Mean squared path noise per point over ``runs`` releases (central DLap) and a quarter as
+    many with the servers' Polya halves, divided by the derived MSE."""
+    t = Tree(N_GRID)
+    g = CSPRNG()
+    P = t.path(np.arange(N_GRID))
+    out = {}
+    for mode, R in (("central", runs), ("split", max(1, runs // 4))):
+        acc = 0.0
+        for done in range(0, R, 100):           # chunks of releases
+            k = min(100, R - done)
+            if mode == "central":
+                nz = draw_noise(t, 1.0, g, mode="central")
+                eta = discrete_laplace(nz.scale, (k, t.n_nodes), g)
+            else:
+                draws = [draw_noise(t, 1.0, [g, g], mode="split") for _ in range(k)]
+                nz = draws[0]
+                eta = np.stack([d.total for d in draws])
+            acc += float(np.sum(eta[:, P].sum(axis=2).astype(np.float64) ** 2))
+        key = "mse_vs_theory_ratio" + ("" if mode == "central" else "_split")
+        out[key] = acc / (R * N_GRID) / nz.mse_counts
+    out["mse_theory_counts_N1024_eps1"] = nz.mse_counts
+    out["mse_paper_formula_counts_N1024_eps1"] = 2.0 * (t.levels + 1) ** 3
+    out["mse_runs"] = runs
+    return out
+
+
+def bench_comm(n, sizes):
+    g = CSPRNG()
+    x = g.random(n)
+    tau = np.linspace(0, 1, N_GRID)
+    out = {"comm_parties": n}
+    for backend in ("pointwise", "fss"):
+        for B in sizes:
+            dep = deploy(x, tau, 1.0, backend=backend)
+            dep.query(g.integers(N_GRID, (B,)))
+            out[f"comm_{backend}_bits_B{B}"] = dep.communication()["total_bits"]
+    K = key_upload_bits(N_GRID, 32)
+    ib = max(1, (N_GRID - 1).bit_length())
+    per_q_pw = n * ib + 2 * n * 32 + 2 * 32
+    per_q_fss = 2 * (ib + 32)
+    out["comm_crossover_queries"] = 2 * n * K / (per_q_pw - per_q_fss)
+    return out
+
+
+def bench_smooth(N, repeat):
+    g = CSPRNG()
+    t = Tree(N)
+    x = np.sort(g.random(5 * N))
+    nz = draw_noise(t, 1.0, g, mode="central")
+    F = (np.searchsorted(x, np.linspace(0, 1, N), side="right") + nz.at(np.arange(N))) / x.size
+    out = {"smooth_points": N}
+    for m in ("l1", "l2", "isotonic"):
+        _, w = _times(lambda: smooth(F, t, m), max(1, repeat - 2))
+        out[f"smooth_{m}_seconds"] = w
+    return out
+
+
+def main(argv=None):
+    args = parse_args(__doc__.splitlines()[0], argv)
+    q = args.quick
+    res = {"quick": q, "grid_thresholds": N_GRID, "ring_bits": 32}
+    res.update(bench_fss(100_000, 3 if q else 5))
+    res.update(bench_dcf32(100_000, 3))
+    res.update(bench_sycret(100_000, 3))
+    peer = res["peer_sycret_eval_seconds_1e5"]
+    res["peer_sycret_ratio_dcf32"] = res["dcf32_eval_seconds_1e5"] / peer if peer else None
+    res["fss_query_target_seconds"] = 0.1
+    res["key_upload_bits_per_party"] = 2 * key_upload_bits(N_GRID, 32)
+    res.update(bench_mse(200 if q else 2000))
+    res.update(bench_comm(1000 if q else 10_000, (1, 10, 100, 1000)))
+    res.update(bench_smooth(2000 if q else 10_000, 3))
+    emit(res, args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ustat.ecdf import chi2_sf, private_hosmer_lemeshow
+from ustat.ecdf.tree import Tree
+
+from ._data import bank_scores
+
+INF = float("inf")
+
+
+def test_chi2_sf_equals_scipy():
+    for df in range(1, 30):
+        for x in (0.01, 0.5, 3.0, 12.0, 60.0, 300.0):
+            assert chi2_sf(x, df) == pytest.approx(stats.chi2.sf(x, df), rel=1e-10, abs=1e-300)
+    assert chi2_sf(0, 3) == 1.0
+
+
+def _reference_hl(p, y, edges):
+    """Independent HL on the raw data: half-open groups (t_{q-1}, t_q], first one closed."""
+    Q = len(edges) - 1
+    H = 0.0
+    for q in range(Q):
+        lo, hi = edges[q], edges[q + 1]
+        m = (p > lo) & (p <= hi) if q else (p >= lo) & (p <= hi)
+        e1, o1 = p[m].sum(), y[m].sum()
+        e0, o0 = (1 - p[m]).sum(), (1 - y[m]).sum()
+        H += (o1 - e1) ** 2 / e1 + (o0 - e0) ** 2 / e0
+    return H
+
+
+@pytest.mark.parametrize("backend", ["central", "fss", "pointwise"])
+def test_eps_inf_equals_independent_computation(backend):
+    p, y = bank_scores(1500 if backend != "central" else None)
+    r = private_hosmer_lemeshow(p, y, 10, INF, backend=backend, seed=1, evaluate=True,
+                                n_thresholds=512)
+    ref = _reference_hl(p, y, r.edges)
+    tol = 1e-12 if backend == "central" else 1e-5          # E in fixed point (2^-16) on servers
+    assert r.statistic == pytest.approx(ref, rel=tol)
+    assert r.p_value == pytest.approx(stats.chi2.sf(ref, 8), rel=1e-4)
+    assert np.array_equal(r.edges, r.exact["edges"])
+    assert sum(map(int, r.table["O1"])) == y.sum()
+
+
+def test_accounting_follows_theorem_5_1():
+    p, y = bank_scores(2000)
+    r = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", seed=2, sensitivity="paper",
+                                n_thresholds=1024)
+    L = Tree(1024).levels
+    assert r.account["epsilon_prime"] == pytest.approx(1.0 / (L + 9))
+    assert r.account["epsilon"] <= 1.0 + 1e-12
+    assert r.account["tree_epsilon"] == pytest.approx((L + 1) / (L + 9))
+    assert r.account["sums_epsilon"] == pytest.approx(8 / (L + 9))
+    exact = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", seed=2, n_thresholds=1024)
+    assert exact.account["epsilon_prime"] == pytest.approx(1.0 / (L + 8))     # Delta = L
+
+
+def test_private_hl_on_bank_with_large_epsilon():
+    p, y = bank_scores()
+    r = private_hosmer_lemeshow(p, y, 10, 50.0, backend="central", seed=3, evaluate=True)
+    assert math.isfinite(r.statistic) and 0 <= r.p_value <= 1
+    assert abs(r.statistic - r.exact["statistic"]) < 0.5 * r.exact["statistic"]
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    (dict(groups=2), "groups must be in 3"),
+    (dict(groups=1000), "groups must be in 3"),
+    (dict(probs_shift=0.5), r"must lie in \[0, 1\]"),
+    (dict(single=True), "single class"),
+])
+def test_bad_inputs(kwargs, msg):
+    p, y = bank_scores(300)
+    if kwargs.pop("probs_shift", None):
+        p = p + 0.95
+    if kwargs.pop("single", None):
+        y = np.ones_like(y)
+    with pytest.raises(ValueError, match=msg):
+        private_hosmer_lemeshow(p, y, kwargs.get("groups", 10), 1.0, backend="central")

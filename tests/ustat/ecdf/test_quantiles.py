@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+
+from ustat.ecdf import deploy, histogram, quantiles, release
+
+from ._data import bank
+
+INF = float("inf")
+LEVELS = np.linspace(0, 1, 401)
+
+
+@pytest.mark.parametrize("column", ["balance", "duration"])
+def test_eps_inf_equals_numpy_inverted_cdf(column):
+    x = bank(column)[:, 0]
+    r = release(x, np.unique(x), INF, backend="central")
+    assert np.array_equal(quantiles(r, LEVELS), np.quantile(x, LEVELS, method="inverted_cdf"))
+    off_jumps = LEVELS[(LEVELS * x.size) % 1 > 1e-6]        # float ties only at jumps
+    assert np.array_equal(quantiles(r.values, off_jumps, thresholds=r.thresholds),
+                          np.quantile(x, off_jumps, method="inverted_cdf"))
+
+
+def test_live_search_on_fss_servers_costs_log_rounds_and_no_epsilon():
+    x = bank("age")[:1000, 0]
+    tau = np.unique(x)
+    dep = deploy(x, tau, INF, backend="fss", seed=1)
+    q = np.array([0.1, 0.5, 0.9, 0.99])
+    assert np.array_equal(quantiles(dep, q), np.quantile(x, q, method="inverted_cdf"))
+    steps = int(np.ceil(np.log2(tau.size)))
+    assert dep.communication()["online"]["rounds"] == 2 * steps
+    noisy = deploy(x, tau, 0.5, backend="fss", seed=2)
+    eps = noisy.account()["epsilon"]
+    quantiles(noisy, np.linspace(0.01, 0.99, 50))
+    assert noisy.account()["epsilon"] == eps and noisy.queries > 50
+
+
+def test_noisy_quantiles_are_close_on_bank_age():
+    x = bank("age")[:, 0]
+    r = release(x, np.arange(18, 96), 1.0, backend="central", seed=3)
+    got = quantiles(r, [0.25, 0.5, 0.75])
+    assert np.all(np.abs(got - np.quantile(x, [0.25, 0.5, 0.75], method="inverted_cdf")) <= 3)
+
+
+def test_histogram():
+    edges, h = histogram([1, 3, 3, 7], [0.0, 1.0, 2.0, 3.0])
+    assert np.array_equal(edges, [0, 1, 2, 3]) and np.array_equal(h, [1, 2, 0, 4])
+    edges, h = histogram([1, 3, 3, 7], [0.0, 1.0, 2.0, 3.0], bins=2)
+    assert np.array_equal(edges, [1, 3]) and np.array_equal(h, [3, 4])
+    with pytest.raises(ValueError, match="bins must be in 1..4"):
+        histogram([1, 3, 3, 7], [0.0, 1.0, 2.0, 3.0], bins=5)
+
+
+@pytest.mark.parametrize("q,msg", [([], "at least one"), ([0.5, 1.2], "not in"),
+                                   ([np.nan], "not in")])
+def test_bad_levels(q, msg):
+    r = release([0.1, 0.2], [0.0, 1.0], INF, backend="central")
+    with pytest.raises(ValueError, match=msg):
+        quantiles(r, q)

@@ -1,0 +1,253 @@
+"""Subcommands ``ecdf``, ``quantile``, ``roc`` and ``hl`` of the ``ustat`` command line.
+
+Conventions of :mod:`ustat.cli`: CSV in (``--csv``, separator sniffed), one
+JSON object with ``--json``, public ``--bounds``, progress and warnings on
+stderr, user mistakes -> one line and exit status 2 (``UsageError``,
+``ValueError``, ``TypeError``, ``OSError`` are mapped by ``ustat.cli.main``).
+:func:`register` is called by ``ustat.cli.build_parser``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["register"]
+
+DEFAULT_THRESHOLDS = "256"
+_BINARY_LABELS = ({"0", "1"}, {"no", "yes"}, {"false", "true"})
+
+
+def _usage(msg: str):
+    from ustat.cli import UsageError
+    return UsageError(msg)
+
+
+def _warn(msg: str):
+    print(f"ustat: warning: {msg}", file=sys.stderr)
+
+
+def _progress(args, msg: str):
+    if not getattr(args, "no_progress", False):
+        print(f"ustat: {msg}", file=sys.stderr, flush=True)
+
+
+def _number(text: str) -> float:
+    import argparse
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+# -- parser ---------------------------------------------------------------------------------
+def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
+    p.add_argument("--csv", help="CSV file with a header row")
+    p.add_argument("--sep", default=None, help="field separator (default: sniffed)")
+    p.add_argument("--thresholds", default=thresholds,
+                   help=f"N (a grid of N thresholds within the bounds) or a FILE with one "
+                        f"threshold per line (default {thresholds})")
+    p.add_argument("--epsilon", type=_number, default=1.0, help="DP budget (inf: no noise)")
+    p.add_argument("--backend", default="fss", choices=("fss", "pointwise", "central"),
+                   help="fss: 2 FSS servers (default); pointwise: a secure sum per query; "
+                        "central: trusted curator (reference)")
+    p.add_argument("--servers", type=int, default=2, help="servers m (fss: 2; pointwise: >= 2)")
+    p.add_argument("--noise", default="each", choices=("each", "split"),
+                   help="each: every server adds a full discrete Laplace per node (epsilon "
+                        "holds against a server that sees the output; default); split: Polya "
+                        "halves summing to one (half the variance)")
+    p.add_argument("--branching", default="2", help="tree branching factor b >= 2, or 'auto'")
+    p.add_argument("--sensitivity", default="exact", choices=("exact", "paper"),
+                   help="node sensitivity: exact diameter (default) or the paper's L + 1")
+    if smooth:
+        p.add_argument("--smooth", choices=("l1", "l2", "isotonic"),
+                       help="post-process into a non-decreasing curve in [0, 1]")
+    p.add_argument("--plot", help="write a PNG figure (needs matplotlib)")
+    p.add_argument("--evaluate", action="store_true",
+                   help="also report the exact values (reads the data in the clear)")
+    p.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
+    p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _one_column(p):
+    p.add_argument("--column", help="the column to release (default: the only column)")
+    p.add_argument("--bounds", help="public bounds lo:hi of the column (default: the data's "
+                                    "min/max, which leaks)")
+    p.add_argument("--clip", action="store_true", help="clip values outside --bounds")
+    p.add_argument("--grid", default="regular", choices=("regular", "geometric"),
+                   help="grid for --thresholds N: regular (default) or geometric (lo > 0)")
+    p.add_argument("--n", type=int, default=1000, help="records of the synthetic default")
+
+
+def _labelled(p, value_flag: str, value_help: str):
+    p.add_argument(value_flag, required=True, help=value_help)
+    p.add_argument("--label", required=True, help="the 0/1 (or two-valued) label column")
+    p.add_argument("--positive", help="the label value of the positive class (required unless "
+                                      "the labels are 0/1, no/yes or false/true)")
+
+
+def register(subparsers, commands):
+    """Add ``ecdf``, ``quantile``, ``roc``, ``hl`` and their (run, show) to ``commands``."""
+    e = subparsers.add_parser("ecdf", help="a private ECDF (tree noise, FSS servers)",
+                              description="Release the empirical CDF of one column at a grid of "
+                                          "thresholds, epsilon-DP with tree noise.")
+    _one_column(e)
+    _common(e)
+    e.add_argument("--bins", type=int, default=20, help="histogram bins in the plot")
+    q = subparsers.add_parser("quantile", help="private quantiles from one ECDF release",
+                              description="Quantiles by binary search (Algorithm 1) on a private "
+                                          "ECDF; any number of levels at no extra epsilon.")
+    _one_column(q)
+    _common(q)
+    q.add_argument("--q", default="0.1,0.25,0.5,0.75,0.9", help="comma-separated levels in [0, 1]")
+    r = subparsers.add_parser("roc", help="a private ROC curve and AUC",
+                              description="ROC curve and AUC from the private ECDFs of the "
+                                          "positive and negative scores (epsilon/2 each).")
+    _labelled(r, "--score", "the score column (higher = more likely positive)")
+    r.add_argument("--bounds", help="public bounds lo:hi of the score (default: data min/max)")
+    r.add_argument("--clip", action="store_true", help="clip scores outside --bounds")
+    _common(r)
+    h = subparsers.add_parser("hl", help="a private Hosmer-Lemeshow calibration test",
+                              description="Hosmer-Lemeshow statistic and p-value (Algorithm 2, "
+                                          "Theorem 5.1 accounting).")
+    _labelled(h, "--prob", "the predicted probability column (values in [0, 1])")
+    h.add_argument("--groups", type=int, default=10, help="number of groups Q (default 10)")
+    _common(h, thresholds="1024", smooth=False)
+    from . import cli_run
+    commands.update({"ecdf": (cli_run.run_ecdf, cli_run.show_ecdf),
+                     "quantile": (cli_run.run_quantile, cli_run.show_quantile),
+                     "roc": (cli_run.run_roc, cli_run.show_roc),
+                     "hl": (cli_run.run_hl, cli_run.show_hl)})
+
+
+# -- shared argument handling (used by cli_run) -----------------------------------------------
+def check_epsilon(args) -> float:
+    e = args.epsilon
+    if math.isnan(e) or e <= 0:
+        raise _usage(f"--epsilon must be > 0 (or inf), got {e}")
+    if math.isinf(e):
+        _warn("--epsilon inf: no noise is added; the release is NOT differentially private "
+              "(evaluation only)")
+    if args.seed is not None:
+        _warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
+    return e
+
+
+def deploy_kwargs(args, n_points: int) -> dict:
+    from .tree import best_branching
+    if args.backend == "fss" and args.servers != 2:
+        raise _usage(f"--servers must be 2 for --backend fss (two-key DCF does not extend to "
+                     f"m > 2); use --backend pointwise for {args.servers} servers")
+    if args.servers < 2:
+        raise _usage(f"--servers must be >= 2, got {args.servers}")
+    b = args.branching.strip().lower()
+    if b == "auto":
+        eps = args.epsilon if math.isfinite(args.epsilon) else 1.0
+        branching = best_branching(n_points, eps)
+    else:
+        try:
+            branching = int(b)
+        except ValueError:
+            raise _usage(f"--branching must be an integer >= 2 or 'auto', "
+                         f"got {args.branching!r}") from None
+        if branching < 2:
+            raise _usage(f"--branching must be >= 2, got {branching}")
+    if args.sensitivity == "paper" and branching != 2:
+        raise _usage("--sensitivity paper (L + 1) is proved for --branching 2 only")
+    return dict(backend=args.backend, servers=args.servers, branching=branching,
+                noise_mode=None if args.backend == "central" else args.noise,
+                sensitivity=args.sensitivity, seed=args.seed)
+
+
+def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
+    from . import thresholds as th
+    text = str(args.thresholds).strip()
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    if n is not None:
+        if n < 1:
+            raise _usage(f"--thresholds must be >= 1 (N = 0 thresholds gives nothing to release), "
+                         f"got {n}")
+        return th.geometric(bounds, n=n) if grid == "geometric" else th.regular(bounds, n=n)
+    if not os.path.exists(text):
+        raise _usage(f"--thresholds must be a number N or an existing file, got {text!r}")
+    return th.check_thresholds(th.from_file(text), bounds)
+
+
+def read_labels(path, sep, value_col: str, label_col: str, positive):
+    """(values, 0/1 labels, notes) from a CSV; the positive class is never chosen by sorting."""
+    from ustat.data import load_csv
+    if value_col == label_col:
+        raise _usage("the value and --label columns must differ")
+    raw, _, cats = load_csv(path, columns=[value_col, label_col], sep=sep,
+                            categorical=[label_col], return_categories=True)
+    levels = cats[label_col]
+    codes = raw[:, 1].astype(np.int64)
+    if len(levels) < 2:
+        raise _usage(f"label column {label_col!r} has a single class ({levels[0]!r}); "
+                     "ROC and HL need both classes")
+    notes = []
+    if positive is None:
+        low = [v.strip().lower() for v in levels]
+        canon = {_canon(v) for v in low}
+        if len(levels) != 2 or canon not in _BINARY_LABELS:
+            raise _usage(f"--positive is required: label column {label_col!r} has values "
+                         f"{levels} (only 0/1, no/yes, false/true are taken as unambiguous)")
+        pos = next(i for i, v in enumerate(low) if _canon(v) in ("1", "yes", "true"))
+    else:
+        match = [i for i, v in enumerate(levels) if _same(v, positive)]
+        if not match:
+            raise _usage(f"--positive {positive!r} is not a value of label column {label_col!r} "
+                         f"(values: {levels})")
+        pos = match[0]
+        if len(levels) > 2:
+            notes.append(f"{len(levels)} label values: {levels[pos]!r} against all others")
+    return raw[:, 0], (codes == pos).astype(np.int64), notes
+
+
+def _canon(v: str) -> str:
+    try:
+        f = float(v)
+    except ValueError:
+        return v
+    return str(int(f)) if f in (0.0, 1.0) else v
+
+
+def _same(level: str, given: str) -> bool:
+    if level.strip() == str(given).strip():
+        return True
+    try:
+        return float(level) == float(given)
+    except ValueError:
+        return False
+
+
+def data_bounds(args, x, column: str):
+    from ustat.data import DATA_BOUNDS_WARNING, parse_bounds
+    if args.bounds:
+        return tuple(parse_bounds(args.bounds, 1)[0]), None
+    lo, hi = float(np.min(x)), float(np.max(x))
+    if lo == hi:
+        hi = lo + 1.0
+    _warn(DATA_BOUNDS_WARNING.replace("warning: ", "", 1))
+    return (lo, hi), f"bounds of {column!r} taken from the data (not private)"
+
+
+def comm_summary(rep) -> dict | None:
+    if rep is None:
+        return None
+    return {"online_bits": rep["online"]["bits"], "offline_bits": rep["offline"]["bits"],
+            "online_rounds": rep["online"]["rounds"], "offline_rounds": rep["offline"]["rounds"],
+            "max_party_bits": rep["online"]["max_party_bits"] + rep["offline"]["max_party_bits"],
+            "phases": rep["phases"]}
+
+
+def clock() -> float:
+    return time.perf_counter()

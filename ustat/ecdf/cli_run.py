@@ -1,0 +1,289 @@
+"""Run and print functions of the ``ecdf``, ``quantile``, ``roc`` and ``hl`` subcommands.
+
+Each ``run_*(args) -> dict`` returns the JSON object; ``show_*(dict)`` prints
+the text form. Argument parsing and shared checks are in :mod:`ustat.ecdf.cli`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .cli import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
+                  deploy_kwargs, make_thresholds, read_labels)
+
+__all__ = ["run_ecdf", "show_ecdf", "run_quantile", "show_quantile", "run_roc", "show_roc",
+           "run_hl", "show_hl"]
+
+
+def _jsonable(v):
+    return "inf" if isinstance(v, float) and math.isinf(v) else v
+
+
+def _load_column(args):
+    from mpc.rng import as_rng
+    from ustat.data import load_csv
+    if args.csv is None:
+        if args.n < 1:
+            raise _usage(f"--n must be >= 1, got {args.n}")
+        g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
+        return g.random(args.n), "x", f"synthetic: {args.n} uniform records in [0, 1)"
+    cols = [args.column] if args.column else None
+    raw, names = load_csv(args.csv, columns=cols, sep=args.sep)
+    if raw.shape[1] != 1:
+        raise _usage(f"choose the column with --column (the file has {raw.shape[1]} columns: "
+                     f"{', '.join(names)})")
+    return raw[:, 0], names[0], args.csv
+
+
+def _bounds_for(args, x, column):
+    if args.csv:
+        return data_bounds(args, x, column)
+    from ustat.data import parse_bounds
+    return (tuple(parse_bounds(args.bounds, 1)[0]) if args.bounds else (0.0, 1.0)), None
+
+
+def _release(args, x, tau, bounds):
+    from .release import release
+    kw = deploy_kwargs(args, tau.size)
+    _progress(args, f"{args.backend}: {x.size} parties, {tau.size} thresholds; offline: keys / "
+                    f"node noise, then {tau.size} queries")
+    return release(x, tau, args.epsilon, bounds=bounds, clip=args.clip, evaluate=args.evaluate,
+                   **kw)
+
+
+def _smoothed(args, rel):
+    from .smoothing import MissingDependency, smooth
+    from .tree import Tree
+    if not args.smooth:
+        return None
+    _progress(args, f"smoothing ({args.smooth})")
+    try:
+        return smooth(rel.values, Tree(rel.thresholds.size, rel.account["branching"]), args.smooth)
+    except MissingDependency as exc:
+        raise _usage(str(exc)) from None
+
+
+def run_ecdf(args) -> dict:
+    t0 = clock()
+    check_epsilon(args)
+    x, column, source = _load_column(args)
+    bounds, note = _bounds_for(args, x, column)
+    tau = make_thresholds(args, bounds, grid=args.grid)
+    rel = _release(args, x, tau, bounds)
+    sm = _smoothed(args, rel)
+    out = {"command": "ecdf", "column": column, "source": source, "n": rel.n,
+           "bounds": list(bounds), "thresholds": tau.tolist(), "ecdf": rel.values.tolist(),
+           "noisy_counts": rel.counts.tolist(), "smoothing": args.smooth,
+           "account": {k: _jsonable(v) for k, v in rel.account.items()},
+           "backend": rel.backend, "communication": comm_summary(rel.communication),
+           "insecure_seed": rel.insecure_seed, "notes": [note] if note else []}
+    if sm is not None:
+        out["ecdf_smoothed"] = sm.tolist()
+    if rel.exact is not None:
+        ex = rel.exact / rel.n
+        best = sm if sm is not None else rel.values
+        out["evaluation"] = {"ecdf": ex.tolist(), "max_abs_error": float(np.abs(best - ex).max()),
+                             "mse": float(np.mean((best - ex) ** 2)),
+                             "mse_theory_unsmoothed": rel.account["mse"]}
+    if args.plot:
+        from .plots import plot_ecdf
+        _plot(lambda: plot_ecdf(args.plot, tau, rel.values, n=rel.n, epsilon=args.epsilon,
+                                column=column, smoothed=sm, smoothing=args.smooth,
+                                exact=None if rel.exact is None else rel.exact / rel.n,
+                                bins=args.bins, backend=args.backend))
+        out["plot"] = args.plot
+    out["seconds"] = clock() - t0
+    return out
+
+
+def _plot(fn):
+    from .smoothing import MissingDependency
+    try:
+        fn()
+    except MissingDependency as exc:
+        raise _usage(str(exc)) from None
+
+
+def _head(res: dict):
+    acc = res["account"]
+    print(f"  privacy   : epsilon = {acc['epsilon']}, discrete Laplace per tree node "
+          f"(scale {acc['node_scale']}, {acc['levels']} levels, branching {acc['branching']}, "
+          f"sensitivity {acc['sensitivity_nodes']} nodes, noise {acc['noise_mode']})")
+    mse = f"{acc['mse']:.3g}, " if "mse" in acc else ""
+    print(f"  accuracy  : expected squared error per point {mse}{acc['mse_counts']:.3g} in counts")
+    _tail(res)
+
+
+def _tail(res: dict):
+    c = res.get("communication")
+    if c:
+        print(f"  traffic   : offline {c['offline_bits'] / 8e3:.1f} kB, online "
+              f"{c['online_bits'] / 8e3:.1f} kB in {c['online_rounds']} rounds")
+    for note in res.get("notes", []):
+        print(f"  note      : {note}")
+    if "plot" in res:
+        print(f"  plot      : {res['plot']}")
+    if res.get("insecure_seed"):
+        print("  WARNING: seeded run (insecure randomness)")
+
+
+def show_ecdf(res: dict):
+    print(f"Private ECDF of {res['column']} (n = {res['n']}, {len(res['thresholds'])} thresholds "
+          f"in [{res['bounds'][0]:g}, {res['bounds'][1]:g}], backend {res['backend']})")
+    _head(res)
+    tau, F = np.asarray(res["thresholds"]), np.asarray(res.get("ecdf_smoothed", res["ecdf"]))
+    pick = np.unique(np.linspace(0, tau.size - 1, min(11, tau.size)).round().astype(int))
+    label = "smoothed" if "ecdf_smoothed" in res else "noisy"
+    print(f"  {'threshold':>12}  {'F (' + label + ')':>14}" +
+          ("  F (true)" if "evaluation" in res else ""))
+    for i in pick:
+        extra = f"  {res['evaluation']['ecdf'][i]:.4f}" if "evaluation" in res else ""
+        print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}{extra}")
+
+
+def run_quantile(args) -> dict:
+    from .quantiles import check_levels, quantiles
+    from .release import check_values, deploy
+    t0 = clock()
+    check_epsilon(args)
+    try:
+        levels = check_levels([float(v) for v in args.q.split(",") if v.strip()])
+    except ValueError as exc:
+        raise _usage(f"--q: {exc}") from None
+    x, column, source = _load_column(args)
+    bounds, note = _bounds_for(args, x, column)
+    tau = make_thresholds(args, bounds, grid=args.grid)
+    if args.smooth:
+        rel = _release(args, x, tau, bounds)
+        qs = quantiles(_smoothed(args, rel), levels, thresholds=tau)
+        acc, comm, n = rel.account, rel.communication, rel.n
+    else:
+        _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
+                        f"ceil(log2 {tau.size}) query rounds")
+        dep = deploy(x, tau, args.epsilon, bounds=bounds, clip=args.clip,
+                     **deploy_kwargs(args, tau.size))
+        qs = quantiles(dep, levels)
+        acc, comm, n = dep.account(), dep.communication(), dep.n
+    out = {"command": "quantile", "column": column, "source": source, "n": n, "q": levels.tolist(),
+           "quantiles": qs.tolist(), "thresholds_count": int(tau.size), "bounds": list(bounds),
+           "smoothing": args.smooth, "backend": args.backend,
+           "account": {k: _jsonable(v) for k, v in acc.items()},
+           "communication": comm_summary(comm), "notes": [note] if note else [],
+           "insecure_seed": args.seed is not None}
+    if args.evaluate:
+        xv = check_values(x, bounds, args.clip)
+        out["evaluation"] = {"quantiles": np.quantile(xv, levels, method="inverted_cdf").tolist()}
+    out["seconds"] = clock() - t0
+    return out
+
+
+def show_quantile(res: dict):
+    print(f"Private quantiles of {res['column']} (n = {res['n']}, grid of "
+          f"{res['thresholds_count']} thresholds, backend {res['backend']})")
+    _head(res)
+    ev = res.get("evaluation")
+    for i, (p, v) in enumerate(zip(res["q"], res["quantiles"])):
+        extra = f"   (true {ev['quantiles'][i]:.6g})" if ev else ""
+        print(f"  q = {p:<6g} -> {v:.6g}{extra}")
+
+
+def run_roc(args) -> dict:
+    from .roc import private_roc
+    t0 = clock()
+    check_epsilon(args)
+    if args.csv is None:
+        raise _usage("roc needs --csv (a file with the score and label columns)")
+    s, y, notes = read_labels(args.csv, args.sep, args.score, args.label, args.positive)
+    bounds, note = data_bounds(args, s, args.score)
+    notes += [note] if note else []
+    tau = make_thresholds(args, bounds)
+    _progress(args, f"{args.backend}: ECDFs of positive and negative scores, {s.size} parties, "
+                    f"{tau.size} thresholds")
+    kw = deploy_kwargs(args, tau.size)
+    seed = kw.pop("seed")
+    r = private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip, smooth=args.smooth,
+                    evaluate=args.evaluate, seed=seed, **kw)
+    out = {"command": "roc", "score": args.score, "label": args.label, "n": int(s.size),
+           "auc": r.auc, "fpr": r.fpr.tolist(), "tpr": r.tpr.tolist(),
+           "thresholds": r.thresholds.tolist(), "n_pos_noisy": r.n_pos, "n_neg_noisy": r.n_neg,
+           "smoothing": args.smooth, "backend": args.backend,
+           "account": {k: _jsonable(v) for k, v in r.account.items()},
+           "communication": comm_summary(r.communication), "notes": notes,
+           "insecure_seed": seed is not None}
+    if r.exact is not None:
+        out["evaluation"] = {"auc": r.exact["auc"], "fpr": r.exact["fpr"].tolist(),
+                             "tpr": r.exact["tpr"].tolist(), "n_pos": r.exact["n_pos"],
+                             "n_neg": r.exact["n_neg"]}
+    if args.plot:
+        from .plots import plot_roc
+        _plot(lambda: plot_roc(args.plot, r, score=args.score, label=args.label,
+                               positive=args.positive))
+        out["plot"] = args.plot
+    out["seconds"] = clock() - t0
+    return out
+
+
+def show_roc(res: dict):
+    ev = res.get("evaluation")
+    print(f"Private ROC of {res['score']} for {res['label']}: AUC = {res['auc']:.4f}"
+          + (f"   (true {ev['auc']:.4f})" if ev else ""))
+    print(f"  data      : n = {res['n']}, noisy class sizes n+ ~ {res['n_pos_noisy']:.0f}, "
+          f"n- ~ {res['n_neg_noisy']:.0f}"
+          + (f" (true {ev['n_pos']}, {ev['n_neg']})" if ev else ""))
+    _head(res)
+
+
+def run_hl(args) -> dict:
+    from .hosmer_lemeshow import private_hosmer_lemeshow
+    t0 = clock()
+    check_epsilon(args)
+    if args.csv is None:
+        raise _usage("hl needs --csv (a file with the probability and label columns)")
+    p, y, notes = read_labels(args.csv, args.sep, args.prob, args.label, args.positive)
+    out_of = (p < 0) | (p > 1)
+    if out_of.any():
+        raise _usage(f"--prob {args.prob!r}: {int(out_of.sum())} probabilities outside [0, 1] "
+                     f"(first: row {int(np.flatnonzero(out_of)[0]) + 1}, value {p[out_of][0]:g})")
+    try:
+        N = int(args.thresholds)
+    except ValueError:
+        raise _usage(f"--thresholds for hl must be a number N, got {args.thresholds!r}") from None
+    if N < 1:
+        raise _usage(f"--thresholds must be >= 1, got {N}")
+    kw = deploy_kwargs(args, N)
+    kw.pop("branching")
+    _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
+                    f"then {args.groups} x 4 noisy sums")
+    r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
+                                evaluate=args.evaluate, **kw)
+    out = {"command": "hl", "prob": args.prob, "label": args.label, "n": int(p.size),
+           "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.groups - 2,
+           "edges": r.edges.tolist(), "table": r.table, "clamped_expectations": r.clamped,
+           "backend": args.backend, "account": {k: _jsonable(v) for k, v in r.account.items()},
+           "communication": comm_summary(r.communication), "notes": notes,
+           "insecure_seed": args.seed is not None}
+    if r.exact is not None:
+        out["evaluation"] = r.exact
+    if args.plot:
+        from .plots import plot_hl
+        _plot(lambda: plot_hl(args.plot, r, prob=args.prob))
+        out["plot"] = args.plot
+    if r.clamped:
+        _warn(f"{r.clamped} noisy expected count(s) below 1 were raised to 1 before dividing")
+    out["seconds"] = clock() - t0
+    return out
+
+
+def show_hl(res: dict):
+    ev = res.get("evaluation")
+    print(f"Private Hosmer-Lemeshow test of {res['prob']} against {res['label']}: "
+          f"H = {res['statistic']:.4g}, df = {res['df']}, p = {res['p_value']:.4g}"
+          + (f"   (true H = {ev['statistic']:.4g}, p = {ev['p_value']:.4g})" if ev else ""))
+    acc = res["account"]
+    print(f"  privacy   : epsilon = {acc['epsilon']} = tree {acc['tree_epsilon']:.4g} + sums "
+          f"{acc['sums_epsilon']:.4g} (epsilon' = {acc['epsilon_prime']:.4g}, noise "
+          f"{acc['noise_mode']})")
+    print(f"  groups    : edges {', '.join(f'{e:.3g}' for e in res['edges'])}")
+    _tail(res)

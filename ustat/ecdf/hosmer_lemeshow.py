@@ -1,0 +1,210 @@
+"""Private Hosmer-Lemeshow calibration test (Barczewski, Mawass, Ramon, Section 5.2).
+
+Algorithm 2 with the accounting of Theorem 5.1. Every party holds a
+predicted probability p_i in [0, 1] and a 0/1 label y_i.
+
+  1. eps' = eps / (Delta + 8), Delta the tree sensitivity in node units
+     (the paper's L + 1 with ``sensitivity="paper"``: eps' = eps / (L + 9)).
+  2. Group edges t_q = F^^-1(q / Q), q = 1..Q-1, by Algorithm 1 on the
+     tree-noise ECDF of p (node scale 1/eps', so Delta eps'-DP, whatever the
+     number of searches) on a grid of N thresholds in [0, 1]; t_0 = 0, t_Q = 1.
+  3. Groups g_q = {i : t_{q-1} < p_i <= t_q} (the first group includes 0):
+     half-open so that each record is in exactly one group. The 4 Q sums
+     E1_q = sum p_i, E0_q = sum (1 - p_i), O1_q = sum y_i, O0_q = sum (1 - y_i)
+     over each group are computed by secure aggregation: each party sends
+     additive shares of its (4, Q) contribution vector (zero outside its own
+     group, so the servers do not learn the group) to the m servers, which
+     add their parts of a discrete Laplace noise of scale 1/eps' per sum
+     (E sums in fixed point with 2^c units, scale 2^c / eps') and open to the
+     analyst. One record moves at most between 2 groups: 8 sums change by
+     <= 1, so they cost 8 eps' together.
+  4. H = sum_q (O1 - E1)^2 / E1 + (O0 - E0)^2 / E0; p-value from chi-square
+     with Q - 2 degrees of freedom (:func:`chi2_sf`). Noisy E below 1 are
+     raised to 1 before dividing (post-processing; counted in the result).
+Total: Delta eps' + 8 eps' = eps (Theorem 5.1).
+
+Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend),
+then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l (to the
+analyst), 2 rounds. Threat model: as the chosen backend (semi-honest,
+non-colluding servers); ``noise_mode`` as there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mpc.rng import as_rng
+from mpc.sharing import additive_share
+from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
+
+from .quantiles import quantiles, search
+from .release import check_values, deploy, exact_counts
+from .servers import make_session, open_to_analyst, server_ids
+from .thresholds import grid_rank, regular
+
+__all__ = ["HLResult", "private_hosmer_lemeshow", "hosmer_lemeshow", "chi2_sf", "FRAC_BITS"]
+
+#: Fixed-point fractional bits of the expected counts E (rounding <= n 2^-(c+1)).
+FRAC_BITS = 16
+
+
+def chi2_sf(x, df: int) -> float:
+    """P(chi^2_df > x) in closed form (integer df >= 1): Poisson sum or erfc series."""
+    x = float(x)
+    if x <= 0:
+        return 1.0
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for j in range(1, df // 2):                 # df/2 terms
+            term *= (x / 2) / j
+            total += term
+        return min(1.0, math.exp(-x / 2) * total)
+    total = math.erfc(math.sqrt(x / 2))
+    term = math.sqrt(2 * x / math.pi) * math.exp(-x / 2)
+    for j in range(1, (df - 1) // 2 + 1):
+        total += term
+        term *= x / (2 * j + 1)
+    return min(1.0, total)
+
+
+def hosmer_lemeshow(E1, E0, O1, O0) -> float:
+    """H = sum (O1 - E1)^2 / E1 + (O0 - E0)^2 / E0 over the groups."""
+    E1, E0, O1, O0 = (np.asarray(v, np.float64) for v in (E1, E0, O1, O0))
+    return float(np.sum((O1 - E1) ** 2 / E1 + (O0 - E0) ** 2 / E0))
+
+
+@dataclass
+class HLResult:
+    """The private HL statistic, its p-value, the group table and the accounting."""
+
+    statistic: float
+    p_value: float
+    groups: int
+    edges: np.ndarray
+    table: dict
+    account: dict
+    communication: dict | None = None
+    clamped: int = 0
+    exact: dict | None = field(default=None, repr=False)
+
+
+def _group_sums(p, y, edges, Q):
+    g = np.clip(np.searchsorted(edges[1:-1], p, side="left"), 0, Q - 1)
+    return g, np.stack([np.bincount(g, p, Q), np.bincount(g, 1 - p, Q),
+                        np.bincount(g, y, Q), np.bincount(g, 1 - y, Q)])
+
+
+def _exact(p, y, tau, Q) -> dict:
+    """The noise-free pipeline: exact grid quantiles as edges, exact sums (evaluation)."""
+    counts = exact_counts(grid_rank(p, tau), tau.size)
+    idx = search(lambda i: counts[i], tau.size, p.size * (np.arange(1, Q) / Q))
+    edges = np.concatenate([[0.0], tau[idx], [1.0]])
+    _, (e1, e0, o1, o0) = _group_sums(p, y, edges, Q)
+    H = hosmer_lemeshow(e1, e0, o1, o0)
+    return {"statistic": H, "p_value": chi2_sf(H, Q - 2), "edges": edges.tolist(),
+            "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
+
+
+def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
+    """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open."""
+    ring, net = session.ring, session.net
+    sid = server_ids(session)
+    m, n = sid.size, p.size
+    one = 1 << FRAC_BITS
+    pe = np.rint(p * one).astype(np.int64)
+    contrib = np.zeros((n, 4, Q), dtype=np.int64)
+    rows = np.arange(n)
+    contrib[rows, 0, g], contrib[rows, 1, g] = pe, one - pe
+    contrib[rows, 2, g], contrib[rows, 3, g] = y, 1 - y
+    rng = session.rng.derive("ecdf", "hl-shares", int(session.rng.uint64()))
+    sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)   # (m, n, 4Q)
+    sums = np.empty((m, 4 * Q), dtype=np.uint64)
+    with net.phase("hl sums"):
+        with net.round():
+            for j in range(m):                      # loop over the m servers
+                net.send(net.parties, int(sid[j]), sh[j], ring.bits)
+        for j in range(m):
+            nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
+            noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
+                                    _noise_part(scale_o, 2 * Q, m, mode, nrng)])
+            sums[j] = ring.add(ring.sum(sh[j], axis=0), ring.element(noise))
+        opened = open_to_analyst(session, sums).reshape(4, Q).astype(np.float64)
+    opened[:2] /= one
+    return opened
+
+
+def _noise_part(scale, size, m, mode, rng):
+    if scale is None:
+        return np.zeros(size, dtype=np.int64)
+    if mode == "split":
+        d = polya(as_fraction(1) / m, scale, (2, size), rng)
+        return d[0] - d[1]
+    return discrete_laplace(scale, (size,), rng)
+
+
+def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_thresholds=1024,
+                            backend: str = "fss", servers: int = 2, noise_mode=None,
+                            sensitivity: str = "exact", seed=None, evaluate: bool = False,
+                            bits: int = 48) -> HLResult:
+    """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
+
+    ``groups`` Q in 3..min(N, n // 10) (at least 10 records per group on
+    average; df = Q - 2 >= 1). ``n_thresholds`` N: the grid on [0, 1] for the
+    group edges. ``backend`` "central" computes the sums in the clear
+    (reference).
+    """
+    p = check_values(probs, (0.0, 1.0), name="probabilities (must lie in [0, 1])")
+    y = np.asarray(labels)
+    if y.shape != p.shape or y.dtype.kind not in "biu" or (y.size and (y.min() < 0 or y.max() > 1)):
+        raise ValueError("labels must be 0/1 (one per probability)")
+    y = y.astype(np.int64)
+    if y.min() == y.max():
+        raise ValueError("labels: a single class; the HL test needs both classes")
+    n = p.size
+    if isinstance(groups, bool) or not isinstance(groups, int):
+        raise TypeError(f"groups must be an integer, got {groups!r}")
+    Qmax = min(int(n_thresholds), n // 10)
+    if not 3 <= groups <= Qmax:
+        raise ValueError(f"groups must be in 3..{Qmax} (df = Q - 2 >= 1, at most one group per "
+                         f"threshold and 10 records per group on average), got {groups}")
+    Q = groups
+    tau = regular((0.0, 1.0), n=int(n_thresholds))
+    eps = float(epsilon)
+    session = None
+    if backend != "central":
+        session = make_session(n, servers, bits=bits, seed=seed)
+    from .tree import Tree
+    delta = Tree(tau.size).sensitivity(sensitivity)
+    eps1 = eps / (delta + 8)
+    dep = deploy(p, tau, eps1 * delta if math.isfinite(eps) else eps, backend=backend,
+                 servers=servers, noise_mode=noise_mode, sensitivity=sensitivity, seed=seed,
+                 session=session)
+    edges = np.concatenate([[0.0], quantiles(dep, np.arange(1, Q) / Q), [1.0]])
+    g, exact_sums = _group_sums(p, y, edges, Q)
+    scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
+    scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
+    mode = dep.noise.mode
+    if session is None:
+        rng = as_rng(seed).derive("ecdf", "hl-central-noise")
+        sums = exact_sums.copy()
+        if scale_o is not None:
+            sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
+            sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
+    else:
+        sums = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
+    E1, E0, O1, O0 = sums
+    clamped = int(np.sum(E1 < 1) + np.sum(E0 < 1))
+    H = hosmer_lemeshow(np.maximum(E1, 1.0), np.maximum(E0, 1.0), O1, O0)
+    eps_tree = dep.noise.epsilon
+    eps_sums = 8 * (1.0 / float(scale_o)) if scale_o is not None else math.inf
+    account = {"epsilon": eps_tree + eps_sums if math.isfinite(eps) else math.inf,
+               "epsilon_requested": eps, "epsilon_prime": eps1, "tree_epsilon": eps_tree,
+               "sums_epsilon": eps_sums, "sensitivity_nodes": delta,
+               "noise_mode": mode, "backend": backend}
+    exact = _exact(p, y, tau, Q) if evaluate else None
+    table = {"E1": E1.tolist(), "E0": E0.tolist(), "O1": O1.tolist(), "O0": O0.tolist()}
+    comm = session.net.report() if session is not None else None
+    return HLResult(H, chi2_sf(H, Q - 2), Q, edges, table, account, comm, clamped, exact)

@@ -1,0 +1,118 @@
+"""Inverse ECDF, quantiles and histograms from one private ECDF, at no extra epsilon.
+
+Barczewski, Mawass, Ramon, Section 4.3, Algorithm 1 (binary search on the
+noisy or smoothed ECDF), run on the public grid: for a level p, the smallest
+threshold index i with F(tau_i) >= p (tau_{N-1} if none). On an exact ECDF
+whose grid holds every data value this is the inverse of the empirical CDF,
+``numpy.quantile(x, p, method="inverted_cdf")``. On a noisy, non-monotone
+F^ it returns some crossing of level p, as Algorithm 1 does.
+
+Sources: a released curve (counts or smoothed values) is searched locally;
+a live :class:`~ustat.ecdf.release.Deployment` is searched by queries to the
+servers, one batch per step for all levels at once: ceil(log2 N) adaptive
+rounds, len(p) queries per round, and no extra epsilon (the node noise is
+reused). Histograms are differences of the cumulative curve (post-processing;
+the paper's Section 7 remark: tree noise is logarithmic in the number of bins).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = ["search", "quantiles", "histogram", "check_levels"]
+
+
+def check_levels(q) -> np.ndarray:
+    """Quantile levels as float64 (k,), each finite in [0, 1]."""
+    if isinstance(q, (bool, np.bool_)):
+        raise TypeError("q must be numbers in [0, 1], got bool")
+    try:
+        p = np.array(q, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"q must be numbers in [0, 1], got {q!r}") from None
+    if p.size == 0:
+        raise ValueError("q: give at least one quantile level")
+    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 0) & (p <= 1)))
+    if bad.size:
+        raise ValueError(f"q: level {p[bad[0]]!r} is not in [0, 1]")
+    return p
+
+
+def search(evaluate, n_points: int, targets) -> np.ndarray:
+    """Algorithm 1 on the grid: smallest index i with evaluate(i) >= target, per target.
+
+    ``evaluate(idx) -> values`` is called once per step with one index per
+    target (ceil(log2 N) calls). Returns int64 indices in 0..N-1.
+    """
+    t = np.asarray(targets, dtype=np.float64).reshape(-1)
+    lo = np.zeros(t.size, dtype=np.int64)
+    hi = np.full(t.size, int(n_points) - 1, dtype=np.int64)
+    while np.any(lo < hi):                         # one step per tree level
+        active = lo < hi
+        mid = (lo + hi) // 2
+        vals = np.asarray(evaluate(mid[active]), dtype=np.float64)
+        below = np.zeros(t.size, dtype=bool)
+        below[active] = vals < t[active]
+        lo = np.where(active & below, mid + 1, lo)
+        hi = np.where(active & ~below, mid, hi)
+    return lo
+
+
+def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
+    """The p-quantiles (thresholds) of a private ECDF for every level in ``q``.
+
+    ``source``: an :class:`~ustat.ecdf.release.ECDFRelease` (searched on its
+    noisy counts against n p, the comparison numpy uses), a
+    :class:`~ustat.ecdf.release.Deployment` (live queries to the servers), or
+    an array of ECDF values in [0, 1] (e.g. smoothed) with ``thresholds``.
+    ``values``: optional ECDF values overriding a release's counts (smoothed).
+    """
+    from .release import Deployment, ECDFRelease
+
+    p = check_levels(q)
+    if isinstance(source, Deployment):
+        idx = search(lambda i: source.query(i), source.tree.n_points, source.n * p)
+        return source.thresholds[idx]
+    if isinstance(source, ECDFRelease):
+        tau = source.thresholds
+        if values is None:
+            counts = source.counts
+            idx = search(lambda i: counts[i], tau.size, source.n * p)
+            return tau[idx]
+        F = np.asarray(values, dtype=np.float64)
+    else:
+        if thresholds is None:
+            raise TypeError("quantiles of an array of ECDF values need thresholds=")
+        tau = np.asarray(thresholds, dtype=np.float64)
+        F = np.asarray(source, dtype=np.float64)
+    if F.shape != tau.shape:
+        raise ValueError(f"values: {F.size} ECDF values for {tau.size} thresholds")
+    idx = search(lambda i: F[i], tau.size, p)
+    return tau[idx]
+
+
+def histogram(counts, thresholds, bins=None):
+    """DP histogram from the cumulative (noisy or smoothed) counts at the thresholds.
+
+    Bin k is (edge_{k-1}, edge_k] with edge_{-1} = -inf; the edges are every
+    ``N / bins``-th threshold (``bins`` must divide into N evenly enough:
+    edges at ceil((k+1) N / bins) - 1), or every threshold (``bins=None``).
+    Returns (edges, bin_counts) as float64.
+    """
+    c = np.asarray(counts, dtype=np.float64).reshape(-1)
+    tau = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    if c.shape != tau.shape:
+        raise ValueError(f"counts: {c.size} values for {tau.size} thresholds")
+    N = tau.size
+    if bins is None:
+        at = np.arange(N)
+    else:
+        if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, numbers.Integral):
+            raise TypeError(f"bins must be an integer, got {bins!r}")
+        if not 1 <= bins <= N:
+            raise ValueError(f"bins must be in 1..{N} (the number of thresholds), got {bins}")
+        at = -(-(np.arange(1, bins + 1) * N) // bins) - 1
+    cum = c[at]
+    return tau[at], np.diff(np.concatenate([[0.0], cum]))

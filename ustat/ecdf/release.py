@@ -1,0 +1,217 @@
+"""The private ECDF release: thresholds in, noisy counts out, through a chosen backend.
+
+Barczewski, Mawass, Ramon, Eq. (2) / Theorem 3.1 (tree noise) answered by
+one of three backends with the same release semantics:
+
+* ``"fss"`` -- two FSS servers holding party-generated DCF keys
+  (:mod:`ustat.ecdf.servers`, Section 4.2): O(n + m |B|) bits;
+* ``"pointwise"`` -- one secure aggregation per query towards m >= 2
+  servers (:mod:`ustat.ecdf.pointwise`, Section 4.1): O(n |B|) bits;
+* ``"central"`` -- a trusted curator that sees the values (no MPC; the
+  reference for tests and accuracy studies).
+
+:func:`deploy` runs the offline part (keys, node noise) and returns a
+:class:`Deployment` whose ``query`` answers any batch of threshold indices,
+at no extra epsilon; :func:`release` queries all N thresholds (or a subset)
+and packages the result with its accounting (:class:`ECDFRelease`).
+
+Adjacency: replace one record (n public; the servers see n keys anyway).
+The counts are also epsilon-DP under add/remove (the change is a suffix
+interval, covered by the same sensitivity), but dividing by n then needs n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .pointwise import PointwiseServers
+from .servers import FSSServers, check_query, make_session
+from .thresholds import check_thresholds, grid_rank
+from .tree import Tree, TreeNoise, draw_noise
+
+__all__ = ["BACKENDS", "Deployment", "ECDFRelease", "deploy", "release", "exact_counts",
+           "check_values"]
+
+BACKENDS = ("fss", "pointwise", "central")
+
+
+def exact_counts(ranks, n_points: int, weights=None) -> np.ndarray:
+    """sum_i w_i 1[x_i <= tau_k] for k = 0..N-1 from the grid ranks (int64; w = 1 by default)."""
+    r = np.asarray(ranks, np.int64)
+    w = None if weights is None else np.asarray(weights, np.int64)
+    c = np.bincount(r, weights=w, minlength=n_points + 1)
+    return np.cumsum(c.astype(np.int64))[:n_points]
+
+
+def check_values(values, bounds=None, clip: bool = False, name: str = "values") -> np.ndarray:
+    """float64 (n,) values: finite, n >= 1, inside ``bounds`` unless ``clip``."""
+    try:
+        x = np.array(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be numbers") from None
+    if x.size == 0:
+        raise ValueError(f"{name}: no records (n = 0)")
+    bad = np.flatnonzero(~np.isfinite(x))
+    if bad.size:
+        raise ValueError(f"{name}: row {bad[0] + 1} is NaN or infinite ({bad.size} such row(s))")
+    if bounds is not None:
+        lo, hi = (float(b) for b in bounds)
+        out = (x < lo) | (x > hi)
+        if out.any() and not clip:
+            raise ValueError(f"{name}: {int(out.sum())} of {x.size} row(s) outside the bounds "
+                             f"[{lo}, {hi}] (first: row {int(np.flatnonzero(out)[0]) + 1}); "
+                             "widen the bounds or clip")
+        x = np.clip(x, lo, hi)
+    return x
+
+
+class _Central:
+    """A trusted curator: exact counts plus the node noise (no network)."""
+
+    def __init__(self, ranks, tree: Tree, noise: TreeNoise, weights=None):
+        self.counts = exact_counts(ranks, tree.n_points, weights)
+        self.noise = noise
+
+    def query(self, idx) -> np.ndarray:
+        idx = check_query(idx, self.counts.size)
+        return self.counts[idx] + self.noise.at(idx)
+
+
+@dataclass
+class Deployment:
+    """A live private ECDF: thresholds, node noise and the servers that answer queries."""
+
+    thresholds: np.ndarray
+    tree: Tree
+    noise: TreeNoise
+    backend: str
+    n: int
+    session: object
+    answerer: object
+    queries: int = 0
+
+    def query(self, idx) -> np.ndarray:
+        """Noisy counts at threshold indices ``idx`` (int64); no extra epsilon."""
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        self.queries += idx.size
+        return self.answerer.query(idx)
+
+    def communication(self) -> dict | None:
+        return None if self.session is None else self.session.net.report()
+
+    def account(self) -> dict:
+        nz = self.noise
+        return {
+            "epsilon": nz.epsilon, "epsilon_requested": nz.epsilon_requested,
+            "noise": "discrete_laplace" if nz.scale is not None else "none",
+            "node_scale": None if nz.scale is None else float(nz.scale),
+            "sensitivity_nodes": nz.sensitivity, "levels": nz.tree.levels + 1,
+            "branching": nz.tree.branching, "nodes": nz.tree.n_nodes, "noise_mode": nz.mode,
+            "servers": nz.servers if nz.mode != "central" else 0,
+            "mse_counts": nz.mse_counts, "mse": nz.mse(self.n),
+            "epsilon_vs_server_seeing_output": nz.coalition_epsilon(),
+        }
+
+
+def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 2,
+           branching: int = 2, noise_mode: str | None = None, sensitivity: str = "exact",
+           bounds=None, clip: bool = False, bits: int = 32, seed=None,
+           record_views: bool = False, weights=None, session=None) -> Deployment:
+    """Offline phase: parties encode, keys go to the servers, the servers draw node noise.
+
+    ``noise_mode``: ``"each"`` (default for the server backends), ``"split"``,
+    or ``"central"`` (forced for backend ``"central"``); see
+    :mod:`ustat.ecdf.tree`. ``bits``: the ring Z_2^l of shares and DCF outputs.
+    ``weights``: per-party 0/1 weights (e.g. class labels: the ECDF of one
+    class among all parties, hidden from the servers). ``session``: reuse an
+    existing session (its parties, servers and network; e.g. the two class
+    ECDFs of a ROC curve) instead of making one.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    tau = check_thresholds(thresholds, bounds)
+    x = check_values(values, bounds, clip)
+    ranks = grid_rank(x, tau)
+    tree = Tree(tau.size, branching)
+    n = x.size
+    if weights is not None:
+        weights = np.asarray(weights)
+        if weights.shape != (n,) or weights.dtype.kind not in "iub" or \
+                (weights.size and (weights.min() < 0 or weights.max() > 1)):
+            raise ValueError(f"weights must be {n} values in {{0, 1}}")
+        weights = weights.astype(np.int64)
+    if backend == "central":
+        from mpc.rng import as_rng
+        rng = as_rng(seed).derive("ecdf", "central-noise") if seed is not None else as_rng(None)
+        noise = draw_noise(tree, epsilon, rng, mode="central", rule=sensitivity)
+        return Deployment(tau, tree, noise, backend, n, None,
+                          _Central(ranks, tree, noise, weights))
+    if backend == "fss" and servers != 2:
+        raise ValueError(f"backend 'fss' needs servers = 2, got {servers} (two-key DCF does not "
+                         "extend to m > 2; use backend 'pointwise')")
+    mode = noise_mode or "each"
+    if mode == "central":
+        raise ValueError("noise_mode 'central' needs backend 'central'")
+    if n >= 1 << (bits - 2):
+        raise ValueError(f"bits = {bits} is too small for n = {n} parties")
+    if session is None:
+        session = make_session(n, servers, bits=bits, seed=seed, record_views=record_views)
+    elif session.n_parties != n:
+        raise ValueError(f"session has {session.n_parties} parties for {n} values")
+    bits = session.ring.bits
+    rngs = [session.rng.derive("ecdf", "server-noise", s, int(session.rng.uint64()))
+            for s in range(servers)]
+    noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=sensitivity)
+    peak = int(np.abs(noise.at(np.arange(tree.n_points))).max()) + n
+    if peak >= 1 << (bits - 1):
+        raise ValueError(f"bits = {bits}: noisy counts up to {peak} do not fit in Z_2^{bits}; "
+                         "use more bits")
+    if backend == "fss":
+        answerer = FSSServers.setup(session, ranks, tree, noise, weights)
+    else:
+        answerer = PointwiseServers(session, ranks, tree, noise, weights)
+    return Deployment(tau, tree, noise, backend, n, session, answerer)
+
+
+@dataclass
+class ECDFRelease:
+    """Noisy counts at the thresholds, with the accounting and the traffic of the release."""
+
+    thresholds: np.ndarray
+    counts: np.ndarray
+    n: int
+    backend: str
+    account: dict
+    communication: dict | None = None
+    insecure_seed: bool = False
+    exact: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The noisy ECDF F^(tau_k) = noisy count / n."""
+        return self.counts / float(self.n)
+
+    @property
+    def epsilon(self) -> float:
+        return self.account["epsilon"]
+
+
+def release(values, thresholds, epsilon, *, evaluate: bool = False, **kwargs) -> ECDFRelease:
+    """The noisy ECDF at every threshold: :func:`deploy`, then one batch of N queries.
+
+    ``evaluate=True`` also stores the exact counts (reads the data in the
+    clear: evaluation only). Other keyword arguments go to :func:`deploy`.
+    """
+    dep = deploy(values, thresholds, epsilon, **kwargs)
+    counts = dep.query(np.arange(dep.tree.n_points))
+    exact = None
+    if evaluate:
+        x = check_values(values, kwargs.get("bounds"), kwargs.get("clip", False))
+        exact = exact_counts(grid_rank(x, dep.thresholds), dep.tree.n_points, kwargs.get("weights"))
+    insecure = (bool(dep.session.insecure) if dep.session is not None
+                else kwargs.get("seed") is not None)
+    return ECDFRelease(dep.thresholds, counts, dep.n, dep.backend, dep.account(),
+                       dep.communication(), insecure, exact)
+
