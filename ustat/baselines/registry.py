@@ -1,0 +1,175 @@
+"""One entry point for every protocol: ``run_protocol(name, records, kernel, ...)``, ``PROTOCOLS``.
+
+Names: ``umpc`` (:func:`ustat.umpc.run_umpc`, Sinh-Ramon Protocol 3.1),
+``bell-ldp``, ``bell-auc``, ``ghazi``, ``ghazi-sm``, ``fedauc-rr``,
+``fedauc-lap``. Bell et al.'s 2PC subsampling protocol (``bell-2pc``) is
+added with :func:`register` by the garbled-circuit work when it lands.
+
+Every run returns a :class:`ustat.baselines.result.ProtocolResult` (U-MPC's
+:class:`ustat.umpc.UMPCResult` is converted) whose ``to_dict()`` is what the
+CLI prints: protocol, parameters, trust model, measured costs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import _common as C
+from .result import ProtocolResult
+
+DEFAULT_BINS = 64
+
+
+@dataclass(frozen=True)
+class ProtocolInfo:
+    """One row of :data:`PROTOCOLS`."""
+
+    name: str
+    runner: Callable
+    description: str
+    dp_model: str
+    trust: str
+    kernels: str            # "any" (every degree), "degree-2", or "auc"
+    uses_bins: bool
+    paper: str
+
+
+PROTOCOLS: dict[str, ProtocolInfo] = {}
+
+
+def register(info: ProtocolInfo, replace: bool = False) -> ProtocolInfo:
+    """Add a protocol (e.g. ``bell-2pc``) to :data:`PROTOCOLS`."""
+    if not isinstance(info, ProtocolInfo):
+        raise TypeError(f"register needs a ProtocolInfo, got {type(info).__name__}")
+    if info.name in PROTOCOLS and not replace:
+        raise ValueError(f"a protocol named {info.name!r} is already registered")
+    PROTOCOLS[info.name] = info
+    return info
+
+
+def names() -> list:
+    return list(PROTOCOLS)
+
+
+def get(name: str) -> ProtocolInfo:
+    try:
+        return PROTOCOLS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown protocol {name!r}; available: {', '.join(PROTOCOLS)}") from None
+
+
+def run_protocol(name, records, kernel, *, epsilon=1.0, bins=None, seed=None, session=None,
+                 evaluate=False, **params) -> ProtocolResult:
+    """Run protocol ``name`` on ``records`` for ``kernel``; extra keywords go to its runner.
+
+    ``bins`` (t per numeric column) applies to the protocols that discretize
+    (default 64); for ``umpc`` and ``fedauc-*`` it is ignored with a note.
+    """
+    info = get(name)
+    kwargs = dict(params)
+    notes = []
+    if info.uses_bins:
+        kwargs["bins"] = DEFAULT_BINS if bins is None else bins
+    elif bins is not None:
+        notes.append(f"bins={bins} ignored: protocol {name!r} does not discretize its inputs")
+    res = info.runner(records, kernel, epsilon=epsilon, seed=seed, session=session,
+                      evaluate=evaluate, **kwargs)
+    res.notes.extend(notes)
+    return res
+
+
+# -- U-MPC through the same interface -------------------------------------------------------
+UMPC_TRUST = {
+    "dis": ("central DP without a trusted curator (MPC): records are secret-shared inside "
+            "edges, the noise is drawn jointly by all parties (Pi_DLap); inputs stay hidden "
+            "from up to n-1 colluding semi-honest parties; a trusted dealer provides the "
+            "preprocessing; the aggregator learns only the noisy sum"),
+    "hf": ("central DP without a trusted curator (MPC): records are secret-shared inside "
+           "edges, a random committee draws the noise; at most a 1 - f_H fraction of "
+           "semi-honest parties are corrupted; a trusted dealer provides the preprocessing; "
+           "the aggregator learns only the noisy sum"),
+}
+
+
+def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, evaluate=False,
+                      **params) -> ProtocolResult:
+    """:func:`ustat.umpc.run_umpc` with its result converted to a :class:`ProtocolResult`."""
+    from .. import kernels as kernel_registry
+    from ..umpc import run_umpc
+
+    t_start = time.perf_counter()
+    r = run_umpc(records, kernel, epsilon=epsilon, seed=seed, session=session,
+                 evaluate=evaluate, **params)
+    kern = kernel_registry.get(kernel)
+    ev = None
+    if evaluate:
+        X = C.validate_records(records, kern)
+        ev = C.evaluation(kern, X)
+        enc = r.evaluation or {}
+        ev["u_discretized"] = enc.get("u_complete")
+        ev["statistic_discretized"] = enc.get("statistic_complete")
+        ev["u_incomplete"] = enc.get("u_incomplete")
+        ev["statistic_incomplete"] = enc.get("statistic_incomplete")
+    used = {**{k: v for k, v in params.items() if isinstance(v, (int, float, str, bool))},
+            "edges": r.edges, "sampler": r.sampler, "threat_model": r.threat_model,
+            "max_degree": r.max_degree}
+    theory = {"sensitivity": r.sensitivity, "noise_scale": r.noise_scale,
+              "dp_variance": 2 * r.noise_scale ** 2 if math.isfinite(r.epsilon) else 0.0}
+    return ProtocolResult(
+        protocol="umpc", kernel=r.kernel, statistic=r.statistic, estimate=r.estimate,
+        u_hat=r.u_hat, epsilon=r.epsilon, delta=0.0, n=r.n, params=used, dp_model="central",
+        trust=UMPC_TRUST.get(r.threat_model, UMPC_TRUST["dis"]), online_bits=r.online_bits,
+        offline_bits=r.offline_bits, rounds=r.rounds, max_party_bits=r.max_party_bits,
+        mean_party_bits=r.mean_party_bits, seconds=time.perf_counter() - t_start,
+        insecure_seed=r.insecure_seed, communication=r.communication, theory=theory,
+        evaluation=ev, notes=list(r.notes))
+
+
+def _builtin():
+    from . import bell_auc, bell_ldp, fedauc, ghazi, ghazi_shuffle
+
+    rows = [
+        ProtocolInfo("umpc", run_umpc_protocol,
+                     "U-MPC (Sinh-Ramon Protocol 3.1): MPC over a sampled hypergraph of edges, "
+                     "distributed discrete Laplace noise, central DP; any degree",
+                     "central", UMPC_TRUST["dis"], "any", False,
+                     "Sinh & Ramon, Federated U-statistics of higher degree, Protocol 3.1"),
+        ProtocolInfo("bell-ldp", bell_ldp.run_bell_ldp,
+                     "Bell et al. Algorithm 1: t bins per column, T-ary randomized response, "
+                     "unbiased estimate from the noisy histogram; any degree-2 kernel",
+                     "local", bell_ldp.TRUST, "degree-2", True,
+                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Algorithm 1"),
+        ProtocolInfo("bell-auc", bell_auc.run_bell_auc,
+                     "Bell et al. Section 4: AUC from hierarchical histograms, one-bit Hadamard "
+                     "frequency oracle, recursive UAUC with threshold; labels public",
+                     "local", bell_auc.TRUST, "auc", True,
+                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 4 and B.2"),
+        ProtocolInfo("ghazi", ghazi.run_ghazi,
+                     "Ghazi et al. 2024: kernel matrix factored A ~ L^T R (JL, dimension d), "
+                     "each party sends VRand(L e_x), VRand(R e_x); any degree-2 kernel",
+                     "local", ghazi.TRUST, "degree-2", True,
+                     "Ghazi, Kamath, Kumar, Manurangsi, Sealfon, NeurIPS; Sinh-Ramon App. D"),
+        ProtocolInfo("ghazi-sm", ghazi_shuffle.run_ghazi_sm,
+                     "GhaziSM: Ghazi et al.'s factorization with the vector sums computed in the "
+                     "multi-message shuffle model (Balle et al. 2020), central DP",
+                     "shuffle", ghazi_shuffle.TRUST, "degree-2", True,
+                     "Ghazi et al.; Balle, Bell, Gascon, Nissim CCS 2020; Sinh-Ramon Sect. 5"),
+        ProtocolInfo("fedauc-rr", fedauc.run_fedauc_rr,
+                     "FedAUC_RR (Sun et al. Algorithms 1-3): labels flipped by randomized "
+                     "response, AUC from ranks, debiased; scores public, label-DP",
+                     "label-local", fedauc.TRUST_RR, "auc", False,
+                     "Sun et al., label-DP AUC in vertical FL, Algorithms 1-3"),
+        ProtocolInfo("fedauc-lap", fedauc.run_fedauc_lap,
+                     "FedAUC_Lap (Sun et al. Algorithm 4, Section 5.3): discrete Laplace or "
+                     "Gaussian noise on the label statistics, adaptive budget allocation",
+                     "label-local", fedauc.TRUST_LAP, "auc", False,
+                     "Sun et al., label-DP AUC in vertical FL, Algorithm 4 and Section 5.3"),
+    ]
+    for info in rows:
+        register(info)
+
+
+_builtin()

@@ -1,0 +1,80 @@
+"""The result every baseline protocol returns: the release, its measured costs and its trust model.
+
+Mirrors :class:`ustat.umpc.UMPCResult` where a field makes sense for every
+protocol, and adds ``protocol``, ``params`` (every parameter the run used,
+defaults resolved), ``dp_model`` (``"local"``, ``"shuffle"``, ``"central"``,
+``"label-local"``) and ``trust`` (a plain sentence: who learns what, who must
+be trusted, which DP model). Every cost comes from the session's network.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+
+@dataclass
+class ProtocolResult:
+    """What one run of a baseline protocol releases and what it cost."""
+
+    protocol: str
+    kernel: str
+    statistic: str
+    estimate: float                 # the released statistic (after post-processing)
+    u_hat: Optional[float]          # the estimated U-statistic (None if not estimated on its own)
+    epsilon: float
+    delta: float
+    n: int
+    params: dict
+    dp_model: str
+    trust: str
+    online_bits: int
+    offline_bits: int
+    rounds: int
+    max_party_bits: int
+    mean_party_bits: float
+    seconds: float
+    insecure_seed: bool
+    communication: dict
+    theory: dict = field(default_factory=dict)      # the paper's formulas at these parameters
+    evaluation: Optional[dict] = None
+    notes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return _jsonable(asdict(self))
+
+
+def _jsonable(obj):
+    """Floats stay floats (inf becomes the string "inf"), numpy scalars become Python numbers."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    return obj
+
+
+def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0, n, params,
+                 dp_model, trust, t_start, theory=None, evaluation=None,
+                 notes=()) -> ProtocolResult:
+    """Assemble a :class:`ProtocolResult` from the session's communication report."""
+    rep = session.net.report()
+    notes = list(notes)
+    if not math.isfinite(epsilon):
+        notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
+    if session.insecure:
+        notes.append("seeded run: randomness is reproducible and NOT secure")
+    return ProtocolResult(
+        protocol=protocol, kernel=kern.name, statistic=kern.statistic, estimate=float(estimate),
+        u_hat=None if u_hat is None else float(u_hat), epsilon=float(epsilon), delta=float(delta),
+        n=int(n), params=dict(params), dp_model=dp_model, trust=trust,
+        online_bits=rep["online"]["bits"], offline_bits=rep["offline"]["bits"],
+        rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
+        mean_party_bits=rep["online"]["mean_party_bits"],
+        seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
+        communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes)
