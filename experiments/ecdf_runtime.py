@@ -1,0 +1,220 @@
+"""ECDF paper, Section 6.7 (Fig. 7) and Section 4.2: measured seconds and bits of the private ECDF.
+
+Barczewski, Mawass, Ramon, Section 6.7 times the smoothing (problem (3)) as
+a function of N (Fig. 7: "the quadratic program is solved more quickly");
+Section 4.2 analyses the FSS servers' costs. Three measured panels:
+
+(a) smoothing seconds versus N (X_pois(3), epsilon = 1): ``l1`` (LP,
+    HiGHS), ``l2`` (QP, Clarabel; the paper used cvxopt for both),
+    ``isotonic``; median of 3 warm calls after a cold one;
+(b) FSS servers versus n (N = 1024 thresholds, l = 32): the offline phase
+    (every party's DCF key generation and upload, one batched ``dcf.gen``,
+    :func:`ustat.ecdf.deploy`), one party's key generation alone, one
+    server's evaluation of all n keys at one threshold (``fss.dcf.eval`` on
+    the server's keys), and a whole query (both servers one after the other,
+    plus the analyst), per query in a batch of 32;
+(c) bits versus the number of queries Q at n = 10^4: FSS (keys once, then
+    2 (index bits + l) per query) against pointwise secure aggregation
+    (every party for every query), from the network counters, with the
+    Section 4.2 formulas drawn as lines.
+
+The machine is shared (2 cores, other jobs): timings are noisy.
+Quick mode: small N and n.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from benchmarks._common import cold_and_warm
+from experiments import _common as C
+
+SMOOTH_N = [2 ** 8, 2 ** 10, 2 ** 12, 2 ** 14, 2 ** 16]
+FSS_N = [1000, 10000, 100000]
+QUERIES = [1, 10, 100, 1000]
+METHODS = ("isotonic", "l1", "l2")
+BITS = 32
+N_POINTS = 1024
+
+
+def smoothing_times(run, sizes) -> list:
+    from ustat.ecdf import Tree, release, smooth
+
+    rows = []
+    for N in sizes:
+        x = C.xpois(3.0, N, run.seed_for("data", N))
+        tau = np.arange(1, N + 1, dtype=np.float64)
+        rel = release(x, tau, 1.0, backend="central", bounds=(1, N), seed=run.seed_for("rel", N))
+        tree = Tree(N)
+        for m in METHODS:
+            cold, warm, _ = cold_and_warm(lambda: smooth(rel.values, tree, m), repeat=3)
+            rows.append({"panel": "smoothing", "N": N, "method": m, "seconds": warm,
+                         "cold_seconds": cold})
+    return rows
+
+
+def fss_times(run, n: int, n_points: int) -> dict:
+    from fss import dcf
+    from mpc.rng import CSPRNG
+    from ustat.ecdf import deploy
+    from ustat.ecdf.servers import domain_bits, index_bits, key_upload_bits
+
+    g = CSPRNG(run.seed_for("values", n))
+    x = g.random(n)
+    tau = np.linspace(0.0, 1.0, n_points)
+    opts = dict(backend="fss", bounds=(0.0, 1.0), bits=BITS)
+    _, deploy_s, dep = cold_and_warm(
+        lambda: deploy(x, tau, 1.0, seed=run.seed_for("dep", n), **opts), repeat=3)
+    offline = dep.communication()["offline"]["bits"]
+    params = dcf.DCFParams(domain_bits(n_points), BITS)
+    _, one_key_s, _ = cold_and_warm(lambda: dcf.gen(params, np.zeros(1, np.uint64), 1, g), repeat=3)
+    srv = dep.answerer
+    point = np.full((1, n), (1 << params.n_bits) - 2 - n_points // 2, dtype=np.uint64)
+    _, server_s, _ = cold_and_warm(lambda: dcf.eval(srv.params, 0, srv.keys[0], point), repeat=3)
+    before = dep.communication()["online"]["bits"]
+    batch = np.arange(32) * (n_points // 32)
+    _, query_s, _ = cold_and_warm(lambda: dep.query(batch), repeat=3)
+    per_query_bits = (dep.communication()["online"]["bits"] - before) / (4 * batch.size)
+    return {"panel": "fss", "n": n, "N": n_points, "deploy_seconds": deploy_s,
+            "one_party_keygen_seconds": one_key_s, "server_eval_one_query_seconds": server_s,
+            "query_seconds_per_query_batch32": query_s / batch.size,
+            "offline_bits_per_party": offline / n,
+            "offline_bits_per_party_formula": 2 * key_upload_bits(n_points, BITS),
+            "online_bits_per_query": per_query_bits,
+            "online_bits_per_query_formula": 2 * (index_bits(n_points) + BITS)}
+
+
+def traffic(run, n: int, n_points: int, queries) -> list:
+    from ustat.ecdf import deploy
+    from ustat.ecdf.servers import index_bits, key_upload_bits
+
+    from mpc.rng import CSPRNG
+
+    x = CSPRNG(run.seed_for("traffic-data", n)).random(n)
+    tau = np.linspace(0.0, 1.0, n_points)
+    rows = []
+    ib, K = index_bits(n_points), key_upload_bits(n_points, BITS)
+    for backend in ("fss", "pointwise"):
+        for Q in queries:
+            dep = deploy(x, tau, 1.0, backend=backend, bounds=(0.0, 1.0), bits=BITS,
+                         seed=run.seed_for("traffic", backend, Q))
+            dep.query(np.arange(Q) % n_points)
+            rep = dep.communication()
+            total = rep["offline"]["bits"] + rep["online"]["bits"]
+            formula = (2 * x.size * K + Q * 2 * (ib + BITS) if backend == "fss"
+                       else x.size * Q * ib + 2 * x.size * Q * BITS + 2 * Q * BITS)
+            rows.append({"panel": "traffic", "backend": backend, "n": x.size, "N": n_points,
+                         "queries": Q, "total_bits": total, "formula_bits": formula,
+                         "online_rounds": rep["online"]["rounds"]})
+    return rows
+
+
+def plot(path, smooth_rows, fss_rows, traffic_rows):
+    plt = C.pyplot()
+    fig, (ax, bx, cx) = plt.subplots(1, 3, figsize=(16, 4.8))
+    colors = {"isotonic": "tab:green", "l1": "tab:orange", "l2": "tab:blue"}
+    for m in METHODS:
+        sel = [r for r in smooth_rows if r["method"] == m]
+        ax.plot([r["N"] for r in sel], [r["seconds"] for r in sel], marker="o", color=colors[m],
+                label={"l1": "l1 (LP, HiGHS)", "l2": "l2 (QP, Clarabel)",
+                       "isotonic": "isotonic (PAVA)"}[m])
+    ax.set_title("(a) Fig. 7: smoothing time (median of 3)", fontsize=10)
+    ax.set_xlabel("number of thresholds N (log scale)")
+    ax.set_ylabel("seconds (wall clock, log scale)")
+    n = np.array([r["n"] for r in fss_rows], dtype=float)
+    for key, label, color in (
+            ("deploy_seconds", "offline: all n parties' key gen + upload", "tab:purple"),
+            ("server_eval_one_query_seconds", "one server, one query (n DCF evals)", "tab:blue"),
+            ("query_seconds_per_query_batch32", "one query, both servers + analyst (batch 32)",
+             "tab:red"),
+            ("one_party_keygen_seconds", "one party's key generation", "tab:grey")):
+        bx.plot(n, [r[key] for r in fss_rows], marker="o", color=color, label=label)
+    top = fss_rows[-1]["server_eval_one_query_seconds"]
+    bx.plot(n, top * n / n[-1], color="black", lw=0.8, ls=":", label="linear in n (through last)")
+    bx.set_title(f"(b) FSS servers, N = {fss_rows[0]['N']}, l = {BITS} (median of 3)",
+                 fontsize=10)
+    bx.set_xlabel("number of parties n (log scale)")
+    bx.set_ylabel("seconds (wall clock, log scale)")
+    for backend, color in (("fss", "tab:blue"), ("pointwise", "tab:orange")):
+        sel = [r for r in traffic_rows if r["backend"] == backend]
+        q = [r["queries"] for r in sel]
+        cx.plot(q, [r["total_bits"] for r in sel], marker="o", ms=9, lw=4, alpha=0.5,
+                color=color, label=f"{backend}: measured (network counters)")
+        cx.plot(q, [r["formula_bits"] for r in sel], color="black", ls="--", lw=1, marker="x",
+                zorder=3, label=f"{backend}: Sec. 4.2 formula")
+    cx.set_title(f"(c) total bits, n = {traffic_rows[0]['n']}, N = {traffic_rows[0]['N']}",
+                 fontsize=10)
+    cx.set_xlabel("number of ECDF queries |B| (log scale)")
+    cx.set_ylabel("bits, offline + online (log scale)")
+    for a in (ax, bx, cx):
+        a.set_xscale("log")
+        a.set_yscale("log")
+        a.grid(alpha=0.3, which="both")
+        a.legend(fontsize=7)
+    return C.save_png(fig, path)
+
+
+def main(argv=None) -> int:
+    run = C.start("ecdf_runtime", __doc__.splitlines()[0], argv)
+    sizes = [2 ** 6, 2 ** 8, 2 ** 10] if run.quick else SMOOTH_N
+    ns = [200, 1000] if run.quick else FSS_N
+    n_points = 256 if run.quick else N_POINTS
+    queries = [1, 10, 100] if run.quick else QUERIES
+    n_traffic = 500 if run.quick else 10000
+    with C.Progress(3, "runtime panels") as bar:
+        srows = smoothing_times(run, sizes)
+        bar.advance()
+        frows = [fss_times(run, n, n_points) for n in ns]
+        bar.advance()
+        trows = traffic(run, n_traffic, n_points, queries)
+        bar.advance()
+    C.write_csv(run.path(".csv"), srows + frows + trows)
+    plot(run.path(".png"), srows, frows, trows)
+    by = {(r["N"], r["method"]): r["seconds"] for r in srows}
+    t1 = C.md_table(["N"] + [f"{m} seconds" for m in METHODS] + ["l1 / l2"],
+                    [[N] + [by[(N, m)] for m in METHODS] + [by[(N, "l1")] / by[(N, "l2")]]
+                     for N in sizes])
+    t2 = C.md_table(["n", "offline s (all parties)", "one party keygen s",
+                     "one server, one query s",
+                     "query s (batch 32, per query)", "offline bits / party (formula)",
+                     "online bits / query (formula)"],
+                    [[r["n"], r["deploy_seconds"], r["one_party_keygen_seconds"],
+                      r["server_eval_one_query_seconds"], r["query_seconds_per_query_batch32"],
+                      f"{C.fmt(r['offline_bits_per_party'])} "
+                      f"({C.fmt(r['offline_bits_per_party_formula'])})",
+                      f"{C.fmt(r['online_bits_per_query'])} "
+                      f"({C.fmt(r['online_bits_per_query_formula'])})"] for r in frows])
+    t3 = C.md_table(["backend", "queries", "total bits (measured)", "formula", "online rounds"],
+                    [[r["backend"], r["queries"], r["total_bits"], r["formula_bits"],
+                      r["online_rounds"]] for r in trows])
+    faster = [N for N in sizes if by[(N, "l2")] < by[(N, "l1")]]
+    a, b = frows[-2], frows[-1]
+    slope = (np.log(b["server_eval_one_query_seconds"] / a["server_eval_one_query_seconds"])
+             / np.log(b["n"] / a["n"]))
+    claims = C.md_table(["paper's claim", "ours", "agrees"], [
+        ("Fig. 7: the quadratic program (l2) is solved more quickly than the LP (l1)",
+         f"l2 faster at {len(faster)} of {len(sizes)} sizes", len(faster) == len(sizes)),
+        ("Sec. 4.2: FSS costs O(n + m B) bits for B queries, pointwise O(n B)",
+         "measured totals equal the formulas: " + ("yes" if all(
+             r["total_bits"] == r["formula_bits"] for r in trows) else "no"),
+         all(r["total_bits"] == r["formula_bits"] for r in trows)),
+        ("Sec. 4.2: server work per query is linear in the key count n",
+         "one-server seconds per query: " + ", ".join(
+             f"n = {r['n']}: {C.fmt(r['server_eval_one_query_seconds'])}" for r in frows)
+         + f"; log-log slope over the last two sizes {C.fmt(slope)}", 0.7 < slope < 1.3)])
+    C.write_markdown(run.path(".md"), "ECDF paper, Sec. 6.7 and 4.2: runtime and traffic", run, [
+        "All seconds are wall-clock medians of 3 warm calls on a shared 2-core machine; bits "
+        "are the network's counters.",
+        "## (a) Smoothing time versus N (the paper's Fig. 7)\n\n" + t1,
+        f"## (b) FSS servers versus n (N = {n_points}, l = {BITS})\n\n" + t2,
+        f"## (c) Traffic versus queries (n = {trows[0]['n']}, N = {trows[0]['N']})\n\n" + t3,
+        "## Claims\n\n" + claims,
+        f"Figure: `{run.name}.png`; data: `{run.name}.csv`."])
+    print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

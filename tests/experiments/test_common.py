@@ -1,0 +1,133 @@
+"""The experiments' shared helpers: data synthesis, writers, progress, arguments, curve helpers."""
+
+import csv
+import io
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from experiments import _common as C
+from experiments import run_all
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_xpois_is_reproducible_and_poisson():
+    x = C.xpois(3.0, 4096, "t")
+    assert np.array_equal(x, C.xpois(3.0, 4096, "t"))
+    assert not np.array_equal(x, C.xpois(3.0, 4096, "u"))
+    assert x.min() >= 1 and x.max() <= 4096 and np.all(np.diff(x) >= 0)
+    counts = np.bincount(x.astype(int), minlength=4097)[1:]
+    # mean and variance of 4096 Pois(3) counts: s.e. of the mean ~ 0.027, of the variance ~ 0.09
+    assert abs(counts.mean() - 3.0) < 0.15
+    assert abs(counts.var() - 3.0) < 0.5
+    zero = np.mean(counts == 0)                         # P(0) = e^-3 = 0.0498, s.e. 0.0034
+    assert abs(zero - math.exp(-3)) < 0.015
+    with pytest.raises(ValueError, match="lambda"):
+        C.xpois(0.0, 10, "t")
+
+
+def test_fmt_and_markdown_table():
+    assert C.fmt(None) == "-" and C.fmt(3) == "3" and C.fmt(float("nan")) == "nan"
+    assert C.fmt(0.012345) == "0.0123" and C.fmt(1.5e-7) == "1.50e-07"
+    assert C.fmt(True) == "yes" and C.fmt(float("inf")) == "inf"
+    t = C.md_table(["a", "b"], [[1, 0.5], ["x", None]])
+    assert t.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.5 |", "| x | - |"]
+
+
+def test_write_csv_union_of_columns(tmp_path):
+    path = C.write_csv(str(tmp_path / "t.csv"), [{"a": 1, "b": 0.25}, {"a": 2, "c": None}])
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows == [{"a": "1", "b": "0.25", "c": ""}, {"a": "2", "b": "", "c": ""}]
+
+
+def test_progress_prints_deciles_when_not_a_terminal():
+    buf = io.StringIO()
+    with C.Progress(20, "work", stream=buf) as bar:
+        for _ in range(20):
+            bar.advance()
+    lines = buf.getvalue().splitlines()
+    assert 10 <= len(lines) <= 11 and lines[-1].split()[-4] == "20/20"
+
+
+def test_start_arguments(tmp_path):
+    run = C.start("demo", "demo", ["--quick", "--out", str(tmp_path / "o"), "--runs", "4"])
+    assert run.quick and os.path.isdir(run.out) and run.repeats(2, 50) == 4
+    assert run.seed_for("a", 1) == f"{C.DEFAULT_SEED}:demo:a:1"
+    assert run.path(".csv").endswith(os.path.join("o", "demo.csv"))
+    with pytest.raises(SystemExit):
+        C.start("demo", "demo", ["--runs", "1", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        C.start("demo", "demo", ["--quick", "--full", "--out", str(tmp_path)])
+
+
+def test_split_is_a_partition():
+    train, test = C.split(101, "s", 0.3)
+    assert test.size == 30 and train.size == 71
+    assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(101))
+    train2, test2 = C.split(101, "s", 30)
+    assert np.array_equal(test, test2)
+
+
+def test_missing_data_names_the_path(monkeypatch, tmp_path):
+    monkeypatch.setattr(C, "DATA", str(tmp_path))
+    with pytest.raises(C.MissingData, match="bank-full.csv"):
+        C.bank_full()
+
+
+def test_area_between_roc_curves():
+    from experiments.ecdf_roc import area_between
+
+    diag = (np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    perfect = (np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0]))
+    assert area_between(*diag, *diag) == 0.0
+    assert area_between(*perfect, *diag) == pytest.approx(0.5, abs=1e-3)
+    assert area_between(*diag, *perfect) == area_between(*perfect, *diag)
+
+
+@pytest.mark.parametrize("method", ["isotonic", "l2"])
+def test_smoothed_curves_equal_private_roc_smoothing(method):
+    """Smoothing read back from the raw release = private_roc(smooth=m) with the same noise."""
+    pytest.importorskip("clarabel")
+    from mpc.rng import CSPRNG
+    from ustat.ecdf import private_roc
+
+    from experiments.ecdf_roc import smoothed_curves
+
+    g = CSPRNG(7)
+    s = g.random(400)
+    y = (g.random(400) < 0.2 + 0.6 * s).astype(np.int64)
+    tau = np.linspace(0, 1, 33)
+    raw = private_roc(s, y, tau, 2.0, bounds=(0, 1), backend="central", seed="same")
+    ref = private_roc(s, y, tau, 2.0, bounds=(0, 1), backend="central", seed="same",
+                      smooth=method)
+    fpr, tpr = smoothed_curves(raw, (method,))[method]
+    np.testing.assert_allclose(fpr, ref.fpr, atol=1e-12)
+    np.testing.assert_allclose(tpr, ref.tpr, atol=1e-12)
+
+
+def test_run_all_lists_and_rejects(capsys):
+    assert run_all.main(["--list"]) == 0
+    assert capsys.readouterr().out.split() == run_all.SCRIPTS
+    with pytest.raises(SystemExit):
+        run_all.main(["--only", "no_such_script"])
+    for name in run_all.SCRIPTS:
+        assert os.path.exists(os.path.join(REPO, "experiments", f"{name}.py"))
+
+
+def test_module_entry_point(tmp_path):
+    """``python -m experiments.<script> --quick`` works from the repository root."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("clarabel")
+    proc = subprocess.run([sys.executable, "-m", "experiments.ecdf_inverse", "--quick", "--out",
+                           str(tmp_path), "--runs", "2"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "[ecdf_inverse] done" in proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["ecdf_inverse.csv", "ecdf_inverse.md",
+                                            "ecdf_inverse.png"]
