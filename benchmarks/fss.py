@@ -10,7 +10,11 @@ l = 40 output bits):
     from the code: 8 n per key pair, 2 n per point); our share of it, one
     worker (``dcf_*_aes_bound_share``);
   - our DCF key generation and evaluation (keys/s, points/s): one worker
-    (the ratios below) and all workers (``dcf_*_workers_speedup``);
+    (the ratios below) and all workers (``dcf_*_workers_speedup``), with the
+    kernels in use (``fss_kernels``: compiled with AES on the CPU's AES
+    instructions, compiled around pycryptodome, or numpy; see fss/_fast.py)
+    and, as the peer measured in the same run, the numpy kernels
+    (``dcf_*_numpy_per_s``, ``dcf_*_speedup_vs_numpy``);
   - the PyPI package ``sycret`` (Rust, LeFactory, 1 thread) when installed:
     raw ratios ours / sycret, ratios with our keys serialized on both sides
     inside the timed calls as sycret's are (``*_ratio_serialized``), and
@@ -18,7 +22,8 @@ l = 40 output bits):
   - the key sizes, and the less-than gate end to end (dealer + online, two
     parties, l = 40) with its online bits and rounds and its offline bits
     (serialized keys) from the network.
-Every timing is the median of ``--repeat`` (>= 3) warm runs; the first,
+The machine may be shared: ``load_avg_start``/``load_avg_end`` (1-minute load
+average) say how busy it was. Every timing is the median of ``--repeat`` (>= 3) warm runs; the first,
 cold run (fresh arrays, thread pool start) is reported apart (``*_cold_*``).
 ``--json`` prints one JSON object on stdout; progress goes to stderr.
 ``--quick`` uses 2^14 instances and finishes in seconds.
@@ -39,7 +44,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from benchmarks._common import cold_and_warm  # noqa: E402
-from fss import _pool, dcf, dpf, gates, prg  # noqa: E402
+from fss import _fast, _pool, dcf, dpf, gates, prg  # noqa: E402
 from mpc.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
 from mpc.sharing import additive_share  # noqa: E402
@@ -179,7 +184,8 @@ def main(argv=None):
     rng = CSPRNG()
     cores = _pool.cpu_count()
     out = {"batch": B, "domain_bits": N_BITS, "out_bits": L_BITS, "threads": 1, "workers_all": cores,
-           "repeat": args.repeat, "python": platform.python_version(), "numpy": np.__version__}
+           "repeat": args.repeat, "python": platform.python_version(), "numpy": np.__version__,
+           "load_avg_start": os.getloadavg()[0]}
 
     _log(f"DCF n={N_BITS} l={L_BITS}, batch 2^{k}, 1 worker ...")
     ours, (p, k0, x) = bench_dcf(B, args.repeat, rng, 1)
@@ -189,6 +195,19 @@ def main(argv=None):
                dcf_eval_serialized_per_s=ours["eval_serialized_per_s"], dcf_correct=ours["correct"],
                dcf_keygen_aes_bound_share=ours["keygen_share"], dcf_eval_aes_bound_share=ours["eval_share"],
                dcf_keygen_aes_blocks=8 * N_BITS, dcf_eval_aes_blocks=2 * N_BITS)
+    out["fss_kernels"] = ("numba+aesni" if _fast.AESNI else "numba+pycryptodome") \
+        if _fast.ENABLED else "numpy"
+    if _fast.ENABLED:
+        _log("DCF, numpy kernels (peer), 1 worker ...")
+        _fast.ENABLED = False
+        try:
+            npy, _ = bench_dcf(B, args.repeat, rng, 1)
+        finally:
+            _fast.ENABLED = True
+        out["dcf_keygen_numpy_per_s"] = npy["keygen_per_s"]
+        out["dcf_eval_numpy_per_s"] = npy["eval_per_s"]
+        out["dcf_keygen_speedup_vs_numpy"] = ours["keygen_per_s"] / npy["keygen_per_s"]
+        out["dcf_eval_speedup_vs_numpy"] = ours["eval_per_s"] / npy["eval_per_s"]
     _log(f"DCF, {cores} workers ...")
     allw, _ = bench_dcf(B, args.repeat, rng, cores)
     out["dcf_keygen_workers_speedup"] = allw["keygen_per_s"] / ours["keygen_per_s"]
@@ -232,6 +251,7 @@ def main(argv=None):
     out["sign_gate_per_s"] = sg["sign_gate_per_s"]
     out["eq_gate_per_s"] = eq["eq_gate_per_s"]
 
+    out["load_avg_end"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(out))
     else:

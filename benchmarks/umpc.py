@@ -1,7 +1,7 @@
 """U-MPC end to end: Kendall on UCI Bank, Gini at 10^6 and 10^7, scaling in n, workers and Dask.
 
 Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
-       [--skip-1e7] [--skip-parallel]
+       [--skip-1e7] [--skip-parallel] [--repeats-1e7 N]
 
 Every timing is the median of N (default 3) warm runs; the first run of a
 process (imports, AES and numpy warm-up) is reported apart where it matters.
@@ -24,7 +24,9 @@ Keys (all measured in this run):
 - gini_1e6_seconds, gini_1e6_peak_mb (and _online_bits, _offline_bits,
   _rounds): Gini mean difference, n = 10^6 synthetic uniform records,
   |E| = 2n, M_HF (committee noise), one worker.
-- gini_1e7_seconds, gini_1e7_peak_mb: the same at n = 10^7 (targets 60 s, 3 GB).
+- gini_1e7_seconds, gini_1e7_peak_mb: the same at n = 10^7 (targets 60 s, 3 GB);
+  --repeats-1e7 N sets its warm runs (0: the cold run alone, gini_1e7_warm_runs
+  says which), gini_1e7_load_avg_start/_end the load around it.
 - gini_scaling_exponent: least-squares slope of log(seconds) on log(n) over
   gini_scaling_n (10^5 .. 10^7), one worker; gini_scaling_seconds the medians.
 - workers_speedup_2: one-worker time / two-worker time (worker processes) at
@@ -206,6 +208,8 @@ def main(argv=None):
     ap.add_argument("--skip-1e6", action="store_true", help="skip the 10^6-party runs")
     ap.add_argument("--skip-1e7", action="store_true", help="skip the 10^7-party run and fit")
     ap.add_argument("--skip-parallel", action="store_true", help="skip workers and Dask")
+    ap.add_argument("--repeats-1e7", type=int, default=None,
+                    help="warm runs at n = 10^7 (default: --repeats; 0: the cold run alone)")
     args = ap.parse_args(argv)
     runs = args.runs or (5 if args.quick else 100)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
@@ -226,9 +230,13 @@ def main(argv=None):
         if args.quick:
             result["gini_quick_n"] = big
     if not args.quick and not args.skip_1e7:
-        g = gini_one_worker(10**7, repeats)
+        r7 = repeats if args.repeats_1e7 is None else args.repeats_1e7
+        result["gini_1e7_load_avg_start"] = os.getloadavg()[0]
+        g = gini_one_worker(10**7, r7)
         known[10**7] = g["seconds"]
         result["gini_1e7_seconds"], result["gini_1e7_peak_mb"] = g["seconds"], g["peak_mb"]
+        result["gini_1e7_cold_seconds"], result["gini_1e7_warm_runs"] = g["cold"], r7
+        result["gini_1e7_load_avg_end"] = os.getloadavg()[0]
     if not args.skip_1e7:
         sizes = [2 * 10**4, 5 * 10**4, 10**5] if args.quick else \
             [10**5, 3 * 10**5, 10**6, 3 * 10**6, 10**7]

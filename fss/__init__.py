@@ -5,7 +5,11 @@ Modules, bottom up (a lower one never imports a higher one):
 - :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched
 - :mod:`fss._keyio`  key layout checks and the versioned, validated wire format
 - :mod:`fss._pool`   worker threads for the block loops (bit-identical for any count)
-- :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF
+- :mod:`fss._aesni`  AES-128 key expansion and the host check for compiled AES rounds
+- :mod:`fss._fast`   compiled (numba, optional ``fast`` extra) Gen/Eval level kernels
+- :mod:`fss._fast_ni` compiled Gen/Eval with AES on the CPU's AES instructions
+- :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF (numpy;
+  dispatches to :mod:`fss._fast` when numba is installed, bit-identical results)
 - :mod:`fss._small`  scalar evaluation path for batches of a few points
 - :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
 - :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)

@@ -7,6 +7,12 @@ blocks run on all cores with no pickling of keys (measured in
 of the inputs and writes its own slice of the outputs; all randomness is
 drawn before the blocks are dispatched, so results are bit-identical for
 any number of workers and any scheduling order.
+
+Fork safety: a forked child inherits the parent's executor object but not
+its threads (and possibly a held lock), so a child that used the pool would
+wait forever on work no thread picks up. ``os.register_at_fork`` gives the
+child a fresh lock and no executor; its first parallel call starts its own
+threads.
 """
 
 from __future__ import annotations
@@ -21,6 +27,18 @@ PARALLEL_MIN = 1 << 15      # instances (keys x points) below which one worker i
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
+
+
+def _reset_after_fork() -> None:
+    """In a forked child: forget the parent's executor and lock (their threads do not exist)."""
+    global _lock, _pool, _pool_size
+    _lock = threading.Lock()
+    _pool = None
+    _pool_size = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def cpu_count() -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _fast
 from .prg import DELTA_HI, PI
 
 SMALL = 8
@@ -22,7 +23,13 @@ _D = int(DELTA_HI) << 64
 
 
 def eval_small(mode, n: int, l: int, party: int, key, x: np.ndarray) -> np.ndarray:
-    """Eval at x (uint64 (m, B), m * B <= SMALL) for the B keys of ``key``; uint64 (m, B)."""
+    """Eval at x (uint64 (m, B), m * B <= SMALL) for the B keys of ``key``; uint64 (m, B).
+
+    With the compiled kernels (:mod:`fss._fast`, AES in registers) one compiled call
+    is faster still (about 5x at one point), and gives the same words.
+    """
+    if _fast.ENABLED and _fast.AESNI:
+        return _fast.eval_key(mode, n, l, party, key, x)
     m, B = x.shape
     dcf = mode == "dcf"
     keys = [j for _ in range(m) for j in range(B)]              # key of each point

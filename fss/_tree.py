@@ -14,13 +14,19 @@ or XOR of l-bit strings).
 Costs per instance and level (AES blocks): DCF Gen 8 (4 per party: kept and
 lost child, kept and lost value word), DCF Eval 2; DPF Gen 4, DPF Eval 1.
 One AES call per level per block in every case.
+
+When numba is installed (the optional ``fast`` extra), :func:`gen_block` and
+:func:`eval_block` hand the block to the compiled kernels of :mod:`fss._fast`
+(one fused pass per level, or the whole walk with AES on the CPU's AES
+instructions, :mod:`fss._fast_ni`); the numpy code below is the reference and
+the fallback, and the results are bit-identical (``tests/fss/test_fast.py``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _pool
+from . import _fast, _pool
 from .prg import DELTA_HI, LOW_BIT_CLEAR, PI
 
 _U64 = np.uint64
@@ -41,6 +47,8 @@ def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
     ``cw_v`` (n, B) or None (DPF). Both parties' nodes are processed in one
     array of 2B words (party 0 first), one AES call per permutation per level.
     """
+    if _fast.ENABLED:
+        return _fast.gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v)
     B = alpha.shape[0]
     B2 = 2 * B
     dcf = mode == "dcf"
@@ -140,6 +148,8 @@ def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
     Walks x's path: per level one AES call over the whole block (the child
     block, and the value block for DCF), feed-forward, correction where t = 1.
     """
+    if _fast.ENABLED:
+        return _fast.eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
     m, B = x.shape
     M = m * B
     xr = x.reshape(M)

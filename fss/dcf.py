@@ -36,7 +36,9 @@ they still cancel (the paper's construction with G(s || t) for G(s)).
 Cost: Gen 8 AES blocks per level per instance (kept and lost child and
 value word for each party), Eval 2 per level (x's child and value word);
 one ``encrypt`` call per level per cache block of ``BLOCK`` instances, on
-``workers`` threads (:mod:`fss._pool`; results do not depend on it).
+``workers`` threads (:mod:`fss._pool`; results do not depend on it); with
+numba installed, compiled kernels with AES in registers (:mod:`fss._fast`,
+same results; ``benchmarks/fss.py`` reports ``fss_kernels``).
 Batches of at most ``SMALL`` points take a scalar path (:mod:`fss._small`)
 that avoids numpy's per-call overhead. No communication here: the gates in
 :mod:`fss.gates` count the key transfer.

@@ -210,6 +210,11 @@ class Network:
         return np.arange(self.n_parties, dtype=np.int64)
 
     # -- phases and rounds ---------------------------------------------------
+    @property
+    def current_phase(self) -> tuple[str, bool]:
+        """The ``(name, offline)`` cell that a send made now is charged to."""
+        return self._phase, self._phase_offline
+
     @contextlib.contextmanager
     def phase(self, name: str, offline: bool = False):
         """Name the phase of everything sent inside (nesting restores the outer)."""

@@ -37,7 +37,7 @@ import numpy as np
 from mpc.rng import as_rng
 
 from .collusion import dis_plan
-from .distributed import _polya_differences
+from ._contributions import _polya_differences
 from .privacy_loss import polya_difference_epsilon
 from .samplers import as_fraction, round_scale_up
 

@@ -11,7 +11,7 @@ Protocols
 ---------
 * :func:`pi_dlap` -- Protocol B.1 of Sinh & Ramon (Pi_DLap, all-to-all,
   threat model M_Dis), after Balle, Bell, Gascon, Nissim (CCS 2020).
-* :func:`committee_dlap` -- the M_HF variant (Sinh & Ramon, Sec. 4): a
+* :func:`committee_dlap` (:mod:`noise.committee`) -- the M_HF variant (Sinh & Ramon, Sec. 4): a
   random committee draws the noise and shares it with everybody.
 * :func:`local_dlap` -- Remark B.1: no communication, each party adds its
   Polya difference to a value that is already uniformly masked.
@@ -57,6 +57,9 @@ import numpy as np
 from mpc.sharing import additive_share
 
 from . import accounting as acc
+from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
+                             _polya_differences, _stream)
+from .committee import committee_bits, committee_dlap, draw_committee
 from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
 from .samplers import as_fraction, polya, round_scale_up
 
@@ -152,49 +155,6 @@ class NoiseShares:
         }
 
 
-# -- helpers ---------------------------------------------------------------------------
-def _check_session(s):
-    for attr in ("ring", "fp", "rng", "net", "dealer"):
-        if not hasattr(s, attr):
-            raise TypeError(f"s must be an mpc.session.Session, got {type(s).__name__}")
-    return s
-
-
-def _check_parties(s, parties) -> np.ndarray:
-    if parties is None:
-        return np.arange(s.net.n_parties, dtype=np.int64)
-    arr = np.asarray(parties)
-    if arr.dtype.kind not in "iu" or arr.ndim != 1:
-        raise TypeError("parties must be a 1-d integer array of party ids")
-    if arr.size < 1:
-        raise ValueError("parties must name at least one party (n >= 1)")
-    if arr.min() < 0 or arr.max() >= s.net.n_parties:
-        raise ValueError(f"parties must be ids in 0..{s.net.n_parties - 1}")
-    # O(n_parties) occupancy count (no sort): 10^6 ids in a few ms
-    if np.bincount(arr, minlength=s.net.n_parties).max() > 1:
-        raise ValueError("parties must be distinct")
-    return arr.astype(np.int64)
-
-
-def _stream(s, label: str):
-    nonce = int(s.rng.uint64())
-    return s.rng.derive("noise", label, nonce)
-
-
-def _encode_signed(ring, values: np.ndarray, what: str) -> np.ndarray:
-    lim = 1 << (ring.bits - 1)
-    if values.size and (values.min() < -lim or values.max() >= lim):
-        raise ValueError(f"{what} does not fit in Z_2^{ring.bits} (|noise| >= 2^{ring.bits - 1}); "
-                         "use a larger ring")
-    return values.astype(np.int64).astype(np.uint64) & ring.mask
-
-
-def _shape(shape) -> tuple:
-    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
-        return (int(shape),)
-    return tuple(int(x) for x in shape)
-
-
 def _dlap_params(s, epsilon, sensitivity):
     if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and math.isinf(float(epsilon)):
         raise ValueError("epsilon must be finite (epsilon = inf means no noise: skip the call)")
@@ -249,29 +209,9 @@ def dlap_wrap_probability(scale, bits: int, variance_factor=1) -> float:
     return noise_tail_probability(1 << (bits - 1), scale, variance_factor)
 
 
-def _polya_differences(r: Fraction, scale: Fraction, m: int, rng) -> np.ndarray:
-    """m independent Polya(r, a) - Polya(r, a), a = exp(-1/scale) (the contributors' own noise)."""
-    x = polya(r, scale, (2, m), rng)
-    return x[0] - x[1]
-
-
-def _honest_shape(honest, m: int) -> Fraction:
-    """The Polya shape 1/h of each of m contributors (h = m, the paper's split, if None)."""
-    if honest is None:
-        return Fraction(1, m)
-    if isinstance(honest, bool) or not isinstance(honest, numbers.Integral) or not 1 <= honest <= m:
-        raise ValueError(f"honest must be an integer in 1..{m} (the contributors), got {honest!r}")
-    return Fraction(1, int(honest))
-
-
 def pidlap_bits(n: int, bits: int, separate_pair: bool = False) -> int:
     """Communication of :func:`pi_dlap`: n (n-1) l bits (2 n (n-1) l with ``separate_pair``)."""
     return (2 if separate_pair else 1) * n * (n - 1) * bits
-
-
-def committee_bits(n: int, m: int, bits: int) -> int:
-    """Communication of :func:`committee_dlap`: m (n-1) l bits (each member shares with all)."""
-    return m * (n - 1) * bits
 
 
 # -- the discrete Laplace protocols -------------------------------------------------------
@@ -316,55 +256,6 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
             net.send_all_to_all(P, sh.T, ring.bits)       # P_i sends sh[j, i] to P_j
             out = ring.add(out, ring.sum(sh, axis=1))
     return out, True
-
-
-def draw_committee(rng, parties: np.ndarray, size: int) -> np.ndarray:
-    """``size`` distinct parties drawn uniformly (public coin from ``rng``), in drawn order."""
-    parties = np.asarray(parties, dtype=np.int64)
-    m = min(int(size), parties.size)
-    return parties[rng.choice(parties.size, m)]
-
-
-def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5,
-                   size: int | None = None, honest: int | None = None):
-    """M_HF variant: a random committee draws discrete Laplace noise and shares it with all.
-
-    Steps: (0) a committee Z of m = min(size, n) parties (default size: the
-    paper's committee_size(fail, f_h)) is drawn with public coins (the session
-    CSPRNG; a deployment would use a coin-flipping protocol); (1) member k
-    draws c_k = Polya(1/h, a) - Polya(1/h, a), h = ``honest`` (default m: the
-    paper's split, every member must be honest for epsilon); (2) member k
-    additively shares c_k among all n parties and sends them their shares;
-    (3) every party sums its m shares. Any h of the c_k sum to DLap(a).
-
-    Cost: one round, m (n-1) l bits (O(n l)). Threat model M_HF: at most a
-    (1 - f_H) fraction corrupted; :func:`noise.collusion.committee_plan`
-    gives the h that holds except with probability ``fail``.
-    Returns ``(shares, committee, exact)``.
-    """
-    s = _check_session(s)
-    P = _check_parties(s, parties)
-    m = committee_size(fail, f_h) if size is None else acc.check_n(size, "size")
-    scale = as_fraction(scale, "scale")
-    ring, net = s.ring, s.net
-    n = P.size
-    Z = draw_committee(s.rng.derive("noise", "committee", int(s.rng.uint64())), P, m)
-    m = Z.size
-    r = _honest_shape(honest, m)
-    rng = _stream(s, "committee")
-    c = _encode_signed(ring, _polya_differences(r, scale, m, rng), "Polya difference")
-    pos = np.searchsorted(np.sort(P), Z)
-    order = np.argsort(P)
-    pos = order[pos]                                         # index of each member in P
-    out = ring.zeros(n)
-    with net.round():
-        for k in range(m):                                   # loop over the members, vectorized over n
-            sh = additive_share(ring, c[k:k + 1], n, rng)[:, 0]
-            if n > 1:
-                recv = np.delete(np.arange(n), pos[k])
-                net.send(int(Z[k]), P[recv], sh[recv], ring.bits)
-            out = ring.add(out, sh)
-    return out, Z, True
 
 
 def local_dlap(s, scale, *, parties=None, honest: int | None = None):

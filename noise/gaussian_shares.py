@@ -15,7 +15,8 @@ from mpc.beaver import multiply
 from mpc.sharing import additive_share
 
 from . import accounting as acc
-from .distributed import NoiseShares, _check_parties, _check_session, _encode_signed, _shape, _stream
+from ._contributions import _check_parties, _check_session, _encode_signed, _shape, _stream
+from .distributed import NoiseShares
 from .samplers import as_fraction, discrete_gaussian
 
 __all__ = ["coin_flip_binomial", "distributed_discrete_gaussian"]

@@ -20,10 +20,13 @@ def test_benchmark_quick_json_smoke():
               "lt_gate_online_bits_per_party", "keygen_ratio_serialized", "eval_ratio_serialized",
               "eval_ratio_batch1", "eval_ratio_batch64", "aes_ecb_blocks_per_s",
               "dcf_eval_aes_bound_share", "dcf_keygen_aes_bound_share", "dcf_eval_workers_speedup",
-              "dcf_keygen_workers_speedup", "dcf_eval_cold_per_s", "dcf_keygen_cold_per_s"):
+              "dcf_keygen_workers_speedup", "dcf_eval_cold_per_s", "dcf_keygen_cold_per_s",
+              "fss_kernels", "load_avg_start", "load_avg_end"):
         assert k in out
     assert out["dcf_correct"] and out["lt_gate_correct"]
     assert out["lt_gate_online_bits_per_party"] == 40 and out["lt_gate_online_rounds"] == 1
     assert out["dcf_key_bits"] == 128 + 32 * (130 + 40) + 40
     assert out["lt_gate_key_bits"] == 6800 and out["lt_gate_offline_bits_per_instance"] == 2 * 6800 + 4 * 40
     assert 0 < out["dcf_eval_aes_bound_share"] and 0 < out["dcf_keygen_aes_bound_share"]
+    if out["fss_kernels"] != "numpy":            # the numpy peer is measured in the same run
+        assert out["dcf_keygen_numpy_per_s"] > 0 and out["dcf_eval_speedup_vs_numpy"] > 0

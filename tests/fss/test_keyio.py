@@ -193,9 +193,16 @@ def test_results_identical_for_any_number_of_workers(scheme):
         scheme.eval(p, 0, k0, x, workers=1.5)
 
 
+@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("mode", ["dcf", "arith", "xor"])
-def test_small_batch_path_equals_vectorized_path(mode):
-    from fss import _tree
+def test_small_batch_path_equals_vectorized_path(mode, compiled, monkeypatch):
+    """The scalar small path (and, with numba, the one-call compiled path it then takes)
+    against the numpy block kernels."""
+    from fss import _fast, _tree
+
+    if compiled and not _fast.AESNI:
+        pytest.skip("numba (the 'fast' extra) or the CPU's AES instructions missing")
+    monkeypatch.setattr(_fast, "AESNI", compiled and _fast.AESNI)
 
     scheme = dcf if mode == "dcf" else dpf
     for n, l in ((1, 1), (7, 40), (64, 64), (33, 5)):
@@ -207,7 +214,9 @@ def test_small_batch_path_equals_vectorized_path(mode):
         x[0] = alpha
         for party, k in ((0, k0), (1, k1)):
             small = _small.eval_small(mode, n, l, party, k, x)
+            monkeypatch.setattr(_fast, "ENABLED", False)
             vec = _tree.eval_batch(mode, n, l, party, k, x)
+            monkeypatch.setattr(_fast, "ENABLED", _fast.AVAILABLE)
             assert np.array_equal(small, vec)
             assert np.array_equal(scheme.eval(p, party, k, x), vec)       # 8 points: small path
 

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mpc.rng import CSPRNG
 from mpc.session import Session
+from mpc.sharing import additive_share
 from noise import distributed as D
 from noise import samplers as S
 
@@ -231,3 +233,75 @@ def test_other_errors():
         D.shared_dlap_noise(Session(2, bits=8, frac_bits=4, seed=1), 1e-3, 1.0)
     with pytest.raises(ValueError, match="does not fit"):
         D.pi_dlap(Session(2, bits=8, frac_bits=4, seed=1), 10 ** 6)
+
+
+# -- the batched committee (no loop over members) ---------------------------------------------
+def _old_committee_outputs(ring, c, n, rng):
+    """The per-member protocol literally: member k shares c_k among n parties; party j sums."""
+    out = np.zeros(n, dtype=np.uint64)
+    for ck in c:
+        out = ring.add(out, additive_share(ring, np.array([ck], dtype=np.uint64), n, rng)[:, 0])
+    return out
+
+
+@pytest.mark.slow
+def test_batched_committee_has_the_per_member_law():
+    """Batched results vs the literal per-member sharing of the same Polya differences.
+
+    Two-sample chi-square on (low 2 bits of party 1, low 2 bits of party 2,
+    sign of the total) over 3000 runs each: 32 cells of expected count about
+    90, so the chi-square approximation holds; alpha 1e-4 (fixed seeds).
+    """
+    n, m, scale = 3, 3, Fraction(2)
+    ring = Session(n, bits=16, frac_bits=0, seed=21).ring
+    cat = lambda out: (int(out[1]) & 3) * 8 + (int(out[2]) & 3) * 2 + (  # noqa: E731
+        int(ring.to_signed(ring.sum(out))) > 0)
+    s = Session(n, bits=16, frac_bits=0, seed=22)
+    new = [cat(D.committee_dlap(s, scale, size=m)[0]) for _ in range(3000)]
+    rng = CSPRNG(23)
+    old = []
+    for _ in range(3000):
+        c = D._encode_signed(ring, D._polya_differences(Fraction(1, m), scale, m, rng), "c")
+        old.append(cat(_old_committee_outputs(ring, c, n, rng)))
+    table = np.array([np.bincount(new, minlength=32), np.bincount(old, minlength=32)])
+    assert stats.chi2_contingency(table).pvalue > ALPHA
+    # and each of those cells is what the law says: uniform low bits, independent of the total
+    assert stats.chisquare(np.bincount(np.array(new) // 2, minlength=16)).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("n,parties", [(40, None), (9, np.array([0, 2, 3, 5, 8]))])
+def test_committee_views_path_equals_counted_path(n, parties):
+    """record_views materializes the messages: same results, same counts, consistent views."""
+    runs = []
+    for views in (False, True):
+        s = Session(n, seed=31, record_views=views)
+        with s.net.phase("noise"):
+            out, Z, exact = D.committee_dlap(s, 7, parties=parties, size=6)
+        runs.append((s, out, Z))
+    (s0, out0, Z0), (s1, out1, Z1) = runs
+    assert np.array_equal(out0, out1) and np.array_equal(Z0, Z1)
+    assert s0.net.report() == s1.net.report()
+    for a, b in zip(s0.net.party_bits(), s1.net.party_bits()):
+        assert np.array_equal(a, b)
+    P = np.arange(n) if parties is None else parties
+    rep = _online(s0)
+    m = Z0.size
+    assert rep["messages"] == m * (P.size - 1) and rep["rounds"] == 1
+    for j, p in enumerate(P):
+        view = s1.net.view(int(p))
+        assert len(view) == m - (p in Z0) and {r.sender for r in view} == set(Z0) - {p}
+        if p not in Z0:          # a non-member's result is the sum of what it received
+            assert int(s1.ring.sum(np.array([r.payload for r in view]))) == int(out1[j])
+
+
+def test_committee_of_one_party_and_large_batch_counts():
+    s = Session(1, seed=3)
+    with s.net.phase("noise"):
+        out, Z, _ = D.committee_dlap(s, 5, size=4)
+    assert out.shape == (1,) and Z.tolist() == [0] and s.net.report()["total_bits"] == 0
+    s = Session(20_000, seed=4)
+    with s.net.phase("noise"):
+        out, Z, _ = D.committee_dlap(s, 5, size=50)
+    sent, received = s.net.party_bits()
+    assert sent[Z].tolist() == [19_999 * 40] * 50 and sent.sum() == received.sum()
+    assert set(np.unique(received[:20_000])) == {49 * 40, 50 * 40}
