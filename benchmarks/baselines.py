@@ -1,13 +1,13 @@
 """The papers' baseline protocols against U-MPC: Kendall's tau on UCI Bank and a private AUC.
 
-Usage: python benchmarks/baselines.py [--json] [--quick] [--runs R]
+Usage: python benchmarks/baselines.py [--json] [--quick] [--runs R] [--gc-runs G] [--only p,q]
 
 Kendall's tau between age and balance of ../shared/data/bank/bank.csv
 (n = 4521, public bounds 18:95 and -8019:102127, epsilon = 1, t = 64 bins
 per column, so T = 4096 cells), for every protocol of
 :data:`ustat.baselines.PROTOCOLS` that computes it (bell-ldp, ghazi,
-ghazi-sm, umpc with threat model "dis" and |E| = 2n; bell-2pc when
-registered). Keys, per protocol p:
+ghazi-sm, umpc with threat model "dis" and |E| = 2n; bell-2pc with P = 1
+pair per user). Keys, per protocol p:
 
 - ``<p>_mse``: mean over R runs (default 50) of (release - U)^2 with U the
   complete U-statistic on the raw normalized values;
@@ -21,6 +21,17 @@ registered). Keys, per protocol p:
   ``<p>_max_party_bits`` (from the network's counters of one run),
   ``<p>_seconds`` (median over the R runs, warm) and ``<p>_cold_seconds``
   (the first run in the process, kernel matrix built).
+
+bell-2pc (Bell et al. Section 5, Yao garbled circuits per pair, P = 1): its
+costs and ``_seconds`` (median of ``--gc-runs`` warm runs, default 3) come from
+the garbled-circuit engine; its ``_mse`` over R runs from ``engine="plain"``,
+which evaluates the same circuit on the same coins in the clear (the GC
+engine's output is identical on the same coins, tested), because a GC run
+costs about 15 s here (the 53 base OTs per pair dominate). ``bell-2pc_mse_gc``
+is the MSE of the few GC runs, ``bell-2pc_plain_seconds`` the plain engine's
+median time; ``bell-2pc_variance_theory`` is Theorem 5's MSE at the data's
+zeta_1, zeta_2 with the exact in-circuit noise variance. The all-pairs
+variant (n(n-1)/2 = 10^7 circuits here) is not run.
 
 AUC: a logistic-regression score (sklearn, features age, balance, duration,
 campaign, pdays, previous of bank.csv, standardized, fitted on a random half
@@ -56,7 +67,7 @@ THEORY_KEYS = ("variance_exact", "variance_given_factorization")
 
 def _theory_variance(res) -> float | None:
     ev = res.evaluation or {}
-    for key in THEORY_KEYS:
+    for key in THEORY_KEYS + ("mse_thm5",):
         if ev.get(key) is not None:
             return float(ev[key])
     if res.protocol == "umpc":
@@ -100,7 +111,32 @@ def measure(prefix: str, protocol: str, X, kernel: str, truth: float, runs: int,
     return out
 
 
-def kendall(runs: int, quick: bool) -> dict:
+def measure_bell_2pc(X, truth: float, runs: int, gc_runs: int, bins: int) -> dict:
+    """bell-2pc: costs and seconds by garbled circuits, MSE over ``runs`` with the plain engine."""
+    from ustat.baselines import run_protocol
+
+    params = {"bins": bins, "pairs": 1}
+    out = measure("", "bell-2pc", X, "kendall", truth, gc_runs, **params)
+    gc_mse = out["bell-2pc_mse"]
+    plain = measure("", "bell-2pc", X, "kendall", truth, runs, engine="plain", **params)
+    first = run_protocol("bell-2pc", X, "kendall", epsilon=EPSILON, **params)
+    out.update({
+        "bell-2pc_mse": plain["bell-2pc_mse"],
+        "bell-2pc_mse_discretized": plain["bell-2pc_mse_discretized"],
+        "bell-2pc_bias": plain["bell-2pc_bias"],
+        "bell-2pc_mse_engine": "plain (same circuit, same coin law; GC output identical)",
+        "bell-2pc_mse_gc": gc_mse, "bell-2pc_gc_runs": gc_runs,
+        "bell-2pc_plain_seconds": plain["bell-2pc_seconds"],
+        "bell-2pc_n_and_per_pair": first.params["n_and"],
+        "bell-2pc_n_pairs": first.params["n_pairs"],
+        "bell-2pc_offline_rounds": first.offline_rounds,
+        "bell-2pc_delta": first.delta,
+        "bell-2pc_noise_table_size": first.theory["noise_table_size"],
+    })
+    return out
+
+
+def kendall(runs: int, quick: bool, gc_runs: int = 3, only=None) -> dict:
     from ustat.baselines import PROTOCOLS
     from ustat.data import load_csv, normalize
     from ustat.kernels import complete_u, get
@@ -114,7 +150,11 @@ def kendall(runs: int, quick: bool) -> dict:
     out = {"kendall_n": int(X.shape[0]), "kendall_bins": bins, "kendall_runs": runs,
            "kendall_u_complete": truth, "epsilon": EPSILON}
     for name in ("bell-ldp", "ghazi", "ghazi-sm", "bell-2pc", "umpc"):
-        if name not in PROTOCOLS:
+        if name not in PROTOCOLS or (only is not None and name not in only):
+            continue
+        if name == "bell-2pc":
+            print("kendall: bell-2pc", file=sys.stderr)
+            out.update(measure_bell_2pc(X, truth, runs, gc_runs, bins))
             continue
         params = dict(UMPC) if name == "umpc" else {"bins": bins}
         print(f"kendall: {name}", file=sys.stderr)
@@ -164,14 +204,23 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--gc-runs", type=int, default=None,
+                    help="warm bell-2pc runs by garbled circuits (default 3, 1 with --quick)")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated protocols of the Kendall part (default: all); "
+                         "skips the AUC part")
     args = ap.parse_args(argv)
     runs = args.runs or (3 if args.quick else 50)
     if not os.path.exists(BANK):
         emit({"skipped": f"{BANK} not found"}, args.json)
         return 0
     result = {"quick": bool(args.quick)}
-    result.update(kendall(runs, args.quick))
-    if importlib.util.find_spec("sklearn") is None:
+    only = None if args.only is None else tuple(args.only.split(","))
+    gc_runs = args.gc_runs or (1 if args.quick else 3)
+    result.update(kendall(runs, args.quick, gc_runs, only))
+    if only is not None:
+        result["auc_skipped"] = "--only given: the AUC part is not run"
+    elif importlib.util.find_spec("sklearn") is None:
         result["auc_skipped"] = "scikit-learn is not installed (pip install '.[test]')"
     else:
         result.update(auc(runs, args.quick))

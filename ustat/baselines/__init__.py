@@ -9,6 +9,8 @@ family:
 
 - :mod:`.bell_ldp`: Bell et al. (2020) Algorithm 1, quantization + T-ary RR;
 - :mod:`.bell_auc`: Bell et al. Section 4, AUC by hierarchical histograms;
+- :mod:`.bell_2pc` (with :mod:`.bell_2pc_circuits`, :mod:`.bell_2pc_noise`):
+  Bell et al. Section 5, pairs of users by garbled circuits, noise in the circuit;
 - :mod:`.factor`, :mod:`.ghazi`: Ghazi et al. (2024), JL factorization + VRand;
 - :mod:`.ghazi_shuffle`: GhaziSM, the same in the multi-message shuffle model;
 - :mod:`.fedauc`: FedAUC_RR and FedAUC_Lap (Sun et al.), label-DP AUC;

@@ -2,8 +2,9 @@
 
 Names: ``umpc`` (:func:`ustat.umpc.run_umpc`, Sinh-Ramon Protocol 3.1),
 ``bell-ldp``, ``bell-auc``, ``ghazi``, ``ghazi-sm``, ``fedauc-rr``,
-``fedauc-lap``. Bell et al.'s 2PC subsampling protocol (``bell-2pc``) is
-added with :func:`register` by the garbled-circuit work when it lands.
+``fedauc-lap``, ``bell-2pc`` (Bell et al.'s 2PC protocol, Section 5:
+subsampled pairs or all pairs, garbled circuits, :mod:`.bell_2pc`). More
+protocols can be added with :func:`register`.
 
 Every run returns a :class:`ustat.baselines.result.ProtocolResult` (U-MPC's
 :class:`ustat.umpc.UMPCResult` is converted) whose ``to_dict()`` is what the
@@ -129,7 +130,7 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
 
 
 def _builtin():
-    from . import bell_auc, bell_ldp, fedauc, ghazi, ghazi_shuffle
+    from . import bell_2pc, bell_auc, bell_ldp, fedauc, ghazi, ghazi_shuffle
 
     rows = [
         ProtocolInfo("umpc", run_umpc_protocol,
@@ -167,6 +168,12 @@ def _builtin():
                      "Gaussian noise on the label statistics, adaptive budget allocation",
                      "label-local", fedauc.TRUST_LAP, "auc", False,
                      "Sun et al., label-DP AUC in vertical FL, Algorithm 4 and Section 5.3"),
+        ProtocolInfo("bell-2pc", bell_2pc.run_bell_2pc,
+                     "Bell et al. Section 5 / Theorem 5: P pairs per user (or all pairs), each "
+                     "pair computes f(x_i, x_j) + eta by Yao garbled circuits with the noise drawn "
+                     "in the circuit; kendall, gini, auc, duplicate, renyi2, rand",
+                     "2pc-cdp", bell_2pc.TRUST, "degree-2", True,
+                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 5, Theorem 5"),
     ]
     for info in rows:
         register(info)

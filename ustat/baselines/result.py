@@ -3,7 +3,7 @@
 Mirrors :class:`ustat.umpc.UMPCResult` where a field makes sense for every
 protocol, and adds ``protocol``, ``params`` (every parameter the run used,
 defaults resolved), ``dp_model`` (``"local"``, ``"shuffle"``, ``"central"``,
-``"label-local"``) and ``trust`` (a plain sentence: who learns what, who must
+``"label-local"``, ``"2pc-cdp"``: computational DP of pairwise 2PC) and ``trust`` (a plain sentence: who learns what, who must
 be trusted, which DP model). Every cost comes from the session's network.
 """
 
@@ -41,6 +41,7 @@ class ProtocolResult:
     theory: dict = field(default_factory=dict)      # the paper's formulas at these parameters
     evaluation: Optional[dict] = None
     notes: list = field(default_factory=list)
+    offline_rounds: int = 0         # rounds of the input-independent phase (``rounds`` is online)
 
     def to_dict(self) -> dict:
         return _jsonable(asdict(self))
@@ -77,4 +78,5 @@ def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"],
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
-        communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes)
+        communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes,
+        offline_rounds=rep["offline"]["rounds"])

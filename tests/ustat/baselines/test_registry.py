@@ -13,14 +13,15 @@ from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register, r
 from tests.conftest import REPO, shared_data
 from ._data import correlated_pairs, scored_labels
 
-NAMES = ["umpc", "bell-ldp", "bell-auc", "ghazi", "ghazi-sm", "fedauc-rr", "fedauc-lap"]
+NAMES = ["umpc", "bell-ldp", "bell-auc", "ghazi", "ghazi-sm", "fedauc-rr", "fedauc-lap",
+         "bell-2pc"]
 
 
 def test_table_has_every_protocol_with_trust_text():
     assert list(PROTOCOLS)[:len(NAMES)] == NAMES
     for info in PROTOCOLS.values():
         assert info.description and info.paper and len(info.trust) > 40
-        assert info.dp_model in {"local", "shuffle", "central", "label-local"}
+        assert info.dp_model in {"local", "shuffle", "central", "label-local", "2pc-cdp"}
         assert info.kernels in {"any", "degree-2", "auc"}
 
 
@@ -84,10 +85,11 @@ def test_benchmark_quick_json():
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         assert mod.main(["--json", "--quick", "--runs", "2"]) == 0
     out = json.loads(buf.getvalue())
-    for p in ("bell-ldp", "ghazi", "ghazi-sm", "umpc"):
+    for p in ("bell-ldp", "ghazi", "ghazi-sm", "umpc", "bell-2pc"):
         for k in ("mse", "online_bits", "seconds", "rounds"):
             assert f"{p}_{k}" in out
     for p in ("bell-auc", "fedauc-rr", "fedauc-lap", "umpc"):
         assert f"auc_{p}_mse" in out
     assert out["bell-ldp_online_bits"] == out["kendall_n"] * 8      # T = 16^2: 8 bits
     assert np.isfinite(out["umpc_mse"]) and out["quick"]
+    assert out["bell-2pc_n_pairs"] == out["kendall_n"] // 2 and out["bell-2pc_gc_runs"] == 1
