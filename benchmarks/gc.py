@@ -12,7 +12,16 @@ Measures in one run (one process, one core):
   - 10^6 random OTs by ``mpc.gc.ot.random_ot`` between one pair
     (``ot_ext_per_s``; null if the OT module is missing);
   - 40-bit signed comparisons by Yao end to end, batch 10^5 (``gc_lt40_per_s``);
-  - ``bits_per_and`` measured from the tables the network carried.
+  - ``bits_per_and`` measured from the tables the network carried;
+  - U-MPC k = 2 Gini (``run_umpc``, epsilon 1, M_HF noise, edges 2n,
+    workers 1) with ``backend="gc"`` next to ``backend="dealer"`` on the same
+    records and seed (``umpc_gini_gc_*`` / ``umpc_gini_dealer_*``): seconds
+    (cold, median warm), online/offline bits (and per edge in the computing
+    phase), rounds, the gc/dealer ratios, the base OTs' share of the gc time
+    and a linear extrapolation to ``--umpc-target`` parties (10^5; measured
+    at ``--umpc-n``, 3000 by default, because the base OTs make 10^5 take
+    a quarter of an hour or more per run on one core; ``--umpc-widths``
+    forces the ring widths, e.g. ``40,14,14``).
 Rates are from wall-clock medians; the ``*_cpu_s`` variants divide by this
 process's CPU time (it is single-threaded), which a shared, loaded machine
 does not distort; the load average is recorded at start and end.
@@ -167,12 +176,86 @@ def bench_lt40(P, repeat, rng):
             "gc_lt40_online_rounds": m["online"]["rounds"]}
 
 
+def bench_umpc_gini(n, repeat, target, widths=None):
+    """U-MPC Gini, backend "gc" versus "dealer" in the same run (module docstring)."""
+    from types import SimpleNamespace
+
+    import ustat.kernels as K
+    from mpc.gc.ot import base_ot
+    from ustat.umpc import run_umpc
+    from ustat.umpc.gc_backend import edge_costs
+
+    X = np.random.default_rng(2026).random((n, 1))
+    out, runs = {"umpc_gini_n": n, "umpc_gini_target_n": target}, {}
+    for backend in ("dealer", "gc"):
+        _log(f"U-MPC Gini, n = {n}, backend {backend} ...")
+        cold, warm, res, cpu = _timed(lambda: run_umpc(
+            X, "gini", epsilon=1.0, edges="2n", threat_model="hf", seed=11, workers=1,
+            backend=backend, **(widths or {})), repeat)
+        runs[backend] = res
+        comp = res.communication["phases"]["computing"]
+        key = f"umpc_gini_{backend}"
+        out.update({
+            f"{key}_seconds": warm, f"{key}_seconds_cold": cold, f"{key}_cpu_seconds": cpu,
+            f"{key}_seconds_per_edge": warm / res.edges,
+            f"{key}_online_bits": res.online_bits, f"{key}_offline_bits": res.offline_bits,
+            f"{key}_online_rounds": res.rounds,
+            f"{key}_offline_rounds": res.communication["offline"]["rounds"],
+            f"{key}_computing_online_bits_per_edge": comp["online"]["bits"] / res.edges,
+            f"{key}_computing_offline_bits_per_edge": comp["offline"]["bits"] / res.edges,
+            f"{key}_computing_online_rounds": comp["online"]["rounds"],
+            f"{key}_computing_offline_rounds": comp["offline"]["rounds"],
+            f"{key}_max_party_bits": res.max_party_bits,
+            f"{key}_trust": res.backend_trust})
+    g, d = runs["gc"], runs["dealer"]
+    prec = getattr(g, "precision", None) or {"bits": 40, "frac_bits": 14, "input_frac_bits": 14}
+    widths = {k: prec[k] for k in ("bits", "frac_bits", "input_frac_bits")}
+    out["umpc_gini_precision"] = widths
+    out["umpc_gini_edges"] = g.edges
+    out["umpc_gini_estimates_equal"] = g.estimate == d.estimate
+    for what in ("seconds", "online_bits", "offline_bits", "computing_online_bits_per_edge",
+                 "computing_offline_bits_per_edge"):
+        out[f"umpc_gini_gc_ratio_{what}"] = (out[f"umpc_gini_gc_{what}"]
+                                             / out[f"umpc_gini_dealer_{what}"])
+    f = edge_costs(K.get("gini"), SimpleNamespace(**widths))
+    out["umpc_gini_gc_and_gates_per_edge"] = f["and_gates"]
+    out["umpc_gini_gc_base_ots_per_edge"] = f["base_ots"]
+    # base OTs alone: 2000 between one pair (same per-OT cost as one per edge)
+    s = Session(2)
+    ch = CSPRNG().bits((1, 2000))
+    t = time.perf_counter()
+    base_ot(s, [0], [1], ch, rng_sender=s.rng.derive("s"), rng_receiver=s.rng.derive("r"))
+    rate = 2000 / (time.perf_counter() - t)
+    out["umpc_gini_base_ot_per_s"] = rate
+    out["umpc_gini_gc_base_ot_share_of_seconds"] = (g.edges * f["base_ots"] / rate
+                                                   / out["umpc_gini_gc_seconds"])
+    scale = target / n
+    out["umpc_gini_gc_extrapolated_seconds_target"] = out["umpc_gini_gc_seconds"] * scale
+    out["umpc_gini_dealer_extrapolated_seconds_target"] = out["umpc_gini_dealer_seconds"] * scale
+    out["umpc_gini_gc_extrapolated_cpu_seconds_target"] = out["umpc_gini_gc_cpu_seconds"] * scale
+    out["umpc_gini_dealer_extrapolated_cpu_seconds_target"] = (out["umpc_gini_dealer_cpu_seconds"]
+                                                               * scale)
+    out["umpc_gini_gc_ratio_cpu_seconds"] = (out["umpc_gini_gc_cpu_seconds"]
+                                             / out["umpc_gini_dealer_cpu_seconds"])
+    out["umpc_gini_extrapolation"] = (f"linear in edges (2n) from n = {n} to n = {target}: the "
+                                      "gc backend's time is per edge (base OTs), not measured "
+                                      "at the target size")
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--quick", action="store_true", help="small batches, finishes in seconds")
     ap.add_argument("--repeat", type=int, default=3, help="warm repeats, median (default 3)")
     ap.add_argument("--batch", type=int, default=None, help="AES batch (default 1000, quick 50)")
+    ap.add_argument("--umpc-n", type=int, default=None,
+                    help="parties of the U-MPC Gini gc-vs-dealer run (default 3000, quick 300)")
+    ap.add_argument("--umpc-target", type=int, default=10 ** 5,
+                    help="parties the U-MPC figures are extrapolated to (default 10^5)")
+    ap.add_argument("--only-umpc", action="store_true", help="only the U-MPC comparison")
+    ap.add_argument("--umpc-widths", default=None, metavar="BITS,FRAC,IN_FRAC",
+                    help="force the U-MPC ring widths (default: run_umpc's choice per kernel)")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
@@ -183,6 +266,19 @@ def main(argv=None):
     out = {"threads": 1, "repeat": args.repeat, "python": platform.python_version(),
            "numpy": np.__version__, "published": PUBLISHED, "cpus": os.cpu_count(),
            "load_average_1min_at_start": os.getloadavg()[0]}
+    n_umpc = args.umpc_n or (300 if args.quick else 3000)
+    widths = None
+    if args.umpc_widths:
+        try:
+            b, f, fi = (int(v) for v in args.umpc_widths.split(","))
+        except ValueError:
+            ap.error("--umpc-widths must be three integers BITS,FRAC,IN_FRAC")
+        widths = {"bits": b, "frac_bits": f, "input_frac_bits": fi}
+    if args.only_umpc:
+        out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths))
+        out["load_average_1min_at_end"] = os.getloadavg()[0]
+        emit(out, args.json)
+        return 0
     c, parse, compile_s = _aes_circuit()
     out["aes128_parse_seconds"], out["aes128_schedule_seconds"] = parse, compile_s
     if c is None:
@@ -201,6 +297,7 @@ def main(argv=None):
     out.update(bench_ot(n_ot, args.repeat))
     _log(f"{n_lt} 40-bit comparisons by Yao ...")
     out.update(bench_lt40(n_lt, args.repeat, rng))
+    out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths))
     out["load_average_1min_at_end"] = os.getloadavg()[0]
     emit(out, args.json)
     return 0

@@ -1,10 +1,13 @@
 """U-MPC end to end: Kendall on UCI Bank, Gini at 10^6 and 10^7, scaling in n, workers and Dask.
 
 Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
-       [--skip-1e7] [--skip-parallel] [--repeats-1e7 N]
+       [--skip-1e7] [--skip-parallel] [--skip-release] [--repeats-1e7 N]
 
 Every timing is the median of N (default 3) warm runs; the first run of a
 process (imports, AES and numpy warm-up) is reported apart where it matters.
+Configurations compared in one process (1 versus 2 workers) run their cold
+runs first, then their warm runs interleaved, so that a load that drifts
+during the measurement (the machine is shared) affects both sides alike.
 Large runs execute in fresh subprocesses so that their peak resident memory
 (``ru_maxrss`` of the process running the protocol) is theirs alone.
 
@@ -35,6 +38,10 @@ Keys (all measured in this run):
 - dask_local_speedup_2: one-worker local time / time on a Dask LocalCluster of
   2 single-threaded worker processes (started once, dask_local_startup_seconds
   apart), dask_identical.
+- parallel_seconds / parallel_cold_seconds: the medians (and cold first runs)
+  behind those ratios.
+- precision_* and dp_audit_*: release quality (issue 8), from
+  benchmarks/umpc_release.py (see its docstring); --skip-release skips them.
 - load_avg_start / load_avg_end (1-minute load average) and cpu_count: the
   machine is shared, so read the speedups against them.
 With --quick: R = 5, N = 1, the large sizes become 10^5 (key gini_quick_n),
@@ -76,17 +83,19 @@ if scheduler:
     startup = time.perf_counter() - t
     extra = {{"scheduler": client}}
 out = {{"startup": startup, "configs": []}}
-for cfg in configs:
-    on_dask = cfg.pop("dask", False)
-    kw = dict(cfg, **extra) if on_dask else dict(cfg)
-    times = []
-    for rep in range(repeats + 1):
+kws = [dict(cfg, **extra) if cfg.pop("dask", False) else dict(cfg) for cfg in configs]
+times = [[] for _ in kws]
+for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
+    for kw, ts in zip(kws, times):      # (1, 2, 1, 2, ...: a drifting load hits both alike)
         t = time.perf_counter()
         r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
-        times.append(time.perf_counter() - t)
-    out["configs"].append({{"cold": times[0], "warm": times[1:], "estimate": r.estimate,
-                           "communication": r.communication, "online_bits": r.online_bits,
-                           "offline_bits": r.offline_bits, "rounds": r.rounds}})
+        ts.append(time.perf_counter() - t)
+        if rep == 0:
+            out["configs"].append({{"estimate": r.estimate, "communication": r.communication,
+                                   "online_bits": r.online_bits,
+                                   "offline_bits": r.offline_bits, "rounds": r.rounds}})
+for cfg, ts in zip(out["configs"], times):
+    cfg["cold"], cfg["warm"] = ts[0], ts[1:]
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -142,6 +151,11 @@ def parallel(n: int, repeats: int) -> dict:
         "dask_local_speedup_2": _median(d_one) / _median(d_two),
         "dask_local_startup_seconds": dask["startup"],
         "dask_identical": _same(d_one, d_two) and _same(one, d_one),
+        "parallel_seconds": {"workers_1": _median(one), "workers_2": _median(two),
+                             "threads_2": _median(threads), "dask_side_workers_1": _median(d_one),
+                             "dask_2": _median(d_two)},
+        "parallel_cold_seconds": {"workers_1": one["cold"], "workers_2": two["cold"],
+                                  "threads_2": threads["cold"], "dask_2": d_two["cold"]},
     }
 
 
@@ -208,6 +222,8 @@ def main(argv=None):
     ap.add_argument("--skip-1e6", action="store_true", help="skip the 10^6-party runs")
     ap.add_argument("--skip-1e7", action="store_true", help="skip the 10^7-party run and fit")
     ap.add_argument("--skip-parallel", action="store_true", help="skip workers and Dask")
+    ap.add_argument("--skip-release", action="store_true",
+                    help="skip the precision and DP-audit keys (benchmarks/umpc_release.py)")
     ap.add_argument("--repeats-1e7", type=int, default=None,
                     help="warm runs at n = 10^7 (default: --repeats; 0: the cold run alone)")
     args = ap.parse_args(argv)
@@ -243,6 +259,10 @@ def main(argv=None):
         result.update(scaling(sizes, repeats, known))
     if not args.skip_parallel:
         result.update(parallel(big, repeats))
+    if not args.skip_release:
+        from umpc_release import release_metrics
+
+        result.update(release_metrics(args.quick))
     result["load_avg_end"] = os.getloadavg()[0]
     emit(result, args.json)
 

@@ -26,6 +26,7 @@ import os
 import numpy as np
 
 from . import _aesni
+from . import _tree
 from .prg import PI
 
 try:  # pragma: no cover - depends on the environment
@@ -258,15 +259,8 @@ def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
     for i in range(n):
         PI.encrypt(IN, OC)
         _eval_level(IN, OC, tm, v, xr, cw_seed, cw_tl, cw_tr, cv, n, i, dcf)
-    hi = IN[:, 0, 1]
     last = np.broadcast_to(cw_last, (m, B)).reshape(M) & tm
-    if mode == "xor":
-        y = hi ^ last
-    else:
-        y = (v + hi + last) if dcf else (hi + last)
-        if party:
-            y = np.negative(y)
-    return (y & _U64((1 << l) - 1)).reshape(m, B)
+    return _tree.finish_eval(IN[:, 0, 1], last, v, mode, party, l).reshape(m, B)
 
 
 if AESNI:  # pragma: no branch

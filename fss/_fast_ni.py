@@ -38,11 +38,36 @@ from .prg import PI
 _U64 = np.uint64
 
 
+_V2 = ir.VectorType(ir.IntType(64), 2)
+_I32 = ir.IntType(32)
+
+
+def _mmo_rounds(builder, rk_ptr, words):
+    """IR for AES_rk(v) ^ v on K blocks given as 2K 64-bit IR values (lo, hi): K vectors out.
+
+    The K blocks go through each round together, so the AES-NI pipeline stays full.
+    """
+    fnty = ir.FunctionType(_V2, [_V2, _V2])
+    enc = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenc")
+    last = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenclast")
+    kp = builder.bitcast(rk_ptr, _V2.as_pointer())
+    ins = []
+    for j in range(len(words) // 2):
+        v = ir.Constant(_V2, None)
+        for h in range(2):
+            v = builder.insert_element(v, words[2 * j + h], ir.Constant(_I32, h))
+        ins.append(v)
+    k0 = builder.load(kp, align=8)
+    st = [builder.xor(v, k0) for v in ins]
+    for r in range(1, 11):
+        kr = builder.load(builder.gep(kp, [ir.Constant(_I32, r)]), align=8)
+        f = enc if r < 10 else last
+        st = [builder.call(f, [v, kr]) for v in st]
+    return [builder.xor(v, u) for v, u in zip(st, ins)]
+
+
 def make_mmo(K: int):
     """The intrinsic ``mmo(rk, S)``: S[j] <- AES_rk(S[j]) ^ S[j] for the K rows of S, in place."""
-    v2 = ir.VectorType(ir.IntType(64), 2)
-    i32 = ir.IntType(32)
-
     @intrinsic
     def mmo(typingctx, rk, S):
         if not (isinstance(rk, types.Array) and isinstance(S, types.Array)):
@@ -51,31 +76,14 @@ def make_mmo(K: int):
         def codegen(context, builder, signature, args):
             rk_a = context.make_array(signature.args[0])(context, builder, args[0])
             s_a = context.make_array(signature.args[1])(context, builder, args[1])
-            fnty = ir.FunctionType(v2, [v2, v2])
-            enc = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenc")
-            last = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenclast")
-            kp = builder.bitcast(rk_a.data, v2.as_pointer())
             # S is read and written as 64-bit words: the kernels write it word by word,
             # and a 128-bit load of two fresh 64-bit stores would stall store forwarding
             wp = builder.bitcast(s_a.data, ir.IntType(64).as_pointer())
-            words = [builder.gep(wp, [ir.Constant(i32, k)]) for k in range(2 * K)]
-            ins = []
-            for j in range(K):
-                v = ir.Constant(v2, None)
+            words = [builder.gep(wp, [ir.Constant(_I32, k)]) for k in range(2 * K)]
+            outs = _mmo_rounds(builder, rk_a.data, [builder.load(w, align=8) for w in words])
+            for j, out in enumerate(outs):
                 for h in range(2):
-                    v = builder.insert_element(v, builder.load(words[2 * j + h], align=8),
-                                               ir.Constant(i32, h))
-                ins.append(v)
-            k0 = builder.load(kp, align=8)
-            st = [builder.xor(v, k0) for v in ins]
-            for r in range(1, 11):
-                kr = builder.load(builder.gep(kp, [ir.Constant(i32, r)]), align=8)
-                f = enc if r < 10 else last
-                st = [builder.call(f, [v, kr]) for v in st]
-            for j, (v, u) in enumerate(zip(st, ins)):
-                out = builder.xor(v, u)
-                for h in range(2):
-                    builder.store(builder.extract_element(out, ir.Constant(i32, h)),
+                    builder.store(builder.extract_element(out, ir.Constant(_I32, h)),
                                   words[2 * j + h], align=8)
             return context.get_dummy_value()
 
@@ -87,9 +95,6 @@ def make_mmo(K: int):
 def make_mmo_tuple(K: int):
     """The intrinsic ``mmo(rk, t)`` on a tuple of 2K words (lo, hi of K blocks), in registers:
     returns the tuple of AES_rk(block) ^ block (no round trip through memory)."""
-    v2 = ir.VectorType(ir.IntType(64), 2)
-    i32 = ir.IntType(32)
-
     @intrinsic
     def mmo(typingctx, rk, t):
         if not (isinstance(rk, types.Array) and isinstance(t, types.UniTuple)
@@ -98,28 +103,12 @@ def make_mmo_tuple(K: int):
 
         def codegen(context, builder, signature, args):
             rk_a = context.make_array(signature.args[0])(context, builder, args[0])
-            fnty = ir.FunctionType(v2, [v2, v2])
-            enc = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenc")
-            last = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenclast")
-            kp = builder.bitcast(rk_a.data, v2.as_pointer())
-            ins = []
-            for j in range(K):
-                v = ir.Constant(v2, None)
-                for h in range(2):
-                    v = builder.insert_element(v, builder.extract_value(args[1], 2 * j + h),
-                                               ir.Constant(i32, h))
-                ins.append(v)
-            k0 = builder.load(kp, align=8)
-            st = [builder.xor(v, k0) for v in ins]
-            for r in range(1, 11):
-                kr = builder.load(builder.gep(kp, [ir.Constant(i32, r)]), align=8)
-                f = enc if r < 10 else last
-                st = [builder.call(f, [v, kr]) for v in st]
+            outs = _mmo_rounds(builder, rk_a.data,
+                               [builder.extract_value(args[1], k) for k in range(2 * K)])
             out = ir.Constant(context.get_value_type(signature.return_type), None)
-            for j, (v, u) in enumerate(zip(st, ins)):
-                w = builder.xor(v, u)
+            for j, w in enumerate(outs):
                 for h in range(2):
-                    out = builder.insert_value(out, builder.extract_element(w, ir.Constant(i32, h)),
+                    out = builder.insert_value(out, builder.extract_element(w, ir.Constant(_I32, h)),
                                                2 * j + h)
             return out
 

@@ -201,15 +201,22 @@ def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
             np.bitwise_xor(tc, XB[i + 1], out=IN[:, 0])
         else:
             IN[:, 0] = tc
-    hi = IN[:, 1]
-    last = rep(cw_last) & tm
+    return finish_eval(IN[:, 1], rep(cw_last) & tm, v if dcf else None, mode, party, l).reshape(m, B)
+
+
+def finish_eval(hi, last, v, mode: str, party: int, l: int) -> np.ndarray:
+    """A party's output words from the last level: XOR shares, or signed additive shares.
+
+    ``hi``: the high words of the leaf seeds; ``last``: the last correction
+    word where t = 1 (else 0); ``v``: the DCF's running value (ignored for a DPF).
+    """
     if mode == "xor":
         y = hi ^ last
     else:
-        y = (v + hi + last) if dcf else (hi + last)
+        y = (v + hi + last) if mode == "dcf" else (hi + last)
         if party:
             y = np.negative(y)
-    return (y & _mask(l)).reshape(m, B)
+    return y & _mask(l)
 
 
 def gen_batch(n: int, l: int, mode: str, alpha, beta, roots, workers: int = 1, block: int = 0):

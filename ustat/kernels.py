@@ -11,7 +11,11 @@ a real number. It carries
   column c of the i-th member of each edge; it returns the fixed-point
   sharing of the kernel value;
 - ``output_range = (lo, hi)``: the kernel's range, so its sensitivity is
-  ``Delta f = hi - lo``;
+  ``Delta f = hi - lo``; ``valid_range``: the released statistic's range
+  (the release is clamped into :attr:`Kernel.release_range`);
+- ``encoding`` (``"order"`` or ``"arithmetic"``) and ``input_gain``: how the
+  inputs are used, which decides their fixed-point encoding
+  (:mod:`ustat.umpc.precision`);
 - optionally ``aux`` (per-record values summed privately next to the
   U-statistic, e.g. the class counts of the AUC), ``finalize`` (the
   post-processing from the noisy U-statistic and noisy auxiliary sums to the
@@ -38,6 +42,14 @@ from typing import Callable, Optional
 import numpy as np
 
 
+#: How numeric inputs are used: ``"order"`` kernels only compare integer
+#: combinations of them (sign, <, =; invariant under x -> a x + b, a > 0), so
+#: the inputs get as many fractional bits as the ring allows
+#: (:mod:`ustat.umpc.precision`); ``"arithmetic"`` kernels compute with the
+#: values (e.g. |x - y|) and share one fixed-point scale with the output.
+ENCODINGS = ("order", "arithmetic")
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A symmetric kernel of degree ``degree`` with its secure evaluation."""
@@ -59,6 +71,10 @@ class Kernel:
     rounds_note: str = ""
     extra: dict = field(default_factory=dict)
     notes: Optional[Callable] = None      # (u, aux_sums, n) -> list of remarks on the release
+    valid_range: Optional[tuple] = None   # range of the released statistic (None: see release_range)
+    encoding: str = "arithmetic"     # "order": numeric inputs only reach sign/compare gates
+    input_gain: int = 1              # half the sum of |coefficients| of a gate's input combination
+    aux_label: str = "aux"           # name of the aux sums' epsilon share (epsilon_split)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -73,12 +89,29 @@ class Kernel:
         for c in self.categorical:
             if not 0 <= c < self.columns:
                 raise ValueError(f"categorical column index {c} outside 0..{self.columns - 1}")
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"kernel encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+        if isinstance(self.input_gain, bool) or not isinstance(self.input_gain, int) \
+                or self.input_gain < 1:
+            raise ValueError(f"input_gain must be an integer >= 1, got {self.input_gain!r}")
+        if self.valid_range is not None and not self.valid_range[0] < self.valid_range[1]:
+            raise ValueError(f"valid_range must have lo < hi, got {self.valid_range}")
 
     @property
     def sensitivity(self) -> float:
         """Delta f: the largest change of one kernel value (hi - lo)."""
         lo, hi = self.output_range
         return float(hi - lo)
+
+    @property
+    def release_range(self) -> tuple:
+        """The released statistic's valid range: ``valid_range``, else the kernel's
+        ``output_range`` when there is no post-processing, else unbounded."""
+        if self.valid_range is not None:
+            return (float(self.valid_range[0]), float(self.valid_range[1]))
+        if self.finalize is None:
+            return (float(self.output_range[0]), float(self.output_range[1]))
+        return (-math.inf, math.inf)
 
     def release(self, u: float, aux_sums, n: int) -> float:
         """The released statistic from the (noisy) U-statistic and aux sums."""
@@ -335,7 +368,8 @@ register(Kernel(
 register(Kernel(
     "kendall", 2, 2, _kendall_plain, _kendall_secure, (-1.0, 1.0),
     "Kendall's tau-a: sign(y_i - y_j) sign(z_i - z_j), sign(0) = 0",
-    column_names=("y", "z"), rounds_note="2 sign gates (1 round) + 1 product"))
+    column_names=("y", "z"), rounds_note="2 sign gates (1 round) + 1 product",
+    encoding="order"))
 register(Kernel(
     "auc", 2, 2, _auc_plain, _auc_secure, (0.0, 1.0),
     "Area under the ROC curve on (score, label in {0,1}) records; releases "
@@ -344,26 +378,29 @@ register(Kernel(
     categorical=(1,), column_names=("score", "label"),
     aux=_labels_aux, aux_sensitivity=1.0, aux_names=("n_pos",), finalize=_auc_finalize,
     statistic="AUC", rounds_note="1 sign gate + 2 products (1 round)",
-    extra={"levels": {1: 2}}, notes=_auc_notes))
+    extra={"levels": {1: 2}}, notes=_auc_notes, valid_range=(0.0, 1.0), encoding="order",
+    aux_label="class_counts"))
 register(Kernel(
     "duplicate", 2, 1, _dup_plain, _dup_secure, (0.0, 1.0),
     "Duplicate pair ratio [x_i = x_j] on categorical codes",
-    categorical=(0,), column_names=("x",), rounds_note="1 equality gate"))
+    categorical=(0,), column_names=("x",), rounds_note="1 equality gate", encoding="order"))
 register(Kernel(
     "renyi2", 2, 1, _dup_plain, _dup_secure, (0.0, 1.0),
     "Renyi-2 (collision) entropy -ln(duplicate pair ratio) on categorical codes",
     categorical=(0,), column_names=("x",), finalize=_renyi2_finalize,
-    statistic="Renyi-2 entropy (nats)", rounds_note="1 equality gate", notes=_renyi2_notes))
+    statistic="Renyi-2 entropy (nats)", rounds_note="1 equality gate", notes=_renyi2_notes,
+    valid_range=(0.0, math.inf), encoding="order"))
 register(Kernel(
     "rand", 2, 2, _rand_plain, _rand_secure, (0.0, 1.0),
     "Rand index between two labelings: [a_i = a_j] == [b_i = b_j]",
     categorical=(0, 1), column_names=("a", "b"),
-    rounds_note="2 equality gates (1 round) + 1 product"))
+    rounds_note="2 equality gates (1 round) + 1 product", encoding="order"))
 register(Kernel(
     "triples", 3, 1, _triples_plain, _triples_secure, (-1.0, 1.0),
     "Randles' triples kernel for asymmetry: sign(x_i+x_j-2x_k) summed over the "
     "three choices of k (the classical statistic is a third of this)",
-    column_names=("x",), rounds_note="3 sign gates (1 round)"))
+    column_names=("x",), rounds_note="3 sign gates (1 round)", encoding="order",
+    input_gain=2))
 register(Kernel(
     "vus", 3, 2, _vus_plain, _vus_secure, (0.0, 1.0),
     "Volume under the ROC surface for three ordered classes: (score, class in "
@@ -373,4 +410,4 @@ register(Kernel(
     aux=_class3_aux, aux_sensitivity=2.0, aux_names=("n0", "n1", "n2"),
     finalize=_vus_finalize, statistic="VUS",
     rounds_note="12 comparisons (one batch) + 3 product rounds", extra={"levels": {1: 3}},
-    notes=_vus_notes))
+    notes=_vus_notes, valid_range=(0.0, 1.0), encoding="order", aux_label="class_counts"))

@@ -7,8 +7,10 @@ held by member ``holders[j]`` (a k-of-k additive sharing in Z_2^l). Values are
 fixed point with ``c`` fractional bits (``ops.fp``) unless an operation says
 it returns an *integer* (comparison results are 0/1 or -1/0/1 as plain ring
 integers); :meth:`SecureOps.to_fixed` converts an integer to fixed point.
-Numeric inputs arrive encoded with ``ops.input_fp`` (the same as ``ops.fp``
-unless the run encodes inputs with more fractional bits than the output).
+Numeric inputs arrive encoded with ``ops.input_fp``: the same as ``ops.fp``
+for arithmetic kernels, more fractional bits for order kernels, which only
+take signs of input combinations (:mod:`ustat.umpc.precision`); a kernel that
+mixes an input-scale value into its output must be declared arithmetic.
 
 Operations and their costs (per edge, k members, l-bit ring):
 

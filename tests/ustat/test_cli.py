@@ -246,10 +246,11 @@ def test_budget_file(tmp_path, capsys):
 def test_epsilon_split_and_collusion_in_output(capsys):
     assert main(["estimate", "auc", "--n", "60", "--no-progress", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "epsilon = 1.0 (0.9 for the U-statistic, 0.1 for the count n_pos)" in out
+    assert "epsilon 1 = 0.9 statistic + 0.1 class counts" in out
     assert "up to 30 of the 60 parties" in out and "all but one contributor" in out
     res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"])
-    assert res["epsilon_split"] == {"statistic": pytest.approx(0.9), "n_pos": pytest.approx(0.1)}
+    split = res["epsilon_split"]
+    assert split.pop("statistic") == pytest.approx(0.9) and sum(split.values()) == pytest.approx(0.1)
     c = res["collusion"]
     assert c["max_colluders"] == 30 and c["variance_factor"] == 2.0
     assert c["epsilon_aggregator"] == pytest.approx(1.0) and c["epsilon_all_but_one"] > 3
@@ -377,7 +378,9 @@ def test_renyi2_lower_bound_note(tmp_path, capsys):
 def test_evaluate_prints_the_statistic(capsys):
     assert main(["estimate", "auc", "--n", "40", "--evaluate", "--no-progress", "--seed", "2"]) == 0
     out = capsys.readouterr().out
-    assert "exact AUC on the encoded inputs" in out and "incomplete U" not in out
+    ev = out[out.index("evaluation:"):]
+    assert "exact AUC on the raw values = " in ev and "on the encoded inputs = " in ev
+    assert "(difference " in ev and "incomplete U" not in ev and " U " not in ev
 
 
 def test_ctrl_c_without_traceback():

@@ -285,3 +285,18 @@ def test_ordered_classes():
         _labels(["a"], 3, classes=["a", "a", "b"])
     with pytest.raises(D.DataError, match="two-class"):
         _labels(["a"], 3, positive="a")
+
+
+def test_public_names_importable_from_ustat_data():
+    """The split into data_errors / data_io / data_values / data_scale keeps ustat.data's API."""
+    import ustat.data_errors
+    import ustat.data_io
+    import ustat.data_scale
+    import ustat.data_values
+
+    for name in D.__all__:
+        assert getattr(D, name) is not None, name
+    assert D.read_table is ustat.data_io.read_table and D.load_csv is ustat.data_io.load_csv
+    assert D.DataError is ustat.data_errors.DataError and D.normalize is ustat.data_scale.normalize
+    assert D.map_labels is ustat.data_values.map_labels
+    assert issubclass(D.DataError, ValueError)

@@ -11,6 +11,9 @@ from mpc.rng import CSPRNG
 from mpc.session import Session
 from ustat import kernels as K
 from ustat.umpc import ChunkSpec, run_chunk, run_umpc
+from ustat.umpc import engines
+from ustat.umpc.engines import ChunkInputs, run_chunks, warm_up
+from ustat.umpc.merge import add_shares, merge_chunk
 from ustat.umpc.progress import Progress
 
 
@@ -107,7 +110,7 @@ def test_engine_arguments_are_checked():
     with pytest.raises(ValueError, match="pool must be one of"):
         run_umpc(X, "gini", pool="fibers")
     with pytest.raises(ValueError, match="backend must be one of"):
-        run_umpc(X, "gini", backend="gc")
+        run_umpc(X, "gini", backend="no-such-backend")
     with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
         run_umpc(X, "gini", chunk_size=0)
     with pytest.raises(TypeError, match="scheduler must be"):
@@ -138,14 +141,130 @@ def test_progress_line_only_on_a_terminal_after_the_delay():
     assert quiet.getvalue() == ""
 
 
+# -- merging chunks -----------------------------------------------------------------------------
+@pytest.mark.parametrize("n,m,k", [(10**4, 5000, 2), (50, 4000, 3), (7, 300, 4), (10, 0, 2)])
+def test_add_shares_equals_np_add_at_mod_2_64(n, m, k):
+    g = CSPRNG(f"add-{n}-{m}-{k}")
+    edges = g.integers(n, (m, k))                    # repeated ids accumulate
+    shares = g.uint64((k, m)) | np.uint64(1 << 63)   # large words: every sum wraps
+    z0 = g.uint64(n)
+    want = z0.copy()
+    for j in range(k):
+        np.add.at(want, edges[:, j], shares[j])
+    got = add_shares(z0.copy(), edges, shares)
+    assert got.dtype == np.uint64 and np.array_equal(got, want)
+    # strided inputs (a column slice of a larger array, a transposed share block)
+    wide = np.zeros((m, 2 * k), dtype=np.int64)
+    wide[:, ::2] = edges
+    assert np.array_equal(add_shares(z0.copy(), wide[:, ::2], np.ascontiguousarray(shares.T).T),
+                          want)
+
+
+def test_add_shares_checks_its_arguments():
+    z = np.zeros(5, dtype=np.uint64)
+    e = np.array([[0, 1], [2, 4]])
+    sh = np.ones((2, 2), dtype=np.uint64)
+    with pytest.raises(ValueError, match=r"shares must have shape \(k, m_c\) = \(2, 2\)"):
+        add_shares(z, e, sh[:1])
+    with pytest.raises(TypeError, match="shares must be uint64"):
+        add_shares(z, e, sh.astype(np.int64))
+    with pytest.raises(ValueError, match="party ids in 0..4"):
+        add_shares(z, e + 1, sh)
+    with pytest.raises(ValueError, match="party ids in 0..4"):
+        add_shares(z, e - 1, sh)
+    with pytest.raises(TypeError, match="z must be a writable, contiguous 1-d uint64"):
+        add_shares(np.zeros(10, dtype=np.uint64)[::2], e, sh)
+    with pytest.raises(TypeError, match="z must be a writable, contiguous 1-d uint64"):
+        add_shares(z.astype(np.int64), e, sh)
+
+
+def test_merge_chunk_equals_absorb_and_add_at():
+    """The merge helper gives the network report and sums of the loop it replaces."""
+    kern = K.get("gini")
+    spec = ChunkSpec(kernel=kern, bits=40, frac_bits=14, input_frac_bits=14,
+                     roles=("dealer", "aggregator"), streams=CSPRNG(14).derive("chunks"))
+    n, m = 30, 25
+    edges = np.sort(CSPRNG(15).integers(n, (m, 2)), axis=1)
+    edges[:, 1] = np.where(edges[:, 1] == edges[:, 0], (edges[:, 0] + 1) % n, edges[:, 1])
+    values = Session(1).fp.encode(CSPRNG(16).random((m, 2, 1)))
+    res = run_chunk(spec, 0, values)
+    sessions = [Session(n, seed=1) for _ in range(2)]
+    zs = [np.zeros(n, dtype=np.uint64) for _ in range(2)]
+    with sessions[0].net.parallel():
+        merge_chunk(sessions[0].net, zs[0], edges, res)
+    with sessions[1].net.parallel():
+        with sessions[1].net.lane():
+            sessions[1].net.absorb(res.traffic, edges.ravel())
+        for j in range(2):
+            np.add.at(zs[1], edges[:, j], res.shares[j])
+    assert np.array_equal(zs[0], zs[1])
+    assert sessions[0].net.report() == sessions[1].net.report()
+
+
+def test_chunk_inputs_gather_each_chunk():
+    g = CSPRNG(17)
+    enc, E = g.uint64((20, 3)), g.integers(20, (23, 2))
+    inp = ChunkInputs(enc, E, 5)
+    assert len(inp) == 5 and inp.edges_of(4).shape == (3, 2)
+    pairs = list(inp)
+    assert [i for i, _ in pairs] == list(range(5))
+    for i, v in pairs:
+        assert v.shape == (inp.edges_of(i).shape[0], 2, 3)
+        assert np.array_equal(v, enc[E[5 * i:5 * (i + 1)]])
+
+
+@pytest.mark.parametrize("kw", [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"}])
+def test_chunk_inputs_and_value_tasks_give_the_same_results(kw):
+    kern = K.get("kendall")
+    spec = ChunkSpec(kernel=kern, bits=40, frac_bits=14, input_frac_bits=14,
+                     roles=("dealer", "aggregator"), streams=CSPRNG(18).derive("chunks"))
+    enc = Session(1).fp.encode(CSPRNG(19).random((15, 2)))
+    E = np.array([[a, b] for a in range(15) for b in range(a + 1, 15)][:40])
+    inp = ChunkInputs(enc, E, 6)
+    lazy = list(run_chunks(spec, inp, len(inp), **kw))
+    eager = list(run_chunks(spec, iter(list(inp)), len(inp), workers=1))
+    assert [r.index for r in lazy] == list(range(len(inp)))
+    for a, b in zip(lazy, eager):
+        assert np.array_equal(a.shares, b.shares)
+        assert a.traffic.cells.keys() == b.traffic.cells.keys()
+
+
+def test_warm_up_runs_once_and_leaves_tasks_and_results_alone(monkeypatch):
+    kern = K.get("gini")
+    spec = ChunkSpec(kernel=kern, bits=40, frac_bits=14, input_frac_bits=14,
+                     roles=("dealer", "aggregator"), streams=CSPRNG(20).derive("chunks"))
+    values = Session(1).fp.encode(CSPRNG(21).random((9, 2, 1)))
+    before = run_chunk(spec, 0, values)
+    monkeypatch.setattr(engines, "_WARM", set())
+    calls = []
+    real = engines.run_chunk
+    monkeypatch.setattr(engines, "run_chunk", lambda *a: calls.append(a) or real(*a))
+    tasks = warm_up(spec, iter([(0, values), (1, values)]))
+    assert [i for i, _ in tasks] == [0, 1] and len(calls) == 1
+    assert calls[0][0].streams is not spec.streams and calls[0][2].shape[0] == 9
+    assert list(warm_up(spec, iter([(0, values)])))[0][0] == 0 and len(calls) == 1
+    assert list(warm_up(spec, iter([]))) == []
+    assert np.array_equal(run_chunk(spec, 0, values).shares, before.shares)
+
+
+def test_gini_release_is_the_same_with_chunk_inputs_and_two_processes():
+    """End to end with a forked pool that is warmed up in the parent (a fresh kernel key)."""
+    X = _records("gini", 40)
+    one = _run("gini", X, workers=1)
+    engines._WARM.clear()
+    _same(one, _run("gini", X, workers=2))
+
+
 # -- Dask ---------------------------------------------------------------------------------------
 # Real worker processes (processes=True, as on a cluster: everything crosses a pickle
 # boundary); the cluster starts once for the module, in a few seconds.
-distributed = pytest.importorskip("distributed", reason="the [dask] extra is not installed")
+def _need_dask():
+    pytest.importorskip("distributed", reason="the [dask] extra is not installed")
 
 
 @pytest.fixture(scope="module")
 def client():
+    _need_dask()
     from ustat.umpc.dask_runner import connect
 
     with connect("local", 2) as c:          # the cluster scheduler="local" makes
@@ -179,6 +298,7 @@ def test_dask_custom_kernel_and_views(client):
 
 
 def test_dask_local_cluster_from_the_scheduler_argument():
+    _need_dask()
     X = _records("gini", 30)
     local = _run("gini", X, workers=1)
     remote = _run("gini", X, scheduler="local", workers=2)

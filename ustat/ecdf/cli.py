@@ -19,7 +19,6 @@ import numpy as np
 __all__ = ["register"]
 
 DEFAULT_THRESHOLDS = "256"
-_BINARY_LABELS = ({"0", "1"}, {"no", "yes"}, {"false", "true"})
 
 
 def _usage(msg: str):
@@ -46,8 +45,11 @@ def _number(text: str) -> float:
 
 # -- parser ---------------------------------------------------------------------------------
 def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
-    p.add_argument("--csv", help="CSV file with a header row")
+    p.add_argument("--csv", help="delimited text file, gzip read transparently")
     p.add_argument("--sep", default=None, help="field separator (default: sniffed)")
+    p.add_argument("--no-header", action="store_true",
+                   help="the file has no header line: columns are 1, 2, ...")
+    p.add_argument("--encoding", default="utf-8", help="text encoding of --csv (default utf-8)")
     p.add_argument("--thresholds", default=thresholds,
                    help=f"N (a grid of N thresholds within the bounds) or a FILE with one "
                         f"threshold per line (default {thresholds})")
@@ -77,7 +79,7 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
 def _one_column(p):
     p.add_argument("--column", help="the column to release (default: the only column)")
     p.add_argument("--bounds", help="public bounds lo:hi of the column (default: the data's "
-                                    "min/max, which leaks)")
+                                    "min/max, which leaks); -10:10 is accepted as a value")
     p.add_argument("--clip", action="store_true", help="clip values outside --bounds")
     p.add_argument("--grid", default="regular", choices=("regular", "geometric"),
                    help="grid for --thresholds N: regular (default) or geometric (lo > 0)")
@@ -109,7 +111,8 @@ def register(subparsers, commands):
                               description="ROC curve and AUC from the private ECDFs of the "
                                           "positive and negative scores (epsilon/2 each).")
     _labelled(r, "--score", "the score column (higher = more likely positive)")
-    r.add_argument("--bounds", help="public bounds lo:hi of the score (default: data min/max)")
+    r.add_argument("--bounds", help="public bounds lo:hi of the score (default: the data's "
+                                    "min/max, which leaks); -10:10 is accepted as a value")
     r.add_argument("--clip", action="store_true", help="clip scores outside --bounds")
     _common(r)
     h = subparsers.add_parser("hl", help="a private Hosmer-Lemeshow calibration test",
@@ -175,64 +178,49 @@ def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
         if n < 1:
             raise _usage(f"--thresholds must be >= 1 (N = 0 thresholds gives nothing to release), "
                          f"got {n}")
-        return th.geometric(bounds, n=n) if grid == "geometric" else th.regular(bounds, n=n)
+        if grid == "geometric":
+            return th.geometric(bounds, n=n)
+        lo, hi = map(float, bounds)
+        if n >= 2 and not math.isfinite(hi - lo):    # e.g. +-1e308: linspace overflows to NaN
+            f = np.arange(n) / (n - 1)
+            return th.check_thresholds(lo * (1 - f) + hi * f, bounds)
+        return th.regular(bounds, n=n)
     if not os.path.exists(text):
         raise _usage(f"--thresholds must be a number N or an existing file, got {text!r}")
     return th.check_thresholds(th.from_file(text), bounds)
 
 
-def read_labels(path, sep, value_col: str, label_col: str, positive):
-    """(values, 0/1 labels, notes) from a CSV; the positive class is never chosen by sorting."""
-    from ustat.data import load_csv
+def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: bool = True,
+                encoding: str = "utf-8"):
+    """(values, 0/1 labels, notes) from a CSV, each label mapped on its own by a fixed rule.
+
+    ``positive``: that label -> 1, every other -> 0; without it the labels must
+    be 0/1, no/yes or false/true (:func:`ustat.data.map_labels`). The rule never
+    depends on which labels occur, so nothing about the label set (a single
+    class, the values present) is revealed outside the DP release.
+    """
+    from ustat.data import DataError, map_labels, parse_numeric, read_table
     if value_col == label_col:
         raise _usage("the value and --label columns must differ")
-    raw, _, cats = load_csv(path, columns=[value_col, label_col], sep=sep,
-                            categorical=[label_col], return_categories=True)
-    levels = cats[label_col]
-    codes = raw[:, 1].astype(np.int64)
-    if len(levels) < 2:
-        raise _usage(f"label column {label_col!r} has a single class ({levels[0]!r}); "
-                     "ROC and HL need both classes")
-    notes = []
-    if positive is None:
-        low = [v.strip().lower() for v in levels]
-        canon = {_canon(v) for v in low}
-        if len(levels) != 2 or canon not in _BINARY_LABELS:
-            raise _usage(f"--positive is required: label column {label_col!r} has values "
-                         f"{levels} (only 0/1, no/yes, false/true are taken as unambiguous)")
-        pos = next(i for i, v in enumerate(low) if _canon(v) in ("1", "yes", "true"))
-    else:
-        match = [i for i, v in enumerate(levels) if _same(v, positive)]
-        if not match:
-            raise _usage(f"--positive {positive!r} is not a value of label column {label_col!r} "
-                         f"(values: {levels})")
-        pos = match[0]
-        if len(levels) > 2:
-            notes.append(f"{len(levels)} label values: {levels[pos]!r} against all others")
-    return raw[:, 0], (codes == pos).astype(np.int64), notes
-
-
-def _canon(v: str) -> str:
+    t = read_table(path, [value_col, label_col], sep, header=header, encoding=encoding)
+    x = parse_numeric(t.columns[value_col], value_col, t.lines, t.path)
     try:
-        f = float(v)
-    except ValueError:
-        return v
-    return str(int(f)) if f in (0.0, 1.0) else v
-
-
-def _same(level: str, given: str) -> bool:
-    if level.strip() == str(given).strip():
-        return True
-    try:
-        return float(level) == float(given)
-    except ValueError:
-        return False
+        codes, mapping = map_labels(t.columns[label_col], label_col, t.lines, t.path, 2,
+                                    positive=positive)
+    except DataError as exc:
+        if exc.kind != "label":
+            raise
+        raise _usage(exc.for_cli("--positive is required: name the positive class with "
+                                 "--positive VALUE")) from None
+    shown = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(mapping["classes"]))
+    return x, codes.astype(np.int64), [f"classes of {label_col!r}: {shown} ({mapping['rule']})"]
 
 
 def data_bounds(args, x, column: str):
-    from ustat.data import DATA_BOUNDS_WARNING, parse_bounds
+    from ustat.cli.records import bounds_option
+    from ustat.data import DATA_BOUNDS_WARNING
     if args.bounds:
-        return tuple(parse_bounds(args.bounds, 1)[0]), None
+        return tuple(bounds_option(args.bounds, 1)[0]), None
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
         hi = lo + 1.0

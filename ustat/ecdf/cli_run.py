@@ -30,7 +30,8 @@ def _load_column(args):
         g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
         return g.random(args.n), "x", f"synthetic: {args.n} uniform records in [0, 1)"
     cols = [args.column] if args.column else None
-    raw, names = load_csv(args.csv, columns=cols, sep=args.sep)
+    raw, names = load_csv(args.csv, columns=cols, sep=args.sep, header=not args.no_header,
+                          encoding=args.encoding)
     if raw.shape[1] != 1:
         raise _usage(f"choose the column with --column (the file has {raw.shape[1]} columns: "
                      f"{', '.join(names)})")
@@ -40,8 +41,8 @@ def _load_column(args):
 def _bounds_for(args, x, column):
     if args.csv:
         return data_bounds(args, x, column)
-    from ustat.data import parse_bounds
-    return (tuple(parse_bounds(args.bounds, 1)[0]) if args.bounds else (0.0, 1.0)), None
+    from ustat.cli.records import bounds_option
+    return (tuple(bounds_option(args.bounds, 1)[0]) if args.bounds else (0.0, 1.0)), None
 
 
 def _release(args, x, tau, bounds):
@@ -195,7 +196,8 @@ def run_roc(args) -> dict:
     check_epsilon(args)
     if args.csv is None:
         raise _usage("roc needs --csv (a file with the score and label columns)")
-    s, y, notes = read_labels(args.csv, args.sep, args.score, args.label, args.positive)
+    s, y, notes = read_labels(args.csv, args.sep, args.score, args.label, args.positive,
+                           header=not args.no_header, encoding=args.encoding)
     bounds, note = data_bounds(args, s, args.score)
     notes += [note] if note else []
     tau = make_thresholds(args, bounds)
@@ -241,7 +243,8 @@ def run_hl(args) -> dict:
     check_epsilon(args)
     if args.csv is None:
         raise _usage("hl needs --csv (a file with the probability and label columns)")
-    p, y, notes = read_labels(args.csv, args.sep, args.prob, args.label, args.positive)
+    p, y, notes = read_labels(args.csv, args.sep, args.prob, args.label, args.positive,
+                           header=not args.no_header, encoding=args.encoding)
     out_of = (p < 0) | (p > 1)
     if out_of.any():
         raise _usage(f"--prob {args.prob!r}: {int(out_of.sum())} probabilities outside [0, 1] "

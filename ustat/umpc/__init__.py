@@ -7,6 +7,13 @@
 - :mod:`.engines`: where chunks run (in process, worker pool);
   :mod:`.dask_runner`: on a Dask cluster (optional extra);
 - :mod:`.inputs`: argument checks and the ring encoding of the records;
+- :mod:`.precision`: the encoding widths chosen per kernel;
+- :mod:`.release`: post-processing of the release (clamp, noise_std, ci,
+  warnings, epsilon split); :mod:`.evaluation`: the exact statistics of
+  evaluation mode (raw and encoded);
+- :mod:`.merge`: merging a chunk's shares and traffic into the run;
+- :mod:`.gc_backend` and :mod:`.circuits`: the dealer-free garbled-circuit
+  backend ``"gc"`` and the kernels' Boolean circuits;
 - :mod:`.progress`: the progress line.
 """
 

@@ -22,10 +22,14 @@ Steps (for the c-th chunk of m_c edges, k members, d columns, l-bit ring):
    values into k additive shares and sends one to every other member:
    m_c k (k-1) d l bits.
 2. *Computing*: the backend evaluates the kernel on the shares; each member
-   ends with a share of f(x_e). Backend ``"dealer"`` (the only one so far):
-   FSS gates for k = 2, the p-party comparison circuit of :mod:`mpc.compare`
-   for k > 2, Beaver products; preprocessing from a trusted dealer (offline
+   ends with a share of f(x_e). Backend ``"dealer"`` (default): FSS gates
+   for k = 2, the p-party comparison circuit of :mod:`mpc.compare` for
+   k > 2, Beaver products; preprocessing from a trusted dealer (offline
    traffic). Costs are those of the kernel's gates (:mod:`ustat.secure`).
+   Backend ``"gc"`` (:mod:`ustat.umpc.gc_backend`, k = 2 only): Yao's
+   protocol between the two members of each edge on the kernel's circuit
+   (:mod:`ustat.umpc.circuits`), correlated randomness from oblivious
+   transfer between them, no dealer; computational security.
 
 Memory per chunk: the shares (k^2 d m_c words), the backend's preprocessing
 for m_c edges (for a k = 2 comparison two DCF keys of about 7,000 bits per
@@ -33,7 +37,8 @@ edge and gate, with their l-bit masks), and the traffic counters (two int64
 per slot and phase); nothing grows with |E| or n.
 
 Threat model: that of the backend (static semi-honest adversary corrupting
-up to k-1 members of an edge; trusted dealer for ``"dealer"``). A worker that
+up to k-1 members of an edge; trusted dealer for ``"dealer"``, none for
+``"gc"``). A worker that
 runs a chunk plays all its members and the dealer: the simulation trusts the
 machines it runs on.
 """
@@ -80,6 +85,15 @@ class DealerBackend:
 #: sending everything through ``session.net`` (a garbled-circuit 2PC backend
 #: for k = 2 plugs in here).
 BACKENDS = {"dealer": DealerBackend()}
+
+
+def _register_gc() -> None:
+    """Add the garbled-circuit backend (``ustat.umpc.gc_backend``) for k = 2 kernels."""
+    from .gc_backend import GCBackend
+    BACKENDS["gc"] = GCBackend()
+
+
+_register_gc()
 
 
 def get_backend(name: str):

@@ -13,14 +13,14 @@ Engines:
 
 - ``workers=1``: a plain loop in the calling thread.
 - ``workers=N, pool="processes"`` (default): N forked worker processes
-  (``concurrent.futures``). Measured on the 2-core development machine
-  (``benchmarks/umpc.py``, Gini at n = 10^6, 2 workers versus 1): processes
-  1.69x, threads 1.59x; with the FSS code as it was before its rework,
-  threads were slower than one worker (0.8x: short numpy and AES calls
-  between which Python holds the GIL). Processes do not depend on every hot
-  call releasing the GIL, so they are the default. The spec reaches the
-  workers once, at fork (custom kernels defined in ``__main__`` work); each
-  task carries only its chunk's values and returns shares and traffic.
+  (``concurrent.futures``). The spec reaches the workers once, at fork
+  (custom kernels defined in ``__main__`` work), and so do the run's inputs
+  when the caller passes a :class:`ChunkInputs` (then a task is a chunk
+  index: each worker gathers its own chunk's values, nothing is pickled on
+  the way in). Before forking, :func:`warm_up` runs a small chunk in the
+  calling process once per kernel, so the workers inherit the loaded
+  compiled FSS kernels (without it every worker of every run spent 0.4 to
+  0.9 s of CPU loading them at its first chunk).
 - ``pool="threads"``: N threads (platforms without fork, measurements).
 - ``scheduler=...``: Dask distributed (:mod:`ustat.umpc.dask_runner`).
 
@@ -42,7 +42,10 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator, Optional
+
+import numpy as np
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 
@@ -50,7 +53,46 @@ POOLS = ("processes", "threads")
 #: Chunks in flight per worker (submitted, not yet merged).
 WINDOW_PER_WORKER = 2
 
+#: Edges of the chunk run in the calling process before a pool is forked (loads the
+#: compiled kernels once, so the workers inherit them; above the FSS small-batch path).
+WARM_UP_EDGES = 64
+
 _WORKER_SPEC = None        # set in each worker process by its initializer
+_WORKER_INPUTS = None      # ditto: the run's ChunkInputs, when the tasks are chunk indices
+_WARM = set()              # (kernel, backend, widths) already run in this process
+
+
+@dataclass(frozen=True)
+class ChunkInputs:
+    """Every chunk's member values, gathered where the chunk runs (the tasks of a run).
+
+    ``enc``: the (n, d) uint64 encoded records; ``edges``: the (m, k) edge
+    list; chunk i is edges ``[i c, (i + 1) c)`` with ``c = chunk_size``. A
+    forked worker process inherits both arrays at fork (no copy, no
+    pickling), so a task carries only its index and each worker gathers its
+    own chunk's values (m_c k d words) from them; threads gather in the
+    worker thread. Iterating gives the ``(index, values)`` pairs (for Dask,
+    where values travel with the task).
+    """
+
+    enc: np.ndarray
+    edges: np.ndarray
+    chunk_size: int
+
+    def __len__(self) -> int:
+        return -(-self.edges.shape[0] // self.chunk_size)
+
+    def edges_of(self, index: int) -> np.ndarray:
+        """The (m_c, k) edges of chunk ``index`` (a view)."""
+        c = self.chunk_size
+        return self.edges[index * c:(index + 1) * c]
+
+    def values(self, index: int) -> np.ndarray:
+        """``values[e, j]``: member j's encoded record of edge e of chunk ``index``, (m_c, k, d)."""
+        return np.take(self.enc, self.edges_of(index), axis=0)
+
+    def __iter__(self):
+        return ((i, self.values(i)) for i in range(len(self)))
 
 
 def default_workers() -> int:
@@ -68,10 +110,11 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
 
     Yields the results in the order of ``tasks``. ``tasks`` is consumed
     lazily (at most the window ahead), so its values can be gathered on
-    demand. ``meanwhile`` (e.g. the noise step) is called once the first
-    chunks are submitted and before any result is yielded, with every
-    engine, so the caller's work overlaps the workers' and happens at the
-    same point of the merge whatever the engine.
+    demand; a :class:`ChunkInputs` lets every worker gather its own chunk's
+    values (a task is then just an index). ``meanwhile`` (e.g. the noise
+    step) is called once the first chunks are submitted and before any
+    result is yielded, with every engine, so the caller's work overlaps the
+    workers' and happens at the same point of the merge whatever the engine.
     """
     if scheduler is not None:
         from . import dask_runner
@@ -82,15 +125,74 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
         yield from windowed(_Done.run(spec), tasks, 1, meanwhile, background=False)
     elif pool == "threads":
         with ThreadPoolExecutor(workers) as ex:
-            yield from windowed(lambda i, v: ex.submit(run_chunk, spec, i, v), tasks,
-                                WINDOW_PER_WORKER * workers, meanwhile)
+            if isinstance(tasks, ChunkInputs):
+                submit = lambda i, _: ex.submit(_gathered_chunk, spec, tasks, i)  # noqa: E731
+                yield from windowed(submit, _indices(tasks), WINDOW_PER_WORKER * workers,
+                                    meanwhile)
+            else:
+                yield from windowed(lambda i, v: ex.submit(run_chunk, spec, i, v), tasks,
+                                    WINDOW_PER_WORKER * workers, meanwhile)
     else:
-        methods = multiprocessing.get_all_start_methods()
-        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                 initargs=(spec,)) as ex:
+        yield from _process_pool(spec, tasks, workers, meanwhile)
+
+
+def _process_pool(spec, tasks, workers, meanwhile) -> Iterator[ChunkResult]:
+    """Forked worker processes (spawned where fork is missing); the spec and inputs go at start."""
+    methods = multiprocessing.get_all_start_methods()
+    forked = "fork" in methods
+    inputs = tasks if isinstance(tasks, ChunkInputs) else None
+    if forked:
+        tasks = warm_up(spec, tasks)
+    ctx = multiprocessing.get_context("fork" if forked else "spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                             initargs=(spec, inputs)) as ex:
+        if inputs is not None:
+            yield from windowed(lambda i, _: ex.submit(_worker_chunk, i, None),
+                                _indices(inputs), WINDOW_PER_WORKER * workers, meanwhile)
+        else:
             yield from windowed(lambda i, v: ex.submit(_worker_chunk, i, v), tasks,
                                 WINDOW_PER_WORKER * workers, meanwhile)
+
+
+def warm_up(spec: ChunkSpec, tasks):
+    """Run a small chunk in this process once per kernel and ring, so forked workers start warm.
+
+    A worker process forked before the compiled FSS kernels were loaded in
+    its parent loads them at its first chunk (numba's dispatchers: about
+    0.4 to 0.9 s of CPU per worker, every run, since each run forks its
+    pool). Running the first ``WARM_UP_EDGES`` edges of the first chunk here
+    first loads them once per process; the workers inherit them at fork.
+    The chunk runs on its own stream (``spec.streams.derive("warm-up")``,
+    used by no chunk) and its result is discarded: nothing of it is sent or
+    counted. Returns ``tasks`` (re-chained if its first item was read).
+    """
+    kern = spec.kernel
+    key = (getattr(kern, "name", None), id(kern), spec.backend, spec.bits, spec.frac_bits,
+           spec.input_frac_bits)
+    if key in _WARM:
+        return tasks
+    if isinstance(tasks, ChunkInputs):
+        if len(tasks) == 0:
+            return tasks
+        values = tasks.values(0)
+    else:
+        it = iter(tasks)
+        first = next(it, None)
+        if first is None:
+            return it
+        tasks, values = itertools.chain([first], it), first[1]
+    run_chunk(replace(spec, streams=spec.streams.derive("warm-up"), record_views=False), 0,
+              np.ascontiguousarray(values[:WARM_UP_EDGES]))
+    _WARM.add(key)
+    return tasks
+
+
+def _indices(inputs: ChunkInputs):
+    return ((i, None) for i in range(len(inputs)))
+
+
+def _gathered_chunk(spec: ChunkSpec, inputs: ChunkInputs, index: int) -> ChunkResult:
+    return run_chunk(spec, index, inputs.values(index))
 
 
 def windowed(submit, tasks: Iterable, window: int, meanwhile=None,
@@ -174,10 +276,12 @@ class _Done:
         return True
 
 
-def _init_worker(spec: ChunkSpec) -> None:
-    global _WORKER_SPEC
-    _WORKER_SPEC = spec
+def _init_worker(spec: ChunkSpec, inputs: Optional[ChunkInputs] = None) -> None:
+    global _WORKER_SPEC, _WORKER_INPUTS
+    _WORKER_SPEC, _WORKER_INPUTS = spec, inputs
 
 
 def _worker_chunk(index: int, values) -> ChunkResult:
+    if values is None:
+        values = _WORKER_INPUTS.values(index)
     return run_chunk(_WORKER_SPEC, index, values)

@@ -69,8 +69,13 @@ def resolve_edges(edges, n: int, k: int) -> Optional[int]:
     return m
 
 
-def encode_records(session: Session, records: np.ndarray, kernel) -> np.ndarray:
-    """Ring encoding of the records: fixed point, categorical columns as integers."""
+def encode_records(session: Session, records: np.ndarray, kernel, input_fp=None) -> np.ndarray:
+    """Ring encoding of the records: fixed point, categorical columns as integers.
+
+    ``input_fp``: the numeric inputs' :class:`mpc.ring.FixedPoint` (default
+    the session's; :mod:`ustat.umpc.precision` chooses it per kernel).
+    """
+    fp = session.fp if input_fp is None else input_fp
     enc = np.empty(records.shape, dtype=np.uint64)
     for c in range(records.shape[1]):
         col = records[:, c]
@@ -79,18 +84,19 @@ def encode_records(session: Session, records: np.ndarray, kernel) -> np.ndarray:
                 raise ValueError(f"categorical column {c} must hold integer codes")
             enc[:, c] = session.ring.from_signed(col.astype(np.int64))
         else:
-            enc[:, c] = session.fp.encode(col)
+            enc[:, c] = fp.encode(col)
     return enc
 
 
-def decode_records(session: Session, enc: np.ndarray, kernel) -> np.ndarray:
+def decode_records(session: Session, enc: np.ndarray, kernel, input_fp=None) -> np.ndarray:
     """The real values the protocol actually computes on (fixed-point rounded)."""
+    fp = session.fp if input_fp is None else input_fp
     out = np.empty(enc.shape, dtype=np.float64)
     for c in range(enc.shape[1]):
         if c in kernel.categorical:
             out[:, c] = session.ring.to_signed(enc[:, c]).astype(np.float64)
         else:
-            out[:, c] = session.fp.decode(enc[:, c])
+            out[:, c] = fp.decode(enc[:, c])
     return out
 
 

@@ -39,6 +39,13 @@ them in the same round with their own discrete Laplace noise and a share of
 epsilon (``aux_epsilon_fraction``); the released statistic is the kernel's
 post-processing of the noisy sums.
 
+Before step 1 the encoding is chosen per kernel from public parameters
+(:mod:`ustat.umpc.precision`: comparison kernels get as many input
+fractional bits as the ring allows, arithmetic kernels a ring whose
+accumulator cannot wrap); after step 4 the release is post-processed
+(:mod:`ustat.umpc.release`: range clamp, noise in the statistic's units,
+confidence interval, warnings, epsilon split). docs/release.md explains both.
+
 Cost in time and memory is linear in n and |E|: the calling process holds
 the records, their encoding, each party's running sum and the network's
 per-party counters (O(n)), the edge list (8 k bytes per edge), and at most
@@ -46,7 +53,7 @@ per-party counters (O(n)), the edge list (8 k bytes per edge), and at most
 memory).
 
 Threat model: static semi-honest adversary, private authenticated channels,
-trusted dealer for preprocessing. Inputs stay hidden from any coalition
+trusted dealer for preprocessing (none with backend "gc"). Inputs stay hidden from any coalition
 allowed by the threat model; the release is DP against the aggregator. A
 coalition that colludes with the aggregator can subtract its members' own
 noise contributions, so its DP guarantee rests on the honest parties' share
@@ -62,15 +69,20 @@ from typing import Optional
 
 import numpy as np
 
+from mpc.rng import as_rng
 from mpc.session import Session
 
 from .. import kernels as kernel_registry
 from .. import sampling
 from .chunk import ChunkSpec, get_backend
-from .engines import POOLS, default_workers, run_chunks
+from .engines import POOLS, ChunkInputs, default_workers, run_chunks
+from .evaluation import evaluate_run
 from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
-                     decode_records, encode_records, resolve_edges, validate_records)
+                     encode_records, resolve_edges, validate_records)
+from .merge import merge_chunk
+from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
 from .progress import Progress
+from .release import check_confidence, release_fields
 
 THREAT_MODELS = ("dis", "hf")
 DEFAULT_THREAT_MODEL = "dis"
@@ -85,7 +97,7 @@ class UMPCResult:
 
     kernel: str
     statistic: str
-    estimate: float                 # the released statistic (after post-processing)
+    estimate: float                 # the released statistic, clamped into its valid range
     u_hat: float                    # the noisy incomplete U-statistic
     epsilon: float
     n: int
@@ -95,7 +107,7 @@ class UMPCResult:
     sampler: str
     threat_model: str
     sensitivity: float              # delta_max * Delta f (of the sum)
-    noise_scale: float              # Laplace-like scale of eta in the statistic's units
+    noise_scale: float              # Laplace-like scale of eta in U units (noise_std: statistic's)
     aux: dict
     online_bits: int
     offline_bits: int
@@ -112,6 +124,15 @@ class UMPCResult:
     workers: int = 1                # local workers (or the Dask workers asked for)
     scheduler: Optional[str] = None  # Dask scheduler ("local", an address) or None
     chunks: int = 1                 # chunks of edges the computing phase ran in
+    estimate_raw: float = math.nan  # the released statistic before the range clamp
+    noise_std: float = 0.0          # sd of the DP noise in the statistic's units (delta method)
+    confidence: float = 0.95        # level of ci
+    ci: list = field(default_factory=list)        # [lo, hi] (ustat.umpc.release)
+    ci_method: str = ""
+    epsilon_split: dict = field(default_factory=dict)   # name -> epsilon ({} when eps = inf)
+    precision: dict = field(default_factory=dict)       # bits, frac_bits, input_frac_bits, ...
+    warnings: list = field(default_factory=list)
+    uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -122,7 +143,7 @@ class _Run:
     """The public setup every step reads (records, session, edges, encoding)."""
 
     kern: object
-    X: np.ndarray
+    X: np.ndarray                   # records in [0, 1] (scaled from raw with bounds)
     eps: float
     session: Session
     rng: object                     # the run's fresh stream
@@ -130,6 +151,9 @@ class _Run:
     E: np.ndarray
     delta_max: int
     enc: np.ndarray
+    precision: Precision
+    X_raw: np.ndarray               # the records as the caller gave them (exact_raw evaluation)
+    bounds: Optional[list] = None
 
     @property
     def n(self) -> int:
@@ -153,18 +177,22 @@ class _Noise:
 
 def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              threat_model: str = DEFAULT_THREAT_MODEL, session: Optional[Session] = None,
-             seed=None, bits: int = 40, frac_bits: int = 14, chunk_size: int = DEFAULT_CHUNK,
+             seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
+             chunk_size: int = DEFAULT_CHUNK,
              evaluate=False, progress: bool = False, hypergraph=None,
              fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
              record_views: bool = False, workers: Optional[int] = None,
              pool: str = "processes", scheduler=None, backend: str = "dealer",
-             max_colluders=None, committee_size=None) -> UMPCResult:
+             max_colluders=None, committee_size=None, resolution: Optional[float] = None,
+             input_frac_bits: Optional[int] = None, bounds=None,
+             confidence: float = 0.95) -> UMPCResult:
     """Run Protocol 3.1 and return the release with its measured costs.
 
     Parameters
     ----------
     records : (n, d) array, numeric columns normalized to [0, 1] (public
-        bounds), categorical columns as integer codes.
+        bounds), categorical columns as integer codes; with ``bounds``, numeric
+        columns in raw units within their bounds.
     kernel : a registered kernel name or a :class:`ustat.kernels.Kernel`.
     epsilon : the DP budget (> 0); ``math.inf`` releases without noise
         (evaluation only: not private).
@@ -174,13 +202,27 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     threat_model : ``"dis"`` (M_Dis, Pi_DLap, default) or ``"hf"`` (M_HF,
         committee noise with parameters ``fail`` and ``f_h``).
     session : an existing :class:`mpc.session.Session` with n parties (else
-        one is made from ``seed``, ``bits``, ``frac_bits``). Every run takes
-        a fresh stream from it: two runs never reuse masks or keys.
+        one is made from ``seed`` and the chosen precision; a session fixes
+        bits and frac_bits). Every run takes a fresh stream from it: two runs
+        never reuse masks or keys.
+    bits, frac_bits, input_frac_bits : ring width, output and input
+        fixed-point bits; None (default) chooses them per kernel
+        (:mod:`ustat.umpc.precision`: order kernels l = 40 with c_in = l - 2
+        - log2(gain), arithmetic kernels l = 64 with the widest c that cannot
+        wrap); ints are used as given.
+    resolution : smallest input difference (records' units; raw units with
+        ``bounds``) that comparisons must resolve; ValueError if the ring
+        cannot.
+    bounds : public (lo, hi) per column when ``records`` are raw values (None
+        for categorical columns): the run scales them itself (by a power of
+        two for order kernels, so integer-like values encode exactly).
+    confidence : level of the released interval ``ci`` (default 0.95).
     chunk_size : edges per chunk (the unit of work; memory per chunk grows
         with it). Results do not depend on ``workers`` for a given chunk size.
-    evaluate : also compute the exact incomplete and complete U-statistics
-        on the encoded inputs (tests and experiments only: it reads every
-        record in the clear); ``"incomplete"`` skips the complete one.
+    evaluate : also compute the exact incomplete and complete statistics on
+        the raw values given (``exact_raw``) and on the encoded ones
+        (``exact_encoded``; tests and experiments only: it reads every record
+        in the clear); ``"incomplete"`` skips the complete ones.
     progress : a progress line on stderr if it is a terminal and the run
         takes more than a second.
     hypergraph : a precomputed :class:`ustat.sampling.Hypergraph`.
@@ -190,8 +232,11 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     scheduler : run the chunks on Dask: ``"local"`` (a LocalCluster with
         ``workers`` processes), a scheduler address such as
         ``"tcp://10.0.0.1:8786"``, or a ``distributed.Client``.
-    backend : how a chunk computes f(x_e): ``"dealer"`` (FSS gates and
-        p-party circuits with trusted-dealer preprocessing).
+    backend : how a chunk computes f(x_e): ``"dealer"`` (default; FSS gates
+        and p-party circuits with trusted-dealer preprocessing) or ``"gc"``
+        (k = 2 kernels only: garbled circuits between the two members of
+        each edge, oblivious transfer instead of a dealer, computational
+        security; slower, see docs/gc.md).
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
         given (its defaults otherwise).
@@ -205,9 +250,11 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                                            ("committee_size", committee_size)) if v is not None})
     with Progress(0, progress) as bar:
         bar.stage("sampling")
+        confidence = check_confidence(confidence)
         run = _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
-                       bits, frac_bits, chunk_size, hypergraph, aux_epsilon_fraction,
-                       record_views)
+                       dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
+                            resolution=resolution, bounds=bounds),
+                       chunk_size, hypergraph, aux_epsilon_fraction, record_views)
         bar.total = run.m
         bar.stage("computing")
         z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
@@ -218,21 +265,26 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                                _noise(run, z, aux_epsilon_fraction, noise_kw)))
         bar.stage("aggregation")
         u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
-    evaluation = _evaluate(run, noise[0].aux_values, evaluate, chunk_size) if evaluate else None
+    evaluation = (evaluate_run(run, noise[0].aux_values, evaluate, chunk_size)
+                  if evaluate else None)
     engine = {"backend": backend, "backend_trust": get_backend(backend).trust,
               "workers": workers, "chunks": -(-run.m // chunk_size),
               "scheduler": None if scheduler is None else
               scheduler if isinstance(scheduler, str) else type(scheduler).__name__}
     return _result(run, threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
-                   time.perf_counter() - t_start)
+                   time.perf_counter() - t_start, confidence)
 
 
-def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, seconds):
+def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, seconds, confidence):
     kern, rep = run.kern, run.session.net.report()
     sens_sum = run.delta_max * kern.sensitivity
+    rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
+                         eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
+                         frac_bits=run.session.fp.frac_bits, confidence=confidence)
+    precision = run.precision.to_dict()
+    precision["units"] = "raw (bounds)" if run.bounds is not None else "records as given"
     return UMPCResult(
-        kernel=kern.name, statistic=kern.statistic,
-        estimate=float(kern.release(u_hat, aux_sums, run.n)), u_hat=u_hat,
+        kernel=kern.name, statistic=kern.statistic, u_hat=u_hat, precision=precision, **rel,
         epsilon=run.eps, n=run.n, edges=run.m, degree=kern.degree, max_degree=run.delta_max,
         sampler=run.hypergraph.name, threat_model=threat_model, sensitivity=sens_sum,
         noise_scale=(sens_sum / noise.eps_u / run.m) if math.isfinite(run.eps) else 0.0,
@@ -256,11 +308,13 @@ def _check_engine(workers, pool, scheduler, backend) -> int:
     return default_workers() if workers is None else workers
 
 
-def _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed, bits,
-             frac_bits, chunk_size, hypergraph, aux_fraction, record_views) -> _Run:
-    """Check the arguments, make the session and the run's stream, draw E, encode the records."""
+def _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed, enc_kw,
+             chunk_size, hypergraph, aux_fraction, record_views) -> _Run:
+    """Check the arguments, make the run's stream, draw E, choose the precision, encode."""
     kern = kernel_registry.get(kernel)
-    X = validate_records(records, kern)
+    bounds = check_bounds(enc_kw.pop("bounds"), kern)
+    X = validate_records(scale_records(records, bounds, kern), kern)
+    X_raw = X if bounds is None else np.asarray(records, dtype=np.float64).reshape(X.shape)
     n, k = X.shape[0], kern.degree
     eps = check_epsilon(epsilon)
     if threat_model not in THREAT_MODELS:
@@ -273,20 +327,26 @@ def _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, se
             f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
             f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties"
         )
-    if session is None:
-        session = Session(n, bits=bits, frac_bits=frac_bits, seed=seed,
-                          record_views=record_views)
-    elif session.n_parties != n:
+    if session is not None and session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
-    # a fresh stream per run: two runs on one session never reuse masks or shares
-    rng = session.rng.fresh("umpc-run")
+    # the session's stream exists before the session, whose ring depends on E (the same
+    # streams as Session(seed=...)); a fresh stream per run: runs never reuse masks
+    session_rng = as_rng(seed).fresh("session") if session is None else session.rng
+    rng = session_rng.fresh("umpc-run")
     if hypergraph is None:
         hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
     E = check_edges(hypergraph.edges, n, k)
     delta_max = int(np.bincount(E.ravel(), minlength=n).max())
+    prec = choose_precision(kern, m=E.shape[0], n=n, delta_max=delta_max, eps=eps,
+                            aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
+                            session_widths=None if session is None else
+                            (session.ring.bits, session.fp.frac_bits))
+    if session is None:
+        session = Session.derived(n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits,
+                                  record_views=record_views)
     check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
     return _Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
-                encode_records(session, X, kern))
+                encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds)
 
 
 def _sample(sampler, edges, n, k, rng):
@@ -300,7 +360,7 @@ def _chunk_spec(run: _Run, backend: str, record_views: bool) -> ChunkSpec:
     s = run.session
     get_backend(backend).check(run.kern)
     return ChunkSpec(kernel=run.kern, bits=s.ring.bits, frac_bits=s.fp.frac_bits,
-                     input_frac_bits=s.fp.frac_bits, roles=s.net.roles,
+                     input_frac_bits=run.precision.input_frac_bits, roles=s.net.roles,
                      streams=run.rng.derive("chunks"), backend=backend,
                      record_views=bool(record_views or s.net.record_views))
 
@@ -313,16 +373,12 @@ def _share_and_compute(run: _Run, spec: ChunkSpec, z: np.ndarray, chunk_size: in
     as parallel lanes (rounds counted once); per chunk O(m_c k) work here.
     ``engine`` goes to :func:`ustat.umpc.engines.run_chunks`.
     """
-    E, k, net = run.E, run.kern.degree, run.session.net
-    n_chunks = -(-run.m // chunk_size)
-    tasks = ((i, run.enc[E[i * chunk_size:(i + 1) * chunk_size]]) for i in range(n_chunks))
+    net = run.session.net
+    tasks = ChunkInputs(run.enc, run.E, chunk_size)
     with net.parallel():
-        for res in run_chunks(spec, tasks, n_chunks, **engine):
-            Ec = E[res.index * chunk_size:(res.index + 1) * chunk_size]
-            with net.lane():
-                net.absorb(res.traffic, Ec.ravel())
-            for j in range(k):
-                np.add.at(z, Ec[:, j], res.shares[j])
+        for res in run_chunks(spec, tasks, len(tasks), **engine):
+            Ec = tasks.edges_of(res.index)
+            merge_chunk(net, z, Ec, res)
             bar.advance(Ec.shape[0])
     z &= run.session.ring.mask
 
@@ -373,24 +429,6 @@ def _aggregate(run: _Run, z, aux_z):
         totals = ring.sum(payload, axis=0)
     u_hat = float(session.fp.decode(totals[0])) / run.m
     return u_hat, [float(session.fp.decode(t)) for t in totals[1:]]
-
-
-def _evaluate(run: _Run, aux_values, evaluate, chunk_size) -> dict:
-    """Exact incomplete and complete U-statistics on the encoded records (reads them in the clear)."""
-    kern, E = run.kern, run.E
-    Xq = decode_records(run.session, run.enc, kern)
-    vals = np.concatenate([kern.plain(Xq[E[i:i + chunk_size]])
-                           for i in range(0, run.m, chunk_size)])
-    u_inc = float(vals.mean())
-    u_com = None if evaluate == "incomplete" else kernel_registry.complete_u(kern, Xq)
-    exact_aux = list(aux_values.sum(axis=0)) if aux_values.shape[1] else []
-    return {
-        "u_incomplete": u_inc,
-        "u_complete": u_com,
-        "statistic_incomplete": kern.release(u_inc, exact_aux, run.n),
-        "statistic_complete": None if u_com is None else kern.release(u_com, exact_aux, run.n),
-        "aux_exact": exact_aux,
-    }
 
 
 def _notes(run: _Run, noise_info) -> list:

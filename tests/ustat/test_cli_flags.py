@@ -1,0 +1,371 @@
+"""`ustat estimate` engine and precision flags, the release fields of newer run_umpc builds,
+default column choice, and negative bounds in every command."""
+
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPO, shared_data
+from tests.ustat.test_cli_protocols import _err, _run
+from ustat import umpc
+from ustat.cli import main
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Record the keywords the CLI passes to run_umpc (and run it)."""
+    real, calls = umpc.run_umpc, []
+
+    def run_umpc(*a, **kw):
+        calls.append(kw)
+        return real(*a, **kw)
+
+    run_umpc.__signature__ = inspect.signature(real)
+    monkeypatch.setattr(umpc, "run_umpc", run_umpc)
+    return calls
+
+
+def test_engine_flags_reach_run_umpc(capsys, spy):
+    res, _ = _run(capsys, ["estimate", "gini", "--n", "30", "--seed", "1", "--backend", "dealer",
+                           "--workers", "2", "--pool", "threads", "--bits", "48", "--frac-bits",
+                           "20"])
+    kw = spy[-1]
+    assert (kw["backend"], kw["workers"], kw["pool"], kw["bits"], kw["frac_bits"]) == \
+        ("dealer", 2, "threads", 48, 20)
+    assert res["backend"] == "dealer" and res["workers"] == 2 and res["protocol"] == "umpc"
+    assert "trusted dealer" in res["trust"] and res["params"]["bits"] == 48
+    assert res["params"]["edges"] == 60 and res["params"]["pool"] == "threads"
+    _run(capsys, ["estimate", "gini", "--n", "30", "--seed", "1", "--workers", "1"])
+    kw = spy[-1]
+    assert kw["workers"] == 1 and "pool" not in kw and "scheduler" not in kw and "bits" not in kw
+
+
+def test_scheduler_flag_is_passed(capsys, monkeypatch):
+    """--scheduler goes to run_umpc as given (a fake run_umpc: no Dask cluster is started)."""
+    seen = {}
+
+    def fake(records, kernel, *, scheduler=None, workers=None, **kw):
+        seen.update(scheduler=scheduler, workers=workers)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(umpc, "run_umpc", fake)
+    code, err = _err(capsys, ["estimate", "gini", "--n", "20", "--scheduler", "local",
+                              "--workers", "2"])
+    assert code == 2 and seen == {"scheduler": "local", "workers": 2} and "stop here" in err
+
+
+def test_backend_choices_read_at_run_time(capsys, monkeypatch):
+    from ustat.umpc import chunk
+
+    code, err = _err(capsys, ["estimate", "gini", "--n", "20", "--backend", "nope"])
+    assert code == 2 and "--backend must be one of" in err and "dealer" in err
+    monkeypatch.setitem(chunk.BACKENDS, "dealer2", chunk.BACKENDS["dealer"])
+    res, _ = _run(capsys, ["estimate", "gini", "--n", "20", "--backend", "dealer2", "--seed", "1"])
+    assert res["backend"] == "dealer2"
+
+
+def test_precision_flags_exact_at_eps_inf(capsys):
+    res, _ = _run(capsys, ["estimate", "gini", "--n", "25", "--bits", "48", "--frac-bits", "24",
+                           "--epsilon", "inf", "--edges", "all", "--evaluate"])
+    ev = res["evaluation"]
+    assert res["estimate"] == pytest.approx(ev["exact_encoded"], abs=1e-6)
+    assert abs(ev["encoding_error"]) < 1e-6
+    assert ev["encoding_error"] == pytest.approx(ev["exact_encoded"] - ev["exact_raw"], abs=1e-12)
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--workers", "0"], "--workers must be >= 1, got 0"),
+    (["--bits", "1"], "--bits must be >= 2"),
+    (["--frac-bits", "-1"], "--frac-bits must be >= 0"),
+    (["--bits", "20", "--frac-bits", "20"], "--frac-bits (20) must be below --bits (20)"),
+    (["--resolution", "-1"], "--resolution must be a positive number"),
+    (["--resolution", "nan"], "--resolution must be a positive number"),
+    (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
+    (["--pool", "threads", "--workers", "1"], "--pool applies with --workers > 1"),
+    (["--pool", "forks"], "invalid choice: 'forks'"),
+    (["--workers", "two"], "invalid int value: 'two'"),
+    (["--edges", "5x"], "--edges: edges must be like '2n', an integer or 'all'"),
+    (["--csv", "{csv}", "--bounds", "-5:5,0:1"], "--bounds: got 2 lo:hi pair(s) for 1 column(s)"),
+    (["--csv", "{csv}", "--bounds", "5:-5"], "--bounds: entry 1 '5:-5': need lo < hi"),
+])
+def test_engine_flag_errors(tmp_path, capsys, argv, msg):
+    f = tmp_path / "x.csv"
+    f.write_text("x\n" + "".join(f"{i - 3}\n" for i in range(8)))
+    argv = [str(f) if a == "{csv}" else a for a in argv]
+    base = ["estimate", "gini"] + ([] if "--csv" in argv else ["--n", "20"])
+    code, err = _err(capsys, base + argv)
+    assert code == 2 and msg in err and "Traceback" not in err, err
+
+
+def _old_run_umpc(real):
+    def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
+                 threat_model="dis", seed=None, evaluate=False, progress=False,
+                 fail=2.0 ** -40, f_h=0.5, aux_epsilon_fraction=0.1, bits=40, frac_bits=14):
+        return real(records, kernel, epsilon=epsilon, edges=edges, sampler=sampler,
+                    threat_model=threat_model, seed=seed, evaluate=evaluate, progress=progress,
+                    fail=fail, f_h=f_h, aux_epsilon_fraction=aux_epsilon_fraction)
+    return run_umpc
+
+
+@pytest.mark.parametrize("flag,value,key", [("--resolution", "0.001", "resolution"),
+                                            ("--confidence", "0.9", "confidence"),
+                                            ("--backend", "dealer", "backend")])
+def test_new_keywords_refused_by_an_older_run_umpc(capsys, monkeypatch, flag, value, key):
+    monkeypatch.setattr(umpc, "run_umpc", _old_run_umpc(umpc.run_umpc))
+    code, err = _err(capsys, ["estimate", "gini", "--n", "20", flag, value])
+    assert code == 2 and f"{flag} needs ustat.umpc.run_umpc({key}=...)" in err
+    assert main(["estimate", "gini", "--n", "20", "--no-progress"]) == 0    # without it: runs
+
+
+def _newer_run_umpc(real, seen):
+    """A run_umpc with the release-core contract's keywords and result fields."""
+    def run_umpc(records, kernel, *, resolution=None, confidence=0.95, **kw):
+        seen.update(resolution=resolution, confidence=confidence)
+        res = real(records, kernel, **kw)
+        res.estimate_raw, res.estimate = 1.0432, 1.0
+        res.noise_std, res.confidence = 0.0123, confidence
+        res.ci = np.array([0.97, 1.0])                   # numpy values serialize too
+        res.ci_method = "normal: DP noise + edge sampling"
+        res.epsilon_split = {"statistic": 0.9, "class_counts": 0.1}
+        res.precision = {"bits": np.int64(40), "frac_bits": 14, "input_frac_bits": 30, "resolution": resolution}
+        res.warnings = ["warning: class-count noise dominates", "small classes"]
+        if res.evaluation is not None:
+            res.evaluation.update(exact_raw=0.75, exact_encoded=0.7499, encoding_error=-1e-4)
+        return res
+    return run_umpc
+
+
+def test_release_fields_of_a_newer_run_umpc(capsys, monkeypatch):
+    seen = {}
+    monkeypatch.setattr(umpc, "run_umpc", _newer_run_umpc(umpc.run_umpc, seen))
+    argv = ["estimate", "auc", "--n", "40", "--seed", "1", "--resolution", "0.001",
+            "--confidence", "0.9", "--evaluate"]
+    res, err = _run(capsys, argv)
+    assert seen == {"resolution": 0.001, "confidence": 0.9}
+    assert res["estimate"] == 1.0 and res["estimate_raw"] == 1.0432 and res["ci"] == [0.97, 1.0]
+    assert res["noise_std"] == 0.0123 and res["confidence"] == 0.9
+    assert res["epsilon_split"] == {"statistic": 0.9, "class_counts": 0.1}
+    assert res["precision"]["input_frac_bits"] == 30
+    assert res["evaluation"]["exact_raw"] == 0.75 and res["evaluation"]["encoding_error"] == -1e-4
+    assert res["warnings"] == ["class-count noise dominates", "small classes"]
+    assert err.count("class-count noise dominates") == 1 and "warning: warning" not in err
+    assert main(argv + ["--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "AUC (auc) = 1   [1.0432 before clamping to the valid range]" in out
+    assert "accuracy  : DP noise std 0.0123, 90% interval [0.97, 1]\n" in out
+    assert "  interval  : normal: DP noise + edge sampling\n" in out
+    assert "epsilon 1 = 0.9 statistic + 0.1 class counts (threat model" in out
+    assert ("precision : ring 40 bits, 14 fractional bits for the output, 30 for the inputs; "
+            "inputs resolved to 0.001") in " ".join(out.split())
+    assert ("evaluation: exact AUC on the raw values = 0.75, on the encoded inputs = 0.7499 "
+            "(difference -0.0001)") in out
+    assert "in U units" not in out and "u_complete" not in out
+
+
+def test_noise_std_in_statistic_units_only(capsys):
+    """The noise std is shown in the statistic's units (run_umpc's noise_std), never on the U
+    scale next to an AUC; without noise_std only U-statistic kernels show one."""
+    for kern in ("auc", "kendall"):
+        res, _ = _run(capsys, ["estimate", kern, "--n", "40", "--seed", "1"])
+        assert main(["estimate", kern, "--n", "40", "--seed", "1", "--no-progress"]) == 0
+        out = capsys.readouterr().out
+        assert "U units" not in out
+        if res.get("noise_std") is not None:
+            assert f"accuracy  : DP noise std {res['noise_std']:.3g}" in out
+        else:
+            assert ("noise std" in out) == (kern == "kendall")
+
+
+def test_default_columns_by_name_in_any_order(tmp_path, capsys):
+    """Issue 8 s.3: a two-column file label,score: the score is read as the score."""
+    f = tmp_path / "ls.csv"
+    f.write_text("label,score\n" + "".join(f"{'yes' if i % 3 else 'no'},{i / 30}\n"
+                                           for i in range(30)))
+    res, err = _run(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1",
+                             "--epsilon", "inf", "--edges", "all"])
+    assert res["data"]["columns"] == ["score", "label"] and "chosen by name" in err
+    from sklearn.metrics import roc_auc_score
+
+    want = roc_auc_score([i % 3 != 0 for i in range(30)], [i / 30 for i in range(30)])
+    assert res["estimate"] == pytest.approx(want, abs=1e-6)
+
+
+@pytest.mark.parametrize("cmd", [
+    ["ecdf", "--column", "x", "--thresholds", "8"],
+    ["quantile", "--column", "x", "--thresholds", "8", "--q", "0.5"],
+    ["roc", "--score", "x", "--label", "y", "--thresholds", "8"],
+    ["estimate", "gini", "--columns", "x"],
+])
+@pytest.mark.parametrize("form", ["space", "equals"])
+def test_negative_bounds_in_every_command(tmp_path, capsys, cmd, form):
+    f = tmp_path / "neg.csv"
+    f.write_text("x,y\n" + "".join(f"{i - 10},{i % 2}\n" for i in range(21)))
+    bounds = ["--bounds", "-10:10"] if form == "space" else ["--bounds=-10:10"]
+    argv = cmd[:1] + ["--csv", str(f)] + cmd[1:] + bounds + ["--epsilon", "inf", "--seed", "1"]
+    if cmd[0] != "estimate":
+        argv += ["--backend", "central"]
+    res, err = _run(capsys, argv)
+    got = res["data"]["bounds"] if cmd[0] == "estimate" else res.get("bounds")
+    assert got in ([[-10.0, 10.0]], [-10.0, 10.0], None) and "no bounds" not in err
+    if cmd[0] in ("ecdf", "quantile"):
+        assert res["bounds"] == [-10.0, 10.0]
+
+
+def test_ecdf_huge_values_do_not_become_nan(tmp_path, capsys):
+    """Issue 8 s.6 (1e308 -> NaN) for the ECDF commands: the threshold grid does not overflow."""
+    f = tmp_path / "h.csv"
+    f.write_text("x\n1e308\n-1e308\n0\n5e307\n")
+    res, _ = _run(capsys, ["ecdf", "--csv", str(f), "--thresholds", "5", "--bounds",
+                           "-1e308:1e308", "--epsilon", "inf", "--backend", "central",
+                           "--evaluate"])
+    assert res["thresholds"] == [-1e308, -5e307, 0.0, 5e307, 1e308]
+    assert res["evaluation"]["ecdf"] == [0.25, 0.25, 0.5, 0.75, 1.0]
+
+
+def test_ecdf_bounds_errors_name_the_flag(capsys):
+    code, err = _err(capsys, ["ecdf", "--n", "20", "--bounds", "-1:-2"])
+    assert code == 2 and "--bounds: entry 1 '-1:-2': need lo < hi" in err
+
+
+def test_ecdf_commands_read_headerless_and_latin1(tmp_path, capsys):
+    f = tmp_path / "h.csv"
+    f.write_bytes(b"".join(b"%d,Jos\xe9\n" % i for i in range(20)))
+    res, _ = _run(capsys, ["ecdf", "--csv", str(f), "--no-header", "--encoding", "latin-1",
+                           "--column", "1", "--bounds", "0:20", "--thresholds", "4",
+                           "--backend", "central", "--epsilon", "inf", "--evaluate"])
+    assert res["n"] == 20 and res["evaluation"]["ecdf"][-1] == 1.0
+
+
+def test_help_documents_every_new_flag():
+    from ustat.baselines.registry import PROTOCOLS
+    from ustat.cli import build_parser
+
+    text = build_parser()._subparsers._group_actions[0].choices["estimate"].format_help()
+    for flag in ("--protocol", "--bins", "--pairs", "--delta", "--noise-bits", "--engine",
+                 "--backend", "--workers", "--pool", "--scheduler", "--bits", "--frac-bits",
+                 "--resolution", "--confidence", "Exit status", "docs/cli.md"):
+        assert flag in text, flag
+    joined = re.sub(r"-\s+", "-", text)          # argparse wraps at hyphens
+    for name in PROTOCOLS:
+        assert name in joined, name
+
+
+def test_bank_umpc_subprocess_with_engine_flags():
+    path = shared_data("bank", "bank.csv")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ustat", "estimate", "kendall", "--csv", path, "--columns",
+         "age,balance", "--bounds", "18:95,-10000:110000", "--workers", "1", "--backend",
+         "dealer", "--bits", "40", "--frac-bits", "14", "--seed", "1", "--json",
+         "--no-progress"],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+        env={**os.environ, "PYTHONPATH": REPO})
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(proc.stdout)
+    assert res["n"] == 4521 and res["protocol"] == "umpc" and res["workers"] == 1
+    assert res["backend"] == "dealer" and -1 <= res["estimate"] <= 1
+
+
+def test_bank_pool_and_release_options(capsys):
+    """Bank through main(): --pool threads --workers 2, and --resolution/--confidence: used when
+    this build's run_umpc takes them (issue 8 release contract), else refused by name."""
+    path = shared_data("bank", "bank.csv")
+    argv = ["estimate", "kendall", "--csv", path, "--columns", "age,balance", "--bounds",
+            "18:95,-10000:110000", "--pool", "threads", "--workers", "2", "--seed", "1"]
+    res, _ = _run(capsys, argv)
+    assert res["n"] == 4521 and res["params"]["pool"] == "threads" and res["workers"] == 2
+    extra = ["--resolution", "1", "--confidence", "0.9"]
+    accepted = inspect.signature(umpc.run_umpc).parameters
+    if "resolution" in accepted and "confidence" in accepted:
+        res, _ = _run(capsys, argv + extra)
+        assert res["confidence"] == 0.9 and res["ci"][0] <= res["estimate"] <= res["ci"][1]
+    else:
+        code, err = _err(capsys, argv + extra)
+        assert code == 2 and "needs ustat.umpc.run_umpc(resolution=...)" in err
+
+
+def test_data_hash_is_not_released(tmp_path, capsys):
+    """The file's SHA-256 (a function of every record) identifies the data set in the budget
+    file only; it is not in the output."""
+    f = tmp_path / "d.csv"
+    f.write_text("x\n" + "".join(f"{i}\n" for i in range(20)))
+    budget = tmp_path / "b.json"
+    for proto in ("umpc", "bell-ldp"):
+        res, _ = _run(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "0:20",
+                               "--protocol", proto, "--budget-file", str(budget),
+                               "--budget-total", "5"])
+        assert "sha256" not in res["data"] and res["data"]["rows"] == 20
+    assert "sha256:" in budget.read_text()
+
+
+def test_backend_gc_when_registered(capsys):
+    """--backend gc (issue 9) through the CLI: the same release as the dealer backend at eps = inf,
+    and the trust sentence says no dealer; a degree-3 kernel is refused naming the flag."""
+    from ustat.umpc.chunk import BACKENDS
+
+    if "gc" not in BACKENDS:
+        pytest.skip("the garbled-circuit backend is not registered in this build")
+    argv = ["estimate", "gini", "--n", "16", "--epsilon", "inf", "--edges", "all", "--seed", "2"]
+    gc, _ = _run(capsys, argv + ["--backend", "gc"])
+    dealer, _ = _run(capsys, argv + ["--backend", "dealer"])
+    assert gc["backend"] == "gc" and gc["estimate"] == dealer["estimate"]
+    assert "trusted dealer provides" not in gc["trust"] and "backend gc" in gc["trust"]
+    code, err = _err(capsys, ["estimate", "triples", "--n", "10", "--backend", "gc"])
+    assert code == 2 and err.count("ustat: error: --backend") == 1
+
+
+def test_raw_records_and_bounds_go_to_a_run_umpc_that_takes_them(tmp_path, capsys, monkeypatch):
+    """Issue 8 s.2: with run_umpc(bounds=...), the CLI passes the raw values (clipped with --clip)
+    and the public bounds per kernel column; without it, [0, 1] records and --resolution
+    converted to those units."""
+    real, seen = umpc.run_umpc, {}
+
+    def with_bounds(records, kernel, *, bounds=None, resolution=None, **kw):
+        seen.update(records=np.array(records), bounds=bounds, resolution=resolution)
+        scaled = np.array(records)
+        scaled[:, 0] /= 100
+        return real(scaled, kernel, **kw)
+
+    f = tmp_path / "d.csv"
+    f.write_text("s,y\n" + "".join(f"{i * 10},{i % 2}\n" for i in range(12)))
+    argv = ["estimate", "auc", "--csv", str(f), "--bounds", "0:100", "--clip", "--seed", "1",
+            "--resolution", "0.5"]
+    monkeypatch.setattr(umpc, "run_umpc", with_bounds)
+    _run(capsys, argv)
+    assert seen["bounds"] == [(0.0, 100.0), None] and seen["resolution"] == 0.5
+    assert seen["records"][:, 0].tolist() == [min(i * 10, 100) for i in range(12)]
+
+    def no_bounds(records, kernel, *, resolution=None, **kw):
+        seen.update(records=np.array(records), resolution=resolution)
+        return real(records, kernel, **kw)
+
+    monkeypatch.setattr(umpc, "run_umpc", no_bounds)
+    _run(capsys, argv)
+    assert seen["resolution"] == pytest.approx(0.005) and seen["records"][:, 0].max() == 1.0
+
+
+def test_bank_kendall_raw_reference(tmp_path, capsys):
+    """Issue 8 s.2 through the CLI: Kendall's tau-a on Bank (age, balance, 300 rows). The
+    evaluation's exact_raw equals a numpy reference on the raw values; when run_umpc encodes raw
+    values itself (bounds=), the eps = inf release equals it to 1e-9."""
+    path = shared_data("bank", "bank.csv")
+    lines = open(path).read().splitlines()[:301]
+    f = tmp_path / "bank300.csv"
+    f.write_text("\n".join(lines) + "\n")
+    from ustat.data import load_csv
+
+    x, _ = load_csv(str(f), ["age", "balance"])
+    i, j = np.triu_indices(len(x), 1)
+    want = float(np.mean(np.sign(x[i, 0] - x[j, 0]) * np.sign(x[i, 1] - x[j, 1])))
+    res, _ = _run(capsys, ["estimate", "kendall", "--csv", str(f), "--columns", "age,balance",
+                           "--bounds", "18:95,-10000:110000", "--epsilon", "inf", "--edges",
+                           "all", "--evaluate", "--workers", "1"])
+    assert res["evaluation"]["exact_raw"] == pytest.approx(want, abs=1e-12)
+    if "bounds" in inspect.signature(umpc.run_umpc).parameters:
+        assert res["estimate"] == pytest.approx(want, abs=1e-9)
+        assert abs(res["evaluation"]["encoding_error"]) <= 1e-9

@@ -1,0 +1,98 @@
+"""The ``ustat`` command line (entry point ``ustat.cli:main``).
+
+Subcommands:
+  estimate   a differentially private U-statistic by the U-MPC protocol
+             (Protocol 3.1 of Sinh and Ramon) or a baseline protocol
+             (``--protocol``), on a CSV file or on the embedded synthetic
+             default (n = 1000 uniform records).
+  kernels    list the available kernels.
+  protocols  list the protocols of ``estimate --protocol`` (U-MPC and the baselines).
+  demo       share, multiply and open a batch among simulated parties and
+             print the network's communication report (the engine demo).
+  ecdf, quantile, roc, hl   private ECDF releases (:mod:`ustat.ecdf.cli`).
+
+``--json`` prints one JSON object on stdout; progress and warnings go to
+stderr. User mistakes exit with status 2 and a one-line message, never a
+traceback. Modules: :mod:`.parser` (options), :mod:`.records` (data),
+:mod:`.estimate` (running), :mod:`.output` and :mod:`.protocols` (results),
+:mod:`.commands` (kernels, demo). Reference: docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
+                       print_protocols)
+from .common import UsageError, error_text
+from .estimate import cmd_estimate
+from .records import CLEAR_CHECKS
+
+__all__ = ["main", "build_parser", "UsageError", "CLEAR_CHECKS"]
+
+
+def _show_estimate(res: dict):
+    from .output import print_estimate
+    from .protocols import print_protocol
+
+    (print_estimate if res.get("protocol", "umpc") == "umpc" else print_protocol)(res)
+
+
+_COMMANDS = {
+    "estimate": (cmd_estimate, _show_estimate),
+    "kernels": (cmd_kernels, print_kernels),
+    "protocols": (cmd_protocols, print_protocols),
+    "demo": (cmd_demo, print_demo),
+}
+
+
+def build_parser():
+    """The ``ustat`` argument parser (extension subcommands registered too)."""
+    from .parser import build_parser as _build
+
+    return _build(_COMMANDS)
+
+
+def main(argv=None) -> int:
+    from .parser import join_dash_values
+
+    argv = join_dash_values(list(sys.argv[1:] if argv is None else argv))
+    try:
+        ap = build_parser()
+        args = ap.parse_args(argv)
+        if args.command is None:
+            ap.print_help()
+            return 0
+        run, show = _COMMANDS[args.command]
+        res = run(args)
+        if args.json:
+            print(json.dumps(res, default=_json_default))
+        else:
+            show(res)
+        sys.stdout.flush()
+        return 0
+    except (UsageError, ValueError, TypeError, OSError) as exc:
+        if isinstance(exc, BrokenPipeError):
+            return _broken_pipe()
+        print(f"ustat: error: {error_text(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ustat: interrupted", file=sys.stderr)
+        return 130
+
+
+def _json_default(obj):
+    """numpy scalars and arrays (e.g. in fields of newer results) as Python numbers and lists."""
+    for attr in ("tolist", "item"):
+        if callable(getattr(obj, attr, None)):
+            return getattr(obj, attr)()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+def _broken_pipe() -> int:
+    """The reader went away (``ustat kernels | head``): stop quietly, like other tools."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())       # Python's final flush must not fail again
+    return 141

@@ -1,0 +1,201 @@
+"""``ustat estimate KERNEL``: load the records, charge the budget, run the chosen protocol.
+
+``--protocol umpc`` (default) runs :func:`ustat.umpc.run_umpc` with the
+engine, precision and collusion options; every other protocol runs through
+:func:`ustat.baselines.run_protocol` (:mod:`.protocols`). Options that
+``run_umpc`` of this build does not accept yet are refused with a message
+(never silently dropped); options are passed only when the user gave them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+from .common import UsageError, warn, with_flag_names
+from .records import load_records
+
+__all__ = ["cmd_estimate", "edges_option", "umpc_kwargs", "budget"]
+
+#: (flag, run_umpc keyword): passed only when given on the command line.
+UMPC_OPTIONS = (
+    ("--max-colluders", "max_colluders"), ("--committee-size", "committee_size"),
+    ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
+    ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
+    ("--resolution", "resolution"), ("--confidence", "confidence"),
+)
+
+
+def edges_option(args, n: int, k: int, notes: list) -> tuple:
+    """(edges, sampler): a relative count like 2n is capped at C(n, k) with a note."""
+    text = args.edges.strip().lower()
+    if text == "all":
+        return "all", "all"
+    total = math.comb(n, k)
+    if text.endswith("n"):
+        try:
+            want = float(text[:-1] or "1") * n
+        except ValueError:
+            return args.edges, args.sampler          # run_umpc names the mistake
+        if math.isfinite(want) and round(want) > total:
+            notes.append(f"--edges {args.edges} asks for {int(round(want))} edges but only "
+                         f"C({n}, {k}) = {total} distinct ones exist: all {total} used")
+            return "all", "all"
+    return args.edges, args.sampler
+
+
+def _check_values(args):
+    """Range checks of the engine and precision options, naming the flag."""
+    checks = (("workers", 1, "--workers must be >= 1"), ("bits", 2, "--bits must be >= 2"),
+              ("frac_bits", 0, "--frac-bits must be >= 0"))
+    for key, low, msg in checks:
+        v = getattr(args, key)
+        if v is not None and v < low:
+            raise UsageError(f"{msg}, got {v}")
+    if args.bits is not None and args.frac_bits is not None and args.frac_bits >= args.bits:
+        raise UsageError(f"--frac-bits ({args.frac_bits}) must be below --bits ({args.bits})")
+    r = args.resolution
+    if r is not None and not (math.isfinite(r) and r > 0):
+        raise UsageError(f"--resolution must be a positive number (raw data units), got {r}")
+    c = args.confidence
+    if c is not None and not 0 < c < 1:
+        raise UsageError(f"--confidence must be in (0, 1), e.g. 0.95, got {c}")
+    if args.pool is not None and args.workers == 1:
+        raise UsageError("--pool applies with --workers > 1")
+
+
+def umpc_kwargs(args) -> dict:
+    """Options for run_umpc given on the command line, refused if this build cannot take them."""
+    from .. import umpc
+
+    _check_values(args)
+    accepted = inspect.signature(umpc.run_umpc).parameters
+    out = {"fail": args.fail, "f_h": args.honest_fraction}
+    for flag, key in UMPC_OPTIONS:
+        value = getattr(args, key)
+        if value is None or (key == "max_colluders" and value == "half"):   # the noise default
+            continue
+        if key not in accepted:
+            raise UsageError(f"{flag} needs ustat.umpc.run_umpc({key}=...), which this build does "
+                             f"not have yet; run without {flag} (see `ustat estimate --help`)")
+        out[key] = value
+    return out
+
+
+def budget(args, meta, kern):
+    """Reserve this run's epsilon in --budget-file: (file, reservation), (None, None) without it."""
+    if not args.budget_file:
+        if args.budget_total is not None:
+            raise UsageError("--budget-total needs --budget-file")
+        return None, None
+    from noise.budget_file import BudgetFile
+
+    if args.csv is None:
+        raise UsageError("--budget-file needs --csv (a budget belongs to a data set)")
+    if math.isinf(args.epsilon):
+        raise UsageError("--epsilon inf is not private and cannot be charged to --budget-file")
+    bf = BudgetFile(args.budget_file)
+    key = f"sha256:{meta['sha256']}"
+    desc = {"path": os.path.abspath(args.csv), "sha256": meta["sha256"], "rows": meta["rows"]}
+    details = {"kernel": kern.name, "columns": meta["columns"], "path": os.path.abspath(args.csv),
+               "protocol": args.protocol}
+    return bf, bf.reserve(key, args.epsilon, total=args.budget_total, label=kern.name,
+                          details=details, description=desc)
+
+
+def _charged(args, meta, kern, run):
+    """run() with this run's epsilon reserved in --budget-file, released if the run fails."""
+    bf, reservation = budget(args, meta, kern)
+    try:
+        res = run()
+    except BaseException:
+        if reservation is not None:
+            bf.cancel(reservation)          # nothing was released
+        raise
+    if reservation is not None:
+        bf.confirm(reservation)
+    return res, reservation
+
+
+#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them).
+UMPC_DEFAULTS = {"edges": "2n", "sampler": "balanced", "threat_model": "dis",
+                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": 0.1}
+
+
+def _umpc_defaults(args):
+    from ..umpc.chunk import BACKENDS
+
+    for key, value in UMPC_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.backend is not None and args.backend not in BACKENDS:
+        raise UsageError(f"--backend must be one of {', '.join(sorted(BACKENDS))} in this build, "
+                         f"got {args.backend!r}")
+
+
+def _records_for_umpc(args, X, raw, meta, kwargs) -> tuple:
+    """(records, kwargs): raw values with bounds= when run_umpc encodes them itself (inputs
+    exact to the resolution in raw units), else the records in [0, 1] and --resolution
+    converted into those units (the strictest column)."""
+    from .. import umpc
+
+    accepted = inspect.signature(umpc.run_umpc).parameters
+    if raw is not None and "bounds" in accepted:
+        return raw[0], {**kwargs, "bounds": raw[1]}
+    if kwargs.get("resolution") is not None and meta.get("bounds"):
+        widest = max(hi - lo for lo, hi in meta["bounds"])
+        if math.isfinite(widest) and widest > 0:
+            kwargs = {**kwargs, "resolution": kwargs["resolution"] / widest}
+    return X, kwargs
+
+
+def _run_umpc(args, kern, X, raw, meta, notes):
+    from .. import umpc
+
+    edges, sampler = edges_option(args, X.shape[0], kern.degree, notes)
+    records, kwargs = _records_for_umpc(args, X, raw, meta, umpc_kwargs(args))
+    flags = {key: flag for flag, key in UMPC_OPTIONS}
+    flags.update(edges="--edges", sampler="--sampler", epsilon="--epsilon",
+                 aux_epsilon_fraction="--aux-epsilon-fraction")
+    return with_flag_names(lambda: umpc.run_umpc(
+        records, kern, epsilon=args.epsilon, edges=edges, sampler=sampler,
+        threat_model=args.threat_model, seed=args.seed,
+        aux_epsilon_fraction=args.aux_epsilon_fraction, evaluate=args.evaluate,
+        progress=not args.no_progress, **kwargs), flags)
+
+
+def cmd_estimate(args) -> dict:
+    from .. import kernels
+    from . import output, protocols
+
+    try:
+        kern = kernels.get(args.kernel)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if math.isnan(args.epsilon) or args.epsilon <= 0:
+        raise UsageError(f"--epsilon must be > 0 (or inf), got {args.epsilon}")
+    info = protocols.check(args, kern)
+    if info is None:
+        _umpc_defaults(args)
+    X, warnings, meta, raw = load_records(args, kern)
+    notes: list = []
+    if info is None:
+        run = _run_umpc(args, kern, X, raw, meta, notes)
+    else:
+        run = protocols.runner(args, info, kern, X)
+    for w in warnings:
+        warn(w)
+    if math.isinf(args.epsilon):
+        warn("--epsilon inf: no noise is added; the release is NOT differentially private "
+             "(evaluation only)")
+    if args.seed is not None:
+        warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
+    res, reservation = _charged(args, meta, kern, run)
+    if info is not None:
+        out = protocols.output(args, kern, res, meta, warnings + notes, reservation)
+    else:
+        out = output.estimate_output(args, kern, res, X, meta, warnings + notes, reservation)
+    for w in out.get("warnings", []):
+        warn(w)
+    return out

@@ -1,0 +1,183 @@
+"""The parties' records for ``ustat estimate``: a CSV file or the synthetic default, normalized.
+
+Every check here is on one record at a time against public parameters (see
+``CLEAR_CHECKS``): the file's format, numeric cells, labels against a rule
+fixed before reading the data (``--positive`` / ``--classes``), values
+against public ``--bounds``. Nothing computed across records is checked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .common import UsageError, split_list
+
+__all__ = ["SYNTHETIC_N", "SYNTHETIC_LEVELS", "CLEAR_CHECKS", "bounds_option", "label_options",
+           "load_records"]
+
+SYNTHETIC_N = 1000
+#: number of categories of each categorical column in the synthetic default
+SYNTHETIC_LEVELS = 5
+
+#: What the CLI checks on the data in the clear, and what it does not (--help and docs/cli.md).
+CLEAR_CHECKS = """\
+What is checked in the clear: only facts about each record on its own
+against public parameters, the checks every party could make on its own
+record before joining: the file's format (encoding, header, field count),
+that a numeric cell parses and is finite, that a label belongs to the
+declared classes (--positive / --classes or a label whose meaning is fixed),
+that a value lies within the public --bounds (an error unless --clip). An
+error names the first such line. Nothing computed across records is checked
+or printed outside the DP release: not the class counts (or whether a class
+is empty), not the number of distinct labels, not the min/max (except
+without --bounds, which is warned about as a leak). A class that is empty or
+nearly so shows up in the released, noisy class counts (a note says so)."""
+
+
+def label_options(args, kern) -> tuple:
+    """(positive, classes) for the kernel's ordered label column, checked against the kernel."""
+    levels = kern.extra.get("levels", {})
+    classes = split_list(args.classes)
+    if (args.positive is not None or classes is not None) and not levels:
+        raise UsageError(f"--positive and --classes apply to kernels with class labels (auc, vus), "
+                         f"not {kern.name!r}")
+    if args.positive is not None and classes is not None:
+        raise UsageError("give --positive or --classes, not both")
+    want = next(iter(levels.values()), 0)
+    if args.positive is not None and want != 2:
+        raise UsageError(f"--positive applies to two-class labels; kernel {kern.name!r} needs "
+                         f"--classes with {want} labels in order")
+    if classes is not None and len(classes) != want:
+        raise UsageError(f"--classes must name {want} labels in order for kernel {kern.name!r}, "
+                         f"got {len(classes)}")
+    return args.positive, classes
+
+
+def bounds_option(text: str, d: int) -> list:
+    """--bounds parsed into d (lo, hi) pairs; a mistake is reported with the flag's name."""
+    from ..data import parse_bounds
+
+    try:
+        return parse_bounds(text, d)
+    except ValueError as exc:
+        raise UsageError(f"--{exc}") from None
+
+
+def _synthetic(args, kern):
+    from mpc.rng import as_rng
+
+    from .. import data
+
+    if args.columns or args.bounds or args.positive is not None or args.classes is not None:
+        raise UsageError("--columns, --bounds, --positive and --classes need --csv (the synthetic "
+                         "default has public bounds [0, 1] and class codes 0, 1, ...)")
+    n = args.n
+    if n < kern.degree:
+        raise UsageError(f"--n must be >= {kern.degree} for kernel {kern.name!r}")
+    g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
+    X = data.synthetic_uniform(n, kern.columns, g)
+    levels = kern.extra.get("levels", {})
+    for c in kern.categorical:
+        X[:, c] = g.integers(levels.get(c, SYNTHETIC_LEVELS), (n,))
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
+    meta = {"source": f"synthetic: {n} uniform records", "bounds": [[0.0, 1.0]] * len(numeric)}
+    for c, k in levels.items():
+        meta["classes"] = {"column": kern.column_names[c], "rule": "synthetic codes",
+                           "classes": [str(i) for i in range(k)]}
+    return X, [], meta, None
+
+
+def _chooser(args, kern, notes):
+    """choose(header) -> the kernel's columns: --columns, else by name, else the whole file."""
+    def choose(head):
+        want = f"{kern.columns} column(s) ({','.join(kern.column_names)})"
+        if args.columns:
+            names = split_list(args.columns)
+            if len(names) != kern.columns:
+                raise UsageError(f"kernel {kern.name!r} needs {want}, --columns gives {len(names)}")
+            return names
+        if all(c in head for c in kern.column_names):
+            if list(head) != list(kern.column_names):
+                notes.append(f"columns {','.join(kern.column_names)} chosen by name "
+                             f"(--columns to change)")
+            return list(kern.column_names)
+        if len(head) == kern.columns:
+            return list(head)
+        raise UsageError(f"kernel {kern.name!r} needs {want}; the file has {len(head)}: "
+                         f"choose them with --columns")
+    return choose
+
+
+def _column_values(args, kern, table, c, name, by_default):
+    """float64 values of kernel column c: labels, category codes or numbers."""
+    from .. import data
+
+    col, lines = table.columns[name], table.lines
+    levels = kern.extra.get("levels", {})
+    if c in levels:
+        positive, classes = label_options(args, kern)
+        return data.map_labels(col, name, lines, table.path, levels[c], positive=positive,
+                               classes=classes)
+    if c in kern.categorical:
+        return data.category_codes(col)[0], None
+    try:
+        return data.parse_numeric(col, name, lines, table.path), None
+    except data.DataError as exc:
+        if exc.kind != "non-numeric":
+            raise
+        role = kern.column_names[c] if c < len(kern.column_names) else str(c)
+        hint = (f"the column was picked by default; choose a numeric column for {role!r} with "
+                f"--columns" if by_default else f"kernel {kern.name!r} needs a number for {role!r}")
+        raise UsageError(exc.for_cli(hint)) from None
+
+
+def load_records(args, kern):
+    """Records (n, d) normalized into [0, 1], warnings, metadata, and the raw records with
+    their public bounds per kernel column (None for the synthetic default)."""
+    from .. import data
+
+    if args.csv is None:
+        return _synthetic(args, kern)
+    label_options(args, kern)
+    warnings: list = []
+    table = data.read_table(args.csv, _chooser(args, kern, warnings), args.sep,
+                            header=not args.no_header, encoding=args.encoding)
+    warnings = [w.for_cli() for w in table.warnings] + warnings
+    names = table.names
+    if table.n_rows < kern.degree:
+        raise UsageError(f"kernel {kern.name!r} needs at least {kern.degree} records, "
+                         f"the file has {table.n_rows}")
+    X = np.empty((table.n_rows, kern.columns))
+    meta = {"source": args.csv, "columns": names, "rows": table.n_rows, "sha256": table.sha256}
+    for c, name in enumerate(names):
+        X[:, c], mapping = _column_values(args, kern, table, c, name, not args.columns)
+        if mapping is not None:
+            meta["classes"] = mapping
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
+    raw = None
+    if numeric:
+        bounds = bounds_option(args.bounds, len(numeric)) if args.bounds else None
+        normed, warn = data.normalize(X[:, numeric], bounds, clip=args.clip,
+                                      names=[names[c] for c in numeric])
+        if warn:
+            warnings.append(warn)
+        if bounds is None:
+            bounds = [[float(X[:, c].min()), float(X[:, c].max())] for c in numeric]
+        raw = _raw_records(X, numeric, bounds, kern)
+        X[:, numeric] = normed
+        meta["bounds"] = [list(map(float, b)) for b in bounds]
+    return X, warnings, meta, raw
+
+
+def _raw_records(X, numeric, bounds, kern):
+    """(records in raw units, clipped to the bounds; per kernel column (lo, hi) or None), for a
+    run_umpc that encodes raw values itself; None when a column's width is 0 or overflows."""
+    kb: list = [None] * kern.columns
+    out = X.copy()
+    for c, (lo, hi) in zip(numeric, bounds):
+        lo, hi = float(lo), float(hi)
+        if not (np.isfinite(hi - lo) and hi > lo):
+            return None
+        out[:, c] = np.clip(out[:, c], lo, hi)
+        kb[c] = (lo, hi)
+    return out, kb
