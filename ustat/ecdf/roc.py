@@ -78,11 +78,9 @@ def _labels(labels, n: int) -> np.ndarray:
         raise ValueError(f"labels: need {n} labels (one per score), got shape {y.shape}")
     if y.dtype.kind not in "biu" or (y.size and (y.min() < 0 or y.max() > 1)):
         raise ValueError("labels must be 0/1 or booleans (1 = positive); map other labels first")
-    y = y.astype(np.int64)
-    if y.min() == y.max():
-        raise ValueError(f"labels: a single class ({'positive' if y[0] else 'negative'} only); "
-                         "a ROC curve needs both classes")
-    return y
+    # Whether both classes occur is not checked here: that is a fact about the data
+    # set, not about one record, and is only learnt from the DP class counts below.
+    return y.astype(np.int64)
 
 
 def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool = False,

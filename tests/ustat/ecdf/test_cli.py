@@ -145,7 +145,7 @@ def _errors(tmp_path):
         (["ecdf", "--servers", "3"], "--servers must be 2 for --backend fss"),
         (["ecdf", "--branching", "1"], "--branching must be >= 2"),
         (["roc", "--csv", str(one), "--score", "p", "--label", "y", "--epsilon", "inf"],
-         "single class"),
+         "noisy class size <= 0"),
         (["hl", "--csv", str(wide), "--prob", "p", "--label", "y"], "outside [0, 1]"),
         (["hl", "--csv", str(few), "--prob", "p", "--label", "y", "--groups", "10"],
          "groups must be in 3"),

@@ -44,9 +44,24 @@ def test_fss_hides_labels_in_the_key_weights():
     assert rep["offline"]["messages"] == 2 * 2 * 200             # 2 trees x 2 servers x n
 
 
+def test_single_class_is_not_checked_in_the_clear():
+    """One class only: nothing is refused before the release; only the DP class counts tell."""
+    with pytest.raises(ValueError, match="noisy class size"):
+        private_roc([0.1, 0.2], [1, 1], [0.5, 1.0], INF, bounds=(0, 1), backend="central")
+    s, _ = bank_scores(200)
+    outcomes = set()
+    for seed in range(6):
+        try:
+            private_roc(s, np.ones(s.size, dtype=int), np.linspace(0, 1, 8), 1.0, bounds=(0, 1),
+                        backend="central", seed=seed)
+            outcomes.add("released")
+        except ValueError as exc:
+            assert "noisy class size" in str(exc)
+            outcomes.add("noisy count <= 0")
+    assert outcomes            # any mix: the outcome depends on the noise, never on a clear check
+
+
 def test_bad_labels():
-    with pytest.raises(ValueError, match="single class"):
-        private_roc([0.1, 0.2], [1, 1], [0.5, 1.0], 1.0, bounds=(0, 1))
     with pytest.raises(ValueError, match="0/1"):
         private_roc([0.1, 0.2], [0, 2], [0.5, 1.0], 1.0, bounds=(0, 1))
     with pytest.raises(ValueError, match="outside the bounds"):
