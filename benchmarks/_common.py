@@ -40,7 +40,10 @@ def emit(result: dict, as_json: bool):
 
 
 def cold_and_warm(fn, repeat: int = 3):
-    """Wall times of one cold call and ``repeat`` warm calls of ``fn``: (cold, median warm, result)."""
+    """Wall times of one cold call and ``repeat`` warm calls of ``fn``: (cold, median warm, result).
+
+    ``repeat = 0`` (runs too long to repeat): the cold time stands for the warm one too.
+    """
     t = time.perf_counter()
     res = fn()
     cold = time.perf_counter() - t
@@ -50,4 +53,4 @@ def cold_and_warm(fn, repeat: int = 3):
         res = fn()
         warm.append(time.perf_counter() - t)
     warm.sort()
-    return cold, warm[len(warm) // 2], res
+    return cold, (warm[len(warm) // 2] if warm else cold), res

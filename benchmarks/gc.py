@@ -21,7 +21,8 @@ Measures in one run (one process, one core):
     and a linear extrapolation to ``--umpc-target`` parties (10^5; measured
     at ``--umpc-n``, 3000 by default, because the base OTs make 10^5 take
     a quarter of an hour or more per run on one core; ``--umpc-widths``
-    forces the ring widths, e.g. ``40,14,14``).
+    forces the ring widths, e.g. ``40,14,14``; ``--umpc-n 100000
+    --umpc-gc-repeat 0`` measures 10^5 itself, the gc side by its cold run).
 Rates are from wall-clock medians; the ``*_cpu_s`` variants divide by this
 process's CPU time (it is single-threaded), which a shared, loaded machine
 does not distort; the load average is recorded at start and end.
@@ -76,7 +77,7 @@ def _timed(fn, repeat):
         return res
 
     cold, warm, res = cold_and_warm(timed, repeat)
-    return cold, warm, res, statistics.median(cpu[1:])
+    return cold, warm, res, statistics.median(cpu[1:] or cpu)
 
 
 def _aes_circuit():
@@ -176,7 +177,7 @@ def bench_lt40(P, repeat, rng):
             "gc_lt40_online_rounds": m["online"]["rounds"]}
 
 
-def bench_umpc_gini(n, repeat, target, widths=None):
+def bench_umpc_gini(n, repeat, target, widths=None, gc_repeat=None):
     """U-MPC Gini, backend "gc" versus "dealer" in the same run (module docstring)."""
     from types import SimpleNamespace
 
@@ -191,7 +192,8 @@ def bench_umpc_gini(n, repeat, target, widths=None):
         _log(f"U-MPC Gini, n = {n}, backend {backend} ...")
         cold, warm, res, cpu = _timed(lambda: run_umpc(
             X, "gini", epsilon=1.0, edges="2n", threat_model="hf", seed=11, workers=1,
-            backend=backend, **(widths or {})), repeat)
+            backend=backend, **(widths or {})),
+            repeat if backend == "dealer" or gc_repeat is None else gc_repeat)
         runs[backend] = res
         comp = res.communication["phases"]["computing"]
         key = f"umpc_gini_{backend}"
@@ -256,7 +258,12 @@ def main(argv=None):
     ap.add_argument("--only-umpc", action="store_true", help="only the U-MPC comparison")
     ap.add_argument("--umpc-widths", default=None, metavar="BITS,FRAC,IN_FRAC",
                     help="force the U-MPC ring widths (default: run_umpc's choice per kernel)")
+    ap.add_argument("--umpc-gc-repeat", type=int, default=None, metavar="N",
+                    help="warm repeats of the gc side (default --repeat; 0: the cold run alone, "
+                         "for --umpc-n 100000, which takes a quarter of an hour per run)")
     args = ap.parse_args(argv)
+    if args.umpc_gc_repeat is not None and args.umpc_gc_repeat < 0:
+        ap.error("--umpc-gc-repeat must be >= 0")
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     P = args.batch or (50 if args.quick else 1000)
@@ -275,7 +282,8 @@ def main(argv=None):
             ap.error("--umpc-widths must be three integers BITS,FRAC,IN_FRAC")
         widths = {"bits": b, "frac_bits": f, "input_frac_bits": fi}
     if args.only_umpc:
-        out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths))
+        out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths,
+                                   args.umpc_gc_repeat))
         out["load_average_1min_at_end"] = os.getloadavg()[0]
         emit(out, args.json)
         return 0
@@ -297,7 +305,8 @@ def main(argv=None):
     out.update(bench_ot(n_ot, args.repeat))
     _log(f"{n_lt} 40-bit comparisons by Yao ...")
     out.update(bench_lt40(n_lt, args.repeat, rng))
-    out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths))
+    out.update(bench_umpc_gini(n_umpc, args.repeat, args.umpc_target, widths,
+                                   args.umpc_gc_repeat))
     out["load_average_1min_at_end"] = os.getloadavg()[0]
     emit(out, args.json)
     return 0

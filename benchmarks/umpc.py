@@ -2,6 +2,7 @@
 
 Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
        [--skip-1e7] [--skip-parallel] [--skip-release] [--repeats-1e7 N]
+       [--gini-encoding default|paper]
 
 Every timing is the median of N (default 3) warm runs; the first run of a
 process (imports, AES and numpy warm-up) is reported apart where it matters.
@@ -30,6 +31,10 @@ Keys (all measured in this run):
 - gini_1e7_seconds, gini_1e7_peak_mb: the same at n = 10^7 (targets 60 s, 3 GB);
   --repeats-1e7 N sets its warm runs (0: the cold run alone, gini_1e7_warm_runs
   says which), gini_1e7_load_avg_start/_end the load around it.
+- gini_encoding: "default" (run_umpc's choice: for Gini a ring of 45 to 59
+  bits with 32 fractional bits, wide enough that the sum over |E| edges
+  cannot wrap; *_ring_bits says which) or "paper" (--gini-encoding paper:
+  l = 40, c = 14, as Sinh and Ramon and the issue's targets).
 - gini_scaling_exponent: least-squares slope of log(seconds) on log(n) over
   gini_scaling_n (10^5 .. 10^7), one worker; gini_scaling_seconds the medians.
 - workers_speedup_2: one-worker time / two-worker time (worker processes) at
@@ -93,7 +98,8 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
         if rep == 0:
             out["configs"].append({{"estimate": r.estimate, "communication": r.communication,
                                    "online_bits": r.online_bits,
-                                   "offline_bits": r.offline_bits, "rounds": r.rounds}})
+                                   "offline_bits": r.offline_bits, "rounds": r.rounds,
+                                   "ring_bits": r.precision["bits"]}})
 for cfg, ts in zip(out["configs"], times):
     cfg["cold"], cfg["warm"] = ts[0], ts[1:]
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -101,8 +107,13 @@ print(json.dumps(out))
 """
 
 
+#: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
+GINI_ENCODING: dict = {}
+
+
 def gini_runs(n: int, configs: list, repeats: int, dask: bool = False) -> dict:
     """Run ``configs`` in one fresh subprocess (warm runs after a cold one)."""
+    configs = [dict(GINI_ENCODING, **cfg) for cfg in configs]
     code = _RUNNER.format(root=ROOT, n=n, configs=configs, repeats=repeats,
                           scheduler="local" if dask else "")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -123,7 +134,7 @@ def gini_one_worker(n: int, repeats: int) -> dict:
     cfg = res["configs"][0]
     return {"seconds": _median(cfg), "cold": cfg["cold"], "peak_mb": res["peak_mb"],
             "online_bits": cfg["online_bits"], "offline_bits": cfg["offline_bits"],
-            "rounds": cfg["rounds"]}
+            "rounds": cfg["rounds"], "ring_bits": cfg["ring_bits"]}
 
 
 def scaling(sizes, repeats: int, known: dict) -> dict:
@@ -222,6 +233,9 @@ def main(argv=None):
     ap.add_argument("--skip-1e6", action="store_true", help="skip the 10^6-party runs")
     ap.add_argument("--skip-1e7", action="store_true", help="skip the 10^7-party run and fit")
     ap.add_argument("--skip-parallel", action="store_true", help="skip workers and Dask")
+    ap.add_argument("--gini-encoding", choices=("default", "paper"), default="default",
+                    help="Gini runs: run_umpc's per-kernel encoding (default; the ring widens "
+                         "with |E| so the sum cannot wrap) or the paper's l = 40, c = 14")
     ap.add_argument("--skip-release", action="store_true",
                     help="skip the precision and DP-audit keys (benchmarks/umpc_release.py)")
     ap.add_argument("--repeats-1e7", type=int, default=None,
@@ -229,7 +243,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     runs = args.runs or (5 if args.quick else 100)
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
-    result = {"load_avg_start": os.getloadavg()[0], "cpu_count": os.cpu_count()}
+    if args.gini_encoding == "paper":
+        GINI_ENCODING.update(bits=40, frac_bits=14)
+    result = {"load_avg_start": os.getloadavg()[0], "cpu_count": os.cpu_count(),
+              "gini_encoding": args.gini_encoding}
     if os.path.exists(BANK):
         result.update(bank_kendall(runs, repeats))
     else:
@@ -240,7 +257,7 @@ def main(argv=None):
         g = gini_one_worker(big, repeats)
         known[big] = g["seconds"]
         key = "gini_1e6" if big == 10**6 else "gini_quick"
-        for name in ("seconds", "peak_mb", "online_bits", "offline_bits", "rounds"):
+        for name in ("seconds", "peak_mb", "online_bits", "offline_bits", "rounds", "ring_bits"):
             result[f"{key}_{name}"] = g[name]
         result[f"{key}_cold_seconds"] = g["cold"]
         if args.quick:
@@ -252,6 +269,7 @@ def main(argv=None):
         known[10**7] = g["seconds"]
         result["gini_1e7_seconds"], result["gini_1e7_peak_mb"] = g["seconds"], g["peak_mb"]
         result["gini_1e7_cold_seconds"], result["gini_1e7_warm_runs"] = g["cold"], r7
+        result["gini_1e7_ring_bits"] = g["ring_bits"]
         result["gini_1e7_load_avg_end"] = os.getloadavg()[0]
     if not args.skip_1e7:
         sizes = [2 * 10**4, 5 * 10**4, 10**5] if args.quick else \

@@ -19,7 +19,8 @@ from experiments._common import RESULTS, MissingData
 #: Every script, in the order of the README (one section per paper).
 SCRIPTS = [
     "ecdf_smoothing", "ecdf_inverse", "ecdf_roc", "ecdf_hosmer_lemeshow", "ecdf_runtime",
-    "fedauc_eps", "bell_auc_rr",
+    "fedauc_eps", "bell_auc_rr", "bell_kendall",
+    "sinh_ramon_gini", "sinh_ramon_kendall", "sinh_ramon_duplicates", "sinh_ramon_heart",
 ]
 
 

@@ -29,6 +29,12 @@ NEEDS = {
     "ecdf_hosmer_lemeshow": [("bank", "bank-full.csv"), ("diabetes", "diabetic_data.csv")],
     "fedauc_eps": [("bank", "bank-full.csv")],
     "bell_auc_rr": [("diabetes", "diabetic_data.csv")],
+    "bell_kendall": [("diabetes", "diabetic_data.csv")],
+    "sinh_ramon_kendall": [("bank", "bank.csv")],
+    "sinh_ramon_duplicates": [("bank", "bank.csv")],
+    "sinh_ramon_heart": [("heart-disease", f) for f in (
+        "processed.cleveland.data", "processed.hungarian.data", "processed.switzerland.data",
+        "processed.va.data")],
 }
 PNGS = {"ecdf_roc": ["ecdf_roc.png", "ecdf_roc_curves.png"]}
 
@@ -112,9 +118,130 @@ def check_bell(out):
     assert n == "2"                                     # one Hadamard bit + the public label
 
 
+def check_bell_kendall(out):
+    # more checks of the script in test_bell_kendall.py
+    rows = _rows(os.path.join(out, "bell_kendall.csv"))
+    runs = [r for r in rows if r["panel"] in ("A", "B")]
+    variants = {r["variant"] for r in runs}
+    assert "rr" in variants and "2pc-all" in variants and "2pc-P1" in variants
+    assert all(math.isfinite(_num(r["abs_error"])) and _num(r["abs_error"]) >= 0 for r in runs)
+    # bell-ldp: ceil(log2 36) = 6 bits per party, measured
+    assert all(int(r["online_bits"]) == 6 * int(r["n"]) for r in runs if r["variant"] == "rr")
+    gc = [r for r in rows if r["panel"] == "gc"]
+    assert {r["pairs"] for r in gc} >= {"1", "all"}
+    # garbled circuits == plain engine on the same seed (same circuit, same coins)
+    assert all(_num(r["estimate"]) == _num(r["plain_estimate"]) for r in gc)
+    assert all(int(r["online_bits"]) > 0 and int(r["rounds"]) == 3 for r in gc)
+
+
+SR_BASELINES = {"bell-ldp", "ghazi", "ghazi-sm"}
+
+
+def _sr_common(rows, kernel_dims, protocols):
+    """Checks shared by the Sinh-Ramon figure scripts (rows of one CSV)."""
+    assert {r["protocol"] for r in rows} == protocols
+    for r in rows:
+        assert math.isfinite(_num(r["estimate"])) and math.isfinite(_num(r["total_error"]))
+        assert int(r["online_bits"]) > 0 and int(r["rounds"]) >= 1
+        assert _num(r["seconds"]) > 0
+        if r["per_party_seconds"] == "":                # no time split: GhaziSM's shortcut
+            assert r["protocol"] == "ghazi-sm" and r["server_seconds"] == ""
+        else:
+            assert _num(r["per_party_seconds"]) > 0 and _num(r["server_seconds"]) >= 0
+        assert _num(r["total_error"]) == pytest.approx(_num(r["estimate"]) - _num(r["reference"]),
+                                                       abs=1e-12)
+        if r["protocol"] in SR_BASELINES:
+            # measured bits per party == the protocol's formula (index bits, 2 d l, m 2 d l)
+            assert _num(r["mean_party_bits"]) == int(r["formula_party_bits"]) \
+                == int(r["max_party_bits"])
+        else:
+            d = kernel_dims(r)
+            n = int(r["edges"]) // 2                     # |E| = 2n
+            l = int(r["ring_bits"])
+            assert int(r["sharing_bits"]) == int(r["edges"]) * 2 * d * l   # |E| k (k-1) d l
+            assert int(r["aggregation_bits"]) == n * l                    # one l-bit word each
+            assert r["threat_model"] == "hf"
+            assert _num(r["dp_error"]) == pytest.approx(
+                _num(r["estimate"]) - _num(r["incomplete"]), abs=1e-12)
+
+
+def _mse(rows, protocol, column="total_error", **where):
+    sel = [_num(r[column]) for r in rows if r["protocol"] == protocol
+           and all(r[k] == v for k, v in where.items())]
+    assert sel, (protocol, where)
+    v = sum(x * x for x in sel) / len(sel)
+    assert math.isfinite(v) and v > 0
+    return v
+
+
+def check_sr_gini(out):
+    rows = _rows(os.path.join(out, "sinh_ramon_gini.csv"))
+    _sr_common(rows, lambda r: 1, SR_BASELINES | {"umpc", "umpc-default"})
+    for r in rows:
+        if r["protocol"] == "bell-ldp":
+            assert _num(r["mean_party_bits"]) == 8          # ceil(log2 256): the cell index
+        if r["protocol"] == "umpc":
+            assert int(r["ring_bits"]) == 40 and int(r["frac_bits"]) == 14   # the paper's l, c
+        if r["protocol"] == "umpc-default":
+            assert int(r["ring_bits"]) > 40                # gini gets a wider ring by default
+    for n in {r["n"] for r in rows}:
+        dp = _mse(rows, "umpc", "dp_error", n=n)
+        assert dp < min(_mse(rows, p, n=n) for p in ("bell-ldp", "ghazi"))
+    with open(os.path.join(out, "sinh_ramon_gini.md")) as fh:
+        md = fh.read()
+    assert "| 1000 | U-MPC | 3 |" in md and "3.96e-06" in md
+
+
+def check_sr_kendall(out):
+    rows = _rows(os.path.join(out, "sinh_ramon_kendall.csv"))
+    _sr_common(rows, lambda r: 2, SR_BASELINES | {"umpc"})
+    assert all(r["bins"] == "" for r in rows if r["protocol"] == "umpc")
+    ts = {int(r["bins"]) for r in rows if r["protocol"] != "umpc"}
+    for r in rows:
+        if r["protocol"] == "bell-ldp":
+            t = int(r["bins"])
+            assert _num(r["mean_party_bits"]) == (t * t - 1).bit_length()   # ceil(log2 t^2)
+    for t in ts:
+        dp = _mse(rows, "umpc", "dp_error", epsilon="1.0")
+        ldp = min(_mse(rows, p, epsilon="1.0", bins=str(t)) for p in ("bell-ldp", "ghazi"))
+        assert dp < ldp
+    # more privacy, more noise: U-MPC's DP-only error grows as epsilon shrinks
+    assert _mse(rows, "umpc", "dp_error", epsilon="0.1") > _mse(rows, "umpc", "dp_error",
+                                                                 epsilon="1.0")
+
+
+def check_sr_duplicates(out):
+    rows = _rows(os.path.join(out, "sinh_ramon_duplicates.csv"))
+    assert {r["sampler"] for r in rows} == {"balanced", "uniform", "bernoulli"}
+    for r in rows:
+        assert _num(r["dp_error"]) == pytest.approx(_num(r["estimate"]) - _num(r["incomplete"]),
+                                                    abs=1e-12)
+        if r["sampler"] == "balanced":
+            assert int(r["max_degree"]) == math.ceil(2 * int(r["m"]) / 600)
+
+
+def check_sr_heart(out):
+    rows = _rows(os.path.join(out, "sinh_ramon_heart.csv"))
+    _sr_common(rows, lambda r: 2 if r["kernel"] == "kendall" else 1, SR_BASELINES | {"umpc"})
+    assert {r["kernel"] for r in rows} == {"kendall", "duplicate"}
+    for r in rows:
+        if r["protocol"] == "bell-ldp" and r["kernel"] == "duplicate":
+            assert _num(r["mean_party_bits"]) == 3          # ceil(log2 5): num in 0..4
+    t_paper = max(int(r["bins"]) for r in rows if r["bins"])   # the caption's t (quick: 16)
+    for n in {r["n"] for r in rows}:
+        # U-MPC's DP error below the LDP protocols' (Kendall at the caption's t: T = t^2 cells)
+        dp = _mse(rows, "umpc", "dp_error", kernel="kendall", n=n)
+        assert dp < min(_mse(rows, p, kernel="kendall", n=n, bins=str(t_paper))
+                        for p in ("bell-ldp", "ghazi"))
+        assert _mse(rows, "umpc", "dp_error", kernel="duplicate", n=n) < _mse(
+            rows, "ghazi", kernel="duplicate", n=n)
+
+
 CHECKS = {"ecdf_smoothing": check_smoothing, "ecdf_inverse": check_inverse, "ecdf_roc": check_roc,
           "ecdf_hosmer_lemeshow": check_hosmer_lemeshow, "ecdf_runtime": check_runtime,
-          "fedauc_eps": check_fedauc, "bell_auc_rr": check_bell}
+          "fedauc_eps": check_fedauc, "bell_auc_rr": check_bell, "bell_kendall": check_bell_kendall,
+          "sinh_ramon_gini": check_sr_gini, "sinh_ramon_kendall": check_sr_kendall,
+          "sinh_ramon_duplicates": check_sr_duplicates, "sinh_ramon_heart": check_sr_heart}
 
 
 def test_every_script_has_a_check():
