@@ -4,8 +4,10 @@
 AES instructions inside its compiled kernels; it needs the expanded key
 (:func:`round_keys`, FIPS-197 key expansion: the same round keys
 pycryptodome uses, so the blocks are bit-identical, tested) and a CPU with
-those instructions (:data:`AVAILABLE`: numba installed and LLVM's host
-feature list has ``aes``; the code is compiled for the host CPU).
+those instructions (:data:`AVAILABLE`: numba installed and the features numba
+compiles for, the host's unless ``NUMBA_CPU_FEATURES`` says otherwise, include
+``aes``), and :func:`vector_blocks` says how many blocks one AES instruction
+takes (VAES on 256- or 512-bit registers).
 """
 
 from __future__ import annotations
@@ -52,18 +54,32 @@ def round_keys(key: bytes) -> np.ndarray:
     return np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(11, 2)
 
 
-def _host_has_aes() -> bool:
+def _target_features() -> set:
+    """CPU features numba compiles for: ``NUMBA_CPU_FEATURES`` if set, else the host's."""
     try:
+        from numba.core import config
         import llvmlite.binding as llvm
 
-        return bool(llvm.get_host_cpu_features().get("aes"))
+        if config.CPU_FEATURES is not None:
+            flags = config.CPU_FEATURES.split(",")
+            return {f[1:] for f in flags if f.startswith("+")}
+        return {k for k, v in llvm.get_host_cpu_features().items() if v}
     except Exception:  # pragma: no cover - no llvmlite or an unknown host
-        return False
+        return set()
+
+
+def vector_blocks() -> int:
+    """AES blocks per instruction the compiled kernels use: 4 with VAES and AVX-512
+    (512-bit registers), 2 with VAES and AVX2, else 1 (128-bit AES-NI)."""
+    f = _target_features()
+    if "vaes" in f and "avx512f" in f:
+        return 4
+    return 2 if "vaes" in f and "avx2" in f else 1
 
 
 try:  # pragma: no cover - depends on the environment
     import numba  # noqa: F401
 
-    AVAILABLE = _host_has_aes()
+    AVAILABLE = "aes" in _target_features()
 except ImportError:  # pragma: no cover
     AVAILABLE = False

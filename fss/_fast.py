@@ -50,6 +50,18 @@ def _jit(fn):
     return numba.njit(cache=True, nogil=True, boundscheck=False)(fn) if AVAILABLE else fn
 
 
+def inner_contiguous(a):
+    """``a`` itself if its axes after the first are contiguous (slices of the key arrays along
+    the batch axis are), else a C-contiguous copy (the lane kernels of :mod:`fss._fast_ni`
+    read and write whole rows)."""
+    step = a.itemsize
+    for k in range(a.ndim - 1, 0, -1):
+        if a.shape[k] > 1 and a.strides[k] != step:
+            return np.ascontiguousarray(a)
+        step *= a.shape[k]
+    return a
+
+
 @_jit
 def _put_gen_inputs(IN, p, lo, hi, dcf):
     """Node p's AES inputs: kept ``w`` (lo already has alpha's bit), lost ``w ^ 1`` (, both ^ D)."""
