@@ -289,6 +289,21 @@ def test_empty_and_invalid_hypergraphs():
         run_umpc(X, "gini", hypergraph=Hypergraph(edges=np.array([[0, 9]]), n=10, k=2, name="x"))
 
 
+@pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
+def test_edges_with_a_repeated_member_are_refused(k):
+    """Every position pair, for the column comparisons (k <= 4) and the sorted path (k > 4)."""
+    from ustat.umpc.inputs import check_edges
+
+    base = np.tile(np.arange(k), (7, 1)) + np.arange(7)[:, None]
+    assert check_edges(base, 20, k) is not None
+    for i in range(k):
+        for j in range(i + 1, k):
+            bad = base.copy()
+            bad[4, j] = bad[4, i]
+            with pytest.raises(ValueError, match="k distinct members"):
+                check_edges(bad, 20, k)
+
+
 def test_vus_rounds_count_the_comparison_circuit():
     g = CSPRNG(12)
     n = 9
