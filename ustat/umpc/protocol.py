@@ -208,8 +208,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     bits, frac_bits, input_frac_bits : ring width, output and input
         fixed-point bits; None (default) chooses them per kernel
         (:mod:`ustat.umpc.precision`: order kernels l = 40 with c_in = l - 2
-        - log2(gain), arithmetic kernels l = 64 with the widest c that cannot
-        wrap); ints are used as given.
+        - log2(gain), arithmetic kernels the narrowest l in 40..64 whose
+        aggregate cannot wrap with c = 32); ints are used as given.
     resolution : smallest input difference (records' units; raw units with
         ``bounds``) that comparisons must resolve; ValueError if the ring
         cannot.
