@@ -71,6 +71,7 @@ import numbers
 import numpy as np
 
 from mpc.dealer import check_holders
+from mpc.ring import ring as _ring
 from mpc.sharing import additive_share
 
 from . import dcf as _dcf
@@ -141,9 +142,10 @@ def _send_keys(s, h, scheme, keys):
             net.send_bits(did, h[b].reshape(-1), per, rows, offline=True)
 
 
-def _open_to_key_holders(s, u, h) -> np.ndarray:
-    """One round: holders send masked shares u_j to the two key holders; returns x^ = sum u_j."""
-    net, ring = s.net, s.ring
+def _open_to_key_holders(s, u, h, ring=None) -> np.ndarray:
+    """One round: holders send masked shares u_j to the two key holders; returns x^ = sum u_j
+    (in ``ring``, default the session's: ring.bits per share sent)."""
+    net, ring = s.net, s.ring if ring is None else ring
     p = u.shape[0]
     l = ring.bits
     with net.round():
@@ -165,46 +167,82 @@ def _key_holder_rows(p: int, y0, y1, w):
     return out
 
 
-def _msb_gate(s, z, h, points=1, workers=None):
+def _msb_gate(s, z, h, points=1, workers=None, in_bits=None):
     """Shares of MSB(z - k) for k in range(points) (0 or 0 and 1), on one opening.
 
     Uses MSB(z) = m ^ r_msb ^ [z^' < r'] with z^ = z + r, m = MSB(z^), primes
-    the low l-1 bits (borrow of the low-part subtraction), one DCF on l-1
+    the low d-1 bits (borrow of the low-part subtraction), one DCF on d-1
     bits with alpha = r', beta = 1 - 2 r_msb, and shares of r_msb as the
-    output mask. Returns a list of ``points`` share arrays (p, *batch).
+    output mask. Returns a list of ``points`` share arrays (p, *batch) in Z_2^l.
+
+    ``in_bits`` (d, default l): the input side works in Z_2^d. Reducing each
+    share mod 2^d is local and exact (2^d divides 2^l), the mask r is
+    uniform in Z_2^d and only z + r mod 2^d is opened (d bits per share,
+    uniform whatever z is), and MSB_d(z mod 2^d) = [z < 0] whenever
+    |z| < 2^(d-1), which the caller guarantees; the outputs stay in Z_2^l.
     """
     ring = s.ring
     l = ring.bits
+    d = l if in_bits is None else in_bits
+    rd = ring if d == l else _ring(d)
+    if d < l:
+        z = z & rd.mask
     p = z.shape[0]
     batch = z.shape[1:]
     B = int(np.prod(batch, dtype=np.int64))
-    params = _dcf.DCFParams(l - 1, l)
-    low = _U64((1 << (l - 1)) - 1)
+    params = _dcf.DCFParams(d - 1, l)
+    low = _U64((1 << (d - 1)) - 1)
     # offline
     with s.net.round():
-        r = s.dealer.rng.ring_elements(ring, batch)
-        r_msb = r >> _U64(l - 1)
+        r = s.dealer.rng.ring_elements(rd, batch)
+        r_msb = r >> _U64(d - 1)
         # the output is d (1 - 2m) + m with m known to the key holders only, so
         # its mask lives on their two rows (the other holders output 0)
-        r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb, out_key_holders_only=True)
+        if d == l:
+            r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb, out_key_holders_only=True)
+        else:
+            r_sh = _deal_shares(s, h, rd, r)
+            w_sh = _deal_shares(s, h, ring, r_msb, key_holders_only=True)
         beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
         k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers)
         _send_keys(s, h, _dcf, (k0, k1))
     # online
-    u = ring.add(z, r_sh)
-    zh = _open_to_key_holders(s, u, h)
-    pts = np.stack([ring.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
+    u = rd.add(z, r_sh)
+    zh = _open_to_key_holders(s, u, h, rd)
+    pts = np.stack([rd.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
     c0 = _dcf.eval(params, 0, k0, pts & low, workers=workers)
     c1 = _dcf.eval(params, 1, k1, pts & low, workers=workers)
     outs = []
     for k in range(points):
-        m = pts[k] >> _U64(l - 1)
-        d = _key_holder_rows(p, c0[k], c1[k], w_sh)                   # shares of r_msb ^ c
+        m = pts[k] >> _U64(d - 1)
+        dk = _key_holder_rows(p, c0[k], c1[k], w_sh)                  # shares of r_msb ^ c
         sgn = np.where(m == 0, _ONE, _U64(0xFFFFFFFFFFFFFFFF))      # 1 - 2m mod 2^64
-        y = d * sgn[None]
+        y = dk * sgn[None]
         y[0] += m
         outs.append(y & ring.mask)
     return outs
+
+
+def _deal_shares(s, h, ring, secret, key_holders_only=False):
+    """Share ``secret`` p-of-p in ``ring`` (or, with ``key_holders_only``, between the two
+    key holders, the other rows 0) and send row j to holders[j] (offline, ring.bits each)."""
+    sh = additive_share(ring, secret, h.shape[0], s.dealer.rng)
+    if key_holders_only and h.shape[0] > 2:
+        sh[0] = ring.add(sh[0], ring.sum(sh[2:], axis=0))
+        sh[2:] = 0
+    s.dealer.distribute(h, sh, ring.bits)
+    return sh
+
+
+def _check_in_bits(s, in_bits):
+    """``in_bits`` of the comparison gates: None (the ring's l) or an integer in 2..l."""
+    if in_bits is None:
+        return None
+    l = s.ring.bits
+    if isinstance(in_bits, bool) or not isinstance(in_bits, numbers.Integral) \
+            or not 2 <= in_bits <= l:
+        raise ValueError(f"in_bits must be an integer in 2..{l} (the ring's bits), got {in_bits!r}")
+    return None if int(in_bits) == l else int(in_bits)
 
 
 def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
@@ -245,10 +283,16 @@ def _check_pair(s, x, y, holders):
 
 
 # -- public gates ------------------------------------------------------------------------------
-def less_than(s, x, y, holders, *, workers=None) -> np.ndarray:
+def less_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
     """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
 
-    Correct whenever |x - y| < 2^(l-1). Steps: z = x - y locally; dealer
+    Correct whenever |x - y| < 2^(l-1). ``in_bits`` (d <= l): the caller
+    guarantees |x - y| < 2^(d-1); the mask, the opening and the DCF then
+    live on d bits (d - 1 DCF levels, d bits sent per party, mask shares
+    d bits; the output and its mask stay in Z_2^l): the l-bit form below
+    with l replaced by d on the input side. Nothing changes for security
+    (the opened value is uniform in Z_2^d); an operand outside the bound
+    gives a wrong result, not a leak. Steps: z = x - y locally; dealer
     deals r (shared p-of-p), a DCF key pair on l-1 bits for alpha = r mod
     2^(l-1), beta = 1 - 2 MSB(r), and shares of MSB(r); the holders open
     z + r to the key holders (1 round); MSB(z) = MSB(z^) xor MSB(r) xor
@@ -261,18 +305,20 @@ def less_than(s, x, y, holders, *, workers=None) -> np.ndarray:
     Threat model: see the module docstring.
     """
     s, x, y, h = _check_pair(s, x, y, holders)
-    return _msb_gate(s, s.ring.sub(x, y), h, workers=workers)[0]
+    d = _check_in_bits(s, in_bits)
+    return _msb_gate(s, s.ring.sub(x, y), h, workers=workers, in_bits=d)[0]
 
 
-def greater_than(s, x, y, holders, *, workers=None) -> np.ndarray:
+def greater_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
     """Additive shares of [x > y] for signed x, y (|x - y| < 2^(l-1)); = less_than(y, x).
 
-    Cost, threat model: as :func:`less_than` (1 online round, l bits per party for p = 2).
+    Cost, threat model, ``in_bits``: as :func:`less_than` (1 online round, l bits per
+    party for p = 2).
     """
-    return less_than(s, y, x, holders, workers=workers)
+    return less_than(s, y, x, holders, workers=workers, in_bits=in_bits)
 
 
-def sign(s, x, holders, *, workers=None) -> np.ndarray:
+def sign(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     """Additive shares of sign(x) in {-1, 0, +1} (as ring elements) for signed x.
 
     Correct for |x| < 2^(l-1) (every value but -2^(l-1)).
@@ -281,13 +327,14 @@ def sign(s, x, holders, *, workers=None) -> np.ndarray:
     x^ - 1 share the mask r), so offline cost equals one comparison.
     Cost: online 1 round, l bits per party (p = 2), 2 DCF evaluations per
     key holder; offline as :func:`less_than`. Needed for Kendall's tau with
-    ties. Threat model: module docstring.
+    ties. ``in_bits`` (|x| < 2^(in_bits-1)): as :func:`less_than`.
+    Threat model: module docstring.
     """
     s = _check_session(s)
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    m0, m1 = _msb_gate(s, x, h, points=2, workers=workers)
+    m0, m1 = _msb_gate(s, x, h, points=2, workers=workers, in_bits=_check_in_bits(s, in_bits))
     out = ring.neg(ring.add(m0, m1))
     out[0] = ring.add(out[0], _ONE)
     return out
@@ -315,9 +362,11 @@ def equal(s, x, y, holders, *, workers=None) -> np.ndarray:
     return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
 
 
-def abs_value(s, x, holders, *, workers=None) -> np.ndarray:
+def abs_value(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     """Additive shares of |x| for signed x with |x| < 2^(l-1).
 
+    ``in_bits`` (|x| < 2^(in_bits-1)): the comparison as :func:`less_than`'s;
+    the product stays in Z_2^l.
     Steps: b = MSB(x) with the :func:`less_than` machinery (1 round), then
     |x| = x - 2 x b with one Beaver multiplication (``mpc.beaver.multiply``,
     1 round, triple from the dealer).
@@ -331,7 +380,7 @@ def abs_value(s, x, holders, *, workers=None) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    b = _msb_gate(s, x, h, workers=workers)[0]
+    b = _msb_gate(s, x, h, workers=workers, in_bits=_check_in_bits(s, in_bits))[0]
     xb = multiply(s, x, b, h)
     return ring.sub(x, ring.smul(2, xb))
 
@@ -399,7 +448,7 @@ def _check_bound(v, l: int, name: str, batch) -> np.ndarray:
 _GATES = ("less_than", "greater_than", "sign", "equal", "in_interval", "abs_value")
 
 
-def costs(gate: str, l: int, p: int = 2) -> dict:
+def costs(gate: str, l: int, p: int = 2, in_bits=None) -> dict:
     """Per-instance communication of a gate, as the network measures it (tests check equality).
 
     Returns ``online_rounds``, ``offline_rounds`` and bits per instance:
@@ -410,6 +459,9 @@ def costs(gate: str, l: int, p: int = 2) -> dict:
     ``key_info_bits`` (the paper's count, 128 + n (130 + l) + l for a DCF,
     which the payload exceeds only by byte padding). For ``abs_value`` the Beaver multiplication
     is included (2 (p-1) l bits sent per holder, 3 l bits per holder offline).
+    ``in_bits`` (d): the narrow comparison of :func:`less_than` (less_than,
+    greater_than, sign, abs_value): d bits per opened share, a DCF on d - 1
+    bits, mask shares of d bits (the output-mask shares stay l bits).
     """
     if gate not in _GATES:
         raise ValueError(f"gate must be one of {_GATES}, got {gate!r}")
@@ -417,26 +469,31 @@ def costs(gate: str, l: int, p: int = 2) -> dict:
         raise ValueError(f"l must be an integer in 2..64, got {l!r}")
     if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 2:
         raise ValueError(f"p must be an integer >= 2, got {p!r}")
+    d = l if in_bits is None else in_bits
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not 2 <= d <= l:
+        raise ValueError(f"in_bits must be an integer in 2..{l}, got {in_bits!r}")
+    if d < l and gate in ("equal", "in_interval"):
+        raise ValueError(f"in_bits applies to the comparison gates, not {gate!r}")
     if gate == "equal":
         scheme, prm = _dpf, _dpf.DPFParams(l, l)
     elif gate == "in_interval":
         scheme, prm = _dcf, _dcf.DCFParams(l, l)
     else:
-        scheme, prm = _dcf, _dcf.DCFParams(l - 1, l)
+        scheme, prm = _dcf, _dcf.DCFParams(d - 1, l)
     kb = scheme.wire_bits(prm)
     out = {
         "online_rounds": 1, "offline_rounds": 1, "key_bits": kb,
         "key_info_bits": scheme.key_bits(prm),
-        "online_sent_key_holder": l, "online_sent_other": 2 * l,
-        "online_received_key_holder": (p - 1) * l,
-        "offline_key_holder": kb + 2 * l, "offline_other": 2 * l,
+        "online_sent_key_holder": d, "online_sent_other": 2 * d,
+        "online_received_key_holder": (p - 1) * d,
+        "offline_key_holder": kb + d + l, "offline_other": d + l,
     }
     if gate == "abs_value":
         mul = 2 * (p - 1) * l
         out.update(online_rounds=2, offline_rounds=2,
-                   online_sent_key_holder=l + mul, online_sent_other=2 * l + mul,
-                   online_received_key_holder=(p - 1) * l + mul,
-                   offline_key_holder=kb + 5 * l, offline_other=5 * l)
+                   online_sent_key_holder=d + mul, online_sent_other=2 * d + mul,
+                   online_received_key_holder=(p - 1) * d + mul,
+                   offline_key_holder=kb + d + 4 * l, offline_other=d + 4 * l)
     if p == 2:
         out.pop("online_sent_other")
         out.pop("offline_other")

@@ -211,7 +211,7 @@ def _gini_plain(X):
 
 
 def _gini_secure(ops, x):
-    return ops.abs(ops.sub(x[0][0], x[1][0]))
+    return ops.abs(ops.sub(x[0][0], x[1][0]), bound=1)      # inputs in [0, 1]
 
 
 def _kendall_plain(X):
@@ -220,7 +220,7 @@ def _kendall_plain(X):
 
 
 def _kendall_secure(ops, x):
-    sy, sz = ops.sign_many([ops.sub(x[0][0], x[1][0]), ops.sub(x[0][1], x[1][1])])
+    sy, sz = ops.sign_many([ops.sub(x[0][0], x[1][0]), ops.sub(x[0][1], x[1][1])], bound=1)
     return ops.to_fixed(ops.mul(sy, sz))
 
 
@@ -232,7 +232,7 @@ def _auc_plain(X):
 
 
 def _auc_secure(ops, x):
-    g = ops.sign(ops.sub(x[0][0], x[1][0]))
+    g = ops.sign(ops.sub(x[0][0], x[1][0]), bound=1)
     yd = ops.sub(x[0][1], x[1][1])             # ring integer in {-1, 0, 1}
     sq, gy = ops.mul_many([(yd, yd), (g, yd)])
     return ops.to_fixed(ops.add(sq, gy), 1, 1)
@@ -303,7 +303,7 @@ def _triples_secure(ops, x):
     t = [ops.sub(ops.add(a, b), ops.scale(2, c)),
          ops.sub(ops.add(a, c), ops.scale(2, b)),
          ops.sub(ops.add(b, c), ops.scale(2, a))]
-    return ops.to_fixed(ops.sum(ops.sign_many(t)))
+    return ops.to_fixed(ops.sum(ops.sign_many(t, bound=2)))
 
 
 _PERMS3 = list(itertools.permutations(range(3)))

@@ -18,7 +18,9 @@ Operations and their costs (per edge, k members, l-bit ring):
   ``to_fixed``: local, free.
 - ``less_than``, ``greater_than``, ``equal``, ``sign``, ``abs``,
   ``in_interval``: for k = 2 one FSS gate (:mod:`fss.gates`: one online
-  round, l bits per member; ``abs`` adds a Beaver round); for k > 2 the
+  round, l bits per member; ``abs`` adds a Beaver round; with a public
+  ``bound`` on the operand the comparison runs on d = c_in + ceil(log2
+  bound) + 2 bits instead of l); for k > 2 the
   p-party masked-opening circuit of :mod:`mpc.compare` (about 8 rounds),
   because two FSS key holders who collude would learn the compared value.
   The ``*_many`` forms evaluate several gates of one kind in the same rounds.
@@ -35,6 +37,7 @@ no intermediate value is revealed unless all k members collude.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -42,6 +45,26 @@ import numpy as np
 from fss import gates as fss_gates
 from mpc import compare as circuit_gates
 from mpc.beaver import multiply
+
+
+def narrow_bits(input_frac_bits: int, bound, ring_bits: int):
+    """Bits that hold a gate operand with |a| <= ``bound`` input units, or None (the ring's).
+
+    ``bound``: a public bound on the operand's magnitude in the units of the
+    numeric inputs (which lie in [0, 1]; e.g. 1 for x - y, 2 for x + y - 2 z),
+    or None. The operand, an integer combination of inputs encoded with c_in
+    fractional bits, is then at most 2^(c_in + ceil(log2 bound)) in magnitude,
+    so d = c_in + ceil(log2 bound) + 2 bits hold it with a bit to spare and a
+    comparison gate can work on d bits instead of l (fewer DCF levels, d bits
+    sent per member). None when ``bound`` is None or d >= l.
+    """
+    if bound is None:
+        return None
+    if isinstance(bound, bool) or not isinstance(bound, numbers.Real) \
+            or not math.isfinite(bound) or bound <= 0:
+        raise ValueError(f"bound must be a positive finite number, got {bound!r}")
+    d = max(2, input_frac_bits + math.ceil(math.log2(bound)) + 2)
+    return d if d < ring_bits else None
 
 
 class SecureOps:
@@ -115,7 +138,14 @@ class SecureOps:
         return out
 
     # -- gates --------------------------------------------------------------------
-    def _batched(self, gate, operands, extra=()):
+    def _narrow(self, bound) -> dict:
+        """The FSS comparison's ``in_bits`` for an operand bound (:func:`narrow_bits`)."""
+        if self.comparison != "fss":
+            return {}
+        d = narrow_bits(self.input_fp.frac_bits, bound, self.ring.bits)
+        return {} if d is None else {"in_bits": d}
+
+    def _batched(self, gate, operands, extra=(), kw=None):
         """Evaluate ``gate`` on several operand tuples in one call (one round)."""
         count = len(operands)
         if count == 1:
@@ -124,19 +154,24 @@ class SecureOps:
             cat = [np.concatenate([ops[i] for ops in operands], axis=1)
                    for i in range(len(operands[0]))]
             holders = np.tile(self.holders, (1, count))
-        out = gate(self.session, *cat, *extra, holders, **self._gate_kw)
+        out = gate(self.session, *cat, *extra, holders, **self._gate_kw, **(kw or {}))
         return [out] if count == 1 else np.split(out, count, axis=1)
 
-    def less_than(self, a, b):
-        """Integer sharing of [a < b] (signed values; |a - b| < 2^(l-1))."""
-        return self.less_than_many([(a, b)])[0]
+    def less_than(self, a, b, *, bound=None):
+        """Integer sharing of [a < b] (signed values; |a - b| < 2^(l-1)).
 
-    def less_than_many(self, pairs):
-        return self._batched(self._gates.less_than, list(pairs))
+        ``bound``: a public bound on |a - b| in input units, which lets the
+        FSS gate compare on fewer bits (:meth:`_narrow`); the same for every
+        gate below that takes it.
+        """
+        return self.less_than_many([(a, b)], bound=bound)[0]
 
-    def greater_than(self, a, b):
+    def less_than_many(self, pairs, *, bound=None):
+        return self._batched(self._gates.less_than, list(pairs), kw=self._narrow(bound))
+
+    def greater_than(self, a, b, *, bound=None):
         """Integer sharing of [a > b]."""
-        return self._batched(self._gates.greater_than, [(a, b)])[0]
+        return self._batched(self._gates.greater_than, [(a, b)], kw=self._narrow(bound))[0]
 
     def equal(self, a, b):
         """Integer sharing of [a == b]."""
@@ -145,16 +180,16 @@ class SecureOps:
     def equal_many(self, pairs):
         return self._batched(self._gates.equal, list(pairs))
 
-    def sign(self, a):
-        """Integer sharing of sign(a) in {-1, 0, 1}."""
-        return self.sign_many([a])[0]
+    def sign(self, a, *, bound=None):
+        """Integer sharing of sign(a) in {-1, 0, 1} (``bound`` on |a|: :meth:`less_than`)."""
+        return self.sign_many([a], bound=bound)[0]
 
-    def sign_many(self, values):
-        return self._batched(self._gates.sign, [(v,) for v in values])
+    def sign_many(self, values, *, bound=None):
+        return self._batched(self._gates.sign, [(v,) for v in values], kw=self._narrow(bound))
 
-    def abs(self, a):
-        """Sharing of |a| (same scale as a)."""
-        return self._batched(self._gates.abs_value, [(a,)])[0]
+    def abs(self, a, *, bound=None):
+        """Sharing of |a| (same scale as a; ``bound`` on |a|: :meth:`less_than`)."""
+        return self._batched(self._gates.abs_value, [(a,)], kw=self._narrow(bound))[0]
 
     def in_interval(self, a, lo: int, hi: int):
         """Integer sharing of [lo <= a <= hi] for public ring integers lo, hi."""

@@ -341,8 +341,13 @@ class CircuitBuilder:
     def abs(self, x) -> Word:
         """``|x|`` of a signed word (l - 1 ANDs); ``abs(-2^(l-1))`` wraps to itself."""
         self._check(x, "x")
-        s = x.wires[-1]
-        return self._w(self._increment([self.xor_bit(a, s) for a in x.wires], s))
+        return self.cond_neg(x, self._w([x.wires[-1]]))
+
+    def cond_neg(self, x, s) -> Word:
+        """``-x if s else x`` mod 2^l for a 1-bit ``s`` (l - 1 ANDs)."""
+        self._check(x, "x")
+        sb = self._bit(s)
+        return self._w(self._increment([self.xor_bit(a, sb) for a in x.wires], sb))
 
     def sign(self, x) -> Word:
         """``sign(x)`` in {-1, 0, 1} as a signed 2-bit word (l - 1 ANDs)."""

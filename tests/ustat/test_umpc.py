@@ -9,6 +9,7 @@ from mpc.rng import CSPRNG
 from mpc.session import Session
 from ustat import kernels as K
 from ustat.sampling import Hypergraph
+from ustat.secure import narrow_bits
 from ustat.umpc import resolve_edges, run_umpc
 
 L = 40
@@ -168,20 +169,27 @@ def test_coalition_view_independent_of_honest_input(k, name):
         X = np.full((n, 1), 0.5)
         X[0, 0] = x0
         s = Session(n, seed=int(x0 * 100), record_views=True)
+        # gini's abs gate opens its operand on d < l bits (inputs in [0, 1])
+        d = narrow_bits(s.fp.frac_bits, 1, s.ring.bits) if k == 2 else None
+        if k == 2:
+            assert d is not None and d < L
         run_umpc(X, name, epsilon=math.inf, hypergraph=hg, session=s)
         ring_vals, bit_vals = [], []
         for p in range(1, n):
             for rec in s.net.view(p):
                 if rec.sender == 0 and not rec.offline:
                     payload = np.asarray(rec.payload)
-                    (ring_vals if payload.dtype == np.uint64 else bit_vals).append(payload.ravel())
+                    if payload.dtype == np.uint64:     # top 3 bits of its width: l, or the
+                        w = L if d is None or payload.max() >> np.uint64(d) else d   # gate's d
+                        ring_vals.append(payload.ravel() >> np.uint64(w - 3))
+                    else:
+                        bit_vals.append(payload.ravel())
         samples[x0] = (np.concatenate(ring_vals),
                        np.concatenate(bit_vals) if bit_vals else np.zeros(0, np.uint8))
     (a, bits_a), (b, bits_b) = samples[0.05], samples[0.95]
     assert a.size == b.size and a.size >= 2 * n_edges
-    top = np.uint64(L - 3)
-    ca = np.bincount((a >> top).astype(np.int64), minlength=8)
-    cb = np.bincount((b >> top).astype(np.int64), minlength=8)
+    ca = np.bincount(a.astype(np.int64), minlength=8)
+    cb = np.bincount(b.astype(np.int64), minlength=8)
     assert stats.chi2_contingency(np.stack([ca, cb]))[1] > 1e-3
     assert stats.chisquare(ca).pvalue > 1e-3
     if k > 2:   # the p-party circuit's masked bits: fair coins whatever x_0 is

@@ -52,6 +52,8 @@ from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, Word, bits_to_int, evalua
 from mpc.gc.builder import ZERO
 from mpc.ring import fixed_point
 
+from ..secure import narrow_bits
+
 DOMAINS = ("validated", "ring")
 _U64 = np.uint64
 
@@ -344,16 +346,25 @@ class CircuitOps:
     def _bit(self, wire: int) -> _Val:
         return self._small([wire, ZERO], 0, 1)
 
-    def less_than(self, a, b):
-        """[a < b] as the dealer computes it: MSB(a - b mod 2^l)."""
+    def less_than(self, a, b, *, bound=None):
+        """[a < b] as the dealer computes it: MSB(a - b mod 2^l), or with an operand
+        ``bound`` (:func:`ustat.secure.narrow_bits`, d bits) bit d - 1 (the dealer's
+        narrow gate); on the validated domain the builder's interval gives the same."""
         z = self._wire(self.sub(a, b))
-        return self._bit(z.word.wires[-1])
+        return self._bit(self._msb(z, bound))
 
-    def less_than_many(self, pairs):
-        return [self.less_than(a, b) for a, b in pairs]
+    def _msb(self, z: _Val, bound, word=None) -> int:
+        """The sign wire the dealer's gate reads: bit d - 1 of ``word`` (default z's) when
+        an operand bound narrows the gate and z has no interval, else its top bit."""
+        word = z.word if word is None else word
+        d = narrow_bits(self.input_fp.frac_bits, bound, self.bits) if z.iv is None else None
+        return word.wires[-1] if d is None else word.wires[d - 1]
 
-    def greater_than(self, a, b):
-        return self.less_than(b, a)
+    def less_than_many(self, pairs, *, bound=None):
+        return [self.less_than(a, b, bound=bound) for a, b in pairs]
+
+    def greater_than(self, a, b, *, bound=None):
+        return self.less_than(b, a, bound=bound)
 
     def equal(self, a, b):
         """[a - b = 0 mod 2^l]; a linear difference is tested as g = -e (no adder)."""
@@ -373,24 +384,26 @@ class CircuitOps:
     def equal_many(self, pairs):
         return [self.equal(a, b) for a, b in pairs]
 
-    def sign(self, a):
+    def sign(self, a, *, bound=None):
         """1 - MSB(z) - MSB(z - 1) mod 2^l: the true sign, and 0 at z = -2^(l-1)."""
         z = self._wire(a)
         if z.iv is not None:                 # |z| < 2^(w-1): the word's sign is exact
             return self._small(self.b.sign(z.word).wires, -1, 1)
-        m0 = z.word.wires[-1]
-        m1 = self.b.sub(z.word, self.b.const(1, self.bits)).wires[-1]
+        m0 = self._msb(z, bound)
+        m1 = self._msb(z, bound, self.b.sub(z.word, self.b.const(1, self.bits)))
         same = self.b.not_bit(self.b.xor_bit(m0, m1))
         return self._small([same, self.b.and_bit(m0, m1)], -1, 1)
 
-    def sign_many(self, values):
-        return [self.sign(v) for v in values]
+    def sign_many(self, values, *, bound=None):
+        return [self.sign(v, bound=bound) for v in values]
 
-    def abs(self, a):
+    def abs(self, a, *, bound=None):
         """z - 2 z MSB(z) mod 2^l (the builder's abs; -2^(l-1) maps to itself, as the dealer's)."""
         z = self._wire(a)
         if z.iv is None:
-            return _Val(word=self.b.abs(z.word), iv=None)
+            return _Val(word=self.b.cond_neg(z.word, Word(self.b, [self._msb(z, bound)]))
+                        if narrow_bits(self.input_fp.frac_bits, bound, self.bits) else
+                        self.b.abs(z.word), iv=None)
         lo, hi = z.iv
         top = max(abs(lo), abs(hi))
         bottom = 0 if lo <= 0 <= hi else min(abs(lo), abs(hi))
