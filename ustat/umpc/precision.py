@@ -20,7 +20,11 @@ parameters only (the kernel, |E|, n, delta_max, epsilon):
   |E| max|f| 2^c plus the noise tail must stay below 2^(l-1): by default the
   narrowest ring (40 <= l <= 64) that gives c = 32, then the largest c <= 40
   that fits (e.g. l = 48 for 2 10^4 edges, l = 57 for 2 10^7; only l = 64
-  and fewer bits beyond about 2^30 edges).
+  and fewer bits beyond about 2^30 edges). The ring widens with |E| but the
+  comparisons need not: a kernel that states a public bound on a gate
+  operand (Gini: |x - y| <= 1) gets its FSS comparison on c_in + 2 bits
+  (:func:`ustat.secure.narrow_bits`; 34 bits whatever l is), so the DCF
+  depth no longer grows with |E|.
 
 Resolution: an input combination whose true value exceeds ``input_gain``
 2^-c_in (in the units of the encoded values) in magnitude has the right sign
