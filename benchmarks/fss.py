@@ -26,6 +26,12 @@ l = 40 output bits):
   - the key sizes, and the less-than gate end to end (dealer + online, two
     parties, l = 40) with its online bits and rounds and its offline bits
     (serialized keys) from the network.
+  - the same DCF and sycret figures again, in the same process, after
+    ``mpc.memory.retain_freed_memory()`` (what the ``ustat`` command line
+    does; keys ending in ``_retained``, ``memory_policy``): fresh pages cost
+    about 0.6 s per GB on a virtual machine, which the first set pays on
+    every large call (measured last, since the setting is process-wide;
+    ``--skip-retained`` skips it).
 The machine may be shared: ``load_avg_start``/``load_avg_end`` (1-minute load
 average) say how busy it was. Every timing is the median of ``--repeat`` (>= 3) warm runs; the first,
 cold run (fresh arrays, thread pool start) is reported apart (``*_cold_*``).
@@ -217,12 +223,41 @@ def bench_gate(name, B, l, repeat, fn):
     }, (xv, yv, res)
 
 
+def retained_memory(B, repeat, small_calls) -> dict:
+    """DCF and sycret again with freed memory kept for reuse (``mpc.memory``, what the ``ustat``
+    command line does), both sides in the same process state: keys ending in ``_retained``."""
+    from mpc.memory import policy, retain_freed_memory
+
+    _log("DCF and sycret with freed memory retained (mpc.memory) ...")
+    if not retain_freed_memory():
+        return {"memory_retained": False, "memory_policy": policy()}
+    ours, _ = bench_dcf(B, repeat, CSPRNG(), 1)
+    sy = bench_sycret(B, repeat, small_calls)
+    out = {"memory_retained": True, "memory_policy": policy(),
+           "dcf_keygen_per_s_retained": ours["keygen_per_s"],
+           "dcf_eval_per_s_retained": ours["eval_per_s"],
+           "dcf_keygen_serialized_per_s_retained": ours["keygen_serialized_per_s"],
+           "dcf_eval_serialized_per_s_retained": ours["eval_serialized_per_s"],
+           "dcf_keygen_aes_bound_share_retained": ours["keygen_share"],
+           "dcf_eval_aes_bound_share_retained": ours["eval_share"]}
+    if sy:
+        out.update(sycret_keygen_per_s_retained=sy["keygen_per_s"],
+                   sycret_eval_per_s_retained=sy["eval_per_s"],
+                   keygen_ratio_retained=ours["keygen_per_s"] / sy["keygen_per_s"],
+                   eval_ratio_retained=ours["eval_per_s"] / sy["eval_per_s"],
+                   keygen_ratio_serialized_retained=ours["keygen_serialized_per_s"] / sy["keygen_per_s"],
+                   eval_ratio_serialized_retained=ours["eval_serialized_per_s"] / sy["eval_per_s"])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--quick", action="store_true", help="small batch, finishes in seconds")
     ap.add_argument("--batch-log2", type=int, default=None, help="batch = 2^K (default 20, quick 14)")
     ap.add_argument("--repeat", type=int, default=3, help="warm runs per timing, median (default 3)")
+    ap.add_argument("--skip-retained", action="store_true",
+                    help="skip the re-measurement with freed memory retained (the *_retained keys)")
     args = ap.parse_args(argv)
     k = args.batch_log2 if args.batch_log2 is not None else (14 if args.quick else 20)
     if not 1 <= k <= 24:
@@ -306,6 +341,8 @@ def main(argv=None):
     out["sign_gate_per_s"] = sg["sign_gate_per_s"]
     out["eq_gate_per_s"] = eq["eq_gate_per_s"]
 
+    if not args.skip_retained:
+        out.update(retained_memory(B, args.repeat, small_calls))
     out["load_avg_end"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(out))

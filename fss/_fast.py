@@ -173,6 +173,51 @@ def get_words(src, count, lb, top_bits):
     return out, count
 
 
+@_jit
+def pack_levels(t, dst):
+    """Control bits ``t`` (n, B) uint8 0/1 into ``dst`` (ceil(n/8), B): bit i of byte j of
+    instance b is t[8 j + i, b] (``np.packbits(t, axis=0, bitorder="little")``, one pass)."""
+    n, B = t.shape
+    for j in range(dst.shape[0]):
+        row = dst[j]
+        for b in range(B):
+            row[b] = 0
+        for i in range(min(8, n - 8 * j)):
+            src = t[8 * j + i]
+            for b in range(B):
+                row[b] |= np.uint8(src[b] << i)
+
+
+@_jit
+def unpack_levels(src, n):
+    """Inverse of :func:`pack_levels`: (n, B) uint8 from (ceil(n/8), B); -1 as the second
+    result if a padding bit (level >= n) is set, else 0."""
+    nb, B = src.shape
+    out = np.empty((n, B), dtype=np.uint8)
+    for j in range(nb):
+        row = src[j]
+        for i in range(min(8, n - 8 * j)):
+            dst = out[8 * j + i]
+            for b in range(B):
+                dst[b] = (row[b] >> i) & np.uint8(1)
+    if n % 8:
+        last = src[nb - 1]
+        for b in range(B):
+            if last[b] >> (n % 8):
+                return out, -1
+    return out, 0
+
+
+@_jit
+def any_low_bit(words):
+    """Whether any even-indexed word (the low word of a seed) of the flat uint64 array
+    ``words`` has bit 0 set (one pass, no temporary)."""
+    acc = np.uint64(0)
+    for i in range(0, words.shape[0], 2):
+        acc |= words[i]
+    return (acc & np.uint64(1)) != 0
+
+
 def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
     """Same contract as :func:`fss._tree.gen_block` (compiled level loop)."""
     if AESNI:

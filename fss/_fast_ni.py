@@ -40,6 +40,11 @@ _I64 = ir.IntType(64)
 #: blocks per AES instruction: 4 (VAES on 512-bit registers), 2 (VAES, 256-bit) or 1 (AES-NI)
 WIDTH = vector_blocks()
 _V8 = ir.VectorType(_I64, 8)        # 4 blocks (lo, hi, lo, hi, ...): one 512-bit register
+#: AES-width vectors that go through the rounds together when W < 4: 16 registers hold 8
+#: states plus round keys (Gen's 64 blocks at W = 2 are 32 states: all at once they spilled;
+#: measured, DCF Gen 2^17 keys, 2-core AMD EPYC with 256-bit VAES: 1.1-1.35 M/s -> 1.65 M/s;
+#: 8 to 14 within noise). With 512-bit registers (32 of them) every state goes at once.
+GROUP = 8
 
 
 def _shuffle(builder, a, b, lanes):
@@ -52,7 +57,8 @@ def _mmo_vectors(builder, rk_ptr, vecs, W=WIDTH):
     W blocks go to one AES instruction (the vectors are split for W < 4) and all
     blocks through each round together, so the AES units stay busy (measured in
     numba, 16 blocks in flight, relative to pycryptodome's ECB: 1.1x with W = 1,
-    2.2x with W = 2, 2.6x with W = 4).
+    2.2x with W = 2, 2.6x with W = 4); for W < 4, in groups of :data:`GROUP`
+    vectors, so the states stay in registers.
     """
     vt = ir.VectorType(_I64, 2 * W)
     suffix = {1: "", 2: ".256", 4: ".512"}[W]
@@ -62,14 +68,20 @@ def _mmo_vectors(builder, rk_ptr, vecs, W=WIDTH):
     kp = builder.bitcast(rk_ptr, ir.VectorType(_I64, 2).as_pointer())
     ins = [v if W == 4 else _shuffle(builder, v, v, range(j, j + 2 * W))
            for v in vecs for j in range(0, 8, 2 * W)]
-    st = ins
+    keys = []
     for r in range(11):
         kr = builder.load(builder.gep(kp, [ir.Constant(_I32, r)]), align=8)
         if W > 1:
             kr = _shuffle(builder, kr, kr, [j % 2 for j in range(2 * W)])
-        st = [builder.xor(v, kr) if r == 0 else builder.call(enc if r < 10 else last, [v, kr])
-              for v in st]
-    out = [builder.xor(v, u) for v, u in zip(st, ins)]
+        keys.append(kr)
+    out = []
+    G = len(ins) if W == 4 else GROUP
+    for g in range(0, len(ins), G):
+        st = ins[g:g + G]
+        for r in range(11):
+            st = [builder.xor(v, keys[r]) if r == 0 else
+                  builder.call(enc if r < 10 else last, [v, keys[r]]) for v in st]
+        out += [builder.xor(v, u) for v, u in zip(st, ins[g:g + G])]
     while out[0].type.count < 8:                  # join the pieces back into <8 x i64>
         n = out[0].type.count
         out = [_shuffle(builder, out[j], out[j + 1], range(2 * n)) for j in range(0, len(out), 2)]

@@ -104,6 +104,14 @@ def _put_words(dst: np.ndarray, words: np.ndarray, lb: int):
         dst.reshape(-1, lb)[:] = w.view(np.uint8).reshape(-1, 8)[:, :lb]
 
 
+def _put_bits(dst: np.ndarray, bits: np.ndarray):
+    """Control bits (n, B) uint8 packed along the levels into ``dst`` (ceil(n/8), B)."""
+    if _fast.ENABLED and bits.size:
+        _fast.pack_levels(np.ascontiguousarray(bits), dst)
+    else:
+        dst[:] = np.packbits(bits, axis=0, bitorder="little")
+
+
 def _fields(key, dcf: bool):
     n, l, B = key.n_bits, key.out_bits, key.batch
     lb, nb = (l + 7) // 8, (n + 7) // 8
@@ -169,7 +177,7 @@ def to_bytes(key, dcf: bool) -> bytes:
         if how == "raw":
             dst[:] = np.ascontiguousarray(arr, dtype="<u8").reshape(-1).view(np.uint8)
         elif how == "bits":
-            dst.reshape((key.n_bits + 7) // 8, key.batch)[:] = np.packbits(arr, axis=0, bitorder="little")
+            _put_bits(dst.reshape((key.n_bits + 7) // 8, key.batch), arr)
         else:
             _put_words(dst, arr, lb)
         pos += size
@@ -266,9 +274,21 @@ def _get_words(src: np.ndarray, count: int, lb: int, l: int, name: str) -> np.nd
 
 def _get_bits(src: np.ndarray, n: int, B: int, name: str) -> np.ndarray:
     packed = src.reshape((n + 7) // 8, B)
+    if _fast.ENABLED and B:
+        out, bad = _fast.unpack_levels(packed, n)
+        if bad:
+            raise ValueError(f"{name} has nonzero padding bits")
+        return out
     if n % 8 and B and np.any(packed[-1] >> np.uint8(n % 8)):
         raise ValueError(f"{name} has nonzero padding bits")
     return np.unpackbits(packed, axis=0, count=n, bitorder="little")
+
+
+def _any_low_bit(seeds: np.ndarray) -> bool:
+    """Whether a seed array (..., 2) has bit 0 of a low word set (not canonical)."""
+    if _fast.ENABLED and seeds.flags.c_contiguous:
+        return bool(_fast.any_low_bit(seeds.reshape(-1)))
+    return bool(np.any(seeds[..., 0] & np.uint64(1)))
 
 
 def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
@@ -289,7 +309,7 @@ def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
         if name in ("seed", "cw_seed"):
             arr = src.view("<u8")
             arr = (arr if _LITTLE else arr.astype(_U64)).reshape((B, 2) if name == "seed" else (n, B, 2))
-            if arr.size and np.any(arr[..., 0] & np.uint64(1)):
+            if arr.size and _any_low_bit(arr):
                 raise ValueError(f"{name} has a nonzero control-bit position (bit 0 of the low word "
                                  f"must be 0 in a canonical key)")
         elif name.startswith("cw_t"):

@@ -29,6 +29,8 @@ import contextlib
 import logging
 from typing import Iterable, Iterator
 
+from mpc import memory
+
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 from .engines import WINDOW_PER_WORKER, default_workers, windowed
 
@@ -93,7 +95,15 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler, workers=None,
         spec_future = client.scatter(spec, broadcast=True, hash=False)
         threads = sum(client.nthreads().values()) or 1
 
+        mem = memory.policy()
+
         def submit(index, values):
-            return client.submit(run_chunk, spec_future, index, values, pure=False)
+            return client.submit(_task, spec_future, index, values, mem, pure=False)
 
         yield from windowed(submit, tasks, WINDOW_PER_WORKER * threads, meanwhile)
+
+
+def _task(spec: ChunkSpec, index: int, values, mem: dict) -> ChunkResult:
+    """One chunk on a worker, under the client's memory policy (:func:`mpc.memory.apply`)."""
+    memory.apply(mem)
+    return run_chunk(spec, index, values)
