@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from typing import Iterable, Iterator
 
 from mpc import memory
@@ -46,18 +47,26 @@ def _import_distributed():
 
 
 def worker_environ() -> dict:
-    """Dask's pre-spawn worker environment without ``MALLOC_TRIM_THRESHOLD_``.
+    """Dask's pre-spawn worker environment for the workers of ``scheduler="local"``.
 
-    Dask sets it to 64 KiB so that long-lived workers return memory to the
-    OS; a chunk allocates and frees arrays of megabytes many times, and with
-    that setting every one of them costs fresh page faults: a chunk ran 35%
-    slower on a worker than in process. Unset, glibc's default (an adaptive
-    threshold) applies; a chunk's memory stays bounded by its size.
+    Dask sets ``MALLOC_TRIM_THRESHOLD_`` to 64 KiB so that long-lived workers
+    return memory to the OS; a chunk allocates and frees arrays of megabytes
+    many times, and with that setting every one of them costs fresh page
+    faults (a chunk ran 35% slower on a worker than in process). The workers
+    of the local cluster are this run's own processes, so they keep freed
+    memory for reuse instead (glibc's ``MALLOC_MMAP_THRESHOLD_`` and
+    ``MALLOC_TRIM_THRESHOLD_`` at :func:`mpc.memory.default_limit`, the
+    environment form of :func:`mpc.memory.retain_freed_memory`); with
+    ``USTAT_RETAIN_MEMORY=0`` both are left unset (glibc's adaptive default).
+    A cluster at an address keeps its own settings.
     """
     import dask
 
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    env["MALLOC_TRIM_THRESHOLD_"] = None           # None: not set in the worker
+    keep = os.environ.get("USTAT_RETAIN_MEMORY", "1") != "0"
+    limit = str(memory.default_limit()) if keep else None      # None: not set in the worker
+    env["MALLOC_TRIM_THRESHOLD_"] = limit
+    env["MALLOC_MMAP_THRESHOLD_"] = limit
     return env
 
 
