@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
        [--skip-1e7] [--skip-parallel] [--skip-release] [--repeats-1e7 N]
-       [--gini-encoding default|paper]
+       [--gini-encoding default|paper] [--memory default|retained]
 
 Every timing is the median of N (default 3) warm runs; the first run of a
 process (imports, AES and numpy warm-up) is reported apart where it matters.
@@ -45,6 +45,10 @@ Keys (all measured in this run):
   apart), dask_identical.
 - parallel_seconds / parallel_cold_seconds: the medians (and cold first runs)
   behind those ratios.
+- memory: "default" (glibc's malloc as a program calling the API gets it) or
+  "retained" (--memory retained: each Gini process first calls
+  mpc.memory.retain_freed_memory(), as the ustat command does); worker
+  processes and the local Dask cluster retain freed memory either way.
 - precision_* and dp_audit_*: release quality (issue 8), from
   benchmarks/umpc_release.py (see its docstring); --skip-release skips them.
 - load_avg_start / load_avg_end (1-minute load average) and cpu_count: the
@@ -78,6 +82,9 @@ from mpc.rng import CSPRNG
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc
 n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
+if {retain!r}:
+    from mpc.memory import retain_freed_memory
+    retain_freed_memory()
 X = synthetic_uniform(n, 1, CSPRNG(12))
 extra, startup = {{}}, 0.0
 if scheduler:
@@ -109,13 +116,15 @@ print(json.dumps(out))
 
 #: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
 GINI_ENCODING: dict = {}
+#: ``--memory retained``: the Gini processes call mpc.memory.retain_freed_memory() first.
+RETAIN = [False]
 
 
 def gini_runs(n: int, configs: list, repeats: int, dask: bool = False) -> dict:
     """Run ``configs`` in one fresh subprocess (warm runs after a cold one)."""
     configs = [dict(GINI_ENCODING, **cfg) for cfg in configs]
     code = _RUNNER.format(root=ROOT, n=n, configs=configs, repeats=repeats,
-                          scheduler="local" if dask else "")
+                          scheduler="local" if dask else "", retain=RETAIN[0])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -236,6 +245,9 @@ def main(argv=None):
     ap.add_argument("--gini-encoding", choices=("default", "paper"), default="default",
                     help="Gini runs: run_umpc's per-kernel encoding (default; the ring widens "
                          "with |E| so the sum cannot wrap) or the paper's l = 40, c = 14")
+    ap.add_argument("--memory", choices=("default", "retained"), default="default",
+                    help="Gini runs with glibc's default malloc (what an API call gets) or with "
+                         "freed memory retained (mpc.memory; what the ustat command does)")
     ap.add_argument("--skip-release", action="store_true",
                     help="skip the precision and DP-audit keys (benchmarks/umpc_release.py)")
     ap.add_argument("--repeats-1e7", type=int, default=None,
@@ -245,8 +257,9 @@ def main(argv=None):
     repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
     if args.gini_encoding == "paper":
         GINI_ENCODING.update(bits=40, frac_bits=14)
+    RETAIN[0] = args.memory == "retained"
     result = {"load_avg_start": os.getloadavg()[0], "cpu_count": os.cpu_count(),
-              "gini_encoding": args.gini_encoding}
+              "gini_encoding": args.gini_encoding, "memory": args.memory}
     if os.path.exists(BANK):
         result.update(bank_kendall(runs, repeats))
     else:
