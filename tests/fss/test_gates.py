@@ -4,22 +4,17 @@ from scipy import stats
 
 from fss import dcf, dpf, gates
 from mpc.session import Session
-from mpc.sharing import additive_share
+
+from .gate_helpers import assert_costs, open_, session, share
 
 U64 = np.uint64
 
 
 def _session(n_parties, l, **kw):
-    return Session(n_parties, bits=l, frac_bits=min(14, l - 1), seed=f"gates-{l}-{n_parties}", **kw)
+    return session(n_parties, l, **kw)
 
 
-def _share(s, values, p):
-    return additive_share(s.ring, s.ring.from_signed(np.asarray(values, dtype=np.int64)), p,
-                          s.rng.derive("test-shares"))
-
-
-def _open(s, shares):
-    return s.ring.to_signed(s.ring.sum(shares, axis=0))
+_share, _open = share, open_
 
 
 def _holders(p, batch_shape=None, per_instance=False, n_parties=None):
@@ -248,19 +243,7 @@ def test_documented_costs_match_measurement(gate, p):
     }[gate]
     with s.net.phase("computing"):
         call()
-    c = gates.costs(gate, l, p)
-    rep = s.net.report()["phases"]["computing"]
-    assert rep["online"]["rounds"] == c["online_rounds"]
-    assert rep["offline"]["rounds"] == c["offline_rounds"]
-    sent, recv = s.net.party_bits()
-    _, offr = s.net.party_bits(offline=True)
-    for kh in h[:2]:
-        assert sent[kh] == B * c["online_sent_key_holder"]
-        assert recv[kh] == B * c["online_received_key_holder"]
-        assert offr[kh] == B * c["offline_key_holder"]
-    for o in h[2:]:
-        assert sent[o] == B * c["online_sent_other"]
-        assert offr[o] == B * c["offline_other"]
+    assert_costs(s, h, B, gates.costs(gate, l, p))
 
 
 def test_costs_bad_arguments():
