@@ -21,8 +21,9 @@ its peak until it exits); nothing else changes (the arrays and results are
 the same). The ``ustat`` command line applies it at start (unless
 ``USTAT_RETAIN_MEMORY=0``); a program using the API calls it once, or sets
 glibc's own ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``.
-Worker processes forked by :mod:`ustat.umpc.engines` inherit the setting;
-Dask workers apply the parent's setting at their first task.
+The U-MPC worker processes (:mod:`ustat.umpc.engines`) and the workers of a
+local Dask cluster apply it themselves; Dask workers elsewhere follow the
+client's setting at their first task. :func:`wanted` reads the switch.
 
 Only glibc has ``mallopt``; elsewhere the call does nothing and says so.
 """
@@ -55,6 +56,12 @@ def _libc():
         return lib
     except (OSError, AttributeError):
         return None
+
+
+def wanted() -> bool:
+    """Whether the processes this package starts should retain freed memory:
+    yes unless the environment says ``USTAT_RETAIN_MEMORY=0``."""
+    return os.environ.get("USTAT_RETAIN_MEMORY", "1") != "0"
 
 
 def default_limit() -> int:

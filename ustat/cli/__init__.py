@@ -27,7 +27,7 @@ import json
 import os
 import sys
 
-from mpc.memory import retain_freed_memory
+from mpc import memory
 
 from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
                        print_protocols)
@@ -71,8 +71,8 @@ def main(argv=None) -> int:
             ap.print_help()
             return 0
         run, show = _COMMANDS[args.command]
-        if os.environ.get("USTAT_RETAIN_MEMORY", "1") != "0":
-            retain_freed_memory()           # reuse freed pages (mpc.memory): faster, same results
+        if memory.wanted():
+            memory.retain_freed_memory()    # reuse freed pages: faster, same results
         res = run(args)
         if args.json:
             print(json.dumps(res, default=_json_default))

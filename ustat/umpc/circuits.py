@@ -400,10 +400,9 @@ class CircuitOps:
     def abs(self, a, *, bound=None):
         """z - 2 z MSB(z) mod 2^l (the builder's abs; -2^(l-1) maps to itself, as the dealer's)."""
         z = self._wire(a)
-        if z.iv is None:
-            return _Val(word=self.b.cond_neg(z.word, Word(self.b, [self._msb(z, bound)]))
-                        if narrow_bits(self.input_fp.frac_bits, bound, self.bits) else
-                        self.b.abs(z.word), iv=None)
+        if z.iv is None:                     # negate where the dealer's gate reads a sign
+            return _Val(word=self.b.cond_neg(z.word, Word(self.b, [self._msb(z, bound)])),
+                        iv=None)
         lo, hi = z.iv
         top = max(abs(lo), abs(hi))
         bottom = 0 if lo <= 0 <= hi else min(abs(lo), abs(hi))

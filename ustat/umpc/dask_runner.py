@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from typing import Iterable, Iterator
 
 from mpc import memory
@@ -63,8 +62,7 @@ def worker_environ() -> dict:
     import dask
 
     env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-    keep = os.environ.get("USTAT_RETAIN_MEMORY", "1") != "0"
-    limit = str(memory.default_limit()) if keep else None      # None: not set in the worker
+    limit = str(memory.default_limit()) if memory.wanted() else None   # None: not set
     env["MALLOC_TRIM_THRESHOLD_"] = limit
     env["MALLOC_MMAP_THRESHOLD_"] = limit
     return env

@@ -299,7 +299,7 @@ class _Done:
 def _init_worker(spec: ChunkSpec, inputs: Optional[ChunkInputs] = None) -> None:
     global _WORKER_SPEC, _WORKER_INPUTS
     _WORKER_SPEC, _WORKER_INPUTS = spec, inputs
-    if os.environ.get("USTAT_RETAIN_MEMORY", "1") != "0":
+    if memory.wanted():
         memory.retain_freed_memory()
 
 
