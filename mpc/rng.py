@@ -227,13 +227,45 @@ class CSPRNG:
         n = _check_count(n, "n")
         if n < 2:
             return np.arange(n, dtype=np.int64)
+        return self._sorted_by_random_words(np.arange(n, dtype=np.uint64))
+
+    def shuffled(self, values) -> np.ndarray:
+        """``values[self.permutation(values.size)]`` for sorted values, without the gather.
+
+        ``values``: a non-decreasing 1-d array of integers in
+        ``[0, 2^bit_length(size - 1))`` (e.g. ``np.repeat(np.arange(n), degrees)``
+        when every degree is at least 1). The values themselves ride in the
+        low bits of the sorted random words instead of their indices: since
+        the values are non-decreasing in the index, the sorted order gives the
+        same sequence of values, and the same keystream is read, so the result
+        (``int64``) is exactly ``values[self.permutation(size)]`` drawn from the
+        same stream position, without a random gather over the whole array
+        (the gather cost 0.6 s of BalancedSamp's 3 s at 4 x 10^7 stubs). Any
+        other array is shuffled by that gather.
+        """
+        values = np.asarray(values)
+        if values.ndim != 1 or values.dtype.kind not in "iu":
+            raise TypeError(f"values must be a 1-d integer array, got {values.dtype} "
+                            f"of shape {values.shape}")
+        n = values.size
+        if n < 2:
+            return values.astype(np.int64)
+        top = 1 << (n - 1).bit_length()
+        if not (0 <= values[0] and values[-1] < top and np.all(values[1:] >= values[:-1])):
+            return values[self.permutation(n)].astype(np.int64, copy=False)
+        return self._sorted_by_random_words(values)
+
+    def _sorted_by_random_words(self, low_values: np.ndarray) -> np.ndarray:
+        """``low_values`` (non-decreasing, below 2^bit_length(n - 1)) in a uniformly random order."""
+        n = low_values.size
         shift = np.uint64((n - 1).bit_length())
         low = (np.uint64(1) << shift) - np.uint64(1)
         keys = self.uint64(n)
         keys &= ~low
-        keys |= np.arange(n, dtype=np.uint64)
+        keys |= (low_values.view(np.uint64) if low_values.dtype.itemsize == 8
+                 else low_values.astype(np.uint64))
         keys.sort()
-        out = (keys & low).astype(np.int64)
+        out = np.bitwise_and(keys, low).view(np.int64)
         keys >>= shift
         tie = keys[1:] == keys[:-1]
         if tie.any():

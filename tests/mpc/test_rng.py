@@ -133,6 +133,54 @@ def test_tied_runs_are_shuffled_uniformly():
     assert abs(np.mean([s // 10 == 3 for s in seen]) - 0.5) < 4 * 0.5 / np.sqrt(3000)
 
 
+def _shuffle_cases():
+    g = CSPRNG(40)
+    deg = g.integers(4, (300,)) + 1                       # every vertex appears: ids < size
+    yield np.repeat(np.arange(300), deg)                   # BalancedSamp's stubs
+    yield np.repeat(np.arange(5), [1, 2, 3, 4, 5])
+    yield np.zeros(17, np.int64)
+    yield np.arange(33, dtype=np.uint32)
+    yield np.array([7])
+    yield np.array([], dtype=np.int64)
+    yield np.repeat(np.arange(0, 300, 7), 2)               # values above bit_length(size - 1)
+    yield g.integers(50, (40,))                            # not sorted
+    yield np.array([-1, 0, 0, 3])                          # negative
+
+
+@pytest.mark.parametrize("values", list(_shuffle_cases()), ids=lambda v: f"size{v.size}")
+def test_shuffled_is_the_gather_of_a_permutation_from_the_same_stream(values):
+    """shuffled(v) == v[permutation(v.size)] bit for bit, and the stream continues alike."""
+    a, b = CSPRNG(41), CSPRNG(41)
+    got = a.shuffled(values)
+    want = values[b.permutation(values.size)].astype(np.int64)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+    assert np.array_equal(a.uint64(4), b.uint64(4))
+
+
+def test_shuffled_takes_the_tie_path_like_permutation(monkeypatch):
+    """Sort words with 2 random high bits force long tied runs: still the same result."""
+    sizes = np.repeat(np.arange(40), 3)
+    words, calls = CSPRNG.uint64, []
+
+    def few_bits(self, shape=()):          # the sort's words; the tie-breaking words are whole
+        calls.append(shape)
+        w = words(self, shape)
+        return w if len(calls) % 2 == 0 else (w >> np.uint64(62)) << np.uint64(62)
+
+    a, b = CSPRNG(42), CSPRNG(42)
+    monkeypatch.setattr(CSPRNG, "uint64", few_bits, raising=True)
+    got, want = a.shuffled(sizes), sizes[b.permutation(sizes.size)]
+    assert np.array_equal(got, want)
+    assert np.array_equal(np.sort(got), sizes)
+
+
+def test_shuffled_rejects_non_integer_arrays():
+    with pytest.raises(TypeError, match="1-d integer array"):
+        CSPRNG(1).shuffled(np.zeros(4))
+    with pytest.raises(TypeError, match="1-d integer array"):
+        CSPRNG(1).shuffled(np.zeros((2, 2), np.int64))
+
+
 def test_pickled_generator_continues_the_same_stream():
     import pickle
 

@@ -205,12 +205,26 @@ def test_chunk_inputs_gather_each_chunk():
     g = CSPRNG(17)
     enc, E = g.uint64((20, 3)), g.integers(20, (23, 2))
     inp = ChunkInputs(enc, E, 5)
-    assert len(inp) == 5 and inp.edges_of(4).shape == (3, 2)
+    # 23 edges in chunks of at most 5: five chunks of equal size (4 or 5), in order
+    assert len(inp) == 5
+    assert [inp.bounds(i) for i in range(5)] == [(0, 4), (4, 9), (9, 13), (13, 18), (18, 23)]
     pairs = list(inp)
     assert [i for i, _ in pairs] == list(range(5))
     for i, v in pairs:
-        assert v.shape == (inp.edges_of(i).shape[0], 2, 3)
-        assert np.array_equal(v, enc[E[5 * i:5 * (i + 1)]])
+        start, stop = inp.bounds(i)
+        assert np.array_equal(inp.edges_of(i), E[start:stop])
+        assert np.array_equal(v, enc[E[start:stop]])
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 6, 7, 23, 100, 131073])
+@pytest.mark.parametrize("size", [1, 3, 5, 1 << 17])
+def test_chunks_cover_the_edges_in_equal_sizes(m, size):
+    inp = ChunkInputs(np.zeros((1, 1), np.uint64), np.zeros((m, 2), np.int64), size)
+    b = np.array([inp.bounds(i) for i in range(len(inp))])
+    sizes = b[:, 1] - b[:, 0]
+    assert len(inp) == -(-m // size) and b[0, 0] == 0 and b[-1, 1] == m
+    assert np.array_equal(b[1:, 0], b[:-1, 1])                 # contiguous, in order
+    assert sizes.max() <= size and sizes.max() - sizes.min() <= 1
 
 
 @pytest.mark.parametrize("kw", [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"}])

@@ -94,7 +94,7 @@ def _balanced_edges(n: int, m: int, k: int, rng: CSPRNG, max_rounds: int,
         if r:
             deg[rng.choice(n, r)] += 1
         stubs = np.repeat(np.arange(n, dtype=np.int64), deg)
-        edges = _sort_rows(stubs[rng.permutation(stubs.size)].reshape(m, k))
+        edges = _sort_rows(rng.shuffled(stubs).reshape(m, k))   # stubs[rng.permutation(k m)]
         st = _SwitchState(edges, n)
         bad_frac = st.bad.size / m
         if not st.repair(rng, max_rounds):

@@ -84,7 +84,11 @@ class ChunkInputs:
     """Every chunk's member values, gathered where the chunk runs (the tasks of a run).
 
     ``enc``: the (n, d) uint64 encoded records; ``edges``: the (m, k) edge
-    list; chunk i is edges ``[i c, (i + 1) c)`` with ``c = chunk_size``. A
+    list, cut into ``ceil(m / chunk_size)`` chunks of equal size (differing by
+    at most one edge; chunk i is edges ``[i m // C, (i + 1) m // C)``), so
+    that no short last chunk leaves a worker idle at the end of a run (at
+    m = 2 x 10^6 and chunk_size = 2^17: 16 chunks of 125,000 edges instead of
+    15 full ones and one of 34,848; 2 workers then finish together). A
     forked worker process inherits both arrays at fork (no copy, no
     pickling), so a task carries only its index and each worker gathers its
     own chunk's values (m_c k d words) from them; threads gather in the
@@ -99,10 +103,15 @@ class ChunkInputs:
     def __len__(self) -> int:
         return -(-self.edges.shape[0] // self.chunk_size)
 
+    def bounds(self, index: int) -> tuple:
+        """Chunk ``index``'s edges ``[start, stop)``: equal sizes, differing by at most one."""
+        m, count = self.edges.shape[0], len(self)
+        return index * m // count, (index + 1) * m // count
+
     def edges_of(self, index: int) -> np.ndarray:
         """The (m_c, k) edges of chunk ``index`` (a view)."""
-        c = self.chunk_size
-        return self.edges[index * c:(index + 1) * c]
+        start, stop = self.bounds(index)
+        return self.edges[start:stop]
 
     def values(self, index: int) -> np.ndarray:
         """``values[e, j]``: member j's encoded record of edge e of chunk ``index``, (m_c, k, d)."""

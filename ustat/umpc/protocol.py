@@ -217,8 +217,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         for categorical columns): the run scales them itself (by a power of
         two for order kernels, so integer-like values encode exactly).
     confidence : level of the released interval ``ci`` (default 0.95).
-    chunk_size : edges per chunk (the unit of work; memory per chunk grows
-        with it). Results do not depend on ``workers`` for a given chunk size.
+    chunk_size : at most this many edges per chunk (the unit of work; memory
+        per chunk grows with it); the ceil(|E| / chunk_size) chunks have equal
+        sizes. Results do not depend on ``workers`` for a given chunk size.
     evaluate : also compute the exact incomplete and complete statistics on
         the raw values given (``exact_raw``) and on the encoded ones
         (``exact_encoded``; tests and experiments only: it reads every record
