@@ -311,6 +311,16 @@ def test_dask_custom_kernel_and_views(client):
     assert res[0] == res[1]
 
 
+def test_dask_local_cluster_workers_run_without_the_profiler(client):
+    import dask
+
+    from ustat.umpc.dask_runner import LOCAL_CLUSTER_CONFIG
+    assert LOCAL_CLUSTER_CONFIG == {"distributed.worker.profile.enabled": False}
+    seen = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+    assert len(seen) == 2 and set(seen.values()) == {False}
+    assert dask.config.get("distributed.worker.profile.enabled") is True   # caller's untouched
+
+
 def test_dask_local_cluster_from_the_scheduler_argument():
     _need_dask()
     X = _records("gini", 30)
