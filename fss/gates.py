@@ -234,11 +234,10 @@ def _deal_shares(s, h, ring, secret, key_holders_only=False):
     return sh
 
 
-def _check_in_bits(s, in_bits):
-    """``in_bits`` of the comparison gates: None (the ring's l) or an integer in 2..l."""
+def _check_in_bits(l, in_bits):
+    """``in_bits`` of the comparison gates on an l-bit ring: None (or l) -> None, else 2..l-1."""
     if in_bits is None:
         return None
-    l = s.ring.bits
     if isinstance(in_bits, bool) or not isinstance(in_bits, numbers.Integral) \
             or not 2 <= in_bits <= l:
         raise ValueError(f"in_bits must be an integer in 2..{l} (the ring's bits), got {in_bits!r}")
@@ -305,7 +304,7 @@ def less_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
     Threat model: see the module docstring.
     """
     s, x, y, h = _check_pair(s, x, y, holders)
-    d = _check_in_bits(s, in_bits)
+    d = _check_in_bits(s.ring.bits, in_bits)
     return _msb_gate(s, s.ring.sub(x, y), h, workers=workers, in_bits=d)[0]
 
 
@@ -334,7 +333,8 @@ def sign(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    m0, m1 = _msb_gate(s, x, h, points=2, workers=workers, in_bits=_check_in_bits(s, in_bits))
+    m0, m1 = _msb_gate(s, x, h, points=2, workers=workers,
+                       in_bits=_check_in_bits(s.ring.bits, in_bits))
     out = ring.neg(ring.add(m0, m1))
     out[0] = ring.add(out[0], _ONE)
     return out
@@ -380,7 +380,7 @@ def abs_value(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    b = _msb_gate(s, x, h, workers=workers, in_bits=_check_in_bits(s, in_bits))[0]
+    b = _msb_gate(s, x, h, workers=workers, in_bits=_check_in_bits(s.ring.bits, in_bits))[0]
     xb = multiply(s, x, b, h)
     return ring.sub(x, ring.smul(2, xb))
 
@@ -469,9 +469,7 @@ def costs(gate: str, l: int, p: int = 2, in_bits=None) -> dict:
         raise ValueError(f"l must be an integer in 2..64, got {l!r}")
     if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 2:
         raise ValueError(f"p must be an integer >= 2, got {p!r}")
-    d = l if in_bits is None else in_bits
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or not 2 <= d <= l:
-        raise ValueError(f"in_bits must be an integer in 2..{l}, got {in_bits!r}")
+    d = _check_in_bits(l, in_bits) or l
     if d < l and gate in ("equal", "in_interval"):
         raise ValueError(f"in_bits applies to the comparison gates, not {gate!r}")
     if gate == "equal":

@@ -316,4 +316,3 @@ def _worker_chunk(index: int, values) -> ChunkResult:
     if values is None:
         values = _WORKER_INPUTS.values(index)
     return run_chunk(_WORKER_SPEC, index, values)
-
