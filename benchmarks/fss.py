@@ -21,7 +21,10 @@ l = 40 output bits):
     (``dcf_*_numpy_per_s``, ``dcf_*_speedup_vs_numpy``);
   - the PyPI package ``sycret`` (Rust, LeFactory, 1 thread) when installed:
     raw ratios ours / sycret, ratios with our keys serialized on both sides
-    inside the timed calls as sycret's are (``*_ratio_serialized``), and
+    inside the timed calls as sycret's are (``*_ratio_serialized``: keys made
+    by ``dcf.gen_bytes``, which writes them straight into the wire format,
+    and read by ``from_bytes``; ``keygen_then_to_bytes_ratio``: ``gen``
+    followed by ``to_bytes`` of both keys), and
     evaluation at 1 and 64 keys per call (``eval_ratio_batch1/64``);
   - the key sizes, and the less-than gate end to end (dealer + online, two
     parties, l = 40) with its online bits and rounds and its offline bits
@@ -142,12 +145,26 @@ def bench_dcf(B, repeat, rng, workers):
     out = {"keygen_per_s": B / gw, "eval_per_s": B / ew, "keygen_cold_per_s": B / gc,
            "eval_cold_per_s": B / ec, "correct": ok,
            "keygen_share": (B / gw) / (ga / (8 * N_BITS)), "eval_share": (B / ew) / (ea / (2 * N_BITS))}
-    # serialized on both sides (sycret returns and takes serialized keys)
-    _, sg, (b0, b1), _ = _timed(lambda: [dcf.to_bytes(k) for k in dcf.gen(p, alpha, 1, rng,
-                                                                          workers=workers)], repeat)
+    # serialized on both sides (sycret returns and takes serialized keys): gen_bytes, what a
+    # dealer that sends its keys calls, and (reported apart) gen followed by to_bytes
+    _, sg, (b0, b1), _ = _timed(lambda: dcf.gen_bytes(p, alpha, 1, rng, workers=workers), repeat)
+    _, st, bt, _ = _timed(lambda: [dcf.to_bytes(k) for k in dcf.gen(p, alpha, 1, rng,
+                                                                      workers=workers)], repeat)
     _, se, _, _ = _timed(lambda: dcf.eval(p, 0, dcf.from_bytes(b0), x, workers=workers), repeat)
-    out.update(keygen_serialized_per_s=B / sg, eval_serialized_per_s=B / se)
+    same = _same_keys(p, alpha, b0, b1) and _same_keys(p, alpha, *bt)
+    out.update(keygen_serialized_per_s=B / sg, keygen_then_to_bytes_per_s=B / st,
+               eval_serialized_per_s=B / se, correct=ok and same)
     return out, (p, k0, x)
+
+
+def _same_keys(p, alpha, b0, b1) -> bool:
+    """Whether serialized keys parse and compute [x < alpha] on a sample of points."""
+    k0, k1 = dcf.from_bytes(b0), dcf.from_bytes(b1)
+    idx = np.arange(0, k0.batch, max(1, k0.batch // 4096))
+    k0s, k1s = (_take(k, idx, idx.size) for k in (k0, k1))
+    xs = alpha[idx] ^ np.uint64(1)                      # next to alpha: both sides of it
+    y = (dcf.eval(p, 0, k0s, xs) + dcf.eval(p, 1, k1s, xs)) & np.uint64((1 << L_BITS) - 1)
+    return bool(np.array_equal(y, (xs < alpha[idx]).astype(np.uint64)))
 
 
 def bench_small(p, k0, x, size, calls, repeat):
@@ -164,9 +181,13 @@ def bench_small(p, k0, x, size, calls, repeat):
 
 
 def _slice(k, c0, size):
-    s = slice(c0, c0 + size)
-    return dcf.DCFKey(k.party, k.n_bits, k.out_bits, (size,), k.seed[s], k.cw_seed[:, s],
-                      k.cw_t_left[:, s], k.cw_t_right[:, s], k.cw_value[:, s], k.cw_last[s],
+    return _take(k, slice(c0, c0 + size), size)
+
+
+def _take(k, sel, size):
+    """The keys ``sel`` (a slice or indices, ``size`` of them) of a batch of DCF keys."""
+    return dcf.DCFKey(k.party, k.n_bits, k.out_bits, (size,), k.seed[sel], k.cw_seed[:, sel],
+                      k.cw_t_left[:, sel], k.cw_t_right[:, sel], k.cw_value[:, sel], k.cw_last[sel],
                       k.insecure)
 
 
@@ -276,6 +297,7 @@ def main(argv=None):
     out.update(dcf_keygen_per_s=ours["keygen_per_s"], dcf_eval_per_s=ours["eval_per_s"],
                dcf_keygen_cold_per_s=ours["keygen_cold_per_s"], dcf_eval_cold_per_s=ours["eval_cold_per_s"],
                dcf_keygen_serialized_per_s=ours["keygen_serialized_per_s"],
+               dcf_keygen_then_to_bytes_per_s=ours["keygen_then_to_bytes_per_s"],
                dcf_eval_serialized_per_s=ours["eval_serialized_per_s"], dcf_correct=ours["correct"],
                dcf_keygen_aes_bound_share=ours["keygen_share"], dcf_eval_aes_bound_share=ours["eval_share"],
                dcf_keygen_aes_blocks=8 * N_BITS, dcf_eval_aes_blocks=2 * N_BITS)
@@ -310,6 +332,8 @@ def main(argv=None):
     out["keygen_ratio"] = ratio(ours["keygen_per_s"], sy and sy["keygen_per_s"])
     out["eval_ratio"] = ratio(ours["eval_per_s"], sy and sy["eval_per_s"])
     out["keygen_ratio_serialized"] = ratio(ours["keygen_serialized_per_s"], sy and sy["keygen_per_s"])
+    out["keygen_then_to_bytes_ratio"] = ratio(ours["keygen_then_to_bytes_per_s"],
+                                              sy and sy["keygen_per_s"])
     out["eval_ratio_serialized"] = ratio(ours["eval_serialized_per_s"], sy and sy["eval_per_s"])
     out["eval_ratio_batch1"] = ratio(out["dcf_eval_batch1_per_s"], sy and sy["eval_batch1_per_s"])
     out["eval_ratio_batch64"] = ratio(out["dcf_eval_batch64_per_s"], sy and sy["eval_batch64_per_s"])

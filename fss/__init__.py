@@ -11,6 +11,7 @@ Modules, bottom up (a lower one never imports a higher one):
 - :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF (numpy;
   dispatches to :mod:`fss._fast` when numba is installed, bit-identical results)
 - :mod:`fss._small`  scalar evaluation path for batches of a few points
+- :mod:`fss._wire_gen` key generation straight into the wire format (``gen_bytes``)
 - :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
 - :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)
 - :mod:`fss.gates`   masked-input FSS gates on additive shares with a trusted

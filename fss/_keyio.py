@@ -93,7 +93,7 @@ def check_key_arrays(key, with_value: bool):
 
 
 # -- writing ------------------------------------------------------------------------------------
-def _put_words(dst: np.ndarray, words: np.ndarray, lb: int):
+def put_words(dst: np.ndarray, words: np.ndarray, lb: int):
     """Words (any shape, uint64) into ``dst`` (count * lb bytes), lb low bytes each."""
     w = np.ascontiguousarray(words, dtype="<u8").reshape(-1)
     if lb == 8:
@@ -104,7 +104,7 @@ def _put_words(dst: np.ndarray, words: np.ndarray, lb: int):
         dst.reshape(-1, lb)[:] = w.view(np.uint8).reshape(-1, 8)[:, :lb]
 
 
-def _put_bits(dst: np.ndarray, bits: np.ndarray):
+def put_bits(dst: np.ndarray, bits: np.ndarray):
     """Control bits (n, B) uint8 packed along the levels into ``dst`` (ceil(n/8), B)."""
     if _fast.ENABLED and bits.size:
         _fast.pack_levels(np.ascontiguousarray(bits), dst)
@@ -112,18 +112,23 @@ def _put_bits(dst: np.ndarray, bits: np.ndarray):
         dst[:] = np.packbits(bits, axis=0, bitorder="little")
 
 
-def _fields(key, dcf: bool):
-    n, l, B = key.n_bits, key.out_bits, key.batch
+def field_sizes(dcf: bool, n: int, l: int, B: int) -> list:
+    """``(field, payload bytes)`` in wire order for a batch of B keys."""
     lb, nb = (l + 7) // 8, (n + 7) // 8
-    out = [("seed", 16 * B, key.seed, "raw"), ("cw_seed", 16 * n * B, key.cw_seed, "raw"),
-           ("cw_t_left", nb * B, key.cw_t_left, "bits"), ("cw_t_right", nb * B, key.cw_t_right, "bits")]
-    if dcf:
-        out.append(("cw_value", lb * n * B, key.cw_value, "words"))
-    out.append(("cw_last", lb * B, key.cw_last, "words"))
-    return out
+    return [("seed", 16 * B), ("cw_seed", 16 * n * B), ("cw_t_left", nb * B),
+            ("cw_t_right", nb * B)] + ([("cw_value", lb * n * B)] if dcf else []) + [
+            ("cw_last", lb * B)]
 
 
-def _new_bytes(size: int):
+_HOW = {"seed": "raw", "cw_seed": "raw", "cw_t_left": "bits", "cw_t_right": "bits"}
+
+
+def _fields(key, dcf: bool):
+    return [(name, size, getattr(key, name), _HOW.get(name, "words"))
+            for name, size in field_sizes(dcf, key.n_bits, key.out_bits, key.batch)]
+
+
+def new_bytes(size: int):
     """``(bytes object, writable uint8 view of it)`` for a bytes object of ``size`` bytes
     that nobody else has seen yet.
 
@@ -159,17 +164,23 @@ def _bytes_api():
 _NEW_BYTES, _BYTES_ADDR = _bytes_api()
 
 
+def header(dcf: bool, party: int, n: int, l: int, group: str, insecure: bool, shape) -> bytes:
+    """The header of a key batch (public parameters only; see the module docstring)."""
+    shape = tuple(int(d) for d in shape)
+    head = _HEAD.pack(b"DCF1" if dcf else b"DPF1", VERSION, party, n, l,
+                      0 if dcf else _GROUP_CODES[group], FLAG_INSECURE if insecure else 0,
+                      len(shape), bytes(5))
+    return head + struct.pack(f"<{len(shape)}Q", *shape)
+
+
 def to_bytes(key, dcf: bool) -> bytes:
     """Header + payload (see the module docstring): written once, field by field, into the
-    returned bytes object (:func:`_new_bytes`)."""
-    shape = tuple(int(d) for d in key.shape)
-    group = 0 if dcf else _GROUP_CODES[key.group]
-    head = _HEAD.pack(b"DCF1" if dcf else b"DPF1", VERSION, key.party, key.n_bits, key.out_bits,
-                      group, FLAG_INSECURE if key.insecure else 0, len(shape), bytes(5))
-    head += struct.pack(f"<{len(shape)}Q", *shape)
+    returned bytes object (:func:`new_bytes`)."""
+    head = header(dcf, key.party, key.n_bits, key.out_bits, "arith" if dcf else key.group,
+                  key.insecure, key.shape)
     lb = (key.out_bits + 7) // 8
     total = len(head) + key.batch * record_bytes(dcf, key.n_bits, key.out_bits)
-    obj, buf = _new_bytes(total)
+    obj, buf = new_bytes(total)
     buf[:len(head)] = np.frombuffer(head, dtype=np.uint8)
     pos = len(head)
     for _, size, arr, how in _fields(key, dcf):
@@ -177,9 +188,9 @@ def to_bytes(key, dcf: bool) -> bytes:
         if how == "raw":
             dst[:] = np.ascontiguousarray(arr, dtype="<u8").reshape(-1).view(np.uint8)
         elif how == "bits":
-            _put_bits(dst.reshape((key.n_bits + 7) // 8, key.batch), arr)
+            put_bits(dst.reshape((key.n_bits + 7) // 8, key.batch), arr)
         else:
-            _put_words(dst, arr, lb)
+            put_words(dst, arr, lb)
         pos += size
     if pos != total:  # pragma: no cover - the layout above is the format
         raise AssertionError("serialized size does not match the wire format")
@@ -300,10 +311,7 @@ def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
     lb = (l + 7) // 8
     raw = np.frombuffer(data, dtype=np.uint8)
     out, pos = {}, off
-    fields = [("seed", 16 * B), ("cw_seed", 16 * n * B), ("cw_t_left", ((n + 7) // 8) * B),
-              ("cw_t_right", ((n + 7) // 8) * B)] + ([("cw_value", lb * n * B)] if dcf else []) + [
-              ("cw_last", lb * B)]
-    for name, size in fields:
+    for name, size in field_sizes(dcf, n, l, B):
         src = raw[pos:pos + size]
         pos += size
         if name in ("seed", "cw_seed"):

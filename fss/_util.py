@@ -34,7 +34,7 @@ class InsecureSeedWarning(UserWarning):
     """FSS keys were generated from an explicit seed: reproducible, not secret."""
 
 
-def check_rng(rng) -> tuple[CSPRNG, bool]:
+def check_rng(rng, stacklevel: int = 3) -> tuple[CSPRNG, bool]:
     """``(generator, insecure)`` for a CSPRNG or a seed.
 
     A seed (int/str/bytes) gives a reproducible stream: the keys made from it
@@ -55,8 +55,33 @@ def check_rng(rng) -> tuple[CSPRNG, bool]:
         raise TypeError(f"rng must be an mpc.rng.CSPRNG or a seed, got {type(rng).__name__}") from None
     warnings.warn("rng is an explicit seed: the FSS keys are reproducible and NOT secure "
                   "(key.insecure is set); pass an mpc.rng.CSPRNG() for real use",
-                  InsecureSeedWarning, stacklevel=3)
+                  InsecureSeedWarning, stacklevel=stacklevel)
     return g, True
+
+
+def gen_inputs(n: int, l: int, alpha, beta, rng):
+    """Checked inputs of a DPF/DCF Gen: ``(alpha (B,), beta (B,), batch shape, insecure, roots)``.
+
+    ``roots``: the two parties' root seeds, uint64 (2, B, 2), the first 2 B
+    seeds of ``rng`` (so ``gen`` and ``gen_bytes`` with the same stream make
+    the same keys). Raises as :func:`domain_values`, :func:`ring_values` and
+    :func:`check_rng` do; the seed warning points at the caller of ``gen``.
+    """
+    from .prg import random_seeds
+
+    alpha = domain_values(alpha, n, "alpha")
+    beta = ring_values(beta, l, "beta")
+    try:
+        beta = np.broadcast_to(beta, alpha.shape)
+    except ValueError:
+        raise ValueError(
+            f"beta of shape {beta.shape} does not broadcast to alpha's shape {alpha.shape}"
+        ) from None
+    rng, insecure = check_rng(rng, stacklevel=4)
+    B = alpha.size
+    roots = random_seeds(rng, 2 * B).reshape(2, B, 2)
+    return (alpha.reshape(B), np.ascontiguousarray(beta).reshape(B), tuple(alpha.shape),
+            insecure, roots)
 
 
 def domain_values(x, n_bits: int, name: str) -> np.ndarray:

@@ -24,7 +24,9 @@ Key size: the information in one key is ``key_bits = 128 + n (130 + l) + l``
 (5608 bits for n = 32, l = 40); what is sent is its serialized payload,
 ``wire_bits = 128 (n + 1) + 16 ceil(n/8) + 8 ceil(l/8) (n + 1)`` per
 instance (:func:`wire_bits`; 6800 bits for the less-than gate at l = 40,
-whose n = 39), which the gates count as offline traffic.
+whose n = 39), which the gates count as offline traffic. :func:`to_bytes` writes it;
+:func:`gen_bytes` makes both parties' serialized keys directly (what a
+dealer that sends its keys needs), without the key arrays.
 
 PRG convention: a node's 128-bit word is its seed with the control bit t
 in the low bit; branch x of a node is expanded from ``w ^ x`` (child) and
@@ -61,8 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _keyio, _pool, _small, _tree, _util
-from .prg import random_seeds
+from . import _keyio, _pool, _small, _tree, _util, _wire_gen
 
 _U64 = np.uint64
 BLOCK = _tree.BLOCK        # instances per cache block in gen (points in eval: EVAL_BLOCK)
@@ -176,25 +177,30 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None):
     """
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
-    alpha = _util.domain_values(alpha, n, "alpha")
-    beta = _util.ring_values(beta, l, "beta")
-    try:
-        beta = np.broadcast_to(beta, alpha.shape)
-    except ValueError:
-        raise ValueError(
-            f"beta of shape {beta.shape} does not broadcast to alpha's shape {alpha.shape}"
-        ) from None
-    rng, insecure = _util.check_rng(rng)
-    B = alpha.size
-    w = _pool.check_workers(workers, B)
-    roots = random_seeds(rng, 2 * B).reshape(2, B, 2)
-    arrays = _tree.gen_batch(n, l, "dcf", alpha.reshape(B), np.ascontiguousarray(beta).reshape(B),
-                             roots, w)
-    cw_seed, cw_tl, cw_tr, cw_v, cw_last = arrays
-    shape = tuple(alpha.shape)
+    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
+    w = _pool.check_workers(workers, alpha.size)
+    cw_seed, cw_tl, cw_tr, cw_v, cw_last = _tree.gen_batch(n, l, "dcf", alpha, beta, roots, w)
     k0 = DCFKey(0, n, l, shape, roots[0], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
     k1 = DCFKey(1, n, l, shape, roots[1], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
     return k0, k1
+
+
+def gen_bytes(params: DCFParams, alpha, beta, rng, *, workers=None) -> tuple:
+    """``(to_bytes(k0), to_bytes(k1))`` for the keys :func:`gen` makes, without making them.
+
+    Same arguments, checks and keys as :func:`gen` (the same stream gives the
+    same bytes; :func:`from_bytes` reads them back into gen's keys), for a
+    dealer that sends its keys: each cache block is generated into scratch
+    arrays and written into both parties' byte objects, so nothing but the two
+    outputs (``wire_bits / 8`` bytes per instance each) is allocated
+    (:mod:`fss._wire_gen`). Cost: Gen's 8 n AES blocks per instance plus one
+    write of each payload.
+    """
+    params = _check_params(params)
+    n, l = params.n_bits, params.out_bits
+    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
+    return _wire_gen.gen_bytes("dcf", n, l, alpha, beta, roots, shape, insecure,
+                               _pool.check_workers(workers, alpha.size))
 
 
 # -- evaluation -------------------------------------------------------------------------
