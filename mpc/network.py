@@ -20,7 +20,10 @@ Accounting is linear in what is sent: a batch of m messages adds to the
 per-party counters of the m senders and receivers it touches (``np.add.at``;
 a ``bincount`` when m is a quarter of the parties or more), never to an
 array of length n per batch, so streaming |E| edges in chunks costs O(|E|)
-however many parties there are. Memory: per (phase, online/offline) cell, two
+however many parties there are. A batch sent by or to a whole member class
+of a chunk (every p-th party from j, p <= 64) adds to a pattern of p
+counters instead (:mod:`mpc.traffic`), expanded only when read or packed as
+is by :meth:`Network.traffic`. Memory: per (phase, online/offline) cell, two
 int64 counters per participant (16 bytes per party per cell, allocated
 zero-filled on first use).
 
@@ -42,103 +45,15 @@ Threat model: channels are assumed private and authenticated.
 from __future__ import annotations
 
 import contextlib
+import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from .traffic import Tally, Traffic  # noqa: F401 (Traffic: re-exported)
+
 DEFAULT_ROLES = ("dealer", "aggregator")
-
-
-@dataclass
-class _Tally:
-    """Counters for one (phase, online/offline) cell."""
-
-    size: int
-    bits: int = 0
-    messages: int = 0
-    rounds: int = 0
-    sent: np.ndarray = field(default=None)
-    received: np.ndarray = field(default=None)
-
-    def __post_init__(self):
-        # zero-filled on demand by the OS: untouched pages cost nothing
-        self.sent = np.zeros(self.size, dtype=np.int64)
-        self.received = np.zeros(self.size, dtype=np.int64)
-
-    def add(self, counter: np.ndarray, ids, bits) -> None:
-        """Add ``bits`` (scalar or per message) to the counters of ``ids``.
-
-        O(len(ids)): ``np.add.at`` on the touched ids, or, when they are at
-        least a quarter of the counters, one ``np.bincount`` (twice as fast
-        there, and still linear in the send).
-        """
-        if np.ndim(ids):
-            if np.ndim(bits) == 0 and 4 * ids.size >= counter.size:
-                counter += np.bincount(ids, minlength=counter.size) * int(bits)
-            else:
-                np.add.at(counter, ids, bits)
-        else:
-            counter[int(ids)] += int(np.sum(bits))
-
-    def summary(self, n_parties: int) -> dict:
-        per_party = (self.sent + self.received)[:n_parties]
-        return {
-            "bits": int(self.bits),
-            "messages": int(self.messages),
-            "rounds": int(self.rounds),
-            "max_party_bits": int(per_party.max()) if n_parties else 0,
-            "mean_party_bits": float(per_party.mean()) if n_parties else 0.0,
-            "max_party_sent_bits": int(self.sent[:n_parties].max()) if n_parties else 0,
-            "max_party_received_bits": int(self.received[:n_parties].max()) if n_parties else 0,
-        }
-
-
-@dataclass
-class Traffic:
-    """What a sub-network sent, packed for :meth:`Network.absorb` (picklable).
-
-    ``cells`` maps (phase, offline) to ``(bits, messages, rounds, sent,
-    received)``; ``sent``/``received`` hold one counter per local party then
-    one per role, or, when :meth:`compress` found them periodic, one period of
-    the party counters followed by the role counters. ``round_index`` is the
-    number of rounds the sub-network closed; ``views`` its recorded messages
-    in the order they were sent, as (local receiver, :class:`Received`).
-    """
-
-    n_parties: int
-    roles: tuple
-    cells: dict
-    round_index: int
-    views: list = field(default_factory=list)
-    period: int = 0            # 0: full per-party arrays
-
-    def compress(self, period: int) -> "Traffic":
-        """Store each per-party array as one period when it repeats with that period.
-
-        Chunked protocols give every edge the same traffic pattern, so the
-        counters of members ``j, j + k, j + 2k, ...`` are usually equal:
-        a chunk's report then shrinks from O(chunk) to O(k) integers.
-        """
-        n = self.n_parties
-        if self.period or period < 1 or n % period:
-            return self
-        arrays = [a for c in self.cells.values() for a in c[3:]]
-        rows = [a[:n].reshape(-1, period) for a in arrays]
-        if not all(np.array_equal(r, np.broadcast_to(r[:1], r.shape)) for r in rows):
-            return self
-        cells = {key: c[:3] + tuple(np.concatenate([a[:period], a[n:]]) for a in c[3:])
-                 for key, c in self.cells.items()}
-        return Traffic(n, self.roles, cells, self.round_index, self.views, period)
-
-    def party_counts(self, counts: np.ndarray) -> np.ndarray:
-        """The per-local-party part of a ``sent``/``received`` array, expanded."""
-        if self.period:
-            return np.tile(counts[:self.period], self.n_parties // self.period)
-        return counts[:self.n_parties]
-
-    def role_counts(self, counts: np.ndarray) -> np.ndarray:
-        return counts[self.period or self.n_parties:]
 
 
 @dataclass(frozen=True)
@@ -190,7 +105,7 @@ class Network:
         self._periodic_len = 0
         self._phase = "default"
         self._phase_offline = False
-        self._tallies: dict[tuple[str, bool], _Tally] = {}
+        self._tallies: dict[tuple[str, bool], Tally] = {}
         self._round_depth = 0
         self._round_used: set[tuple[str, bool]] = set()
         self._round_index = 0
@@ -297,10 +212,10 @@ class Network:
             self._round_used = set()
             self._round_index += 1
 
-    def _tally(self, key) -> _Tally:
+    def _tally(self, key) -> Tally:
         t = self._tallies.get(key)
         if t is None:
-            t = self._tallies[key] = _Tally(self.size)
+            t = self._tallies[key] = Tally(self.size, self.n_parties)
         return t
 
     # -- sending -------------------------------------------------------------
@@ -376,8 +291,8 @@ class Network:
         key = (self._phase, off)
         t = self._tally(key)
         each = per_msg * (n - 1)
-        np.add.at(t.sent, P, each)
-        np.add.at(t.received, P, each)
+        t.add(0, P, each)
+        t.add(1, P, each)
         t.bits += each * n
         t.messages += n * (n - 1)
         self._mark_round(key)
@@ -419,14 +334,14 @@ class Network:
         t = self._tally(key)
         if single:
             total = int(per_msg_bits)
-            t.add(t.sent, s, total)
-            t.add(t.received, r, total)
+            t.add(0, s, total)
+            t.add(1, r, total)
         else:
             per = per_msg_bits if per_msg_bits.ndim else int(per_msg_bits)
             total = int(per.sum()) if per_msg_bits.ndim else per * m
             # a scalar end sends/receives all m messages; an array end one each
-            t.add(t.sent, s, per if s.ndim else total)
-            t.add(t.received, r, per if r.ndim else total)
+            t.add(0, s, per if s.ndim else total)
+            t.add(1, r, per if r.ndim else total)
         t.bits += total
         t.messages += m
         self._mark_round(key)
@@ -457,8 +372,15 @@ class Network:
         if self._round_depth:
             raise RuntimeError("traffic() cannot be taken inside a round block")
         self._flush()
+        tallies = self._tallies
+        period = math.lcm(1, *(t.period for t in tallies.values() if t.period))
+        if tallies and all(t.is_periodic(period) for t in tallies.values()):
+            cells = {key: (t.bits, t.messages, t.rounds, *t.periodic(period))
+                     for key, t in tallies.items()}
+            return Traffic(self.n_parties, self.roles, cells, self._round_index, list(self._log),
+                           period)
         cells = {key: (t.bits, t.messages, t.rounds, t.sent, t.received)
-                 for key, t in self._tallies.items()}
+                 for key, t in tallies.items()}
         return Traffic(self.n_parties, self.roles, cells, self._round_index, list(self._log))
 
     def absorb(self, traffic: Traffic, parties) -> None:
@@ -480,10 +402,10 @@ class Network:
             t = self._tally(key)
             t.bits += int(bits)
             t.messages += int(messages)
-            for counter, counts in ((t.sent, sent), (t.received, received)):
+            for which, counts in ((0, sent), (1, received)):
                 if not traffic.period:
-                    np.add.at(counter, ids, traffic.party_counts(counts))
-                counter[role_ids] += traffic.role_counts(counts)
+                    np.add.at(t.counter(which), ids, traffic.party_counts(counts))
+                t.add(which, role_ids, traffic.role_counts(counts))
             for _ in range(int(rounds)):
                 self._count_round(key)
         if traffic.period:
@@ -524,10 +446,10 @@ class Network:
                     np.add.at(held[j], ids[j::p], 1)
             for key, sent, received in patterns:
                 t = self._tally(key)
-                for counter, pattern in ((t.sent, sent), (t.received, received)):
+                for which, pattern in ((0, sent), (1, received)):
                     for j, bits in enumerate(pattern):
                         if bits:
-                            counter += bits * held[j]
+                            t.counter(which)[:] += bits * held[j]
         self._periodic.clear()
         self._periodic_len = 0
 
@@ -552,15 +474,15 @@ class Network:
         self._flush()
         out = {"n_parties": self.n_parties, "phases": {}}
         for off, label in ((False, "online"), (True, "offline")):
-            agg = _Tally(self.size)
+            agg = Tally(self.size, self.n_parties)
             for (ph, o), t in self._tallies.items():
                 if o != off:
                     continue
                 agg.bits += t.bits
                 agg.messages += t.messages
                 agg.rounds += t.rounds
-                agg.sent += t.sent
-                agg.received += t.received
+                agg.counter(0)[:] += t.sent
+                agg.counter(1)[:] += t.received
                 out["phases"].setdefault(ph, {})[label] = t.summary(self.n_parties)
             out[label] = agg.summary(self.n_parties)
             out[label]["roles"] = {
