@@ -2,6 +2,10 @@
 
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except KeyboardInterrupt:           # Ctrl-C while the libraries load: the same quiet exit
+    sys.stderr.write("ustat: interrupted\n")
+    sys.exit(130)
 
 sys.exit(main())

@@ -403,3 +403,18 @@ def test_broken_pipe_is_quiet():
     err = p.stderr.read().decode()
     p.wait(timeout=60)
     assert "Broken pipe" not in err and "BrokenPipeError" not in err and "Traceback" not in err
+
+
+def test_ctrl_c_while_the_libraries_load_is_quiet():
+    """A KeyboardInterrupt during ``python -m ustat``'s imports exits 130 like one mid-run."""
+    code = ("import builtins, runpy, sys\n"
+            "real = builtins.__import__\n"
+            "def imp(name, *a, **k):\n"
+            "    if name == 'cli':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = imp\n"
+            "runpy.run_module('ustat', run_name='__main__')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 130 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == "ustat: interrupted"

@@ -61,10 +61,10 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    from .parser import join_dash_values
-
-    argv = join_dash_values(list(sys.argv[1:] if argv is None else argv))
     try:
+        from .parser import join_dash_values
+
+        argv = join_dash_values(list(sys.argv[1:] if argv is None else argv))
         ap = build_parser()
         args = ap.parse_args(argv)
         if args.command is None:
