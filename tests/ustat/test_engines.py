@@ -216,6 +216,29 @@ def test_chunk_inputs_gather_each_chunk():
         assert np.array_equal(v, enc[E[start:stop]])
 
 
+def test_inputs_narrow_to_32_bits_when_every_word_fits_and_chunks_widen_them_back():
+    kern = K.get("gini")
+    spec = ChunkSpec(kernel=kern, bits=40, frac_bits=14, input_frac_bits=14,
+                     roles=("dealer", "aggregator"), streams=CSPRNG(30).derive("chunks"))
+    g = CSPRNG(31)
+    E = g.integers(50, (40, 2))
+    for top, narrowed in ((1 << 32, True), (1 << 33, False)):
+        enc = g.uint64((50, 1)) % np.uint64(top)
+        enc[0, 0] = top - 1                                       # the largest word
+        inp = ChunkInputs.of_run(enc, E, 16)
+        assert inp.enc.dtype == (np.uint32 if narrowed else np.uint64)
+        assert np.array_equal(inp.enc, enc)                       # the same words
+        for i, v in inp:
+            wide = enc[inp.edges_of(i)]
+            a, b = run_chunk(spec, i, v), run_chunk(spec, i, wide)
+            assert np.array_equal(a.shares, b.shares)
+            assert a.traffic.cells.keys() == b.traffic.cells.keys() and all(
+                np.array_equal(x, y) for k in a.traffic.cells
+                for x, y in zip(a.traffic.cells[k][3:], b.traffic.cells[k][3:]))
+    with pytest.raises(TypeError, match="unsigned"):
+        run_chunk(spec, 0, enc[E[:4]].astype(np.int64))
+
+
 @pytest.mark.parametrize("m", [1, 2, 5, 6, 7, 23, 100, 131073])
 @pytest.mark.parametrize("size", [1, 3, 5, 1 << 17])
 def test_chunks_cover_the_edges_in_equal_sizes(m, size):

@@ -133,10 +133,17 @@ class ChunkResult:
 def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
     """Steps 1 and 2 of Protocol 3.1 on one chunk: ``values[e, j]`` is member j's record of edge e.
 
-    ``values``: uint64 ``(m_c, k, d)`` encoded records. The chunk runs on its
-    own session of m_c k local parties and the spec's roles, on the stream
-    ``spec.streams.derive("chunk", index)``, with FSS on one thread.
+    ``values``: ``(m_c, k, d)`` encoded records, uint64 or a narrower unsigned
+    type holding the same words (:meth:`~ustat.umpc.engines.ChunkInputs.of_run`).
+    The chunk runs on its own session of m_c k local parties and the spec's
+    roles, on the stream ``spec.streams.derive("chunk", index)``, with FSS on
+    one thread.
     """
+    values = np.asarray(values)
+    if values.dtype.kind != "u" or values.ndim != 3:
+        raise TypeError(f"values must be (m_c, k, d) unsigned encoded records, got "
+                        f"{values.dtype} of shape {values.shape}")
+    values = values.astype(np.uint64, copy=False)
     m_c, k, _ = values.shape
     rng = spec.streams.derive("chunk", int(index))
     session = Session.derived(m_c * k, rng, bits=spec.bits, frac_bits=spec.frac_bits,

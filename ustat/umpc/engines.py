@@ -100,6 +100,16 @@ class ChunkInputs:
     edges: np.ndarray
     chunk_size: int
 
+    @classmethod
+    def of_run(cls, enc: np.ndarray, edges: np.ndarray, chunk_size: int) -> "ChunkInputs":
+        """The inputs of a run, with ``enc`` as uint32 when every encoded word fits in 32 bits
+        (e.g. Gini's records on [0, 1]): each chunk's values are then half the bytes to
+        gather, pickle to a worker or send to a Dask task; :func:`run_chunk` widens them
+        back to uint64 (the same words)."""
+        if enc.dtype == np.uint64 and enc.size and int(enc.max()) < (1 << 32):
+            enc = enc.astype(np.uint32)
+        return cls(enc, edges, chunk_size)
+
     def __len__(self) -> int:
         return -(-self.edges.shape[0] // self.chunk_size)
 

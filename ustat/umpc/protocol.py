@@ -375,7 +375,7 @@ def _share_and_compute(run: _Run, spec: ChunkSpec, z: np.ndarray, chunk_size: in
     ``engine`` goes to :func:`ustat.umpc.engines.run_chunks`.
     """
     net = run.session.net
-    tasks = ChunkInputs(run.enc, run.E, chunk_size)
+    tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
     with net.parallel():
         for res in run_chunks(spec, tasks, len(tasks), **engine):
             Ec = tasks.edges_of(res.index)
