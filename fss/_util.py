@@ -59,14 +59,16 @@ def check_rng(rng, stacklevel: int = 3) -> tuple[CSPRNG, bool]:
     return g, True
 
 
-def gen_inputs(n: int, l: int, alpha, beta, rng):
-    """Checked inputs of a DPF/DCF Gen: ``(alpha (B,), beta (B,), batch shape, insecure, roots)``.
+def gen_inputs(n: int, l: int, alpha, beta, rng, workers):
+    """Checked inputs of a DPF/DCF Gen: ``(alpha (B,), beta (B,), batch shape, insecure, roots,
+    workers)``, everything checked before the stream is read.
 
     ``roots``: the two parties' root seeds, uint64 (2, B, 2), the first 2 B
     seeds of ``rng`` (so ``gen`` and ``gen_bytes`` with the same stream make
     the same keys). Raises as :func:`domain_values`, :func:`ring_values` and
     :func:`check_rng` do; the seed warning points at the caller of ``gen``.
     """
+    from . import _pool
     from .prg import random_seeds
 
     alpha = domain_values(alpha, n, "alpha")
@@ -79,9 +81,10 @@ def gen_inputs(n: int, l: int, alpha, beta, rng):
         ) from None
     rng, insecure = check_rng(rng, stacklevel=4)
     B = alpha.size
+    workers = _pool.check_workers(workers, B)
     roots = random_seeds(rng, 2 * B).reshape(2, B, 2)
     return (alpha.reshape(B), np.ascontiguousarray(beta).reshape(B), tuple(alpha.shape),
-            insecure, roots)
+            insecure, roots, workers)
 
 
 def domain_values(x, n_bits: int, name: str) -> np.ndarray:

@@ -177,8 +177,7 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None):
     """
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
-    w = _pool.check_workers(workers, alpha.size)
+    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
     cw_seed, cw_tl, cw_tr, cw_v, cw_last = _tree.gen_batch(n, l, "dcf", alpha, beta, roots, w)
     k0 = DCFKey(0, n, l, shape, roots[0], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
     k1 = DCFKey(1, n, l, shape, roots[1], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
@@ -198,9 +197,8 @@ def gen_bytes(params: DCFParams, alpha, beta, rng, *, workers=None) -> tuple:
     """
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
-    return _wire_gen.gen_bytes("dcf", n, l, alpha, beta, roots, shape, insecure,
-                               _pool.check_workers(workers, alpha.size))
+    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
+    return _wire_gen.gen_bytes("dcf", n, l, alpha, beta, roots, shape, insecure, w)
 
 
 # -- evaluation -------------------------------------------------------------------------

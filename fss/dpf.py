@@ -153,9 +153,8 @@ def gen(params: DPFParams, alpha, beta, rng, *, workers=None):
     """
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
-    cw_seed, cw_tl, cw_tr, _, cw_last = _tree.gen_batch(
-        n, l, params.group, alpha, beta, roots, _pool.check_workers(workers, alpha.size))
+    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
+    cw_seed, cw_tl, cw_tr, _, cw_last = _tree.gen_batch(n, l, params.group, alpha, beta, roots, w)
     k0 = DPFKey(0, n, l, params.group, shape, roots[0], cw_seed, cw_tl, cw_tr, cw_last, insecure)
     k1 = DPFKey(1, n, l, params.group, shape, roots[1], cw_seed, cw_tl, cw_tr, cw_last, insecure)
     return k0, k1
@@ -172,9 +171,8 @@ def gen_bytes(params: DPFParams, alpha, beta, rng, *, workers=None) -> tuple:
     """
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots = _util.gen_inputs(n, l, alpha, beta, rng)
-    return _wire_gen.gen_bytes(params.group, n, l, alpha, beta, roots, shape, insecure,
-                               _pool.check_workers(workers, alpha.size))
+    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
+    return _wire_gen.gen_bytes(params.group, n, l, alpha, beta, roots, shape, insecure, w)
 
 
 def eval(params: DPFParams, party: int, key: DPFKey, x, *, workers=None) -> np.ndarray:  # noqa: A001

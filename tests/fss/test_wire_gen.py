@@ -93,3 +93,12 @@ def test_same_checks_and_insecure_flag_as_gen(scheme):
         scheme.gen_bytes((8, 8), np.arange(4), 1, CSPRNG())
     with pytest.raises(ValueError, match="workers"):
         scheme.gen_bytes(p, np.arange(4), 1, CSPRNG(), workers=0)
+
+
+@pytest.mark.parametrize("fn", ["gen", "gen_bytes"])
+def test_bad_workers_are_refused_before_the_stream_is_read(fn):
+    p = dcf.DCFParams(8, 8)
+    rng = CSPRNG(4)
+    with pytest.raises(ValueError, match="workers"):
+        getattr(dcf, fn)(p, np.arange(4), 1, rng, workers=0)
+    assert rng.uint64(2).tolist() == CSPRNG(4).uint64(2).tolist()
