@@ -491,8 +491,8 @@ class Network:
                 agg.rounds += t.rounds
                 agg.counter(0)[:] += t.sent
                 agg.counter(1)[:] += t.received
-                out["phases"].setdefault(ph, {})[label] = t.summary(self.n_parties)
-            out[label] = agg.summary(self.n_parties)
+                out["phases"].setdefault(ph, {})[label] = t.summary()
+            out[label] = agg.summary()
             out[label]["roles"] = {
                 name: {"sent_bits": int(agg.sent[i]), "received_bits": int(agg.received[i])}
                 for name, i in self._role_ids.items()

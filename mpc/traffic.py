@@ -100,7 +100,9 @@ class Tally:
         return not self.dense and period > 0 and self.n_parties % period == 0 and (
             not self.period or period % self.period == 0)
 
-    def summary(self, n_parties: int) -> dict:
+    def summary(self) -> dict:
+        """Totals and per-party maxima / mean (sent + received) over the parties."""
+        n_parties = self.n_parties
         sent, received = self.sent, self.received
         per_party = (sent + received)[:n_parties]
         return {

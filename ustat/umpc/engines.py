@@ -83,8 +83,9 @@ _WARM = set()              # (kernel, backend, widths) already run in this proce
 class ChunkInputs:
     """Every chunk's member values, gathered where the chunk runs (the tasks of a run).
 
-    ``enc``: the (n, d) uint64 encoded records; ``edges``: the (m, k) edge
-    list, cut into ``ceil(m / chunk_size)`` chunks of equal size (differing by
+    ``enc``: the (n, d) encoded records (uint64, or uint32 from :meth:`of_run`
+    when every word fits); ``edges``: the (m, k) edge list, cut into
+    ``ceil(m / chunk_size)`` chunks of equal size (differing by
     at most one edge; chunk i is edges ``[i m // C, (i + 1) m // C)``), so
     that no short last chunk leaves a worker idle at the end of a run (at
     m = 2 x 10^6 and chunk_size = 2^17: 16 chunks of 125,000 edges instead of
