@@ -3,9 +3,9 @@
 import sys
 
 try:
-    from .cli import main
+    from .cli import entry
 except KeyboardInterrupt:           # Ctrl-C while the libraries load: the same quiet exit
     sys.stderr.write("ustat: interrupted\n")
     sys.exit(130)
 
-sys.exit(main())
+sys.exit(entry())

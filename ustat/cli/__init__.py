@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 from mpc import memory
@@ -88,6 +89,31 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("ustat: interrupted", file=sys.stderr)
         return 130
+
+
+def entry() -> int:
+    """The ``ustat`` command (and ``python -m ustat``): :func:`main`, then a quiet exit on a
+    Ctrl-C that arrives while the interpreter shuts down.
+
+    After the result is printed, the interpreter still joins the worker
+    pool's threads (workers finish the chunk they hold); a Ctrl-C then would
+    end in a ``KeyboardInterrupt`` traceback from ``threading``, or kill the
+    process by the signal. From here on it exits at once with 130, as one
+    during the run does. Only the command installs this handler: :func:`main`
+    called from a program leaves the caller's signal handling alone.
+    """
+    code = main()
+    signal.signal(signal.SIGINT, _exit_interrupted)
+    return code
+
+
+def _exit_interrupted(signum, frame):
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
 
 
 def _json_default(obj):
