@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .traffic import Tally, Traffic  # noqa: F401 (Traffic: re-exported)
+from .traffic import Deferred, Tally, Traffic  # noqa: F401 (Traffic: re-exported)
 
 DEFAULT_ROLES = ("dealer", "aggregator")
 
@@ -101,8 +101,7 @@ class Network:
         self.record_views = bool(record_views)
         self._views: dict[int, list] = {}
         self._log: list = []        # (receiver, Received) in send order, with record_views
-        self._periodic: dict = {}   # absorbed periodic traffic not yet counted (see _defer)
-        self._periodic_len = 0
+        self._periodic = Deferred()   # absorbed periodic traffic not yet counted (see _defer)
         self._phase = "default"
         self._phase_offline = False
         self._tallies: dict[tuple[str, bool], Tally] = {}
@@ -419,47 +418,14 @@ class Network:
         self._round_index += traffic.round_index
 
     def _defer(self, traffic: Traffic, ids: np.ndarray) -> None:
-        """Keep a periodic traffic's party ids, grouped by its per-member pattern.
-
-        Chunks of one protocol step share one pattern (every edge sends the
-        same), so instead of adding each chunk's counts to every (phase,
-        online/offline) counter at random positions, :meth:`_flush` counts
-        once how often each party holds each member position and scales
-        those counts by the pattern: one random access per (edge, member)
-        instead of one per (edge, member, cell, direction). ``ids`` is kept
-        by reference (a view of the caller's edge array costs nothing).
-        """
-        p = traffic.period
-        patterns = tuple((key, tuple(int(v) for v in c[3][:p]), tuple(int(v) for v in c[4][:p]))
-                         for key, c in sorted(traffic.cells.items()))
-        self._periodic.setdefault((p, patterns), []).append(ids)
-        self._periodic_len += ids.size
-        if self._periodic_len > 4 * self.size + self._defer_slack:     # bounds what is held
+        """Hold a periodic traffic's party ids (:class:`mpc.traffic.Deferred`), counted at the
+        next read, or once more than 4 ids per participant (plus a slack) are held."""
+        self._periodic.add(traffic, ids)
+        if self._periodic.length > 4 * self.size + self._defer_slack:     # bounds what is held
             self._flush()
 
     def _flush(self) -> None:
-        """Add the deferred periodic traffic to the counters (O(ids + period * size)).
-
-        ``held[j]``: how many of the absorbed edges each party is member j of
-        (one ``np.bincount`` over all of them per position, about twice as
-        fast as scattered adds); each cell's counters then add the pattern's
-        bits times ``held[j]``.
-        """
-        for (p, patterns), arrays in self._periodic.items():
-            held = np.empty((p, self.size), dtype=np.int64)     # member position x parties
-            for j in range(p):
-                ids = np.concatenate([a[j::p] for a in arrays]) if len(arrays) > 1 \
-                    else arrays[0][j::p]
-                held[j] = np.bincount(ids, minlength=self.size)
-            scaled = np.empty(self.size, dtype=np.int64)
-            for key, sent, received in patterns:
-                t = self._tally(key)
-                for which, pattern in ((0, sent), (1, received)):
-                    for j, bits in enumerate(pattern):
-                        if bits:
-                            t.counter(which)[:] += np.multiply(held[j], bits, out=scaled)
-        self._periodic.clear()
-        self._periodic_len = 0
+        self._periodic.count_into(self._tally, self.size, self.n_parties)
 
     # -- results -------------------------------------------------------------
     def view(self, party: int) -> list:
@@ -481,6 +447,7 @@ class Network:
         """
         self._flush()
         out = {"n_parties": self.n_parties, "phases": {}}
+        scratch = np.empty(self.n_parties, dtype=np.int64)
         for off, label in ((False, "online"), (True, "offline")):
             agg = Tally(self.size, self.n_parties)
             for (ph, o), t in self._tallies.items():
@@ -491,8 +458,8 @@ class Network:
                 agg.rounds += t.rounds
                 agg.counter(0)[:] += t.sent
                 agg.counter(1)[:] += t.received
-                out["phases"].setdefault(ph, {})[label] = t.summary()
-            out[label] = agg.summary()
+                out["phases"].setdefault(ph, {})[label] = t.summary(scratch)
+            out[label] = agg.summary(scratch)
             out[label]["roles"] = {
                 name: {"sent_bits": int(agg.sent[i]), "received_bits": int(agg.received[i])}
                 for name, i in self._role_ids.items()
@@ -516,7 +483,6 @@ class Network:
         self._tallies.clear()
         self._views.clear()
         self._log.clear()
-        self._periodic.clear()
-        self._periodic_len = 0
+        self._periodic = Deferred()
         self._round_used = set()
         self._round_index = 0

@@ -89,6 +89,59 @@ def test_chunk_traffic_absorbed_equals_dense_absorb(data, k, m):
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
 
 
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), k=st.sampled_from([1, 2, 3]), m=st.integers(1, 12))
+def test_deferred_flush_equals_dense_absorb_with_other_traffic(data, k, m):
+    """Several chunks (same or different patterns, symmetric or not) absorbed into a network
+    that also counts its own sends before, between and after them, some ids mapped to roles,
+    flushed once or several times: the same counters as absorbing the dense traffic."""
+    n_local = m * k
+    holders = np.arange(n_local).reshape(m, k).T
+    n_glob = 3 * n_local + 2
+    lazy, dense = Network(n_glob), Network(n_glob)
+    size = lazy.size
+    for step in range(data.draw(st.integers(1, 4))):
+        if data.draw(st.booleans()):                    # the main network's own sends
+            ids = np.array(data.draw(st.lists(st.integers(0, n_glob - 1), min_size=1,
+                                              max_size=8)))
+            bits = data.draw(st.integers(1, 50))
+            phase = data.draw(st.sampled_from(["sharing", "computing"]))
+            for net in (lazy, dense):
+                with net.phase(phase):
+                    net.send(ids, ids[::-1], np.zeros(ids.size), bits)
+        sub = Network(n_local)
+        ops = data.draw(st.lists(st.tuples(st.integers(0, k - 1), st.integers(0, k - 1),
+                                           st.integers(1, 9), st.booleans()), max_size=4))
+        with sub.phase(data.draw(st.sampled_from(["sharing", "computing"]))):
+            for a, b, bits, offline in ops:
+                sub.send(holders[a], holders[b], np.zeros(m, np.uint64), bits, offline=offline)
+        tr = sub.traffic()
+        ids = np.array(data.draw(st.lists(st.integers(0, size - 1), min_size=n_local,
+                                          max_size=n_local)))
+        lazy.absorb(tr, ids)
+        full = T.Traffic(tr.n_parties, tr.roles, {key: c[:3] + tuple(
+            np.concatenate([tr.party_counts(a), tr.role_counts(a)]) for a in c[3:])
+            for key, c in tr.cells.items()}, tr.round_index)
+        dense.absorb(full, ids)
+        if data.draw(st.integers(0, 3)) == 0:
+            lazy._flush()
+    assert lazy.report() == dense.report()
+    for off in (False, True):
+        a, b = lazy.party_bits(off), dense.party_bits(off)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_summary_with_scratch_equals_without():
+    t = T.Tally(7, 5)
+    t.add(0, np.array([0, 1, 1, 4, 6]), 3)
+    t.add(1, np.arange(5), np.array([1, 2, 3, 4, 5]))
+    scratch = np.full(9, -1, np.int64)
+    assert t.summary(scratch) == t.summary() == {
+        "bits": 0, "messages": 0, "rounds": 0, "max_party_bits": 8, "mean_party_bits": 5.4,
+        "max_party_sent_bits": 6, "max_party_received_bits": 5}
+    assert T.Tally(3, 0).summary()["mean_party_bits"] == 0.0
+
+
 def _reference_report(sub, perm, n_glob):
     """The sub-network's own counters mapped to global ids (read after its traffic())."""
     ref = Network(n_glob)
