@@ -127,3 +127,24 @@ def test_key_dup_mask_with_the_callers_sorted_keys():
     want = np.array([False, False, True, False, True, True])
     assert np.array_equal(C._key_dup_mask(keys), want)
     assert np.array_equal(C._key_dup_mask(keys, np.sort(keys)), want)
+
+
+
+def test_key_dup_mask_few_and_many_repeated_values():
+    """Both ways of locating the repeated values (one comparison pass per value for at most
+    _FEW_REPEATS of them, binary search beyond) mark every copy but the first."""
+    g = CSPRNG("dup-mask")
+    repeated_counts = set()
+    for distinct in (3, 40):
+        for _ in range(20):
+            size = int(g.integers(60)) + 1
+            keys = g.integers(distinct, (size,)).astype(np.uint64) * np.uint64(7919)
+            want = np.zeros(size, dtype=bool)
+            seen = set()
+            for i, v in enumerate(keys.tolist()):
+                want[i] = v in seen
+                seen.add(v)
+            assert np.array_equal(C._key_dup_mask(keys), want)
+            repeated_counts.add(np.unique(keys[want]).size)
+    assert any(0 < c <= C._FEW_REPEATS for c in repeated_counts)
+    assert any(c > C._FEW_REPEATS for c in repeated_counts)
