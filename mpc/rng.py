@@ -196,7 +196,8 @@ class CSPRNG:
             raise ValueError(f"high must be in 1..2^63-1, got {high!r}")
         high_u = np.broadcast_to(high_arr.astype(np.uint64), shape)
         # Rejection: draw w in [0, 2^64), accept w < 2^64 - (2^64 mod high).
-        limit = np.uint64(0) - (np.uint64(0) - high_u) % high_u  # = 2^64 - (2^64 mod high)
+        with np.errstate(over="ignore"):     # mod 2^64 on purpose (numpy warns for scalars)
+            limit = np.uint64(0) - (np.uint64(0) - high_u) % high_u  # = 2^64 - (2^64 mod high)
         out = np.empty(shape, dtype=np.uint64)
         todo = np.ones(shape, dtype=bool)
         while True:

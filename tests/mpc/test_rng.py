@@ -60,6 +60,19 @@ def test_integers_range_and_uniformity(rng, high):
         assert stats.chisquare(np.bincount(x, minlength=high)).pvalue > 1e-4
 
 
+def test_integers_scalar_draw_is_quiet_and_matches_the_array_draw():
+    """A single draw (shape ()) gives the first value of the same stream's array draw, with
+    no overflow warning from numpy's scalar arithmetic (the mod 2^64 wrap is intended)."""
+    import warnings
+
+    for high in (1, 7, 60, 2**63 - 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            one = CSPRNG(f"scalar-{high}").integers(high)
+        assert one.shape == () and 0 <= int(one) < high
+        assert int(one) == int(CSPRNG(f"scalar-{high}").integers(high, (5,))[0])
+
+
 def test_integers_array_high(rng):
     high = np.array([1, 2, 5, 1000])
     x = rng.integers(high, (10_000, 4))
