@@ -26,6 +26,14 @@ def test_estimate_default_synthetic(capsys):
     assert res["n"] == 200 and res["edges"] == 400 and res["threat_model"] == "dis"
     assert 0.2 < res["estimate"] < 0.5          # GMD of U(0,1) is 1/3
     assert "NOT secure" in err
+    assert list(res["stage_seconds"]) == ["setup", "computing", "aggregation", "report"]
+    assert abs(sum(res["stage_seconds"].values()) - res["seconds"]) < 1e-9
+
+
+def test_estimate_text_shows_where_the_time_went(capsys):
+    assert main(["estimate", "gini", "--n", "200", "--seed", "1", "--no-progress"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.strip().startswith("time"))
+    assert "(setup " in line and ", computing " in line and ", report " in line
 
 
 def test_estimate_human_output(capsys):

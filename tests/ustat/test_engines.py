@@ -3,6 +3,7 @@
 import io
 import math
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from ustat.umpc import ChunkSpec, run_chunk, run_umpc
 from ustat.umpc import engines
 from ustat.umpc.engines import ChunkInputs, run_chunks, warm_up
 from ustat.umpc.merge import add_shares, merge_chunk
-from ustat.umpc.progress import Progress
+from ustat.umpc.progress import Progress, StageClock
 
 
 def _records(name, n, seed=1):
@@ -139,6 +140,17 @@ def test_progress_line_only_on_a_terminal_after_the_delay():
     with Progress(100, True, stream=quiet, delay=60.0):
         pass
     assert quiet.getvalue() == ""
+
+
+def test_stage_clock_laps_add_up_to_the_total_in_order():
+    clock = StageClock()
+    for name, pause in (("setup", 0.01), ("computing", 0.0), ("report", 0.02)):
+        time.sleep(pause)
+        clock.lap(name)
+    assert list(clock.laps) == ["setup", "computing", "report"]
+    assert clock.laps["setup"] >= 0.01 and clock.laps["report"] >= 0.02
+    assert min(clock.laps.values()) >= 0
+    assert abs(sum(clock.laps.values()) - clock.total()) < 1e-12
 
 
 # -- merging chunks -----------------------------------------------------------------------------

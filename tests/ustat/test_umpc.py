@@ -1,4 +1,5 @@
 import math
+import time
 
 import numpy as np
 import pytest
@@ -208,6 +209,23 @@ def test_result_fields_and_rounds():
         assert key in d
     assert res.threat_model == "dis" and res.edges == 100 and res.max_degree == 4
     assert res.communication["phases"]["noise"]["online"]["bits"] > 0
+
+
+def test_stage_seconds_split_the_whole_call():
+    """``seconds`` covers the whole call (the report included) and ``stage_seconds`` adds up to
+    it, in the order the stages ran; ``evaluation`` appears only when asked for."""
+    X = _records(CSPRNG(6), 60, K.get("gini"))
+    t0 = time.perf_counter()
+    res = run_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1)
+    wall = time.perf_counter() - t0
+    assert list(res.stage_seconds) == ["setup", "computing", "aggregation", "report"]
+    assert all(v >= 0 for v in res.stage_seconds.values())
+    assert math.isclose(sum(res.stage_seconds.values()), res.seconds, rel_tol=1e-9)
+    assert 0 < res.seconds <= wall
+    ev = run_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1,
+                  evaluate="incomplete")
+    assert list(ev.stage_seconds) == ["setup", "computing", "aggregation", "evaluation", "report"]
+    assert math.isclose(sum(ev.stage_seconds.values()), ev.seconds, rel_tol=1e-9)
 
 
 def test_auc_counts_are_private_and_masked():

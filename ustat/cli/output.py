@@ -76,7 +76,8 @@ def estimate_output(args, kern, res, X, meta, notes, reservation) -> dict:
         "noise_scale": res.noise_scale, "u_hat": res.u_hat,
         "online_bits": res.online_bits, "offline_bits": res.offline_bits, "rounds": res.rounds,
         "max_party_bits": res.max_party_bits, "mean_party_bits": res.mean_party_bits,
-        "seconds": res.seconds, "insecure_seed": res.insecure_seed, "data": public_meta(meta),
+        "seconds": res.seconds, "stage_seconds": getattr(res, "stage_seconds", {}),
+        "insecure_seed": res.insecure_seed, "data": public_meta(meta),
         "phases": res.communication["phases"],
         "notes": res.notes + notes + kern.release_notes(res.u_hat, res.aux["noisy_sums"], res.n),
         "warnings": [cli_words(strip_warning(w)) for w in getattr(res, "warnings", None) or []],
@@ -266,7 +267,8 @@ def print_estimate(res: dict):
           + (f", {res['workers']} worker(s)" if res.get("workers") else "")
           + (f", scheduler {res['scheduler']}" if res.get("scheduler") else ""))
     print(f"  traffic   : {traffic_text(res)}")
-    print(f"  time      : {res['seconds']:.2f} s")
+    stages = ", ".join(f"{name} {sec:.2f}" for name, sec in res.get("stage_seconds", {}).items())
+    print(f"  time      : {res['seconds']:.2f} s" + (f" ({stages})" if stages else ""))
     print_budget(res)
     if "evaluation" in res:
         print_evaluation(res, sampled=f"the {res['edges']} sampled edges")

@@ -1,4 +1,5 @@
-"""A progress line on stderr for long runs: terminal only, after a delay, rate-limited.
+"""A progress line on stderr for long runs (terminal only, after a delay, rate-limited), and the
+clock behind a run's ``stage_seconds`` (:class:`StageClock`).
 
 Shown only when asked for, when the stream is a terminal (``isatty``: a
 redirected log gets nothing), and only once the run has lasted ``delay``
@@ -67,3 +68,23 @@ class Progress:
             self._shown = True
             if self._stop.wait(self.interval):
                 return
+
+
+class StageClock:
+    """Wall-clock seconds per stage of a run: ``lap(name)`` closes the stage that just ended.
+
+    ``laps`` maps stage names to seconds in the order they ran; ``total()``
+    is the time from creation to the last lap (the laps add up to it).
+    """
+
+    def __init__(self):
+        self.start = self.last = time.perf_counter()
+        self.laps: dict = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self.last
+        self.last = now
+
+    def total(self) -> float:
+        return self.last - self.start
