@@ -44,7 +44,13 @@ Keys (all measured in this run):
   2 single-threaded worker processes (started once, dask_local_startup_seconds
   apart), dask_identical.
 - parallel_seconds / parallel_cold_seconds: the medians (and cold first runs)
-  behind those ratios.
+  behind those ratios. *_speedup_2_paired: the median of the ratios of
+  adjacent runs (one worker, then two), less exposed to a drifting load.
+- parallel_serial_seconds: median time of the one-worker run outside its
+  computing stage (run_umpc's stage_seconds: drawing E, precision, encoding,
+  aggregation, report), which no worker shares; workers_speedup_2_bound:
+  what two workers would reach if they halved the computing stage and added
+  nothing (Amdahl), the ceiling to read workers_speedup_2 against.
 - memory: "default" (glibc's malloc as a program calling the API gets it) or
   "retained" (--memory retained: each Gini process first calls
   mpc.memory.retain_freed_memory(), as the ustat command does); worker
@@ -97,18 +103,20 @@ if scheduler:
 out = {{"startup": startup, "configs": []}}
 kws = [dict(cfg, **extra) if cfg.pop("dask", False) else dict(cfg) for cfg in configs]
 times = [[] for _ in kws]
+stages = [[] for _ in kws]
 for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
-    for kw, ts in zip(kws, times):      # (1, 2, 1, 2, ...: a drifting load hits both alike)
+    for kw, ts, st in zip(kws, times, stages):  # (1, 2, 1, 2, ...: a drifting load hits both alike)
         t = time.perf_counter()
         r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
         ts.append(time.perf_counter() - t)
+        st.append(r.stage_seconds)
         if rep == 0:
             out["configs"].append({{"estimate": r.estimate, "communication": r.communication,
                                    "online_bits": r.online_bits,
                                    "offline_bits": r.offline_bits, "rounds": r.rounds,
                                    "ring_bits": r.precision["bits"]}})
-for cfg, ts in zip(out["configs"], times):
-    cfg["cold"], cfg["warm"] = ts[0], ts[1:]
+for cfg, ts, st in zip(out["configs"], times, stages):
+    cfg["cold"], cfg["warm"], cfg["warm_stages"] = ts[0], ts[1:], st[1:]
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -157,18 +165,39 @@ def scaling(sizes, repeats: int, known: dict) -> dict:
             "gini_scaling_seconds": [secs[n] for n in sizes]}
 
 
+def _paired(one: dict, two: dict) -> float:
+    """Median over the warm repeats of (one's run) / (two's run right after it): the ratio of
+    two runs a few seconds apart, less exposed to a load that drifts over the benchmark."""
+    if not one["warm"]:
+        return one["cold"] / two["cold"]
+    return float(np.median(np.array(one["warm"]) / np.array(two["warm"])))
+
+
+def _serial(one: dict) -> float:
+    """Median seconds a one-worker run spends outside its ``computing`` stage (run_umpc's
+    stage_seconds): drawing E, precision, aggregation, the report. No worker shares it."""
+    return float(np.median([sum(v for k, v in st.items() if k != "computing")
+                            for st in one["warm_stages"]] or [0.0]))
+
+
 def parallel(n: int, repeats: int) -> dict:
     local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"}],
                       repeats)
     one, two, threads = local["configs"]
     dask = gini_runs(n, [{"workers": 1}, {"dask": True}], repeats, dask=True)
     d_one, d_two = dask["configs"]
+    t1, serial = _median(one), _serial(one)
     return {
         "parallel_n": n,
         "workers_speedup_2": _median(one) / _median(two),
+        "workers_speedup_2_paired": _paired(one, two),
+        # Amdahl: the one-worker run with its computing stage halved and nothing else
+        "workers_speedup_2_bound": t1 / (serial + (t1 - serial) / 2),
+        "parallel_serial_seconds": serial,
         "workers_identical": _same(one, two) and _same(one, threads),
         "threads_speedup_2": _median(one) / _median(threads),
         "dask_local_speedup_2": _median(d_one) / _median(d_two),
+        "dask_local_speedup_2_paired": _paired(d_one, d_two),
         "dask_local_startup_seconds": dask["startup"],
         "dask_identical": _same(d_one, d_two) and _same(one, d_one),
         "parallel_seconds": {"workers_1": _median(one), "workers_2": _median(two),
