@@ -259,7 +259,7 @@ class Deferred:
                 ids = np.concatenate([a[j::p] for a in arrays]) if len(arrays) > 1 \
                     else arrays[0][j::p]
                 held[j] = np.bincount(ids, minlength=size)
-            edges_of = []                                # held summed over positions, once
+            total = None                                 # held summed over positions, once
             scaled = np.empty(size, dtype=np.int64)
             for key, sent, received in patterns:
                 t = tally_of(key)
@@ -267,9 +267,8 @@ class Deferred:
                 for which, pattern in ((0, sent), (1, received)):
                     terms = [(held[j], bits) for j, bits in enumerate(pattern) if bits]
                     if len(terms) > 1 and len(set(pattern)) == 1:
-                        if not edges_of:
-                            edges_of.append(held.sum(axis=0))
-                        terms = [(edges_of[0], pattern[0])]
+                        total = held.sum(axis=0) if total is None else total
+                        terms = [(total, pattern[0])]
                     counter = t.counter(which)
                     for i, (count, bits) in enumerate(terms):
                         if zero and i == 0:
