@@ -26,6 +26,11 @@ Online (one round, inside the caller's phase):
      combines the result with its output-mask share into an additive share
      of the gate output in Z_2^l (0/1, or -1/0/+1 for :func:`sign`).
 
+The offline part of a call can be dealt ahead, before its operands exist:
+:func:`prepare` returns it and the gate takes it back as ``prep=`` (the
+same dealer draws in the same order, so the same bits; a ``prep`` dealt for
+another shape or width is refused before anything is opened).
+
 Keys come from the dealer's stream: a seeded session (``Session(seed=...)``)
 makes keys flagged ``insecure``. Every gate takes ``workers=`` (threads for
 key generation and evaluation; None: all cores for large batches); results
@@ -72,10 +77,10 @@ import numpy as np
 
 from mpc.dealer import check_holders
 from mpc.ring import ring as _ring
-from mpc.sharing import additive_share
 
 from . import dcf as _dcf
 from . import dpf as _dpf
+from .dealing import deal_masked_keys, deal_msb
 
 _U64 = np.uint64
 _ONE = _U64(1)
@@ -103,45 +108,22 @@ def _check_shares(s, x, name: str) -> np.ndarray:
 
 
 def _check_holders(s, holders, x) -> np.ndarray:
+    """``holders`` checked against shares ``x`` (or their shape, a tuple)."""
     h = check_holders(holders, s.net)
-    p = x.shape[0]
+    shape = x if isinstance(x, tuple) else x.shape
+    p = shape[0]
     if h.shape[0] != p:
         raise ValueError(f"holders names {h.shape[0]} parties but the shares have {p} rows")
-    if h.ndim > 1 and h.shape != x.shape:
+    if h.ndim > 1 and h.shape != shape:
         raise ValueError(
-            f"per-instance holders must have the shape of the shares {x.shape}, got {h.shape}"
+            f"per-instance holders must have the shape of the shares {shape}, got {h.shape}"
         )
     if np.any(h[0] == h[1]):
         raise ValueError("holders[0] and holders[1] (the key holders) must be distinct parties")
     return h
 
 
-# -- offline / online building blocks --------------------------------------------------------------
-def _send_keys(s, h, scheme, keys):
-    """Dealer -> key holders, one message per key holder (or per instance), offline.
-
-    Counted at the serialized payload size (``key.nbits``: what
-    ``scheme.to_bytes`` writes after its header). With ``record_views`` the
-    payload bytes themselves are recorded (uint8: the batch payload, or one
-    row of ``scheme.instance_payloads`` per instance) and counted from their
-    length, so view tests see exactly what a key holder receives.
-    """
-    net, did = s.net, s.dealer.id
-    for b in (0, 1):
-        key = keys[b]
-        if h.ndim == 1:
-            if net.record_views:
-                data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
-                payload = data[data.size - key.nbits // 8:]
-                net.send_bits(did, int(h[b]), 8 * payload.size, payload, offline=True)
-            else:
-                net.send_bits(did, int(h[b]), key.nbits, offline=True)
-        else:
-            rows = scheme.instance_payloads(key) if net.record_views else None
-            per = 8 * rows.shape[1] if rows is not None else key.nbits // max(key.batch, 1)
-            net.send_bits(did, h[b].reshape(-1), per, rows, offline=True)
-
-
+# -- online building blocks (the dealer's offline side: fss.dealing) -----------------------------
 def _open_to_key_holders(s, u, h, ring=None) -> np.ndarray:
     """One round: holders send masked shares u_j to the two key holders; returns x^ = sum u_j
     (in ``ring``, default the session's: ring.bits per share sent)."""
@@ -167,7 +149,7 @@ def _key_holder_rows(p: int, y0, y1, w):
     return out
 
 
-def _msb_gate(s, z, h, points=1, workers=None, in_bits=None):
+def _msb_gate(s, z, h, points=1, workers=None, in_bits=None, prep=None):
     """Shares of MSB(z - k) for k in range(points) (0 or 0 and 1), on one opening.
 
     Uses MSB(z) = m ^ r_msb ^ [z^' < r'] with z^ = z + r, m = MSB(z^), primes
@@ -180,6 +162,7 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None):
     uniform in Z_2^d and only z + r mod 2^d is opened (d bits per share,
     uniform whatever z is), and MSB_d(z mod 2^d) = [z < 0] whenever
     |z| < 2^(d-1), which the caller guarantees; the outputs stay in Z_2^l.
+    ``prep``: :func:`fss.dealing.deal_msb`'s output for this batch, dealt earlier.
     """
     ring = s.ring
     l = ring.bits
@@ -188,24 +171,10 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None):
     if d < l:
         z = z & rd.mask
     p = z.shape[0]
-    batch = z.shape[1:]
-    B = int(np.prod(batch, dtype=np.int64))
     params = _dcf.DCFParams(d - 1, l)
     low = _U64((1 << (d - 1)) - 1)
-    # offline
-    with s.net.round():
-        r = s.dealer.rng.ring_elements(rd, batch)
-        r_msb = r >> _U64(d - 1)
-        # the output is d (1 - 2m) + m with m known to the key holders only, so
-        # its mask lives on their two rows (the other holders output 0)
-        if d == l:
-            r, r_sh, w_sh = _deal_masks_given(s, h, r, r_msb, out_key_holders_only=True)
-        else:
-            r_sh = _deal_shares(s, h, rd, r)
-            w_sh = _deal_shares(s, h, ring, r_msb, key_holders_only=True)
-        beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
-        k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers)
-        _send_keys(s, h, _dcf, (k0, k1))
+    r_sh, w_sh, k0, k1 = deal_msb(s, h, z.shape[1:], d, workers) if prep is None else \
+        _check_prep(prep, z.shape, params)
     # online
     u = rd.add(z, r_sh)
     zh = _open_to_key_holders(s, u, h, rd)
@@ -223,17 +192,6 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None):
     return outs
 
 
-def _deal_shares(s, h, ring, secret, key_holders_only=False):
-    """Share ``secret`` p-of-p in ``ring`` (or, with ``key_holders_only``, between the two
-    key holders, the other rows 0) and send row j to holders[j] (offline, ring.bits each)."""
-    sh = additive_share(ring, secret, h.shape[0], s.dealer.rng)
-    if key_holders_only and h.shape[0] > 2:
-        sh[0] = ring.add(sh[0], ring.sum(sh[2:], axis=0))
-        sh[2:] = 0
-    s.dealer.distribute(h, sh, ring.bits)
-    return sh
-
-
 def _check_in_bits(l, in_bits):
     """``in_bits`` of the comparison gates on an l-bit ring: None (or l) -> None, else 2..l-1."""
     if in_bits is None:
@@ -242,33 +200,6 @@ def _check_in_bits(l, in_bits):
             or not 2 <= in_bits <= l:
         raise ValueError(f"in_bits must be an integer in 2..{l} (the ring's bits), got {in_bits!r}")
     return None if int(in_bits) == l else int(in_bits)
-
-
-def _deal_masks_given(s, h, r, out_secret, out_key_holders_only=False):
-    """Share r p-of-p and ``out_secret`` p-of-p (or, with ``out_key_holders_only``,
-    between the two key holders, the other rows 0) and send them (offline)."""
-    ring, rng = s.ring, s.dealer.rng
-    p = h.shape[0]
-    both = np.stack([r, out_secret], axis=-1)
-    sh = additive_share(ring, both, p, rng)
-    if out_key_holders_only and p > 2:
-        sh[0, ..., 1] = ring.add(sh[0, ..., 1], ring.sum(sh[2:, ..., 1], axis=0))
-        sh[2:, ..., 1] = 0
-    s.dealer.distribute(h, sh, ring.bits)
-    return r, sh[..., 0], sh[..., 1]
-
-
-def _deal_masked_keys(s, h, batch, scheme, params, workers=None):
-    """Offline, one round: input mask r (p-of-p), a zero output mask, and the
-    key pair of ``scheme`` (:mod:`fss.dpf` or :mod:`fss.dcf`) for alpha = r, beta = 1.
-    Returns (r shares, output-mask shares, key 0, key 1)."""
-    ring = s.ring
-    with s.net.round():
-        r = s.dealer.rng.ring_elements(ring, batch)
-        _, r_sh, w_sh = _deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        k0, k1 = scheme.gen(params, r, 1, s.dealer.rng, workers=workers)
-        _send_keys(s, h, scheme, (k0, k1))
-    return r_sh, w_sh, k0, k1
 
 
 def _check_pair(s, x, y, holders):
@@ -282,7 +213,7 @@ def _check_pair(s, x, y, holders):
 
 
 # -- public gates ------------------------------------------------------------------------------
-def less_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
+def less_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
     """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
 
     Correct whenever |x - y| < 2^(l-1). ``in_bits`` (d <= l): the caller
@@ -301,23 +232,24 @@ def less_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
     instance the serialized key, wire_bits(l-1, l) bits to each key holder
     (6800 bits at l = 40; its information content key_bits is 6798) plus
     2 l bits to every holder.
+    ``prep``: this batch's offline part from :func:`prepare` (every gate takes it).
     Threat model: see the module docstring.
     """
     s, x, y, h = _check_pair(s, x, y, holders)
     d = _check_in_bits(s.ring.bits, in_bits)
-    return _msb_gate(s, s.ring.sub(x, y), h, workers=workers, in_bits=d)[0]
+    return _msb_gate(s, s.ring.sub(x, y), h, workers=workers, in_bits=d, prep=prep)[0]
 
 
-def greater_than(s, x, y, holders, *, workers=None, in_bits=None) -> np.ndarray:
+def greater_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
     """Additive shares of [x > y] for signed x, y (|x - y| < 2^(l-1)); = less_than(y, x).
 
     Cost, threat model, ``in_bits``: as :func:`less_than` (1 online round, l bits per
     party for p = 2).
     """
-    return less_than(s, y, x, holders, workers=workers, in_bits=in_bits)
+    return less_than(s, y, x, holders, workers=workers, in_bits=in_bits, prep=prep)
 
 
-def sign(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
+def sign(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
     """Additive shares of sign(x) in {-1, 0, +1} (as ring elements) for signed x.
 
     Correct for |x| < 2^(l-1) (every value but -2^(l-1)).
@@ -334,13 +266,13 @@ def sign(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     h = _check_holders(s, holders, x)
     ring = s.ring
     m0, m1 = _msb_gate(s, x, h, points=2, workers=workers,
-                       in_bits=_check_in_bits(s.ring.bits, in_bits))
+                       in_bits=_check_in_bits(s.ring.bits, in_bits), prep=prep)
     out = ring.neg(ring.add(m0, m1))
     out[0] = ring.add(out[0], _ONE)
     return out
 
 
-def equal(s, x, y, holders, *, workers=None) -> np.ndarray:
+def equal(s, x, y, holders, *, workers=None, prep=None) -> np.ndarray:
     """Additive shares of [x == y] (0/1 in Z_2^l), via a DPF on the full l-bit domain.
 
     Steps: z = x - y; dealer deals r and a DPF key pair for alpha = r, beta = 1
@@ -355,14 +287,15 @@ def equal(s, x, y, holders, *, workers=None) -> np.ndarray:
     l = ring.bits
     batch = x.shape[1:]
     params = _dpf.DPFParams(l, l)
-    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dpf, params, workers)
+    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, _dpf, params, workers) \
+        if prep is None else _check_prep(prep, x.shape, params)
     zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
     e0 = _dpf.eval(params, 0, k0, zh, workers=workers)
     e1 = _dpf.eval(params, 1, k1, zh, workers=workers)
     return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
 
 
-def abs_value(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
+def abs_value(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
     """Additive shares of |x| for signed x with |x| < 2^(l-1).
 
     ``in_bits`` (|x| < 2^(in_bits-1)): the comparison as :func:`less_than`'s;
@@ -380,12 +313,17 @@ def abs_value(s, x, holders, *, workers=None, in_bits=None) -> np.ndarray:
     x = _check_shares(s, x, "x")
     h = _check_holders(s, holders, x)
     ring = s.ring
-    b = _msb_gate(s, x, h, workers=workers, in_bits=_check_in_bits(s.ring.bits, in_bits))[0]
-    xb = multiply(s, x, b, h)
+    msb_prep, triples = (None, None) if prep is None else prep
+    if triples is not None and any(np.shape(t) != x.shape for t in triples):
+        raise ValueError(f"prep holds Beaver triples of shape {np.shape(triples[0])}, "
+                         f"the call's operand has shape {x.shape}")
+    b = _msb_gate(s, x, h, workers=workers, in_bits=_check_in_bits(s.ring.bits, in_bits),
+                  prep=msb_prep)[0]
+    xb = multiply(s, x, b, h, triples)
     return ring.sub(x, ring.smul(2, xb))
 
 
-def in_interval(s, x, lo, hi, holders, *, workers=None) -> np.ndarray:
+def in_interval(s, x, lo, hi, holders, *, workers=None, prep=None) -> np.ndarray:
     """Additive shares of [lo <= x <= hi] for signed x and public signed bounds lo <= hi.
 
     ``lo``, ``hi``: ints (or integer arrays broadcastable to the batch) in
@@ -413,7 +351,8 @@ def in_interval(s, x, lo, hi, holders, *, workers=None) -> np.ndarray:
     lo_u = (lo_a.astype(_U64) + _U64(half)) & ring.mask      # unsigned order, in [0, 2^l)
     hi_u = (hi_a.astype(_U64) + _U64(half)) & ring.mask
     params = _dcf.DCFParams(l, l)
-    r_sh, w_sh, k0, k1 = _deal_masked_keys(s, h, batch, _dcf, params, workers)
+    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, _dcf, params, workers) \
+        if prep is None else _check_prep(prep, x.shape, params)
     zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
     xs = ring.add(zh, _U64(half))                              # x^' = x' + r
     pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])
@@ -423,6 +362,51 @@ def in_interval(s, x, lo, hi, holders, *, workers=None) -> np.ndarray:
     y0 = d0[0] - d0[1] + pub
     y1 = d1[0] - d1[1]
     return _key_holder_rows(x.shape[0], y0, y1, w_sh) & ring.mask
+
+
+def _check_prep(prep, shape, params):
+    """A dealt offline part must fit the call before anything is opened with it (a mask of
+    another shape or width would open x + r with a reused or too short mask)."""
+    r_sh, w_sh, k0, k1 = prep
+    if np.shape(r_sh) != shape or np.shape(w_sh) != shape:
+        raise ValueError(f"prep was dealt for operands of shape {np.shape(r_sh)}, "
+                         f"the call's have shape {shape}")
+    for key in (k0, k1):
+        if (key.n_bits, key.out_bits, tuple(key.shape)) != \
+                (params.n_bits, params.out_bits, tuple(shape[1:])):
+            raise ValueError(f"prep holds keys on {key.n_bits} bits for a batch of shape "
+                             f"{tuple(key.shape)}; the call needs {params.n_bits} bits and "
+                             f"{tuple(shape[1:])}")
+    return prep
+
+
+def prepare(gate, s, holders, batch, *, workers=None, in_bits=None):
+    """Deal the offline part of one call of ``gate`` (a gate of this module) on a batch, now.
+
+    ``batch``: the shape of the call's operands less their first axis;
+    ``holders``, ``workers``, ``in_bits``: those the call will get. Returns
+    what ``gate(..., prep=...)`` takes instead of dealing: the same dealer
+    draws in the same order and the same offline traffic, so prepare-then-call
+    gives the bits of a plain call. Nothing of it depends on the operands,
+    which may not exist yet (:func:`ustat.umpc.chunk.prepare_chunk` deals a
+    chunk's gates while its edges are still being drawn).
+    Cost: the gate's offline cost (its docstring).
+    """
+    s = _check_session(s)
+    batch = tuple(int(b) for b in np.atleast_1d(batch)) if np.ndim(batch) else (int(batch),)
+    h = _check_holders(s, holders, (np.shape(holders)[0],) + batch)
+    l = s.ring.bits
+    if gate in (less_than, greater_than, sign, abs_value):
+        d = _check_in_bits(l, in_bits)
+        msb = deal_msb(s, h, batch, l if d is None else d, workers)
+        return (msb, s.dealer.beaver_triples(h, batch)) if gate is abs_value else msb
+    if in_bits is not None:
+        raise ValueError(f"{getattr(gate, '__name__', gate)} takes no in_bits")
+    if gate is equal:
+        return deal_masked_keys(s, h, batch, _dpf, _dpf.DPFParams(l, l), workers)
+    if gate is in_interval:
+        return deal_masked_keys(s, h, batch, _dcf, _dcf.DCFParams(l, l), workers)
+    raise ValueError(f"no offline part to prepare for {gate!r}")
 
 
 def _check_bound(v, l: int, name: str, batch) -> np.ndarray:
