@@ -37,6 +37,7 @@ no intermediate value is revealed unless all k members collude.
 
 from __future__ import annotations
 
+import collections
 import math
 import numbers
 
@@ -45,6 +46,7 @@ import numpy as np
 from fss import gates as fss_gates
 from mpc import compare as circuit_gates
 from mpc.beaver import multiply
+from mpc.dealer import check_holders
 
 
 def narrow_bits(input_frac_bits: int, bound, ring_bits: int):
@@ -67,11 +69,61 @@ def narrow_bits(input_frac_bits: int, bound, ring_bits: int):
     return d if d < ring_bits else None
 
 
+class PrepTape:
+    """A batch's dealer preprocessing, dealt ahead by a planning pass and used in the same order.
+
+    A :class:`SecureOps` given a recording tape *plans*: every gate and
+    product deals its offline part (:func:`fss.gates.prepare`, Beaver
+    triples) onto the tape and returns zero shares of the right shape, with
+    no online work and no traffic but the dealer's. The tape then
+    :meth:`replay` s: a second :class:`SecureOps` on the same session runs the
+    kernel on the real shares, each operation taking its dealt part instead of
+    dealing. A kernel's secure function is data-oblivious (the sequence of
+    operations and their shapes never depends on share values), so the
+    dealer draws the same values in the same order as in a single pass and
+    the outputs and every traffic count are the same bits; a mismatch (an
+    operation or shape the plan did not see) raises. Only FSS comparisons
+    (k = 2) and products can be planned.
+    """
+
+    def __init__(self):
+        self._items = collections.deque()
+        self.recording = True
+
+    def record(self, key, prep) -> None:
+        self._items.append((key, prep))
+
+    def replay(self) -> "PrepTape":
+        """Switch from recording to replaying; returns the tape."""
+        self.recording = False
+        return self
+
+    def take(self, key):
+        """The next dealt part, which must belong to an operation ``key`` (name, shape, options)."""
+        if self.recording:
+            raise RuntimeError("the tape is still recording: call replay() first")
+        if not self._items:
+            raise RuntimeError(f"the kernel ran {key} after the operations it planned: its "
+                               "secure evaluation is not data-oblivious")
+        planned, prep = self._items.popleft()
+        if planned != key:
+            raise RuntimeError(f"the kernel ran {key} where it planned {planned}: its secure "
+                               "evaluation is not data-oblivious")
+        return prep
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 class SecureOps:
-    """Secure operations on ``(k, m)`` shares held by the members of m edges."""
+    """Secure operations on ``(k, m)`` shares held by the members of m edges.
+
+    ``tape``: a :class:`PrepTape` to plan onto (recording) or take the dealt
+    preprocessing from (replaying); None deals as it goes.
+    """
 
     def __init__(self, session, holders: np.ndarray, comparison: str = "auto", *,
-                 input_fp=None):
+                 input_fp=None, tape: PrepTape = None):
         self.session = session
         self.ring = session.ring
         self.fp = session.fp
@@ -90,6 +142,9 @@ class SecureOps:
         # (1 inside a chunk that already runs in parallel; None: fss's default)
         workers = getattr(session, "workers", None)
         self._gate_kw = {"workers": workers} if comparison == "fss" and workers else {}
+        if tape is not None and comparison != "fss":
+            raise ValueError("only FSS comparisons (k = 2) can be planned on a PrepTape")
+        self.tape = tape
 
     # -- local linear operations --------------------------------------------------
     def add(self, a, b):
@@ -148,13 +203,20 @@ class SecureOps:
     def _batched(self, gate, operands, extra=(), kw=None):
         """Evaluate ``gate`` on several operand tuples in one call (one round)."""
         count = len(operands)
-        if count == 1:
-            cat, holders = operands[0], self.holders
+        holders = self.holders if count == 1 else np.tile(self.holders, (1, count))
+        kw = dict(self._gate_kw, **(kw or {}))
+        key = (gate.__name__, (self.m * count,), tuple(sorted(kw.items())))
+        if self.tape is not None and self.tape.recording:
+            batch = key[1]
+            self.tape.record(key, fss_gates.prepare(gate, self.session, holders, batch, **kw))
+            out = np.zeros((self.k,) + batch, dtype=np.uint64)
         else:
-            cat = [np.concatenate([ops[i] for ops in operands], axis=1)
-                   for i in range(len(operands[0]))]
-            holders = np.tile(self.holders, (1, count))
-        out = gate(self.session, *cat, *extra, holders, **self._gate_kw, **(kw or {}))
+            if self.tape is not None:
+                kw["prep"] = self.tape.take(key)
+            cat = operands[0] if count == 1 else [
+                np.concatenate([ops[i] for ops in operands], axis=1)
+                for i in range(len(operands[0]))]
+            out = gate(self.session, *cat, *extra, holders, **kw)
         return [out] if count == 1 else np.split(out, count, axis=1)
 
     def less_than(self, a, b, *, bound=None):
@@ -203,7 +265,14 @@ class SecureOps:
     def mul_many(self, pairs):
         """Several products in one Beaver round."""
         pairs = list(pairs)
+        key = ("mul", (self.m, len(pairs)))
+        if self.tape is not None and self.tape.recording:
+            s = self.session
+            h = check_holders(self.holders, s.net, key[1])
+            self.tape.record(key, s.dealer.beaver_triples(h, key[1]))
+            return [np.zeros((self.k, self.m), dtype=np.uint64) for _ in pairs]
+        triples = None if self.tape is None else self.tape.take(key)
         x = np.stack([p[0] for p in pairs], axis=-1)
         y = np.stack([p[1] for p in pairs], axis=-1)
-        z = multiply(self.session, x, y, self.holders)
+        z = multiply(self.session, x, y, self.holders, triples)
         return [z[..., i] for i in range(len(pairs))]

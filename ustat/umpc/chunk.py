@@ -31,6 +31,13 @@ Steps (for the c-th chunk of m_c edges, k members, d columns, l-bit ring):
    (:mod:`ustat.umpc.circuits`), correlated randomness from oblivious
    transfer between them, no dealer; computational security.
 
+The dealer's part of a chunk does not depend on its inputs: for a kernel of
+degree 2 on the dealer backend, :func:`prepare_chunk` deals it (masks, FSS
+keys, Beaver triples, by a planning pass of the kernel) and
+:func:`finish_chunk` runs the rest when the values exist; together they give
+:func:`run_chunk`'s bits (:mod:`ustat.umpc.prefetch` uses them to deal the
+first chunks while the run draws its edges).
+
 Memory per chunk: the shares (k^2 d m_c words), the backend's preprocessing
 for m_c edges (for a k = 2 comparison two DCF keys of about 7,000 bits per
 edge and gate, with their l-bit masks), and the traffic counters (two int64
@@ -45,6 +52,7 @@ machines it runs on.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,7 +63,7 @@ from mpc.rng import CSPRNG
 from mpc.session import Session
 from mpc.sharing import additive_share
 
-from ..secure import SecureOps
+from ..secure import PrepTape, SecureOps
 
 
 class DealerBackend:
@@ -74,8 +82,10 @@ class DealerBackend:
     def check(self, kernel) -> None:
         """Every registered kernel is written from :class:`SecureOps`: nothing to refuse."""
 
-    def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp) -> np.ndarray:
-        ops = SecureOps(session, holders, input_fp=input_fp)
+    def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp,
+                tape=None) -> np.ndarray:
+        """``tape``: a replaying :class:`~ustat.secure.PrepTape` (:func:`prepare_chunk`)."""
+        ops = SecureOps(session, holders, input_fp=input_fp, tape=tape)
         return kernel.secure(ops, x)
 
 
@@ -139,19 +149,101 @@ def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
     roles, on the stream ``spec.streams.derive("chunk", index)``, with FSS on
     one thread.
     """
+    values = _check_values(values)
+    m_c, k, _ = values.shape
+    session, holders, rng = _chunk_session(spec, index, m_c)
+    x = share_inputs(session, holders, values, rng.derive("input-sharing"))
+    out = compute_kernel(session, spec, holders, x)
+    return ChunkResult(int(index), out, session.net.traffic().compress(k))
+
+
+@dataclass
+class PreparedChunk:
+    """A chunk whose dealer preprocessing is dealt (:func:`prepare_chunk`), waiting for its values."""
+
+    spec: ChunkSpec
+    index: int
+    edges: int                  # m_c
+    session: Session
+    holders: np.ndarray
+    rng: CSPRNG
+    tape: PrepTape
+    finished: bool = False
+
+
+def can_prepare(spec: ChunkSpec) -> bool:
+    """Whether :func:`prepare_chunk` applies: the dealer backend, k = 2 (FSS gates), no views
+    recorded (a view records the round a message was sent in, and dealing ahead moves the
+    dealer's rounds before the sharing round)."""
+    return spec.backend == "dealer" and spec.kernel.degree == 2 and not spec.record_views
+
+
+def prepare_chunk(spec: ChunkSpec, index: int, edges: int) -> PreparedChunk:
+    """The input-independent part of chunk ``index`` of ``edges`` edges: the dealer's preprocessing.
+
+    Runs the kernel's secure evaluation once as a plan (:class:`~ustat.secure.PrepTape`:
+    every gate and product deals its masks, keys and triples, no online work)
+    on the chunk's own session and stream. :func:`finish_chunk` then shares the
+    values and runs the online part on what was dealt: together they return the
+    same bits as :func:`run_chunk` (same streams, draws in the same order, same
+    traffic), so a worker can deal a chunk's keys (most of its work for a
+    comparison kernel) before the run's edges exist. Needs :func:`can_prepare`.
+    Memory: the chunk's preprocessing (see the module docstring), held until
+    finished.
+    """
+    if not can_prepare(spec):
+        raise ValueError("prepare_chunk needs the dealer backend, a kernel of degree 2 and "
+                         "no recorded views")
+    if isinstance(edges, (bool, np.bool_)) or not isinstance(edges, numbers.Integral) \
+            or edges < 1:
+        raise ValueError(f"edges must be a positive integer, got {edges!r}")
+    m_c, k, d = int(edges), spec.kernel.degree, spec.kernel.columns
+    session, holders, rng = _chunk_session(spec, index, m_c)
+    tape = PrepTape()
+    x = [[np.zeros((k, m_c), dtype=np.uint64) for _ in range(d)] for _ in range(k)]
+    with session.net.phase("computing"):
+        spec.kernel.secure(SecureOps(session, holders, tape=tape,
+                                     input_fp=fixed_point(spec.bits, spec.input_frac_bits)), x)
+    return PreparedChunk(spec, int(index), m_c, session, holders, rng, tape.replay())
+
+
+def finish_chunk(prepared: PreparedChunk, values: np.ndarray) -> ChunkResult:
+    """Steps 1 and 2 of a :func:`prepare_chunk` ed chunk on its ``(m_c, k, d)`` values."""
+    p = prepared
+    if p.finished:
+        raise RuntimeError(f"chunk {p.index} was finished already: its preprocessing is "
+                           "used once")
+    values = _check_values(values)
+    if values.shape != (p.edges, p.spec.kernel.degree, p.spec.kernel.columns):
+        raise ValueError(f"chunk {p.index} was prepared for {p.edges} edges of "
+                         f"{p.spec.kernel.columns} columns, got values of shape {values.shape}")
+    p.finished = True
+    x = share_inputs(p.session, p.holders, values, p.rng.derive("input-sharing"))
+    out = compute_kernel(p.session, p.spec, p.holders, x, tape=p.tape)
+    if len(p.tape):
+        raise RuntimeError(f"kernel {p.spec.kernel.name!r} planned {len(p.tape)} more "
+                           "operations than it ran: its secure evaluation is not data-oblivious")
+    traffic = p.session.net.traffic().compress(values.shape[1])
+    # the cells in the order a single pass creates them (sharing, then computing)
+    traffic.cells = dict(sorted(traffic.cells.items(), key=lambda kv: kv[0][0] != "sharing"))
+    return ChunkResult(p.index, out, traffic)
+
+
+def _check_values(values) -> np.ndarray:
     values = np.asarray(values)
     if values.dtype.kind != "u" or values.ndim != 3:
         raise TypeError(f"values must be (m_c, k, d) unsigned encoded records, got "
                         f"{values.dtype} of shape {values.shape}")
-    values = values.astype(np.uint64, copy=False)
-    m_c, k, _ = values.shape
+    return values.astype(np.uint64, copy=False)
+
+
+def _chunk_session(spec: ChunkSpec, index: int, m_c: int):
+    """Chunk ``index``'s session of m_c k local parties, its holders (k, m_c) and its stream."""
+    k = spec.kernel.degree
     rng = spec.streams.derive("chunk", int(index))
     session = Session.derived(m_c * k, rng, bits=spec.bits, frac_bits=spec.frac_bits,
                               roles=spec.roles, record_views=spec.record_views, workers=1)
-    holders = np.arange(m_c * k, dtype=np.int64).reshape(m_c, k).T
-    x = share_inputs(session, holders, values, rng.derive("input-sharing"))
-    out = compute_kernel(session, spec, holders, x)
-    return ChunkResult(int(index), out, session.net.traffic().compress(k))
+    return session, np.arange(m_c * k, dtype=np.int64).reshape(m_c, k).T, rng
 
 
 def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray, rng: CSPRNG):
@@ -172,13 +264,18 @@ def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray, rng:
     return [[S[:, i, c, :] for c in range(d)] for i in range(k)]
 
 
-def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray, x) -> np.ndarray:
-    """Step 2: the backend's secure evaluation of f on the shares, ``(k, m_c)`` uint64 shares."""
+def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray, x,
+                   tape=None) -> np.ndarray:
+    """Step 2: the backend's secure evaluation of f on the shares, ``(k, m_c)`` uint64 shares.
+
+    ``tape``: the dealt preprocessing of a prepared chunk (dealer backend only)."""
     kern = spec.kernel
     k, m_c = holders.shape
     input_fp = fixed_point(spec.bits, spec.input_frac_bits)
+    backend = get_backend(spec.backend)
     with session.net.phase("computing"):
-        out = get_backend(spec.backend).compute(session, kern, holders, x, input_fp)
+        out = backend.compute(session, kern, holders, x, input_fp, **(
+            {} if tape is None else {"tape": tape}))
     if not isinstance(out, np.ndarray) or out.shape != (k, m_c) or out.dtype != np.uint64:
         raise ValueError(
             f"kernel {kern.name!r} secure evaluation returned {getattr(out, 'shape', type(out))} "
