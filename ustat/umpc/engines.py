@@ -27,6 +27,12 @@ Engines:
   calling process once per kernel, so the workers inherit the loaded
   compiled FSS kernels (without it every worker of every run spent 0.4 to
   0.9 s of CPU loading them at its first chunk).
+  When the chunks' sizes and spec are known before E (BalancedSamp, a
+  kernel of degree 2 on the dealer backend), :func:`start_prefetch` hands
+  the first ``WINDOW_PER_WORKER * workers`` chunks to the kept workers
+  before E is drawn: each deals its preprocessing at once and waits for its
+  values (:mod:`ustat.umpc.prefetch`), so the workers use the core the
+  caller leaves idle while it draws E.
 - ``pool="threads"``: N threads (platforms without fork, measurements).
 - ``scheduler=...``: Dask distributed (:mod:`ustat.umpc.dask_runner`).
 
@@ -142,7 +148,8 @@ def default_workers() -> int:
 
 def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
                pool: str = "processes", scheduler=None,
-               meanwhile: Optional[Callable[[], None]] = None) -> Iterator[ChunkResult]:
+               meanwhile: Optional[Callable[[], None]] = None,
+               prefetch=None) -> Iterator[ChunkResult]:
     """Run ``run_chunk(spec, index, values)`` for every ``(index, values)`` of ``tasks``.
 
     Yields the results in the order of ``tasks``. ``tasks`` is consumed
@@ -152,7 +159,13 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
     step) is called once the first chunks are submitted and before any
     result is yielded, with every engine, so the caller's work overlaps the
     workers' and happens at the same point of the merge whatever the engine.
+    ``prefetch``: the run's :class:`~ustat.umpc.prefetch.Prefetch` from
+    :func:`start_prefetch`, whose chunks come first; ``tasks`` then holds the
+    other chunks only.
     """
+    if prefetch is not None:
+        yield from worker_pool.run_chunks(spec, tasks, workers, meanwhile, prefetch=prefetch)
+        return
     if scheduler is not None:
         from . import dask_runner
 
@@ -192,6 +205,29 @@ def _process_pool(spec, tasks, workers, meanwhile) -> Iterator[ChunkResult]:
         else:
             yield from windowed(lambda i, v: ex.submit(_worker_chunk, i, v), tasks,
                                 WINDOW_PER_WORKER * workers, meanwhile)
+
+
+def start_prefetch(spec: ChunkSpec, sizes: list, *, workers: int, pool: str = "processes",
+                   scheduler=None):
+    """Start dealing the first chunks' preprocessing on the kept workers, before E is drawn.
+
+    ``sizes``: ``(index, m_c)`` of every chunk of the run, in order. Returns a
+    :class:`~ustat.umpc.prefetch.Prefetch` for the first ``WINDOW_PER_WORKER *
+    workers`` chunks (pass it to :func:`run_chunks` with the other chunks as
+    ``tasks``, and close it), or None when this engine has no kept workers to
+    give it (Dask, threads, one worker, one chunk, no fork, a kernel the kept
+    workers cannot import, a backend or kernel :func:`~ustat.umpc.chunk.can_prepare`
+    refuses, or the kept pool busy with another run).
+    """
+    from .chunk import can_prepare
+
+    if (scheduler is not None or pool != "processes" or workers < 2 or len(sizes) < 2
+            or "fork" not in multiprocessing.get_all_start_methods()
+            or not worker_pool.reusable(spec) or not can_prepare(spec)):
+        return None
+    kern = spec.kernel
+    warm_up(spec, [(0, np.zeros((WARM_UP_EDGES, kern.degree, kern.columns), np.uint64))])
+    return worker_pool.start_prefetch(spec, sizes[:WINDOW_PER_WORKER * workers], workers)
 
 
 def warm_up(spec: ChunkSpec, tasks):
@@ -236,8 +272,11 @@ def _gathered_chunk(spec: ChunkSpec, inputs: ChunkInputs, index: int) -> ChunkRe
 
 
 def windowed(submit, tasks: Iterable, window: int, meanwhile=None,
-             background: bool = True) -> Iterator:
+             background: bool = True, started=()) -> Iterator:
     """Submit tasks keeping at most ``window`` running; yield results in task order.
+
+    ``started``: futures of the tasks before ``tasks``, already submitted
+    (prefetched chunks); their results come first.
 
     ``submit(index, values)`` returns a future (``concurrent.futures``, Dask,
     or :class:`_Done` for the in-process loop). ``meanwhile()`` runs after
@@ -247,10 +286,10 @@ def windowed(submit, tasks: Iterable, window: int, meanwhile=None,
     until it returns); otherwise right here. On an error or an early exit the
     pending futures are cancelled.
     """
-    pending = collections.deque()
+    pending = collections.deque(started)
     tasks = iter(tasks)
     try:
-        for index, values in itertools.islice(tasks, window):
+        for index, values in itertools.islice(tasks, max(0, window - len(pending))):
             pending.append(submit(index, values))
         if meanwhile is not None:
             if background:

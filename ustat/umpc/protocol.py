@@ -23,7 +23,9 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
    traffic, counted apart).
    Steps 1 and 2 run per chunk of edges (:func:`ustat.umpc.chunk.run_chunk`),
    in process, on a pool of workers or on Dask (:mod:`ustat.umpc.engines`);
-   chunks travel together, so their rounds count once.
+   chunks travel together, so their rounds count once. With BalancedSamp the
+   kept workers deal the first chunks' preprocessing while E is drawn
+   (:mod:`ustat.umpc.setup`, :mod:`ustat.umpc.prefetch`).
 3. *Noise* (threat model dependent, see :mod:`noise.distributed`):
    ``"dis"`` (M_Dis, default: up to n-1 corrupted parties) runs Pi_DLap,
    n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction corrupted) has a
@@ -68,26 +70,20 @@ from typing import Optional
 
 import numpy as np
 
-from mpc.rng import as_rng
 from mpc.session import Session
 
-from .. import kernels as kernel_registry
-from .. import sampling
-from .chunk import ChunkSpec, get_backend
+from .chunk import get_backend
 from .engines import POOLS, ChunkInputs, default_workers, run_chunks
 from .evaluation import evaluate_run
-from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
-                     encode_records, resolve_edges, validate_records)
+from .inputs import check_positive_int
 from .merge import merge_chunk
-from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
 from .progress import Progress, StageClock
 from .release import check_confidence, release_fields
+from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
 
-THREAT_MODELS = ("dis", "hf")
-DEFAULT_THREAT_MODEL = "dis"
 DEFAULT_CHUNK = 1 << 17
-#: Pi_DLap sends n^2 ring elements; above this n it is refused (use "hf").
-PIDLAP_MAX_PARTIES = 20_000
+__all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
+           "UMPCResult", "run_umpc"]
 
 
 @dataclass
@@ -136,32 +132,6 @@ class UMPCResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass
-class _Run:
-    """The public setup every step reads (records, session, edges, encoding)."""
-
-    kern: object
-    X: np.ndarray                   # records in [0, 1] (scaled from raw with bounds)
-    eps: float
-    session: Session
-    rng: object                     # the run's fresh stream
-    hypergraph: object
-    E: np.ndarray
-    delta_max: int
-    enc: np.ndarray
-    precision: Precision
-    X_raw: np.ndarray               # the records as the caller gave them (exact_raw evaluation)
-    bounds: Optional[list] = None
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.E.shape[0]
 
 
 @dataclass
@@ -255,22 +225,27 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h}
     noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
                                            ("committee_size", committee_size)) if v is not None})
+    where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
     with Progress(0, progress) as bar:
         bar.stage("sampling")
         confidence = check_confidence(confidence)
-        run = _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
+        run = prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
                        dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
                             resolution=resolution, bounds=bounds),
-                       chunk_size, hypergraph, aux_epsilon_fraction, record_views)
-        clock.lap("setup")
-        bar.total = run.m
-        bar.stage("computing")
-        z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
-        noise = []                             # step 3 runs while the workers compute
-        _share_and_compute(run, _chunk_spec(run, backend, record_views), z, chunk_size, bar,
-                           workers=workers, pool=pool, scheduler=scheduler,
-                           meanwhile=lambda: noise.append(
-                               _noise(run, z, aux_epsilon_fraction, noise_kw)))
+                       chunk_size, hypergraph, aux_epsilon_fraction,
+                       dict(where, backend=backend, record_views=record_views))
+        try:
+            clock.lap("setup")
+            bar.total = run.m
+            bar.stage("computing")
+            z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
+            noise = []                             # step 3 runs while the workers compute
+            _share_and_compute(run, z, chunk_size, bar, **where,
+                               meanwhile=lambda: noise.append(
+                                   _noise(run, z, aux_epsilon_fraction, noise_kw)))
+        finally:
+            if run.prefetch is not None:
+                run.prefetch.close()
         clock.lap("computing")
         bar.stage("aggregation")
         u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
@@ -323,65 +298,7 @@ def _check_engine(workers, pool, scheduler, backend) -> int:
     return default_workers() if workers is None else workers
 
 
-def _prepare(records, kernel, epsilon, edges, sampler, threat_model, session, seed, enc_kw,
-             chunk_size, hypergraph, aux_fraction, record_views) -> _Run:
-    """Check the arguments, make the run's stream, draw E, choose the precision, encode."""
-    kern = kernel_registry.get(kernel)
-    bounds = check_bounds(enc_kw.pop("bounds"), kern)
-    X = validate_records(scale_records(records, bounds, kern), kern)
-    X_raw = X if bounds is None else np.asarray(records, dtype=np.float64).reshape(X.shape)
-    n, k = X.shape[0], kern.degree
-    eps = check_epsilon(epsilon)
-    if threat_model not in THREAT_MODELS:
-        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    check_positive_int(chunk_size, "chunk_size")
-    if not 0 < aux_fraction < 1:
-        raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
-    if math.isfinite(eps) and threat_model == "dis" and n > PIDLAP_MAX_PARTIES:
-        raise ValueError(
-            f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
-            f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties"
-        )
-    if session is not None and session.n_parties != n:
-        raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
-    # the session's stream exists before the session, whose ring depends on E (the same
-    # streams as Session(seed=...)); a fresh stream per run: runs never reuse masks
-    session_rng = as_rng(seed).fresh("session") if session is None else session.rng
-    rng = session_rng.fresh("umpc-run")
-    if hypergraph is None:
-        hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
-    E = check_edges(hypergraph.edges, n, k)
-    delta_max = int(np.bincount(E.ravel(), minlength=n).max())
-    prec = choose_precision(kern, m=E.shape[0], n=n, delta_max=delta_max, eps=eps,
-                            aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
-                            session_widths=None if session is None else
-                            (session.ring.bits, session.fp.frac_bits))
-    if session is None:
-        session = Session.derived(n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits,
-                                  record_views=record_views)
-    check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
-    return _Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
-                encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds)
-
-
-def _sample(sampler, edges, n, k, rng):
-    if sampler == "all":
-        return sampling.all_edges(n, k)
-    m = resolve_edges(edges, n, k)
-    return sampling.all_edges(n, k) if m is None else sampling.sample(sampler, n, m, k, rng)
-
-
-def _chunk_spec(run: _Run, backend: str, record_views: bool) -> ChunkSpec:
-    s = run.session
-    get_backend(backend).check(run.kern)
-    return ChunkSpec(kernel=run.kern, bits=s.ring.bits, frac_bits=s.fp.frac_bits,
-                     input_frac_bits=run.precision.input_frac_bits, roles=s.net.roles,
-                     streams=run.rng.derive("chunks"), backend=backend,
-                     record_views=bool(record_views or s.net.record_views))
-
-
-def _share_and_compute(run: _Run, spec: ChunkSpec, z: np.ndarray, chunk_size: int, bar,
-                       **engine) -> None:
+def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) -> None:
     """Steps 1 and 2 over all chunks: adds each party's shares of f(x_e) to z (in place).
 
     The chunks' traffic is merged into the session's network in chunk order
@@ -390,15 +307,21 @@ def _share_and_compute(run: _Run, spec: ChunkSpec, z: np.ndarray, chunk_size: in
     """
     net = run.session.net
     tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
+    todo, first = tasks, 0
+    if run.prefetch is not None:            # the first chunks wait in their workers
+        run.prefetch.post(tasks)
+        first = len(run.prefetch)
+        todo = ((i, tasks.values(i)) for i in range(first, len(tasks)))
     with net.parallel():
-        for res in run_chunks(spec, tasks, len(tasks), **engine):
+        for res in run_chunks(run.spec, todo, len(tasks) - first, prefetch=run.prefetch,
+                              **engine):
             Ec = tasks.edges_of(res.index)
             merge_chunk(net, z, Ec, res)
             bar.advance(Ec.shape[0])
     z &= run.session.ring.mask
 
 
-def _noise(run: _Run, z, aux_fraction, noise_kw):
+def _noise(run: Run, z, aux_fraction, noise_kw):
     """Step 3: shares of the DP noise added to z in place (and the masked, noisy aux values).
 
     Independent of the kernel's shares, so it runs while the chunks compute
@@ -434,7 +357,7 @@ def _noise(run: _Run, z, aux_fraction, noise_kw):
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux)
 
 
-def _aggregate(run: _Run, z, aux_z):
+def _aggregate(run: Run, z, aux_z):
     """Step 4: every party sends z_i (and its aux shares) to the aggregator (1 round, n l bits)."""
     session = run.session
     net, ring = session.net, session.ring
@@ -446,7 +369,7 @@ def _aggregate(run: _Run, z, aux_z):
     return u_hat, [float(session.fp.decode(t)) for t in totals[1:]]
 
 
-def _notes(run: _Run, noise_info) -> list:
+def _notes(run: Run, noise_info) -> list:
     notes = []
     if not math.isfinite(run.eps):
         notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")

@@ -6,7 +6,9 @@ pays its first chunk's page faults (0.15 to 0.25 s at n = 10^6, chunk
 wait. A pool kept between runs starts warm: its workers already hold the
 loaded compiled kernels and, with :mod:`mpc.memory`, the pages of earlier
 chunks. Each task carries the spec and its chunk's values (about 2 MB for
-2^17 edges of one column: pickled, not inherited), so the pool serves any
+2^17 edges of one column: pickled, not inherited), or, for a prefetched
+chunk (:func:`start_prefetch`), the address of the mailbox where its values
+will appear (:mod:`ustat.umpc.prefetch`), so the pool serves any
 run whose kernel's functions can be found by name in a process forked
 earlier (:func:`reusable`); other runs fork a pool of their own.
 
@@ -97,10 +99,31 @@ def shutdown_workers() -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def run_chunks(spec, tasks, workers, meanwhile) -> Iterator[ChunkResult]:
-    """:func:`ustat.umpc.engines.windowed` over the kept pool; ``tasks``: (index, values) pairs."""
+def start_prefetch(spec, sizes, workers):
+    """A :class:`~ustat.umpc.prefetch.Prefetch` of chunks ``sizes`` on the kept pool, which
+    stays acquired until the prefetch is closed; None if the pool is busy."""
+    from .prefetch import Prefetch
+
+    pool = _acquire(workers)
+    if pool is None:
+        return None
+    try:
+        return Prefetch(pool, spec, sizes, spec.kernel.degree, spec.kernel.columns,
+                        on_close=lambda: _release(pool))
+    except BaseException:
+        _release(pool)
+        raise
+
+
+def run_chunks(spec, tasks, workers, meanwhile, prefetch=None) -> Iterator[ChunkResult]:
+    """:func:`ustat.umpc.engines.windowed` over the kept pool; ``tasks``: (index, values) pairs
+    (the chunks after ``prefetch``'s, whose results come first)."""
     from .engines import WINDOW_PER_WORKER, _init_worker, _worker_chunk, windowed
 
+    if prefetch is not None:
+        yield from windowed(lambda i, v: prefetch.pool.submit(run_chunk, spec, i, v), tasks,
+                            WINDOW_PER_WORKER * workers, meanwhile, started=prefetch.futures)
+        return
     pool = _acquire(workers)
     if pool is None:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),

@@ -1,0 +1,159 @@
+"""The public setup of a U-MPC run, before step 1: checks, streams, E, precision, encoding.
+
+:func:`prepare_run` checks the arguments of :func:`ustat.umpc.protocol.run_umpc`,
+makes the run's stream, draws the hypergraph E, chooses the ring and the
+encoding (:mod:`ustat.umpc.precision`), makes the session and the chunks'
+:class:`~ustat.umpc.chunk.ChunkSpec`, and encodes the records: a
+:class:`Run` that the protocol's four steps read. With BalancedSamp the ring
+and the spec are known before E (its largest degree is ceil(k |E| / n)), so
+the kept workers start dealing the first chunks' preprocessing while E is
+drawn (:mod:`ustat.umpc.prefetch`); the results are the same bits either way.
+Cost: drawing E (:mod:`ustat.sampling`), a degree count and the encoding,
+O(n + k |E|) time and memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from mpc.rng import as_rng
+from mpc.session import Session
+
+from .. import kernels as kernel_registry
+from .. import sampling
+from .chunk import ChunkSpec, get_backend
+from .engines import start_prefetch
+from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
+                     encode_records, resolve_edges, validate_records)
+from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
+
+THREAT_MODELS = ("dis", "hf")
+DEFAULT_THREAT_MODEL = "dis"
+#: Pi_DLap sends n^2 ring elements; above this n it is refused (use "hf").
+PIDLAP_MAX_PARTIES = 20_000
+
+
+@dataclass
+class Run:
+    """The public setup every step reads (records, session, edges, encoding)."""
+
+    kern: object
+    X: np.ndarray                   # records in [0, 1] (scaled from raw with bounds)
+    eps: float
+    session: Session
+    rng: object                     # the run's fresh stream
+    hypergraph: object
+    E: np.ndarray
+    delta_max: int
+    enc: np.ndarray
+    precision: Precision
+    X_raw: np.ndarray               # the records as the caller gave them (exact_raw evaluation)
+    bounds: Optional[list] = None
+    spec: Optional[ChunkSpec] = None    # what every chunk needs besides its inputs
+    prefetch: object = None         # chunks dealt while E was drawn (ustat.umpc.prefetch)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def m(self) -> int:
+        return self.E.shape[0]
+
+
+def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session, seed, enc_kw,
+                chunk_size, hypergraph, aux_fraction, engine) -> Run:
+    """Check the arguments, make the run's stream, draw E, choose the precision, encode.
+
+    The precision depends on E only through |E| and the largest degree, which
+    BalancedSamp fixes in advance (ceil(k |E| / n)): then the ring, the session
+    and the chunk spec come first, and the kept workers start dealing the
+    first chunks' preprocessing (:mod:`ustat.umpc.prefetch`) while E is drawn.
+    ``engine``: run_chunks' engine keywords plus ``backend`` and ``record_views``.
+    """
+    kern = kernel_registry.get(kernel)
+    bounds = check_bounds(enc_kw.pop("bounds"), kern)
+    X = validate_records(scale_records(records, bounds, kern), kern)
+    X_raw = X if bounds is None else np.asarray(records, dtype=np.float64).reshape(X.shape)
+    n, k = X.shape[0], kern.degree
+    eps = check_epsilon(epsilon)
+    if threat_model not in THREAT_MODELS:
+        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
+    check_positive_int(chunk_size, "chunk_size")
+    if not 0 < aux_fraction < 1:
+        raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
+    if math.isfinite(eps) and threat_model == "dis" and n > PIDLAP_MAX_PARTIES:
+        raise ValueError(
+            f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
+            f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties"
+        )
+    if session is not None and session.n_parties != n:
+        raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
+    # the session's stream exists before the session, whose ring depends on E (the same
+    # streams as Session(seed=...)); a fresh stream per run: runs never reuse masks
+    session_rng = as_rng(seed).fresh("session") if session is None else session.rng
+    rng = session_rng.fresh("umpc-run")
+    engine = dict(engine)
+    backend, record_views = engine.pop("backend"), engine.pop("record_views")
+
+    def ring_and_spec(m, delta_max):
+        prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
+                                aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
+                                session_widths=None if session is None else
+                                (session.ring.bits, session.fp.frac_bits))
+        s = session if session is not None else Session.derived(
+            n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits, record_views=record_views)
+        return prec, s, _chunk_spec(kern, s, rng, prec, backend, record_views)
+
+    early, prefetch = None, None        # (m, delta_max, prec, session, spec) known before E
+    m = resolve_edges(edges, n, k) if hypergraph is None and sampler == "balanced" else None
+    if m is not None:
+        delta_max = -(-k * m // n)      # BalancedSamp: every degree is floor or ceil of k m / n
+        early = (m, delta_max) + ring_and_spec(m, delta_max)
+        prefetch = start_prefetch(early[-1], _chunk_sizes(m, chunk_size), **engine)
+    try:
+        if hypergraph is None:
+            hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
+        E = check_edges(hypergraph.edges, n, k)
+        delta_max = int(np.bincount(E.ravel(), minlength=n).max())
+        if early is None:
+            prec, session, spec = ring_and_spec(E.shape[0], delta_max)
+        elif early[:2] != (E.shape[0], delta_max):
+            raise RuntimeError(f"BalancedSamp drew {E.shape[0]} edges of largest degree "
+                               f"{delta_max}, not the {early[0]} and {early[1]} it guarantees")
+        else:
+            prec, session, spec = early[2:]
+        check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
+        return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
+                   encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
+                   spec, prefetch)
+    except BaseException:
+        if prefetch is not None:
+            prefetch.close()
+        raise
+
+
+def _chunk_sizes(m: int, chunk_size: int) -> list:
+    """``(index, m_c)`` of the chunks of m edges (:meth:`ChunkInputs.bounds`)."""
+    count = -(-m // chunk_size)
+    return [(i, (i + 1) * m // count - i * m // count) for i in range(count)]
+
+
+def _sample(sampler, edges, n, k, rng):
+    if sampler == "all":
+        return sampling.all_edges(n, k)
+    m = resolve_edges(edges, n, k)
+    return sampling.all_edges(n, k) if m is None else sampling.sample(sampler, n, m, k, rng)
+
+
+def _chunk_spec(kern, s: Session, rng, prec: Precision, backend: str,
+                record_views: bool) -> ChunkSpec:
+    get_backend(backend).check(kern)
+    return ChunkSpec(kernel=kern, bits=s.ring.bits, frac_bits=s.fp.frac_bits,
+                     input_frac_bits=prec.input_frac_bits, roles=s.net.roles,
+                     streams=rng.derive("chunks"), backend=backend,
+                     record_views=bool(record_views or s.net.record_views))
