@@ -50,7 +50,13 @@ Keys (all measured in this run):
   computing stage (run_umpc's stage_seconds: drawing E, precision, encoding,
   aggregation, report), which no worker shares; workers_speedup_2_bound:
   what two workers would reach if they halved the computing stage and added
-  nothing (Amdahl), the ceiling to read workers_speedup_2 against.
+  nothing (Amdahl): the ceiling without overlap. The kept workers deal the
+  first chunks' keys while the caller draws E (ustat/umpc/prefetch.py), which
+  overlaps part of that serial time, so a run can now pass it.
+  workers_speedup_2_no_prefetch: the same speedup with that overlap turned off
+  (USTAT_PREFETCH=0 for the two-worker runs, interleaved with the others);
+  prefetch_gain_2: the median ratio of adjacent two-worker runs without and
+  with it.
 - memory: "default" (glibc's malloc as a program calling the API gets it) or
   "retained" (--memory retained: each Gini process first calls
   mpc.memory.retain_freed_memory(), as the ustat command does); worker
@@ -82,7 +88,7 @@ BANK_BOUNDS = "18:95,-8019:102127"   # public bounds (the data's documented rang
 # Runs `configs` (run_umpc keyword dicts) on Gini with |E| = 2n, M_HF: one cold run, then
 # `repeats` warm runs of each; prints seconds per run, peak RSS and what identity checks need.
 _RUNNER = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, {root!r})
 from mpc.rng import CSPRNG
 from ustat.data import synthetic_uniform
@@ -101,14 +107,18 @@ if scheduler:
     startup = time.perf_counter() - t
     extra = {{"scheduler": client}}
 out = {{"startup": startup, "configs": []}}
+envs = [cfg.pop("env", {{}}) for cfg in configs]
 kws = [dict(cfg, **extra) if cfg.pop("dask", False) else dict(cfg) for cfg in configs]
 times = [[] for _ in kws]
 stages = [[] for _ in kws]
 for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
-    for kw, ts, st in zip(kws, times, stages):  # (1, 2, 1, 2, ...: a drifting load hits both alike)
+    for kw, env, ts, st in zip(kws, envs, times, stages):  # (1, 2, 1, 2, ...: a drifting load
+        os.environ.update(env)                                #  hits both alike)
         t = time.perf_counter()
         r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
         ts.append(time.perf_counter() - t)
+        for key in env:
+            del os.environ[key]
         st.append(r.stage_seconds)
         if rep == 0:
             out["configs"].append({{"estimate": r.estimate, "communication": r.communication,
@@ -181,9 +191,9 @@ def _serial(one: dict) -> float:
 
 
 def parallel(n: int, repeats: int) -> dict:
-    local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"}],
-                      repeats)
-    one, two, threads = local["configs"]
+    local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"},
+                          {"workers": 2, "env": {"USTAT_PREFETCH": "0"}}], repeats)
+    one, two, threads, plain = local["configs"]
     dask = gini_runs(n, [{"workers": 1}, {"dask": True}], repeats, dask=True)
     d_one, d_two = dask["configs"]
     t1, serial = _median(one), _serial(one)
@@ -194,13 +204,16 @@ def parallel(n: int, repeats: int) -> dict:
         # Amdahl: the one-worker run with its computing stage halved and nothing else
         "workers_speedup_2_bound": t1 / (serial + (t1 - serial) / 2),
         "parallel_serial_seconds": serial,
-        "workers_identical": _same(one, two) and _same(one, threads),
+        "workers_speedup_2_no_prefetch": _median(one) / _median(plain),
+        "prefetch_gain_2": _paired(plain, two),
+        "workers_identical": _same(one, two) and _same(one, threads) and _same(one, plain),
         "threads_speedup_2": _median(one) / _median(threads),
         "dask_local_speedup_2": _median(d_one) / _median(d_two),
         "dask_local_speedup_2_paired": _paired(d_one, d_two),
         "dask_local_startup_seconds": dask["startup"],
         "dask_identical": _same(d_one, d_two) and _same(one, d_one),
         "parallel_seconds": {"workers_1": _median(one), "workers_2": _median(two),
+                             "workers_2_no_prefetch": _median(plain),
                              "threads_2": _median(threads), "dask_side_workers_1": _median(d_one),
                              "dask_2": _median(d_two)},
         "parallel_cold_seconds": {"workers_1": one["cold"], "workers_2": two["cold"],

@@ -243,3 +243,13 @@ def test_a_failing_submit_leaves_no_mailbox_and_releases_the_kept_pool_once(monk
     with pytest.raises(OSError, match="no room"):
         worker_pool.start_prefetch(spec, [(0, 20), (1, 20)], 2)
     assert worker_pool._REUSED["busy"] == busy
+
+
+def test_ustat_prefetch_0_turns_it_off_with_the_same_bits(monkeypatch):
+    X = _records("kendall", 90)
+    spy = _Spy(monkeypatch)
+    with_it = _run("kendall", X, workers=2)
+    monkeypatch.setenv("USTAT_PREFETCH", "0")
+    without = _run("kendall", X, workers=2)
+    assert isinstance(spy.started[0], Prefetch) and spy.started[1] is None
+    _same(with_it, without)

@@ -217,11 +217,13 @@ def start_prefetch(spec: ChunkSpec, sizes: list, *, workers: int, pool: str = "p
     ``tasks``, and close it), or None when this engine has no kept workers to
     give it (Dask, threads, one worker, one chunk, no fork, a kernel the kept
     workers cannot import, a backend or kernel :func:`~ustat.umpc.chunk.can_prepare`
-    refuses, or the kept pool busy with another run).
+    refuses, or the kept pool busy with another run), or when the environment
+    says ``USTAT_PREFETCH=0`` (for measurements; the results are the same bits).
     """
     from .chunk import can_prepare
 
-    if (scheduler is not None or pool != "processes" or workers < 2 or len(sizes) < 2
+    if (os.environ.get("USTAT_PREFETCH", "1") == "0" or scheduler is not None
+            or pool != "processes" or workers < 2 or len(sizes) < 2
             or "fork" not in multiprocessing.get_all_start_methods()
             or not worker_pool.reusable(spec) or not can_prepare(spec)):
         return None
