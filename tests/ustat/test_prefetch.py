@@ -8,21 +8,14 @@ import numpy as np
 import pytest
 
 from mpc.rng import CSPRNG
-from ustat import kernels as K
 from ustat import sampling
 from ustat.umpc import run_chunk, run_umpc
 from ustat.umpc import engines, prefetch, setup
 from ustat.umpc.engines import ChunkInputs, start_prefetch
 from ustat.umpc.prefetch import Prefetch
 
-
-def _records(name, n, seed=3):
-    kern = K.get(name)
-    g = CSPRNG(seed)
-    X = g.random((n, kern.columns))
-    for c in kern.categorical:
-        X[:, c] = g.integers(2, (n,))
-    return X
+from tests.ustat.test_engines import _records
+from tests.ustat.test_engines import _same as engines_same
 
 
 def _run(name, X, **kw):
@@ -32,11 +25,8 @@ def _run(name, X, **kw):
 
 
 def _same(a, b):
-    assert a.u_hat == b.u_hat and a.estimate == b.estimate
-    assert a.aux["noisy_sums"] == b.aux["noisy_sums"]
-    assert a.communication == b.communication
-    assert (a.edges, a.max_degree, a.chunks, a.precision) == \
-        (b.edges, b.max_degree, b.chunks, b.precision)
+    engines_same(a, b)
+    assert a.precision == b.precision
 
 
 def _mailboxes():
