@@ -230,10 +230,10 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         bar.stage("sampling")
         confidence = check_confidence(confidence)
         run = prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
-                       dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
-                            resolution=resolution, bounds=bounds),
-                       chunk_size, hypergraph, aux_epsilon_fraction,
-                       dict(where, backend=backend, record_views=record_views))
+                          dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
+                               resolution=resolution, bounds=bounds),
+                          chunk_size, hypergraph, aux_epsilon_fraction,
+                          dict(where, backend=backend, record_views=record_views))
         try:
             clock.lap("setup")
             bar.total = run.m
