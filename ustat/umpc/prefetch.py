@@ -51,7 +51,7 @@ from .chunk import ChunkResult, ChunkSpec, finish_chunk, prepare_chunk
 PENDING, READY, ABORTED = 0, 1, 2
 #: How often a waiting task looks at its status byte.
 POLL_SECONDS = 0.0005
-_HEADER = 64                # status bytes, then the values from a 64-byte boundary
+_ALIGN = 64                 # the status bytes, then each slot's values, on 64-byte boundaries
 
 
 def mailbox_dir() -> str:
@@ -128,6 +128,10 @@ def in_idle_time(fn, *args):
     return out["value"]
 
 
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // _ALIGN) * _ALIGN
+
+
 def _new_file(size: int) -> str:
     """A new mailbox file of ``size`` zero bytes (every status pending), mode 0600."""
     fd, path = tempfile.mkstemp(prefix=f"ustat-prefetch-{os.getpid()}-{uuid.uuid4().hex[:8]}-",
@@ -157,10 +161,10 @@ class Prefetch:
         self.pool, self._on_close = pool, None       # on_close: only once started
         self.indices = [int(i) for i, _ in sizes]
         shapes = tuple((int(m_c), k, d) for _, m_c in sizes)
-        offsets, at = [], max(_HEADER, len(shapes))
+        offsets, at = [], _aligned(len(shapes))
         for shape in shapes:
             offsets.append(at)
-            at += 8 * int(np.prod(shape))
+            at = _aligned(at + 8 * int(np.prod(shape)))
         path = _new_file(at)
         self.mailbox = Mailbox(path, tuple(offsets), shapes)
         self.futures, self._mm = [], None
