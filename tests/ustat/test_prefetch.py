@@ -243,3 +243,36 @@ def test_ustat_prefetch_0_turns_it_off_with_the_same_bits(monkeypatch):
     without = _run("kendall", X, workers=2)
     assert isinstance(spy.started[0], Prefetch) and spy.started[1] is None
     _same(with_it, without)
+
+
+# -- Dask: a client whose workers all run on this machine ---------------------------------------
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed", reason="the [dask] extra is not installed")
+    from ustat.umpc.dask_runner import connect
+
+    with connect("local", 2) as c:
+        yield c
+
+
+def test_a_local_dask_cluster_gets_the_prefetch_with_the_same_bits(client, monkeypatch):
+    X = _records("auc", 90)
+    one = _run("auc", X, workers=1)
+    spy = _Spy(monkeypatch)
+    remote = _run("auc", X, scheduler=client)
+    assert isinstance(spy.started[0], Prefetch) and len(spy.started[0]) == 4
+    _same(one, remote)
+    assert _mailboxes() == []
+    _run("auc", X, scheduler="local", workers=2)        # a cluster the run opens itself: none
+    assert spy.started[1] is None
+
+
+def test_loopback_addresses():
+    from ustat.umpc.dask_runner import _loopback
+
+    for address in ("tcp://127.0.0.1:40123", "tcp://localhost:8786", "tcp://[::1]:8786",
+                    "127.0.0.2:1"):
+        assert _loopback(address), address
+    for address in ("tcp://10.0.0.5:8786", "tcp://node7:8786", "tls://192.168.1.2:9000",
+                    "tcp://[2001:db8::1]:8786"):
+        assert not _loopback(address), address

@@ -106,10 +106,11 @@ def connect(scheduler, workers=None):
 
 
 def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler, workers=None,
-               meanwhile=None) -> Iterator[ChunkResult]:
+               meanwhile=None, prefetch=None) -> Iterator[ChunkResult]:
     """Run the chunks of ``tasks`` ((index, values) pairs) as Dask tasks; yield results in order.
 
-    ``meanwhile``: see :func:`ustat.umpc.engines.run_chunks`.
+    ``meanwhile``: see :func:`ustat.umpc.engines.run_chunks`. ``prefetch``: the
+    run's :func:`start_prefetch` (its chunks come first, ``tasks`` are the others).
     """
     with connect(scheduler, workers) as client:
         spec_future = client.scatter(spec, broadcast=True, hash=False)
@@ -120,7 +121,48 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler, workers=None,
         def submit(index, values):
             return client.submit(_task, spec_future, index, values, mem, pure=False)
 
-        yield from windowed(submit, tasks, WINDOW_PER_WORKER * threads, meanwhile)
+        yield from windowed(submit, tasks, WINDOW_PER_WORKER * threads, meanwhile,
+                            started=() if prefetch is None else prefetch.futures)
+
+
+class _Submitter:
+    """A Dask client seen as an executor (``submit(fn, *args)``) for :class:`Prefetch`."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def submit(self, fn, *args):
+        return self.client.submit(fn, *args, pure=False)
+
+
+def start_prefetch(spec: ChunkSpec, sizes: list, scheduler):
+    """Prefetched chunks (:mod:`ustat.umpc.prefetch`) on a Dask cluster whose workers all run
+    on this machine, or None.
+
+    Only for ``scheduler`` given as a :class:`distributed.Client` (a client
+    the run does not open itself exists before E is drawn) whose workers all
+    listen on a loopback address, as those of a :class:`distributed.LocalCluster`
+    do: the tasks wait for their values in a file of this machine's memory
+    file system, which workers elsewhere cannot see. ``sizes``: the first
+    ``WINDOW_PER_WORKER`` chunks per worker thread are prefetched.
+    """
+    from .prefetch import Prefetch
+
+    distributed = _import_distributed()
+    if not isinstance(scheduler, distributed.Client):
+        return None
+    info = scheduler.scheduler_info().get("workers", {})
+    if not info or not all(_loopback(address) for address in info):
+        return None
+    threads = sum(scheduler.nthreads().values()) or 1
+    kern = spec.kernel
+    return Prefetch(_Submitter(scheduler), spec, sizes[:WINDOW_PER_WORKER * threads],
+                    kern.degree, kern.columns)
+
+
+def _loopback(address: str) -> bool:
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def _task(spec: ChunkSpec, index: int, values, mem: dict) -> ChunkResult:

@@ -163,14 +163,13 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
     :func:`start_prefetch`, whose chunks come first; ``tasks`` then holds the
     other chunks only.
     """
-    if prefetch is not None:
-        yield from worker_pool.run_chunks(spec, tasks, workers, meanwhile, prefetch=prefetch)
-        return
     if scheduler is not None:
         from . import dask_runner
 
         yield from dask_runner.run_chunks(spec, tasks, scheduler=scheduler, workers=workers,
-                                          meanwhile=meanwhile)
+                                          meanwhile=meanwhile, prefetch=prefetch)
+    elif prefetch is not None:
+        yield from worker_pool.run_chunks(spec, tasks, workers, meanwhile, prefetch=prefetch)
     elif workers == 1 or n_chunks <= 1:
         yield from windowed(_Done.run(spec), tasks, 1, meanwhile, background=False)
     elif pool == "threads":
@@ -215,17 +214,24 @@ def start_prefetch(spec: ChunkSpec, sizes: list, *, workers: int, pool: str = "p
     :class:`~ustat.umpc.prefetch.Prefetch` for the first ``WINDOW_PER_WORKER *
     workers`` chunks (pass it to :func:`run_chunks` with the other chunks as
     ``tasks``, and close it), or None when this engine has no kept workers to
-    give it (Dask, threads, one worker, one chunk, no fork, a kernel the kept
+    give it (threads, one worker, one chunk, no fork, a kernel the kept
     workers cannot import, a backend or kernel :func:`~ustat.umpc.chunk.can_prepare`
     refuses, or the kept pool busy with another run), or when the environment
     says ``USTAT_PREFETCH=0`` (for measurements; the results are the same bits).
+    On Dask, only a ``distributed.Client`` whose workers all run on this
+    machine (:func:`ustat.umpc.dask_runner.start_prefetch`).
     """
     from .chunk import can_prepare
 
-    if (os.environ.get("USTAT_PREFETCH", "1") == "0" or scheduler is not None
-            or pool != "processes" or workers < 2 or len(sizes) < 2
+    if os.environ.get("USTAT_PREFETCH", "1") == "0" or len(sizes) < 2 or not can_prepare(spec):
+        return None
+    if scheduler is not None:
+        from . import dask_runner
+
+        return dask_runner.start_prefetch(spec, sizes, scheduler)
+    if (pool != "processes" or workers < 2
             or "fork" not in multiprocessing.get_all_start_methods()
-            or not worker_pool.reusable(spec) or not can_prepare(spec)):
+            or not worker_pool.reusable(spec)):
         return None
     kern = spec.kernel
     warm_up(spec, [(0, np.zeros((WARM_UP_EDGES, kern.degree, kern.columns), np.uint64))])

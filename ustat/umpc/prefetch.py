@@ -21,8 +21,11 @@ mapped by the caller and by every task: one status byte per prefetched chunk
 (pending, ready, aborted) and the chunk's ``(m_c, k, d)`` values as uint64.
 The caller writes the values, syncs the mapping, then sets the status; a task
 polls its byte every :data:`POLL_SECONDS` (sleeping: it takes no CPU), and
-gives up when the status says aborted or its parent process is gone. The
-caller removes the file when the run ends, however it ends.
+gives up when the status says aborted, its parent process is gone, or the
+file is (a caller that died without cleaning up). The caller removes the
+file when the run ends, however it ends. The kept worker pool runs these
+tasks (:mod:`ustat.umpc.worker_pool`), and so does a Dask cluster whose
+workers all run on this machine (:func:`ustat.umpc.dask_runner.start_prefetch`).
 
 Memory: each prefetched task holds its chunk's preprocessing while it waits
 (what the chunk would hold anyway); the mailbox holds the prefetched chunks'
@@ -51,6 +54,7 @@ from .chunk import ChunkResult, ChunkSpec, finish_chunk, prepare_chunk
 PENDING, READY, ABORTED = 0, 1, 2
 #: How often a waiting task looks at its status byte.
 POLL_SECONDS = 0.0005
+_CHECK_EVERY = 1000         # polls between looks at whether the mailbox file still exists
 _ALIGN = 64                 # the status bytes, then each slot's values, on 64-byte boundaries
 
 
@@ -73,9 +77,12 @@ class Mailbox:
         parent = os.getppid()
         mm = np.memmap(self.path, dtype=np.uint8, mode="r")
         try:
+            polls = 0
             while mm[slot] == PENDING:
-                if os.getppid() != parent:
-                    raise RuntimeError("the process that started this run is gone")
+                polls += 1
+                if os.getppid() != parent or (polls % _CHECK_EVERY == 0
+                                              and not os.path.exists(self.path)):
+                    raise RuntimeError("the run that posted this chunk is gone")
                 time.sleep(POLL_SECONDS)
             if mm[slot] != READY:
                 raise RuntimeError(f"prefetched chunk in slot {slot} was aborted by the run")
