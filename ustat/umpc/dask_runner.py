@@ -7,7 +7,9 @@ task returns the members' shares and the chunk's traffic, which the client
 merges in chunk order into the session's network, so the report is the same
 as a local run's and the release is bit-identical to it. Dask schedules; we
 only keep a bounded window of tasks in flight (2 per worker thread) so the
-client never holds more than that many chunks.
+client never holds more than that many chunks. A client whose workers all
+run on this machine also gets the first chunks dealt while E is drawn
+(:func:`start_prefetch`, :mod:`ustat.umpc.prefetch`).
 
 ``scheduler``:
 
