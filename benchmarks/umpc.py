@@ -57,6 +57,19 @@ Keys (all measured in this run):
   (USTAT_PREFETCH=0 for the two-worker runs, interleaved with the others);
   prefetch_gain_2: the median ratio of adjacent two-worker runs without and
   with it.
+- machine_ceiling_2: what two cores give this very job on this machine when
+  nothing but the hardware is shared: 2 x (one-worker run alone) / (two
+  one-worker runs at once, in two forked processes, the slower of the pair),
+  the same repeats interleaved (machine_ceiling_2_paired: the median of the
+  per-repeat ratios; machine_ceiling_seconds: the medians). 2 means the cores
+  do not slow each other; the host's memory bandwidth and other tenants pull
+  it down. It is measured right after the worker runs, not interleaved with
+  them. workers_speedup_2_of_ceiling: workers_speedup_2 / machine_ceiling_2,
+  the share of that ceiling the worker pool reaches (what is left is ours:
+  pipes, the caller's work, chunks dealt beside the draw).
+- parallel_cpu_seconds: median CPU seconds per warm run of each configuration
+  (user + system of the calling process and all its descendant processes,
+  from /proc; null elsewhere): the work each engine adds to the one-worker run.
 - memory: "default" (glibc's malloc as a program calling the API gets it) or
   "retained" (--memory retained: each Gini process first calls
   mpc.memory.retain_freed_memory(), as the ustat command does); worker
@@ -89,10 +102,11 @@ BANK_BOUNDS = "18:95,-8019:102127"   # public bounds (the data's documented rang
 # `repeats` warm runs of each; prints seconds per run, peak RSS and what identity checks need.
 _RUNNER = r"""
 import json, os, resource, sys, time
-sys.path.insert(0, {root!r})
+sys.path[:0] = [{root!r}, os.path.join({root!r}, "benchmarks")]
 from mpc.rng import CSPRNG
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc
+from umpc import cpu_seconds
 n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
 if {retain!r}:
     from mpc.memory import retain_freed_memory
@@ -111,12 +125,15 @@ envs = [cfg.pop("env", {{}}) for cfg in configs]
 kws = [dict(cfg, **extra) if cfg.pop("dask", False) else dict(cfg) for cfg in configs]
 times = [[] for _ in kws]
 stages = [[] for _ in kws]
+cpus = [[] for _ in kws]
 for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
-    for kw, env, ts, st in zip(kws, envs, times, stages):  # (1, 2, 1, 2, ...: a drifting load
-        os.environ.update(env)                                #  hits both alike)
+    for kw, env, ts, st, cs in zip(kws, envs, times, stages, cpus):  # (1, 2, 1, 2, ...: a drifting
+        os.environ.update(env)                                       #  load hits both alike)
+        c = cpu_seconds()
         t = time.perf_counter()
         r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
         ts.append(time.perf_counter() - t)
+        cs.append(None if c is None else cpu_seconds() - c)
         for key in env:
             del os.environ[key]
         st.append(r.stage_seconds)
@@ -125,17 +142,87 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
                                    "online_bits": r.online_bits,
                                    "offline_bits": r.offline_bits, "rounds": r.rounds,
                                    "ring_bits": r.precision["bits"]}})
-for cfg, ts, st in zip(out["configs"], times, stages):
-    cfg["cold"], cfg["warm"], cfg["warm_stages"] = ts[0], ts[1:], st[1:]
+for cfg, ts, st, cs in zip(out["configs"], times, stages, cpus):
+    cfg["cold"], cfg["warm"], cfg["warm_stages"], cfg["warm_cpu"] = ts[0], ts[1:], st[1:], cs[1:]
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
 
 
+# The machine's own ceiling for two-way parallelism on this job: two forked processes, each
+# running the whole one-worker Gini job (no coordination, no pipes), at once; interleaved with
+# one of them running alone. Prints the alone times and, per repeat, the slower of the pair.
+_PAIR_RUNNER = r"""
+import json, multiprocessing as mp, sys, time
+sys.path.insert(0, {root!r})
+from mpc.rng import CSPRNG
+from ustat.data import synthetic_uniform
+from ustat.umpc import run_umpc
+n, repeats, kw = {n}, {repeats}, {kw!r}
+if {retain!r}:
+    from mpc.memory import retain_freed_memory
+    retain_freed_memory()
+X = synthetic_uniform(n, 1, CSPRNG(12))
+def job():
+    t = time.perf_counter()
+    run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, workers=1, **kw)
+    return time.perf_counter() - t
+def child(me, barrier, queue):
+    job()                                   # cold run, not reported
+    for rep in range(repeats):
+        barrier.wait()
+        if me == 0:
+            queue.put(("alone", rep, job()))
+        barrier.wait()
+        queue.put(("pair", rep, job()))
+    barrier.wait()
+if __name__ == "__main__":
+    ctx = mp.get_context("fork")
+    barrier, queue = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=child, args=(i, barrier, queue)) for i in range(2)]
+    for p in procs:
+        p.start()
+    got = [queue.get(timeout=900) for _ in range(3 * repeats)]   # a failed child: fail
+    for p in procs:
+        p.join()
+    alone, pair = [0.0] * repeats, [0.0] * repeats
+    for what, rep, sec in got:
+        if what == "alone":
+            alone[rep] = sec
+        else:
+            pair[rep] = max(pair[rep], sec)
+    print(json.dumps({{"alone": alone, "pair": pair}}))
+"""
+
 #: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
 GINI_ENCODING: dict = {}
 #: ``--memory retained``: the Gini processes call mpc.memory.retain_freed_memory() first.
 RETAIN = [False]
+
+
+def cpu_seconds():
+    """User + system CPU seconds of this process (all its threads) and of every process
+    descending from it that is alive now (kept workers, a local Dask cluster), read from
+    /proc; None where there is no /proc. Take differences around a run: processes that
+    end during it are not counted."""
+    if not os.path.isdir("/proc/self/task"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    me = os.getpid()
+    total, todo = sum(os.times()[:2]), [me]
+    while todo:
+        pid = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+            if pid != me:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / tick
+        except (FileNotFoundError, ProcessLookupError):
+            continue                        # a process that ended meanwhile
+    return total
 
 
 def gini_runs(n: int, configs: list, repeats: int, dask: bool = False) -> dict:
@@ -190,6 +277,27 @@ def _serial(one: dict) -> float:
                             for st in one["warm_stages"]] or [0.0]))
 
 
+def machine_ceiling(n: int, repeats: int) -> dict:
+    """Two whole one-worker runs at once against one alone (``_PAIR_RUNNER``): what two cores
+    give this job on this machine when nothing is shared but the hardware."""
+    code = _PAIR_RUNNER.format(root=ROOT, n=n, repeats=max(repeats, 1), kw=GINI_ENCODING,
+                               retain=RETAIN[0])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    alone, pair = np.array(res["alone"]), np.array(res["pair"])
+    return {"machine_ceiling_2": 2 * float(np.median(alone)) / float(np.median(pair)),
+            "machine_ceiling_2_paired": float(np.median(2 * alone / pair)),
+            "machine_ceiling_seconds": {"alone": float(np.median(alone)),
+                                        "pair": float(np.median(pair))}}
+
+
+def _cpu(cfg: dict):
+    """Median CPU seconds of a config's warm runs, the calling process and its descendants."""
+    cpu = [c for c in cfg.get("warm_cpu", []) if c is not None]
+    return float(np.median(cpu)) if cpu else None
+
+
 def parallel(n: int, repeats: int) -> dict:
     local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"},
                           {"workers": 2, "env": {"USTAT_PREFETCH": "0"}}], repeats)
@@ -197,7 +305,13 @@ def parallel(n: int, repeats: int) -> dict:
     dask = gini_runs(n, [{"workers": 1}, {"dask": True}], repeats, dask=True)
     d_one, d_two = dask["configs"]
     t1, serial = _median(one), _serial(one)
+    ceiling = machine_ceiling(n, repeats)
     return {
+        **ceiling,
+        "workers_speedup_2_of_ceiling": _median(one) / _median(two) / ceiling["machine_ceiling_2"],
+        "parallel_cpu_seconds": {"workers_1": _cpu(one), "workers_2": _cpu(two),
+                                 "workers_2_no_prefetch": _cpu(plain), "threads_2": _cpu(threads),
+                                 "dask_side_workers_1": _cpu(d_one), "dask_2": _cpu(d_two)},
         "parallel_n": n,
         "workers_speedup_2": _median(one) / _median(two),
         "workers_speedup_2_paired": _paired(one, two),

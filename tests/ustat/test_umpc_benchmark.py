@@ -1,0 +1,78 @@
+"""benchmarks/umpc.py's parallel measurements: the machine ceiling and the CPU accounting."""
+
+import importlib.util
+import multiprocessing
+import os
+import sys
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LINUX_PROC = os.path.isdir("/proc/self/task")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_umpc",
+                                                      os.path.join(REPO, "benchmarks", "umpc.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        yield mod
+    finally:
+        sys.path.remove(os.path.join(REPO, "benchmarks"))
+
+
+def test_machine_ceiling_runs_two_jobs_at_once(bench):
+    out = bench.machine_ceiling(2000, 2)
+    sec = out["machine_ceiling_seconds"]
+    assert sec["alone"] > 0 and sec["pair"] > 0
+    assert out["machine_ceiling_2"] == pytest.approx(2 * sec["alone"] / sec["pair"])
+    assert 0 < out["machine_ceiling_2_paired"] < 10
+
+
+def _burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+@pytest.mark.skipif(not LINUX_PROC, reason="CPU accounting reads /proc")
+def test_cpu_seconds_counts_live_descendants(bench):
+    ctx = multiprocessing.get_context("fork")
+    done, hold = ctx.Event(), ctx.Event()
+
+    def child():                            # burns CPU, then stays alive until told
+        _burn(0.4)
+        done.set()
+        hold.wait(30)
+
+    before = bench.cpu_seconds()
+    proc = ctx.Process(target=child)
+    proc.start()
+    try:
+        assert done.wait(30)
+        grown = bench.cpu_seconds() - before     # this process only slept meanwhile
+    finally:
+        hold.set()
+        proc.join(30)
+    assert 0.35 <= grown <= 1.0
+
+
+@pytest.mark.skipif(not LINUX_PROC, reason="CPU accounting reads /proc")
+def test_runner_reports_cpu_per_warm_run(bench):
+    res = bench.gini_runs(2000, [{"workers": 1}, {"workers": 2, "chunk_size": 500}], 2)
+    one, two = res["configs"]
+    assert len(one["warm_cpu"]) == len(two["warm_cpu"]) == 2
+    assert bench._same(one, two)
+    # one worker computes in the calling process: CPU about its wall time (10 ms ticks)
+    assert 0 < bench._cpu(one) <= 1.5 * max(one["warm"]) + 0.05
+    assert bench._cpu(two) > 0
+
+
+def test_cpu_of_a_config_without_accounting_is_none(bench):
+    assert bench._cpu({"warm_cpu": [None, None]}) is None
+    assert bench._cpu({"warm": [1.0]}) is None
+    assert bench._cpu({"warm_cpu": [0.5, 0.7, 0.6]}) == pytest.approx(0.6)
