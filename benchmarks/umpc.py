@@ -58,13 +58,12 @@ Keys (all measured in this run):
   prefetch_gain_2: the median ratio of adjacent two-worker runs without and
   with it.
 - machine_ceiling_2: what two cores give this very job on this machine when
-  nothing but the hardware is shared: 2 x (one-worker run alone) / (two
-  one-worker runs at once, in two forked processes, the slower of the pair),
-  the same repeats interleaved (machine_ceiling_2_paired: the median of the
-  per-repeat ratios; machine_ceiling_seconds: the medians). 2 means the cores
-  do not slow each other; the host's memory bandwidth and other tenants pull
-  it down. It is measured right after the worker runs, not interleaved with
-  them. workers_speedup_2_of_ceiling: workers_speedup_2 / machine_ceiling_2,
+  nothing but the hardware is shared: 2 x (the one-worker run) / (two whole
+  one-worker runs at once in two forked processes, the slower of the pair;
+  parallel_seconds' pair_of_workers_1), interleaved with the other runs
+  (machine_ceiling_2_paired: the median of the per-repeat ratios). 2 means
+  the cores do not slow each other; the host's memory bandwidth and other
+  tenants pull it down. workers_speedup_2_of_ceiling: workers_speedup_2 / machine_ceiling_2,
   the share of that ceiling the worker pool reaches (what is left is ours:
   pipes, the caller's work, chunks dealt beside the draw).
 - parallel_cpu_seconds: median CPU seconds per warm run of each configuration
@@ -106,12 +105,21 @@ sys.path[:0] = [{root!r}, os.path.join({root!r}, "benchmarks")]
 from mpc.rng import CSPRNG
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc
-from umpc import cpu_seconds
+from umpc import JobPair, cpu_seconds
 n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
 if {retain!r}:
     from mpc.memory import retain_freed_memory
     retain_freed_memory()
 X = synthetic_uniform(n, 1, CSPRNG(12))
+pairs = [cfg.pop("pair", False) for cfg in configs]
+pair = None
+if any(pairs):                          # forked before any run: no threads, cold like the rest
+    kw_pair = dict(configs[pairs.index(True)], workers=1)
+    def job():
+        t = time.perf_counter()
+        run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw_pair)
+        return time.perf_counter() - t
+    pair = JobPair(job)
 extra, startup = {{}}, 0.0
 if scheduler:
     from ustat.umpc.dask_runner import connect
@@ -127,9 +135,17 @@ times = [[] for _ in kws]
 stages = [[] for _ in kws]
 cpus = [[] for _ in kws]
 for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
-    for kw, env, ts, st, cs in zip(kws, envs, times, stages, cpus):  # (1, 2, 1, 2, ...: a drifting
-        os.environ.update(env)                                       #  load hits both alike)
-        c = cpu_seconds()
+    for kw, env, ts, st, cs, is_pair in zip(kws, envs, times, stages, cpus, pairs):  # (1, 2, 1,
+        os.environ.update(env)                                       # 2, ...: a drifting load
+        c = cpu_seconds()                                            # hits both alike)
+        if is_pair:                     # two whole one-worker jobs at once, in the two children
+            secs = pair.run()
+            ts.append(max(secs))
+            cs.append(None if c is None else cpu_seconds() - c)
+            st.append({{}})
+            if rep == 0:
+                out["configs"].append({{"pair": secs}})
+            continue
         t = time.perf_counter()
         r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
         ts.append(time.perf_counter() - t)
@@ -145,54 +161,11 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
 for cfg, ts, st, cs in zip(out["configs"], times, stages, cpus):
     cfg["cold"], cfg["warm"], cfg["warm_stages"], cfg["warm_cpu"] = ts[0], ts[1:], st[1:], cs[1:]
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if pair is not None:
+    pair.close()
 print(json.dumps(out))
 """
 
-
-# The machine's own ceiling for two-way parallelism on this job: two forked processes, each
-# running the whole one-worker Gini job (no coordination, no pipes), at once; interleaved with
-# one of them running alone. Prints the alone times and, per repeat, the slower of the pair.
-_PAIR_RUNNER = r"""
-import json, multiprocessing as mp, sys, time
-sys.path.insert(0, {root!r})
-from mpc.rng import CSPRNG
-from ustat.data import synthetic_uniform
-from ustat.umpc import run_umpc
-n, repeats, kw = {n}, {repeats}, {kw!r}
-if {retain!r}:
-    from mpc.memory import retain_freed_memory
-    retain_freed_memory()
-X = synthetic_uniform(n, 1, CSPRNG(12))
-def job():
-    t = time.perf_counter()
-    run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, workers=1, **kw)
-    return time.perf_counter() - t
-def child(me, barrier, queue):
-    job()                                   # cold run, not reported
-    for rep in range(repeats):
-        barrier.wait()
-        if me == 0:
-            queue.put(("alone", rep, job()))
-        barrier.wait()
-        queue.put(("pair", rep, job()))
-    barrier.wait()
-if __name__ == "__main__":
-    ctx = mp.get_context("fork")
-    barrier, queue = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=child, args=(i, barrier, queue)) for i in range(2)]
-    for p in procs:
-        p.start()
-    got = [queue.get(timeout=900) for _ in range(3 * repeats)]   # a failed child: fail
-    for p in procs:
-        p.join()
-    alone, pair = [0.0] * repeats, [0.0] * repeats
-    for what, rep, sec in got:
-        if what == "alone":
-            alone[rep] = sec
-        else:
-            pair[rep] = max(pair[rep], sec)
-    print(json.dumps({{"alone": alone, "pair": pair}}))
-"""
 
 #: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
 GINI_ENCODING: dict = {}
@@ -223,6 +196,53 @@ def cpu_seconds():
         except (FileNotFoundError, ProcessLookupError):
             continue                        # a process that ended meanwhile
     return total
+
+
+class JobPair:
+    """Two forked processes that each run ``job()`` (which returns its seconds) at once, when
+    told: what two cores give a job when nothing but the machine is shared (no pipes of
+    chunks, no caller). Fork it before the calling process starts threads."""
+
+    def __init__(self, job):
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")
+        self._conns, self._procs = [], []
+        for _ in range(2):
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_pair_child, args=(theirs, job), daemon=True)
+            proc.start()
+            theirs.close()
+            self._conns.append(mine)
+            self._procs.append(proc)
+
+    def run(self, timeout: float = 900.0) -> list:
+        """Start both jobs; their seconds, once both are done."""
+        for conn in self._conns:
+            conn.send("run")
+        secs = []
+        for conn in self._conns:
+            if not conn.poll(timeout):
+                raise RuntimeError(f"a paired job did not finish in {timeout} s")
+            answer = conn.recv()
+            if isinstance(answer, str):
+                raise RuntimeError(answer)
+            secs.append(answer)
+        return secs
+
+    def close(self) -> None:
+        for conn in self._conns:
+            conn.send("quit")
+        for proc in self._procs:
+            proc.join(30)
+
+
+def _pair_child(conn, job) -> None:
+    while conn.recv() == "run":
+        try:
+            conn.send(float(job()))
+        except BaseException as exc:    # reported to the parent, which raises it
+            conn.send(f"paired job failed: {exc!r}")
 
 
 def gini_runs(n: int, configs: list, repeats: int, dask: bool = False) -> dict:
@@ -277,21 +297,6 @@ def _serial(one: dict) -> float:
                             for st in one["warm_stages"]] or [0.0]))
 
 
-def machine_ceiling(n: int, repeats: int) -> dict:
-    """Two whole one-worker runs at once against one alone (``_PAIR_RUNNER``): what two cores
-    give this job on this machine when nothing is shared but the hardware."""
-    code = _PAIR_RUNNER.format(root=ROOT, n=n, repeats=max(repeats, 1), kw=GINI_ENCODING,
-                               retain=RETAIN[0])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    alone, pair = np.array(res["alone"]), np.array(res["pair"])
-    return {"machine_ceiling_2": 2 * float(np.median(alone)) / float(np.median(pair)),
-            "machine_ceiling_2_paired": float(np.median(2 * alone / pair)),
-            "machine_ceiling_seconds": {"alone": float(np.median(alone)),
-                                        "pair": float(np.median(pair))}}
-
-
 def _cpu(cfg: dict):
     """Median CPU seconds of a config's warm runs, the calling process and its descendants."""
     cpu = [c for c in cfg.get("warm_cpu", []) if c is not None]
@@ -300,18 +305,21 @@ def _cpu(cfg: dict):
 
 def parallel(n: int, repeats: int) -> dict:
     local = gini_runs(n, [{"workers": 1}, {"workers": 2}, {"workers": 2, "pool": "threads"},
-                          {"workers": 2, "env": {"USTAT_PREFETCH": "0"}}], repeats)
-    one, two, threads, plain = local["configs"]
+                          {"workers": 2, "env": {"USTAT_PREFETCH": "0"}}, {"pair": True}],
+                      repeats)
+    one, two, threads, plain, pair = local["configs"]
     dask = gini_runs(n, [{"workers": 1}, {"dask": True}], repeats, dask=True)
     d_one, d_two = dask["configs"]
     t1, serial = _median(one), _serial(one)
-    ceiling = machine_ceiling(n, repeats)
+    ceiling = 2 * _median(one) / _median(pair)
     return {
-        **ceiling,
-        "workers_speedup_2_of_ceiling": _median(one) / _median(two) / ceiling["machine_ceiling_2"],
+        "machine_ceiling_2": ceiling,
+        "machine_ceiling_2_paired": 2 * _paired(one, pair),
+        "workers_speedup_2_of_ceiling": _median(one) / _median(two) / ceiling,
         "parallel_cpu_seconds": {"workers_1": _cpu(one), "workers_2": _cpu(two),
                                  "workers_2_no_prefetch": _cpu(plain), "threads_2": _cpu(threads),
-                                 "dask_side_workers_1": _cpu(d_one), "dask_2": _cpu(d_two)},
+                                 "dask_side_workers_1": _cpu(d_one), "dask_2": _cpu(d_two),
+                                 "pair_of_workers_1": _cpu(pair)},
         "parallel_n": n,
         "workers_speedup_2": _median(one) / _median(two),
         "workers_speedup_2_paired": _paired(one, two),
@@ -329,7 +337,7 @@ def parallel(n: int, repeats: int) -> dict:
         "parallel_seconds": {"workers_1": _median(one), "workers_2": _median(two),
                              "workers_2_no_prefetch": _median(plain),
                              "threads_2": _median(threads), "dask_side_workers_1": _median(d_one),
-                             "dask_2": _median(d_two)},
+                             "dask_2": _median(d_two), "pair_of_workers_1": _median(pair)},
         "parallel_cold_seconds": {"workers_1": one["cold"], "workers_2": two["cold"],
                                   "threads_2": threads["cold"], "dask_2": d_two["cold"]},
     }

@@ -1,4 +1,5 @@
-"""benchmarks/umpc.py's parallel measurements: the machine ceiling and the CPU accounting."""
+"""benchmarks/umpc.py's parallel measurements: the pair of whole jobs behind the machine
+ceiling, and the CPU accounting."""
 
 import importlib.util
 import multiprocessing
@@ -25,12 +26,35 @@ def bench():
         sys.path.remove(os.path.join(REPO, "benchmarks"))
 
 
-def test_machine_ceiling_runs_two_jobs_at_once(bench):
-    out = bench.machine_ceiling(2000, 2)
-    sec = out["machine_ceiling_seconds"]
-    assert sec["alone"] > 0 and sec["pair"] > 0
-    assert out["machine_ceiling_2"] == pytest.approx(2 * sec["alone"] / sec["pair"])
-    assert 0 < out["machine_ceiling_2_paired"] < 10
+def test_pair_of_jobs_runs_both_at_once(bench):
+    start = time.perf_counter()
+    pair = bench.JobPair(lambda: (time.sleep(0.3), 0.3)[1])
+    try:
+        t = time.perf_counter()
+        assert pair.run() == [0.3, 0.3]
+        assert time.perf_counter() - t < 0.55     # at once, not one after the other
+        assert pair.run() == [0.3, 0.3]           # and again, when told
+    finally:
+        pair.close()
+    assert time.perf_counter() - start < 30
+
+
+def test_pair_of_jobs_reports_a_failure(bench):
+    pair = bench.JobPair(lambda: 1 / 0)
+    try:
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            pair.run()
+    finally:
+        pair.close()
+
+
+def test_runner_pair_config_is_the_one_worker_job_twice(bench):
+    res = bench.gini_runs(2000, [{"workers": 1}, {"pair": True}], 2)
+    one, pair = res["configs"]
+    assert len(pair["pair"]) == 2 and all(x > 0 for x in pair["pair"])   # the cold pair
+    assert len(pair["warm"]) == 2 and pair["cold"] == max(pair["pair"])
+    if LINUX_PROC:      # two jobs' CPU, counted in the children
+        assert bench._cpu(pair) >= 1.2 * bench._cpu(one) - 0.05
 
 
 def _burn(seconds):
