@@ -63,9 +63,9 @@ Keys (all measured in this run):
   parallel_seconds' pair_of_workers_1), interleaved with the other runs
   (machine_ceiling_2_paired: the median of the per-repeat ratios). 2 means
   the cores do not slow each other; the host's memory bandwidth and other
-  tenants pull it down. workers_speedup_2_of_ceiling: workers_speedup_2 / machine_ceiling_2,
-  the share of that ceiling the worker pool reaches (what is left is ours:
-  pipes, the caller's work, chunks dealt beside the draw).
+  tenants pull it down. workers_speedup_2_of_ceiling: workers_speedup_2 /
+  machine_ceiling_2, the share of that ceiling the worker pool reaches (what
+  is left is ours: the caller's work, chunks dealt beside the draw, pipes).
 - parallel_cpu_seconds: median CPU seconds per warm run of each configuration
   (user + system of the calling process and all its descendant processes,
   from /proc; null elsewhere): the work each engine adds to the one-worker run.
@@ -141,19 +141,17 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
         if is_pair:                     # two whole one-worker jobs at once, in the two children
             secs = pair.run()
             ts.append(max(secs))
-            cs.append(None if c is None else cpu_seconds() - c)
-            st.append({{}})
-            if rep == 0:
-                out["configs"].append({{"pair": secs}})
-            continue
-        t = time.perf_counter()
-        r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
-        ts.append(time.perf_counter() - t)
+        else:
+            t = time.perf_counter()
+            r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
+            ts.append(time.perf_counter() - t)
         cs.append(None if c is None else cpu_seconds() - c)
         for key in env:
             del os.environ[key]
-        st.append(r.stage_seconds)
-        if rep == 0:
+        st.append({{}} if is_pair else r.stage_seconds)
+        if rep == 0 and is_pair:
+            out["configs"].append({{"pair": secs}})
+        elif rep == 0:
             out["configs"].append({{"estimate": r.estimate, "communication": r.communication,
                                    "online_bits": r.online_bits,
                                    "offline_bits": r.offline_bits, "rounds": r.rounds,
