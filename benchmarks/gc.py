@@ -1,11 +1,20 @@
 """Throughput of the garbled-circuit layer: half-gates garbling, evaluation, Yao 2PC.
 
-Usage: ``python benchmarks/gc.py [--json] [--quick] [--repeat R] [--batch P]``
+Usage: ``python benchmarks/gc.py [--json] [--quick] [--repeat R] [--batch P] [--workers W]
+[--memory default|retained]``
 
-Measures in one run (one process, one core):
+Measures in one run (one process, one core unless said):
   - garbling and evaluation of a batch of P = 1000 AES-128 circuits (6400 AND
     gates each): AND gates per second (``and_garbled_per_s``,
     ``and_evaluated_per_s``), cold (first call) and warm (median of R);
+  - the same batch on both cores (``--workers``, default 2): garbling and
+    evaluation on that many threads (``garble_threads_speedup``,
+    ``evaluate_threads_speedup``) and garbling on that many forked processes
+    that each garble a share of the instances and send its tables back
+    (``garble_processes_speedup``), interleaved with the one-thread runs
+    (medians of R, and ``*_paired``: the median of per-repeat ratios), with
+    ``garble_workers_identical`` (the same tables and decoding bits from all
+    three);
   - one AES-128 evaluation by Yao's protocol end to end, OT included, between
     two simulated parties (``aes128_2pc_seconds``, cold and warm), with its
     measured bits and rounds;
@@ -23,6 +32,10 @@ Measures in one run (one process, one core):
     a quarter of an hour or more per run on one core; ``--umpc-widths``
     forces the ring widths, e.g. ``40,14,14``; ``--umpc-n 100000
     --umpc-gc-repeat 0`` measures 10^5 itself, the gc side by its cold run).
+``--memory retained`` first calls ``mpc.memory.retain_freed_memory()`` (as the
+``ustat`` command does): garbling writes 256 bits of tables per AND gate and
+instance (205 MB for the AES batch) on fresh pages otherwise, and two threads
+faulting pages in at once slow each other (``memory`` in the JSON says which).
 Rates are from wall-clock medians; the ``*_cpu_s`` variants divide by this
 process's CPU time (it is single-threaded), which a shared, loaded machine
 does not distort; the load average is recorded at start and end.
@@ -38,6 +51,7 @@ to stderr; ``--json`` prints one JSON object on stdout.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import statistics
@@ -47,6 +61,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 
 from _common import cold_and_warm, emit  # noqa: E402  (adds the repo root to sys.path)
 from mpc.gc import (EVALUATOR, GARBLER, CircuitBuilder, bits_to_int, bytes_to_bits,  # noqa: E402
@@ -96,9 +112,11 @@ def bench_garbling(c, P, repeat, rng):
     keys_b = rng.bytes_array(16 * P).reshape(P, 16)
     pts_b = rng.bytes_array(16 * P).reshape(P, 16)
     kb, pb = bytes_to_bits(keys_b), bytes_to_bits(pts_b)
-    g_cold, g_warm, (gc, keys), g_cpu = _timed(lambda: garble(c, P, rng=rng), repeat)
+    g_cold, g_warm, (gc, keys), g_cpu = _timed(lambda: garble(c, P, rng=rng, workers=1),
+                                               repeat)
     labels = [keys.encode(0, kb), keys.encode(1, pb)]
-    e_cold, e_warm, out, e_cpu = _timed(lambda: evaluate_garbled(gc, labels), repeat)
+    e_cold, e_warm, out, e_cpu = _timed(lambda: evaluate_garbled(gc, labels, workers=1),
+                                    repeat)
     from Crypto.Cipher import AES
     ok = all(AES.new(keys_b[i].tobytes(), AES.MODE_ECB).encrypt(pts_b[i].tobytes())
              == bytes(np.packbits(decode(out, keys.decode_bits)[i][::-1]))
@@ -111,6 +129,77 @@ def bench_garbling(c, P, repeat, rng):
             "aes_batch": P, "aes_batch_correct": bool(ok)}
 
 
+_SHARED = {}        # the batch a forked garbling process reads (inherited at fork)
+
+
+def _garble_span(p0, p1):
+    """In a forked process: garble instances p0..p1 of the shared batch on one thread."""
+    c, D, zero, tw = (_SHARED[k] for k in ("circuit", "delta", "zero", "tweaks"))
+    gc, keys = garble(c, D[p0:p1], input_zero=_groups(c, zero[p0:p1]), tweaks=tw[p0:p1],
+                      workers=1)
+    return gc.tables, keys.decode_bits
+
+
+def _groups(c, zero):
+    cut = np.cumsum(c.input_widths)[:-1]
+    return dict(enumerate(np.split(zero, cut, axis=1)))
+
+
+def bench_garbling_cores(c, P, repeat, rng, workers):
+    """One thread against ``workers`` threads and ``workers`` processes (module docstring)."""
+    from mpc.gc.garble import random_delta
+
+    D, zero = random_delta(rng, P), rng.uint64((P, c.n_input_bits, 2))
+    tw = np.arange(P, dtype=np.uint64)
+    _SHARED.update(circuit=c, delta=D, zero=zero, tweaks=tw)
+    bounds = [(i * P // workers, (i + 1) * P // workers) for i in range(workers)]
+    labels = np.split(zero, np.cumsum(c.input_widths)[:-1], axis=1)   # evaluate all-zero inputs
+    times = {k: [] for k in ("garble_1", "garble_threads", "garble_processes",
+                             "evaluate_1", "evaluate_threads")}
+    results = {}
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as ex:
+        list(ex.map(_garble_span, [0] * workers, [min(P, 8)] * workers))    # start them
+        for rep in range(repeat + 1):                                       # rep 0: warm-up
+            for name, run in (
+                    ("garble_1", lambda: garble(c, D, input_zero=_groups(c, zero), workers=1)),
+                    ("garble_threads", lambda: garble(c, D, input_zero=_groups(c, zero),
+                                                      workers=workers)),
+                    ("garble_processes", lambda: [f.result() for f in [
+                        ex.submit(_garble_span, a, b) for a, b in bounds]])):
+                t = time.perf_counter()
+                results[name] = run()
+                if rep:
+                    times[name].append(time.perf_counter() - t)
+            gc = results["garble_1"][0]
+            for name, w in (("evaluate_1", 1), ("evaluate_threads", workers)):
+                t = time.perf_counter()
+                results[name] = evaluate_garbled(gc, labels, workers=w)
+                if rep:
+                    times[name].append(time.perf_counter() - t)
+    _SHARED.clear()
+    parts = results["garble_processes"]
+    g1, gt = results["garble_1"], results["garble_threads"]
+    identical = (np.array_equal(g1[0].tables, gt[0].tables)
+                 and np.array_equal(g1[1].decode_bits, gt[1].decode_bits)
+                 and np.array_equal(g1[0].tables, np.concatenate([t for t, _ in parts], axis=2))
+                 and np.array_equal(g1[1].decode_bits, np.concatenate([d for _, d in parts]))
+                 and np.array_equal(results["evaluate_1"], results["evaluate_threads"]))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    n = c.schedule.n_and * P
+    out = {"garble_workers": workers, "garble_workers_identical": bool(identical),
+           "and_garbled_per_s_threads": n / med["garble_threads"],
+           "and_garbled_per_s_processes": n / med["garble_processes"],
+           "and_evaluated_per_s_threads": n / med["evaluate_threads"],
+           "garble_workers_seconds": med}
+    for what, one, many in (("garble_threads_speedup", "garble_1", "garble_threads"),
+                            ("garble_processes_speedup", "garble_1", "garble_processes"),
+                            ("evaluate_threads_speedup", "evaluate_1", "evaluate_threads")):
+        out[what] = med[one] / med[many]
+        out[f"{what}_paired"] = statistics.median(
+            a / b for a, b in zip(times[one], times[many]))
+    return out
+
+
 def bench_aes_2pc(c, repeat):
     key = bytes_to_bits(bytes(range(16)))
     pt = bytes_to_bits(bytes.fromhex("00112233445566778899aabbccddeeff"))
@@ -118,6 +207,7 @@ def bench_aes_2pc(c, repeat):
 
     def one():
         s = Session(2)
+        s.workers = 1
         r = yao(s, c, [0], [1], [key], [pt])
         runs.append(r)
         return r
@@ -166,7 +256,12 @@ def bench_lt40(P, repeat, rng):
     xs = rng.integers(2 * half, (P,)) - half
     ys = rng.integers(2 * half, (P,)) - half
     g, e = np.zeros(P, np.int64), np.ones(P, np.int64)
-    cold, warm, r, cpu = _timed(lambda: yao(Session(2), c, g, e, [xs], [ys]), repeat)
+    def one():
+        s = Session(2)
+        s.workers = 1
+        return yao(s, c, g, e, [xs], [ys])
+
+    cold, warm, r, cpu = _timed(one, repeat)
     ok = bool(np.array_equal(bits_to_int(r.evaluator[0]), (xs < ys).astype(np.uint64)))
     m = r.costs["measured"]
     return {"gc_lt40_per_s": P / warm, "gc_lt40_per_s_cold": P / cold,
@@ -256,6 +351,11 @@ def main(argv=None):
     ap.add_argument("--umpc-target", type=int, default=10 ** 5,
                     help="parties the U-MPC figures are extrapolated to (default 10^5)")
     ap.add_argument("--only-umpc", action="store_true", help="only the U-MPC comparison")
+    ap.add_argument("--memory", choices=("default", "retained"), default="default",
+                    help="glibc's default malloc (as the API gets it) or freed memory retained "
+                         "(mpc.memory; what the ustat command does)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="threads and processes of the garbling-on-cores figures (default 2)")
     ap.add_argument("--umpc-widths", default=None, metavar="BITS,FRAC,IN_FRAC",
                     help="force the U-MPC ring widths (default: run_umpc's choice per kernel)")
     ap.add_argument("--umpc-gc-repeat", type=int, default=None, metavar="N",
@@ -266,11 +366,16 @@ def main(argv=None):
         ap.error("--umpc-gc-repeat must be >= 0")
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
+    if args.workers < 2:
+        ap.error("--workers must be >= 2")
     P = args.batch or (50 if args.quick else 1000)
     n_ot = 10 ** 5 if args.quick else 10 ** 6
     n_lt = 10 ** 4 if args.quick else 10 ** 5
+    if args.memory == "retained":
+        from mpc.memory import retain_freed_memory
+        retain_freed_memory()
     rng = CSPRNG()
-    out = {"threads": 1, "repeat": args.repeat, "python": platform.python_version(),
+    out = {"threads": 1, "memory": args.memory, "repeat": args.repeat, "python": platform.python_version(),
            "numpy": np.__version__, "published": PUBLISHED, "cpus": os.cpu_count(),
            "load_average_1min_at_start": os.getloadavg()[0]}
     n_umpc = args.umpc_n or (300 if args.quick else 3000)
@@ -294,6 +399,8 @@ def main(argv=None):
     else:
         _log(f"garbling / evaluating {P} AES-128 circuits ...")
         out.update(bench_garbling(c, P, args.repeat, rng))
+        _log(f"the same batch on {args.workers} threads and {args.workers} processes ...")
+        out.update(bench_garbling_cores(c, P, args.repeat, rng, args.workers))
         _log("AES-128 by Yao end to end (OT included) ...")
         out.update(bench_aes_2pc(c, args.repeat))
         out["ratio_garbled_vs_published"] = out["and_garbled_per_s"] / PUBLISHED["and_gates_per_s"]

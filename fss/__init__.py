@@ -4,7 +4,7 @@ Modules, bottom up (a lower one never imports a higher one):
 
 - :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched
 - :mod:`fss._keyio`  key layout checks and the versioned, validated wire format
-- :mod:`fss._pool`   worker threads for the block loops (bit-identical for any count)
+- :mod:`fss._pool`   worker threads for the block loops (:mod:`mpc.threads`)
 - :mod:`fss._aesni`  AES-128 key expansion and the host check for compiled AES rounds
 - :mod:`fss._fast`   compiled (numba, optional ``fast`` extra) Gen/Eval level kernels
 - :mod:`fss._fast_ni` compiled Gen/Eval with AES on the CPU's AES instructions

@@ -1,90 +1,16 @@
-"""Worker pool for the block loops of Gen/Eval (internal).
-
-Threads, not processes: every step of a block (numpy ufuncs on arrays of
-thousands of words, pycryptodome's AES through cffi) releases the GIL, so
-blocks run on all cores with no pickling of keys (measured in
-``benchmarks/fss.py``: ``workers_speedup``). Each block reads its own slice
-of the inputs and writes its own slice of the outputs; all randomness is
-drawn before the blocks are dispatched, so results are bit-identical for
-any number of workers and any scheduling order.
-
-Fork safety: a forked child inherits the parent's executor object but not
-its threads (and possibly a held lock), so a child that used the pool would
-wait forever on work no thread picks up. ``os.register_at_fork`` gives the
-child a fresh lock and no executor; its first parallel call starts its own
-threads.
-"""
+"""Worker threads for the block loops of Gen/Eval (internal): :mod:`mpc.threads`, with the
+batch size below which FSS uses one thread."""
 
 from __future__ import annotations
 
-import numbers
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from mpc import threads
+from mpc.threads import cpu_count, run_blocks
+
+__all__ = ["PARALLEL_MIN", "check_workers", "cpu_count", "run_blocks"]
 
 PARALLEL_MIN = 1 << 15      # instances (keys x points) below which one worker is used
-
-_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-_pool_size = 0
-
-
-def _reset_after_fork() -> None:
-    """In a forked child: forget the parent's executor and lock (their threads do not exist)."""
-    global _lock, _pool, _pool_size
-    _lock = threading.Lock()
-    _pool = None
-    _pool_size = 0
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
-def cpu_count() -> int:
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - platforms without affinity
-        return max(1, os.cpu_count() or 1)
 
 
 def check_workers(workers, size: int) -> int:
     """Resolve ``workers``: None -> all cores for large batches, 1 for small ones."""
-    if workers is None:
-        return cpu_count() if size >= PARALLEL_MIN else 1
-    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
-        raise TypeError(f"workers must be a positive integer or None, got {workers!r}")
-    if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
-    return int(workers)
-
-
-def _executor(n: int) -> ThreadPoolExecutor:
-    global _pool, _pool_size
-    with _lock:
-        if _pool is None or _pool_size < n:
-            old = _pool
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="fss")
-            _pool_size = n
-            if old is not None:
-                old.shutdown(wait=False)
-        return _pool
-
-
-def run_blocks(fn, starts, workers: int):
-    """Call ``fn(start)`` for every block start, on ``workers`` threads; re-raise errors."""
-    starts = list(starts)
-    if workers <= 1 or len(starts) <= 1:
-        for c0 in starts:
-            fn(c0)
-        return
-    w = min(workers, len(starts))
-    ex = _executor(w)
-
-    def lane(k):
-        for c0 in starts[k::w]:
-            fn(c0)
-
-    for f in [ex.submit(lane, k) for k in range(w)]:
-        f.result()
+    return threads.check_workers(workers, size, PARALLEL_MIN)

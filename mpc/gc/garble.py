@@ -44,28 +44,46 @@ no table. Batching: per schedule step (:mod:`mpc.gc.schedule`), one pair of
 ``encrypt`` calls covers all AND gates of the step in all instances; labels
 are ``uint64 (slots, P, 2)`` word pairs, the byte form ``uint8 (..., 16)``
 is the same memory (little-endian: byte 0 holds the lsb).
+
+Cores: instances are garbled and evaluated in cache-sized blocks, and the
+blocks run on ``workers`` threads (:mod:`mpc.threads`; AES and the numpy
+steps release the GIL). Delta and every zero-label are drawn before the
+blocks run and each block writes its own instances' slice of the tables and
+labels, so results are bit-identical for any ``workers``. Threads, not
+processes: a process would send its tables back (256 bits per AND gate and
+instance, as much as it garbled); ``benchmarks/gc.py`` measures both.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 from Crypto.Cipher import AES
 
+from ..threads import check_workers, cpu_count, run_lanes
 from .circuit import Circuit
 from .schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
 
 _U64 = np.uint64
 _ONE = _U64(1)
 _FIXED_KEY = hashlib.sha256(b"ustat-toolkit gc fixed-key AES TCCR hash v1").digest()[:16]
-_CIPHER = AES.new(_FIXED_KEY, AES.MODE_ECB)
+#: ``workers=None`` uses all cores only when a thread's AND step covers at least this many
+#: labels (mean AND gates per AND layer x instances per block); below it the numpy calls are
+#: too small to run outside the GIL (measured: a 64-bit adder, one AND per layer, garbled
+#: 1.5x slower on two threads; 1000 AES-128, 107 per layer, 1.3 to 1.7x faster)
+PARALLEL_MIN = 1 << 14
+_local = threading.local()          # one cipher object per thread
 
 
 def _aes(buf: np.ndarray, out: np.ndarray) -> None:
     """Fixed-key AES-ECB of the C-contiguous ``buf`` into ``out`` (may be ``buf``)."""
-    _CIPHER.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    cipher = getattr(_local, "cipher", None)
+    if cipher is None:
+        cipher = _local.cipher = AES.new(_FIXED_KEY, AES.MODE_ECB)
+    cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
 
 
 def tccr_hash(x: np.ndarray, tweak: np.ndarray) -> np.ndarray:
@@ -178,7 +196,7 @@ class GarblerKeys:
 
 # -- garbling ---------------------------------------------------------------------------
 
-def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None):
+def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, workers=None):
     """Garble P instances of ``circuit``; returns ``(GarbledCircuit, GarblerKeys)``.
 
     Parameters
@@ -193,6 +211,9 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None):
         Every zero-label used (drawn or given) is returned in ``GarblerKeys``.
     tweaks : uint64 (P,), optional
         Instance tweaks (default ``arange(P)``).
+    workers : threads for the blocks of instances (None: all cores when the
+        circuit's AND layers are wide enough, see ``PARALLEL_MIN``, else 1);
+        results do not depend on it.
 
     Cost: 8 AES blocks per AND gate and instance; tables 256 bits per AND.
     """
@@ -205,28 +226,33 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None):
     zero_in = _input_zero(circuit, P, input_zero, rng)
     tables = np.empty((sched.n_and, 2, P, 2), dtype=_U64)
     out_zero = np.empty((sched.output_slots.size, P, 2), dtype=_U64)
-    for p0, p1, labels, ws in _blocks(sched, P, 4):
-        labels[sched.input_slots] = zero_in[p0:p1].transpose(1, 0, 2)
-        labels[ZERO_SLOT] = 0
-        labels[ONE_SLOT] = D[p0:p1]
-        inst = _instance_block(tw[p0:p1])
-        tab = tables[:, :, p0:p1]
-        for st in sched.steps:
-            if st.kind == STEP_AND:
-                _garble_and(labels, st, D[p0:p1], inst, tab, ws)
-            else:
-                _xor_step(labels, st, ws)
-        out_zero[:, p0:p1] = labels[sched.output_slots]
+
+    def lane(spans):
+        for p0, p1, labels, ws in _blocks(sched, 4, spans):
+            labels[sched.input_slots] = zero_in[p0:p1].transpose(1, 0, 2)
+            labels[ZERO_SLOT] = 0
+            labels[ONE_SLOT] = D[p0:p1]
+            inst = _instance_block(tw[p0:p1])
+            tab = tables[:, :, p0:p1]
+            for st in sched.steps:
+                if st.kind == STEP_AND:
+                    _garble_and(labels, st, D[p0:p1], inst, tab, ws)
+                else:
+                    _xor_step(labels, st, ws)
+            out_zero[:, p0:p1] = labels[sched.output_slots]
+
+    _run(lane, sched, P, workers)
     decode = lsb(out_zero).T.copy()
     return (GarbledCircuit(circuit, tables, tw),
             GarblerKeys(circuit, D, zero_in, decode))
 
 
-def evaluate_garbled(garbled: GarbledCircuit, input_labels) -> np.ndarray:
+def evaluate_garbled(garbled: GarbledCircuit, input_labels, *, workers=None) -> np.ndarray:
     """Evaluate P garbled instances; returns the active output labels ``uint64 (P, n_out, 2)``.
 
     ``input_labels``: active labels of all input bits, ``(P, n_input_bits, 16|2)``
     (groups concatenated), or a list with one ``(P, width, 16|2)`` per group.
+    ``workers``: threads, as in :func:`garble`.
     Cost: 4 AES blocks per AND gate and instance.
     """
     if not isinstance(garbled, GarbledCircuit):
@@ -237,19 +263,23 @@ def evaluate_garbled(garbled: GarbledCircuit, input_labels) -> np.ndarray:
     sched = c.schedule
     slots = np.split(sched.input_slots, np.cumsum(c.input_widths)[:-1]) if c.inputs else []
     out = np.empty((P, sched.output_slots.size, 2), dtype=_U64)
-    for p0, p1, labels, ws in _blocks(sched, P, 2):
-        for sl, lab in zip(slots, groups):
-            labels[sl] = lab[p0:p1].transpose(1, 0, 2)
-        labels[ZERO_SLOT] = 0
-        labels[ONE_SLOT] = 0
-        inst = _instance_block(garbled.tweaks[p0:p1])
-        tab = garbled.tables[:, :, p0:p1]
-        for st in sched.steps:
-            if st.kind == STEP_AND:
-                _eval_and(labels, st, inst, tab, ws)
-            else:
-                _xor_step(labels, st, ws)
-        out[p0:p1] = labels[sched.output_slots].transpose(1, 0, 2)
+
+    def lane(spans):
+        for p0, p1, labels, ws in _blocks(sched, 2, spans):
+            for sl, lab in zip(slots, groups):
+                labels[sl] = lab[p0:p1].transpose(1, 0, 2)
+            labels[ZERO_SLOT] = 0
+            labels[ONE_SLOT] = 0
+            inst = _instance_block(garbled.tweaks[p0:p1])
+            tab = garbled.tables[:, :, p0:p1]
+            for st in sched.steps:
+                if st.kind == STEP_AND:
+                    _eval_and(labels, st, inst, tab, ws)
+                else:
+                    _xor_step(labels, st, ws)
+            out[p0:p1] = labels[sched.output_slots].transpose(1, 0, 2)
+
+    _run(lane, sched, P, workers)
     return out
 
 
@@ -348,16 +378,43 @@ BLOCK_BYTES = 1 << 22
 MIN_BLOCK = 64
 
 
-def _blocks(sched, P: int, hashes: int):
-    """Yield ``(p0, p1, labels, workspace)`` per block of instances (buffers reused)."""
-    size = max(MIN_BLOCK, BLOCK_BYTES // (16 * max(sched.n_slots, 1)))
-    size = min(size, max(P, 1))
+def _block_size(sched, P: int, workers: int) -> int:
+    """Instances per block: at most what keeps the labels in cache, in a number of blocks
+    that is a multiple of ``workers`` (equal shares for the threads)."""
+    cache = max(MIN_BLOCK, BLOCK_BYTES // (16 * max(sched.n_slots, 1)))
+    blocks = -(-max(P, 1) // cache)
+    blocks = -(-blocks // workers) * workers
+    return max(1, -(-P // blocks))
+
+
+def threads_for(sched, P: int, workers=None) -> int:
+    """Threads :func:`garble` / :func:`evaluate_garbled` use for P instances of ``sched``."""
+    if workers is not None:
+        return check_workers(workers, 0, 1)
+    w = cpu_count()
+    width = sched.n_and / max(sched.and_depth, 1)
+    return w if w > 1 and width * _block_size(sched, P, w) >= PARALLEL_MIN else 1
+
+
+def _run(lane, sched, P: int, workers) -> None:
+    """``lane(spans)`` over the blocks ``(p0, p1)`` of P instances, on the resolved number of
+    threads (each thread one call with its share of the blocks)."""
+    w = threads_for(sched, P, workers)
+    size = _block_size(sched, P, w)
+    run_lanes(lane, [(p0, min(P, p0 + size)) for p0 in range(0, P, size)], w)
+
+
+def _blocks(sched, hashes: int, spans):
+    """Yield ``(p0, p1, labels, workspace)`` for the blocks ``spans`` (buffers allocated once
+    for the largest and reused; a smaller block gets views and its own workspace)."""
+    if not spans:
+        return
+    size = max(p1 - p0 for p0, p1 in spans)
     labels = np.empty((sched.n_slots, size, 2), dtype=_U64)
     tweaks = _gate_tweaks(sched, hashes)
     ws = _Workspace(sched, size, hashes, tweaks)
-    for p0 in range(0, P, size):
-        p1 = min(P, p0 + size)
-        if p1 - p0 != size:
+    for p0, p1 in spans:
+        if p1 - p0 != ws.P:
             labels = labels[:, :p1 - p0]
             ws = _Workspace(sched, p1 - p0, hashes, tweaks)
         yield p0, p1, labels, ws

@@ -43,7 +43,8 @@ output bits): offline 256 n_and bits of tables + o decoding bits (modes
 evaluator/both/additive) + the OT's traffic for m correlated OTs (as the OT
 code sends it), 1 round + the OT's rounds; online 128 g + 129 m bits, 2
 rounds (+ o bits and 1 round for "garbler"/"both"). Computation: 8 AES
-blocks per AND to garble, 4 to evaluate.
+blocks per AND to garble, 4 to evaluate, on ``session.workers`` threads
+(None: all cores for large batches; :func:`mpc.gc.garble.garble`).
 """
 
 from __future__ import annotations
@@ -189,7 +190,8 @@ class _Run:
             after = _totals(net)
             self.ot_measured = {k: after["offline"][k] - before["offline"][k]
                                 for k in after["offline"]}
-            self.garbled, self.keys = garble(self.c, self.delta, rng=rng_g)
+            self.garbled, self.keys = garble(self.c, self.delta, rng=rng_g,
+                                             workers=self.s.workers)
             with net.round():
                 net.send(self.g, self.e, self.garbled.per_instance(), 64)
                 if decode_to_evaluator:
@@ -220,7 +222,7 @@ class _Run:
             labels[gi] = lab
         for gi, lab in zip(self.e_groups, y_parts):
             labels[gi] = lab
-        return evaluate_garbled(self.garbled, labels)
+        return evaluate_garbled(self.garbled, labels, workers=self.s.workers)
 
     def outputs(self, out_labels, mode):
         net, widths = self.net, self.c.output_widths

@@ -4,7 +4,8 @@ import time
 import numpy as np
 import pytest
 
-from fss import _pool, dcf
+from fss import dcf
+from mpc import threads
 from mpc.rng import CSPRNG
 
 U64 = np.uint64
@@ -24,12 +25,12 @@ def _gen_eval(workers):
 def test_pool_works_in_a_forked_child():
     """The parent's thread pool is started, then a forked child uses the pool (it used to hang)."""
     want = _gen_eval(2)                               # starts the parent's executor
-    assert _pool._pool is not None
+    assert threads._pool is not None
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:                                      # child: same work on 2 threads
         try:
-            ok = _gen_eval(2) == want and _pool._pool is not None
+            ok = _gen_eval(2) == want and threads._pool is not None
             os.write(w, b"ok" if ok else b"bad")
         finally:
             os._exit(0)
@@ -51,7 +52,7 @@ def test_pool_works_in_a_forked_child():
 
 def test_reset_after_fork_forgets_the_executor():
     _gen_eval(2)
-    lock = _pool._lock
-    _pool._reset_after_fork()
-    assert _pool._pool is None and _pool._pool_size == 0 and _pool._lock is not lock
+    lock = threads._lock
+    threads._reset_after_fork()
+    assert threads._pool is None and threads._pool_size == 0 and threads._lock is not lock
     assert _gen_eval(2) == _gen_eval(1)

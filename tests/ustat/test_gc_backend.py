@@ -206,3 +206,18 @@ def test_other_ring_widths_equal_dealer(name, bits, frac):
     kw = dict(epsilon=math.inf, seed=4, workers=1, bits=bits, frac_bits=frac)
     assert (run_umpc(X, name, backend="gc", **kw).estimate
             == run_umpc(X, name, backend="dealer", **kw).estimate)
+
+
+@pytest.mark.parametrize("pool", ["processes", "threads"])
+def test_garbling_on_workers_changes_nothing(pool):
+    """The gc backend's chunks (each garbles its edges) on 2 workers: the same release, noise,
+    costs and per-party traffic as on one (the chunk's garbling itself stays on one thread)."""
+    X = records("kendall", 40, 6)
+    kw = dict(epsilon=1.0, threat_model="hf", seed=3, backend="gc", chunk_size=13)
+    one = run_umpc(X, "kendall", workers=1, **kw)
+    two = run_umpc(X, "kendall", workers=2, pool=pool, **kw)
+    assert one.chunks > 2 and two.workers == 2
+    assert (two.estimate, two.u_hat, two.online_bits, two.offline_bits, two.rounds,
+            two.max_party_bits) == (one.estimate, one.u_hat, one.online_bits, one.offline_bits,
+                                    one.rounds, one.max_party_bits)
+    assert two.communication == one.communication
