@@ -153,7 +153,7 @@ def bench_garbling_cores(c, P, repeat, rng, workers):
     tw = np.arange(P, dtype=np.uint64)
     _SHARED.update(circuit=c, delta=D, zero=zero, tweaks=tw)
     bounds = [(i * P // workers, (i + 1) * P // workers) for i in range(workers)]
-    labels = np.split(zero, np.cumsum(c.input_widths)[:-1], axis=1)   # evaluate all-zero inputs
+    labels = list(_groups(c, zero).values())           # evaluate all-zero inputs
     times = {k: [] for k in ("garble_1", "garble_threads", "garble_processes",
                              "evaluate_1", "evaluate_threads")}
     results = {}
@@ -375,7 +375,8 @@ def main(argv=None):
         from mpc.memory import retain_freed_memory
         retain_freed_memory()
     rng = CSPRNG()
-    out = {"threads": 1, "memory": args.memory, "repeat": args.repeat, "python": platform.python_version(),
+    out = {"threads": 1, "memory": args.memory, "repeat": args.repeat,
+           "python": platform.python_version(),
            "numpy": np.__version__, "published": PUBLISHED, "cpus": os.cpu_count(),
            "load_average_1min_at_start": os.getloadavg()[0]}
     n_umpc = args.umpc_n or (300 if args.quick else 3000)

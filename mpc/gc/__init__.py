@@ -4,8 +4,9 @@ Modules, bottom up (each imports only those before it):
 ``circuit`` (immutable circuits) -> ``schedule`` (vectorized evaluation order)
 -> ``encoding`` (bits <-> ints/bytes) -> ``plain`` (plaintext evaluator, the
 test oracle) -> ``bristol`` (Bristol Fashion / old Bristol files) ->
-``builder`` (integer circuits with few ANDs) -> ``garble`` (half-gates with
-free-XOR, fixed-key AES TCCR hash) -> ``ot`` (base OT, IKNP extension,
+``builder`` (integer circuits with few ANDs) -> ``blocks`` (instance blocks
+and their threads) -> ``garble`` (half-gates with free-XOR, fixed-key AES TCCR
+hash) -> ``ot`` (base OT, IKNP extension,
 correlated OT) -> ``yao`` (Yao's protocol on the simulated network).
 See ``docs/gc.md``.
 """

@@ -46,8 +46,8 @@ are ``uint64 (slots, P, 2)`` word pairs, the byte form ``uint8 (..., 16)``
 is the same memory (little-endian: byte 0 holds the lsb).
 
 Cores: instances are garbled and evaluated in cache-sized blocks, and the
-blocks run on ``workers`` threads (:mod:`mpc.threads`; AES and the numpy
-steps release the GIL). Delta and every zero-label are drawn before the
+blocks run on ``workers`` threads (:mod:`mpc.gc.blocks`, :mod:`mpc.threads`;
+AES and the numpy steps release the GIL). Delta and every zero-label are drawn before the
 blocks run and each block writes its own instances' slice of the tables and
 labels, so results are bit-identical for any ``workers``. Threads, not
 processes: a process would send its tables back (256 bits per AND gate and
@@ -63,18 +63,13 @@ from dataclasses import dataclass
 import numpy as np
 from Crypto.Cipher import AES
 
-from ..threads import check_workers, cpu_count, run_lanes
+from .blocks import blocks, run_blocks
 from .circuit import Circuit
 from .schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
 
 _U64 = np.uint64
 _ONE = _U64(1)
 _FIXED_KEY = hashlib.sha256(b"ustat-toolkit gc fixed-key AES TCCR hash v1").digest()[:16]
-#: ``workers=None`` uses all cores only when a thread's AND step covers at least this many
-#: labels (mean AND gates per AND layer x instances per block); below it the numpy calls are
-#: too small to run outside the GIL (measured: a 64-bit adder, one AND per layer, garbled
-#: 1.5x slower on two threads; 1000 AES-128, 107 per layer, 1.3 to 1.7x faster)
-PARALLEL_MIN = 1 << 14
 _local = threading.local()          # one cipher object per thread
 
 
@@ -212,7 +207,7 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, w
     tweaks : uint64 (P,), optional
         Instance tweaks (default ``arange(P)``).
     workers : threads for the blocks of instances (None: all cores when the
-        circuit's AND layers are wide enough, see ``PARALLEL_MIN``, else 1);
+        circuit's AND layers are wide enough, see :mod:`mpc.gc.blocks`, else 1);
         results do not depend on it.
 
     Cost: 8 AES blocks per AND gate and instance; tables 256 bits per AND.
@@ -227,8 +222,10 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, w
     tables = np.empty((sched.n_and, 2, P, 2), dtype=_U64)
     out_zero = np.empty((sched.output_slots.size, P, 2), dtype=_U64)
 
+    tweaks4 = _gate_tweaks(sched, 4)
+
     def lane(spans):
-        for p0, p1, labels, ws in _blocks(sched, 4, spans):
+        for p0, p1, labels, ws in blocks(sched, 4, spans, tweaks4):
             labels[sched.input_slots] = zero_in[p0:p1].transpose(1, 0, 2)
             labels[ZERO_SLOT] = 0
             labels[ONE_SLOT] = D[p0:p1]
@@ -241,7 +238,7 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, w
                     _xor_step(labels, st, ws)
             out_zero[:, p0:p1] = labels[sched.output_slots]
 
-    _run(lane, sched, P, workers)
+    run_blocks(lane, sched, P, workers)
     decode = lsb(out_zero).T.copy()
     return (GarbledCircuit(circuit, tables, tw),
             GarblerKeys(circuit, D, zero_in, decode))
@@ -264,8 +261,10 @@ def evaluate_garbled(garbled: GarbledCircuit, input_labels, *, workers=None) -> 
     slots = np.split(sched.input_slots, np.cumsum(c.input_widths)[:-1]) if c.inputs else []
     out = np.empty((P, sched.output_slots.size, 2), dtype=_U64)
 
+    tweaks2 = _gate_tweaks(sched, 2)
+
     def lane(spans):
-        for p0, p1, labels, ws in _blocks(sched, 2, spans):
+        for p0, p1, labels, ws in blocks(sched, 2, spans, tweaks2):
             for sl, lab in zip(slots, groups):
                 labels[sl] = lab[p0:p1].transpose(1, 0, 2)
             labels[ZERO_SLOT] = 0
@@ -279,7 +278,7 @@ def evaluate_garbled(garbled: GarbledCircuit, input_labels, *, workers=None) -> 
                     _xor_step(labels, st, ws)
             out[p0:p1] = labels[sched.output_slots].transpose(1, 0, 2)
 
-    _run(lane, sched, P, workers)
+    run_blocks(lane, sched, P, workers)
     return out
 
 
@@ -370,75 +369,6 @@ def _instance_block(tweaks: np.ndarray) -> np.ndarray:
     blk = np.zeros((tweaks.size, 2), dtype=_U64)
     blk[:, 1] = tweaks
     return blk
-
-
-# Instances are processed in blocks whose labels (n_slots x block x 16 bytes)
-# stay in cache: gathering a step's input rows then costs no DRAM traffic.
-BLOCK_BYTES = 1 << 22
-MIN_BLOCK = 64
-
-
-def _block_size(sched, P: int, workers: int) -> int:
-    """Instances per block: at most what keeps the labels in cache, in a number of blocks
-    that is a multiple of ``workers`` (equal shares for the threads)."""
-    cache = max(MIN_BLOCK, BLOCK_BYTES // (16 * max(sched.n_slots, 1)))
-    blocks = -(-max(P, 1) // cache)
-    blocks = -(-blocks // workers) * workers
-    return max(1, -(-P // blocks))
-
-
-def threads_for(sched, P: int, workers=None) -> int:
-    """Threads :func:`garble` / :func:`evaluate_garbled` use for P instances of ``sched``."""
-    if workers is not None:
-        return check_workers(workers, 0, 1)
-    w = cpu_count()
-    width = sched.n_and / max(sched.and_depth, 1)
-    return w if w > 1 and width * _block_size(sched, P, w) >= PARALLEL_MIN else 1
-
-
-def _run(lane, sched, P: int, workers) -> None:
-    """``lane(spans)`` over the blocks ``(p0, p1)`` of P instances, on the resolved number of
-    threads (each thread one call with its share of the blocks)."""
-    w = threads_for(sched, P, workers)
-    size = _block_size(sched, P, w)
-    run_lanes(lane, [(p0, min(P, p0 + size)) for p0 in range(0, P, size)], w)
-
-
-def _blocks(sched, hashes: int, spans):
-    """Yield ``(p0, p1, labels, workspace)`` for the blocks ``spans`` (buffers allocated once
-    for the largest and reused; a smaller block gets views and its own workspace)."""
-    if not spans:
-        return
-    size = max(p1 - p0 for p0, p1 in spans)
-    labels = np.empty((sched.n_slots, size, 2), dtype=_U64)
-    tweaks = _gate_tweaks(sched, hashes)
-    ws = _Workspace(sched, size, hashes, tweaks)
-    for p0, p1 in spans:
-        if p1 - p0 != ws.P:
-            labels = labels[:, :p1 - p0]
-            ws = _Workspace(sched, p1 - p0, hashes, tweaks)
-        yield p0, p1, labels, ws
-
-
-class _Workspace:
-    """Preallocated scratch for the largest step (no multi-MB allocation per step)."""
-
-    def __init__(self, sched, P: int, hashes: int, tweaks: dict):
-        self.tweaks = tweaks
-        kmax = max([st.size for st in sched.steps] + [1])
-        kand = max([st.size for st in sched.steps if st.kind == STEP_AND] + [1])
-        self.P = P
-        self.x = np.empty(hashes * kand * P * 2, dtype=_U64)
-        self.y = np.empty_like(self.x)
-        self.z = np.empty_like(self.x)
-        self.m1 = np.empty(2 * kmax * P * 2, dtype=_U64)
-        self.m2 = np.empty_like(self.m1)
-
-    def blocks(self, buf, *shape):
-        n = 1
-        for d in shape:
-            n *= d
-        return buf[:n].reshape(shape)
 
 
 def _xor_step(labels, st, ws):

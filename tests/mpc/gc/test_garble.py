@@ -7,6 +7,7 @@ from Crypto.Cipher import AES
 
 from mpc.gc import (AND, EVALUATOR, GARBLER, Circuit, CircuitBuilder, bits_to_int, decode,
                     evaluate, evaluate_garbled, random_delta)
+from mpc.gc import blocks as blocks_mod
 from mpc.gc import garble as garble_mod
 from mpc.gc.garble import _FIXED_KEY, as_labels, garble, label_bytes, lsb, tccr_hash
 from mpc.gc.encoding import group_bits
@@ -85,8 +86,8 @@ def test_batch_equals_instance_by_instance(rng, monkeypatch):
     P = 9
     D = random_delta(rng, P)
     zero = {0: rng.uint64((P, 64, 2)), 1: rng.uint64((P, 64, 2))}
-    monkeypatch.setattr(garble_mod, "BLOCK_BYTES", 16 * c.schedule.n_slots * 2)
-    monkeypatch.setattr(garble_mod, "MIN_BLOCK", 2)          # blocks of 2 instances
+    monkeypatch.setattr(blocks_mod, "BLOCK_BYTES", 16 * c.schedule.n_slots * 2)
+    monkeypatch.setattr(blocks_mod, "MIN_BLOCK", 2)          # blocks of 2 instances
     gc, keys = garble(c, D, input_zero=zero)
     for p in range(P):
         g1, k1 = garble(c, D[p:p + 1], input_zero={g: z[p:p + 1] for g, z in zero.items()},

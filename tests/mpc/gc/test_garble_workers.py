@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 
 from mpc import threads
 from mpc.gc import CircuitBuilder, EVALUATOR, GARBLER, bits_to_int, decode, evaluate_garbled
-from mpc.gc import garble as garble_mod
+from mpc.gc import blocks as blocks_mod
 from mpc.gc.encoding import group_bits
-from mpc.gc.garble import garble, threads_for
+from mpc.gc.blocks import threads_for
+from mpc.gc.garble import garble
 from mpc.gc.yao import yao
 from mpc.rng import CSPRNG
 from mpc.session import Session
@@ -40,8 +41,8 @@ def _run(c, P, workers, seed=5):
 @pytest.mark.parametrize("workers", [2, 3, 5])
 def test_adder_bit_identical_and_correct_for_any_workers(P, workers, monkeypatch):
     c = load("adder64")
-    monkeypatch.setattr(garble_mod, "MIN_BLOCK", 1)
-    monkeypatch.setattr(garble_mod, "BLOCK_BYTES", 16 * c.schedule.n_slots * 3)  # 3 per block
+    monkeypatch.setattr(blocks_mod, "MIN_BLOCK", 1)
+    monkeypatch.setattr(blocks_mod, "BLOCK_BYTES", 16 * c.schedule.n_slots * 3)  # 3 per block
     one, _, _ = _run(c, P, 1)
     many, out, bits = _run(c, P, workers)
     assert many == one
@@ -54,13 +55,13 @@ def test_adder_bit_identical_and_correct_for_any_workers(P, workers, monkeypatch
 @given(P=st.integers(1, 40), workers=st.integers(2, 4), per_block=st.integers(1, 9))
 def test_lt40_bit_identical_for_any_blocks_and_workers(P, workers, per_block):
     c = _lt40()
-    old = (garble_mod.MIN_BLOCK, garble_mod.BLOCK_BYTES)
-    garble_mod.MIN_BLOCK, garble_mod.BLOCK_BYTES = 1, 16 * c.schedule.n_slots * per_block
+    old = (blocks_mod.MIN_BLOCK, blocks_mod.BLOCK_BYTES)
+    blocks_mod.MIN_BLOCK, blocks_mod.BLOCK_BYTES = 1, 16 * c.schedule.n_slots * per_block
     try:
         one, _, _ = _run(c, P, 1, seed=P)
         many, out, bits = _run(c, P, workers, seed=P)
     finally:
-        garble_mod.MIN_BLOCK, garble_mod.BLOCK_BYTES = old
+        blocks_mod.MIN_BLOCK, blocks_mod.BLOCK_BYTES = old
     assert many == one
     sx, sy = (bits_to_int(bits[:, i:i + 40]).astype(np.int64) for i in (0, 40))
     sx, sy = (np.where(v >= 1 << 39, v - (1 << 40), v) for v in (sx, sy))
@@ -81,27 +82,27 @@ def test_aes_batch_on_threads_matches_pycryptodome(rng):
 
 def test_threads_are_used_when_asked(monkeypatch):
     seen = []
-    real = garble_mod.run_lanes
+    real = blocks_mod.run_lanes
 
     def spy(fn, spans, w):
         seen.append((len(spans), w))
         return real(fn, spans, w)
 
-    monkeypatch.setattr(garble_mod, "run_lanes", spy)
+    monkeypatch.setattr(blocks_mod, "run_lanes", spy)
     c = load("adder64")
     _run(c, 100, 2)
     assert seen and all(w == 2 and n % 2 == 0 for n, w in seen)   # equal shares per thread
 
 
 def test_default_threads_follow_the_width_of_the_and_layers(monkeypatch):
-    monkeypatch.setattr(garble_mod, "cpu_count", lambda: 4)
+    monkeypatch.setattr(blocks_mod, "cpu_count", lambda: 4)
     aes, adder, lt = load("aes_128").schedule, load("adder64").schedule, _lt40().schedule
     assert threads_for(aes, 1000) == 4           # 107 ANDs per layer: wide
     assert threads_for(aes, 8) == 1              # too few instances per thread
     assert threads_for(adder, 10 ** 6) == 1      # one AND per layer: GIL-bound on threads
     assert threads_for(lt, 10 ** 6) == 1
     assert threads_for(adder, 10, workers=3) == 3     # asked: as asked
-    monkeypatch.setattr(garble_mod, "cpu_count", lambda: 1)
+    monkeypatch.setattr(blocks_mod, "cpu_count", lambda: 1)
     assert threads_for(aes, 10 ** 4) == 1
 
 
