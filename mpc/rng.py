@@ -194,6 +194,8 @@ class CSPRNG:
             raise TypeError(f"high must be an integer or integer array, got {high!r}")
         if high_arr.size and (high_arr.min() < 1 or int(high_arr.max()) > (1 << 63) - 1):
             raise ValueError(f"high must be in 1..2^63-1, got {high!r}")
+        if high_arr.ndim == 0:
+            return self._integers_below(int(high_arr), shape)
         high_u = np.broadcast_to(high_arr.astype(np.uint64), shape)
         # Rejection: draw w in [0, 2^64), accept w < 2^64 - (2^64 mod high).
         with np.errstate(over="ignore"):     # mod 2^64 on purpose (numpy warns for scalars)
@@ -211,6 +213,23 @@ class CSPRNG:
             flat_out[idx[ok]] = w[ok] % high_u.ravel()[idx[ok]]
             todo.reshape(-1)[idx[ok]] = False
         return out.astype(np.int64)
+
+    def _integers_below(self, high: int, shape: tuple) -> np.ndarray:
+        """:meth:`integers` for one ``high``: the same words, rounds and results, with a
+        fraction of the numpy calls (most calls draw a few hundred integers)."""
+        count = int(np.prod(shape, dtype=np.int64))
+        w = self.uint64(count)
+        h = np.uint64(high)
+        limit = (1 << 64) - (1 << 64) % high
+        out = w % h
+        if limit < 1 << 64:
+            todo = np.flatnonzero(w >= np.uint64(limit))
+            while todo.size:
+                w = self.uint64(todo.size)
+                ok = w < np.uint64(limit)
+                out[todo[ok]] = w[ok] % h
+                todo = todo[~ok]
+        return out.astype(np.int64).reshape(shape)
 
     def random(self, shape=()) -> np.ndarray:
         """Uniform floats in [0, 1) with 53 random bits (not for secrets' noise)."""
