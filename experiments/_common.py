@@ -1,53 +1,90 @@
-"""Shared helpers of the experiment scripts: arguments, progress, writers, data and scores.
+"""Shared helpers of the experiment scripts: arguments, provenance, progress, writers, statistics.
 
 Every script calls :func:`start` (``--quick`` / ``--full``, ``--out``,
-``--runs``, ``--seed``), reports progress with :class:`Progress` on stderr,
-and writes its results with :func:`write_csv`, :func:`save_png` and
-:func:`write_markdown` into the output directory, named after the script.
+``--data``, ``--runs``, ``--seed``), reports progress with :class:`Progress`
+on stderr, and writes its results with :func:`write_csv`,
+:func:`experiments._plots.save_png`, :func:`write_markdown` and
+:func:`write_json` into the output directory, named after the script.
+
+Output: ``--out DIR``; by default a scratch directory (:func:`scratch_dir`),
+so that a run never overwrites the committed results by accident; pass
+``--out experiments/results`` to regenerate them.
+
+Provenance: every file records the commit of the code (``git rev-parse
+HEAD``, ``+dirty`` when the work tree has changes), the command and the base
+seed: the CSV in a first comment line (``# provenance: {...}``; read it with
+:func:`read_csv`, or pandas' ``comment="#"``), the Markdown in its header, the
+PNG in its metadata and a footer line, the JSON in a ``provenance`` field.
 
 Randomness: every protocol run takes a seed string from :meth:`Run.seed_for`
 (the base seed, the script, the setting and the run number), so a rerun
 gives the same numbers; seeded runs are reproducible and NOT secure (the
 protocols mark them ``insecure_seed``), which is what an experiment wants.
-Data splits use the same CSPRNG (public coins, not secrets). Data sets are
-read from ``../shared/data`` (see its PROVENANCE.md); a missing file raises
-:class:`MissingData` naming the path.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
+import json
 import math
 import os
+import platform
+import shlex
+import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
-DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+
+from experiments import _data  # noqa: E402
+from experiments._data import (BANK_FEATURES, DIABETES_FEATURES, HEART_COLUMNS,  # noqa: E402,F401
+                               HEART_FEATURES, HEART_FILES, MissingData, bank_full, bank_jobs,
+                               bank_small, crossfit_dataset, crossfit_scores, data_file, diabetes,
+                               heart, heart_table, heldout_scores, logistic_scores, split, xpois)
+from experiments._plots import (eps_axis, legend_below, legend_outside, paper_legend,  # noqa: E402,F401
+                               paper_style, pyplot, save_png, subplots)
+
 RESULTS = os.path.join(ROOT, "experiments", "results")
 DEFAULT_SEED = 20240607
 
-__all__ = ["Run", "start", "Progress", "MissingData", "write_csv", "write_markdown", "md_table",
-           "fmt", "pyplot", "eps_axis", "save_png", "data_file", "bank_full", "diabetes", "heart",
-           "xpois", "split", "logistic_scores", "crossfit_scores", "crossfit_dataset",
-           "heldout_scores", "mean_se",
-           "repeat_runs", "DATA", "RESULTS", "ROOT"]
+
+def scratch_dir() -> str:
+    """The default output directory: ``$USTAT_EXPERIMENTS_OUT`` or ``<tmp>/ustat-experiments``."""
+    return os.environ.get("USTAT_EXPERIMENTS_OUT") or os.path.join(tempfile.gettempdir(),
+                                                                   "ustat-experiments")
 
 
-class MissingData(FileNotFoundError):
-    """A data set of ../shared/data is not there (the message names the path)."""
+# -- provenance ------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def code_commit() -> str:
+    """``git rev-parse HEAD`` of the repository, ``+dirty`` if tracked files changed outside
+    ``experiments/results``; ``"unknown"`` outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True,
+                              timeout=30)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return "unknown"
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                    ":(exclude)experiments/results")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
 # -- arguments -------------------------------------------------------------------------------
 @dataclass
 class Run:
-    """One invocation of a script: its mode, output directory and base seed."""
+    """One invocation of a script: its mode, output directory, base seed and provenance."""
 
     name: str
     quick: bool
@@ -55,6 +92,7 @@ class Run:
     seed: int
     runs: int | None = None
     t0: float = 0.0
+    argv: list = field(default_factory=list)
 
     def path(self, suffix: str) -> str:
         """``<out>/<name><suffix>``, e.g. ``path(".csv")``."""
@@ -76,27 +114,52 @@ class Run:
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
 
+    def command(self) -> str:
+        """The command that reproduces this run (from the repository root)."""
+        return " ".join(["python -m", f"experiments.{self.name}", *map(shlex.quote, self.argv)])
 
-def start(name: str, description: str, argv=None) -> Run:
-    """Parse the common arguments, create the output directory, announce the run on stderr."""
+    def provenance(self) -> dict:
+        """What every result file records: commit, command, seed, mode and the software."""
+        return {"commit": code_commit(), "command": self.command(), "seed": self.seed,
+                "mode": "quick" if self.quick else "full", "python": platform.python_version(),
+                "numpy": np.__version__}
+
+
+def start(name: str, description: str, argv=None, extra=None) -> Run:
+    """Parse the common arguments, create the output directory, announce the run on stderr.
+
+    ``extra(parser)`` may add script-specific arguments; they are then in
+    ``run.args``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog=f"python -m experiments.{name}", description=description)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true",
                       help="small sizes and few runs: finishes in seconds (the tests use it)")
     mode.add_argument("--full", action="store_true",
                       help="the README's numbers (default)")
-    ap.add_argument("--out", default=RESULTS,
-                    help=f"output directory (default {os.path.relpath(RESULTS, ROOT)})")
+    ap.add_argument("--out", default=None,
+                    help=f"output directory (default: a scratch directory, {scratch_dir()}; "
+                         "--out experiments/results regenerates the committed results)")
+    ap.add_argument("--data", default=None,
+                    help=f"data directory (default $USTAT_DATA or {_data.DEFAULT_DATA})")
     ap.add_argument("--runs", type=int, default=None,
                     help="runs per setting (default: the mode's)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
                     help=f"base seed (default {DEFAULT_SEED}); runs are reproducible, NOT secure")
+    if extra is not None:
+        extra(ap)
     args = ap.parse_args(argv)
     if args.runs is not None and args.runs < 2:
         ap.error("--runs must be at least 2 (a spread needs two runs)")
-    os.makedirs(args.out, exist_ok=True)
-    run = Run(name, bool(args.quick), args.out, args.seed, args.runs, time.perf_counter())
-    print(f"[{name}] {run.mode_text()}; output in {args.out}", file=sys.stderr)
+    if args.data is not None:
+        _data.set_data_dir(args.data)
+    out = os.path.abspath(args.out if args.out is not None else scratch_dir())
+    os.makedirs(out, exist_ok=True)
+    run = Run(name, bool(args.quick), out, args.seed, args.runs, time.perf_counter(), argv)
+    run.args = args
+    note = "" if args.out is not None else " (scratch; --out experiments/results to update them)"
+    print(f"[{name}] {run.mode_text()}; output in {out}{note}", file=sys.stderr)
     return run
 
 
@@ -166,17 +229,49 @@ def fmt(x, digits: int = 3) -> str:
     return f"{x:.{digits - 1}e}"
 
 
-def write_csv(path: str, rows: list) -> str:
-    """Rows (dicts) as CSV; columns in order of first appearance."""
+def pm(mean, se, digits: int = 3) -> str:
+    """``mean +- se`` for a table cell (``se`` with 2 digits; '-' parts stay '-')."""
+    if se is None or (isinstance(se, float) and math.isnan(se)):
+        return fmt(mean, digits)
+    return f"{fmt(mean, digits)} +- {fmt(se, 2)}"
+
+
+def write_csv(run: Run, rows: list, suffix: str = ".csv") -> str:
+    """Rows (dicts) as CSV after a ``# provenance: {...}`` line; columns in order of appearance."""
+    path = run.path(suffix)
     cols: list = []
     for r in rows:
         cols.extend(k for k in r if k not in cols)
     with open(path, "w", newline="") as fh:
+        fh.write("# provenance: " + json.dumps(run.provenance(), sort_keys=True) + "\n")
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:
             w.writerow({k: _csv_value(r.get(k)) for k in cols})
     return path
+
+
+def read_csv(path: str) -> list:
+    """The rows of a results CSV (dicts of strings), skipping the provenance comment line."""
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+def read_provenance(path: str) -> dict:
+    """The provenance a results file records (CSV, Markdown, JSON or PNG)."""
+    if path.endswith(".png"):
+        from PIL import Image
+
+        with Image.open(path) as im:
+            return json.loads(im.info["provenance"])
+    with open(path) as fh:
+        if path.endswith(".json"):
+            return json.load(fh)["provenance"]
+        for line in fh:
+            for tag in ("# provenance: ", "<!-- provenance: "):
+                if line.startswith(tag):
+                    return json.loads(line[len(tag):].rstrip().removesuffix("-->").strip())
+    raise ValueError(f"{path}: no provenance line")
 
 
 def _csv_value(v):
@@ -198,36 +293,46 @@ def md_table(header: list, rows: list) -> str:
 
 
 def write_markdown(path: str, title: str, run: Run, sections: list) -> str:
-    """A Markdown report: title, the mode and seed, then the sections (text or tables)."""
-    head = (f"# {title}\n\nGenerated by `python -m experiments.{run.name}"
-            f"{' --quick' if run.quick else ''}` ({run.mode_text()}, base seed {run.seed}, "
-            f"{run.elapsed():.0f} s). Seeded runs: reproducible, not secure.\n")
+    """A Markdown report: title, provenance (commit, command, seed), then the sections."""
+    prov = run.provenance()
+    head = (f"# {title}\n\n<!-- provenance: {json.dumps(prov, sort_keys=True)} -->\n"
+            f"Generated by `{prov['command']}` at commit `{prov['commit']}` "
+            f"({run.mode_text()}, base seed {run.seed}, {run.elapsed():.0f} s). "
+            "Seeded runs: reproducible, not secure.\n")
     with open(path, "w") as fh:
         fh.write(head + "\n" + "\n\n".join(s.strip("\n") for s in sections) + "\n")
     return path
 
 
-def pyplot():
-    """matplotlib.pyplot on the Agg backend (no display needed)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+def item(paper: str, name: str, ran: str, paper_value: str, ours: str, explanation: str,
+         evidence: str, agrees: str = "") -> dict:
+    """One row of the README's combined table (see :func:`write_json`).
+
+    ``paper``: the paper's short name; ``name``: the table or figure;
+    ``ran``: data, |E|, epsilons, runs; ``paper_value`` and ``ours`` (with its
+    standard error): strings made from the numbers; ``explanation``: computed
+    from the numbers; ``evidence``: the script and the row of its results.
+    """
+    return {"paper": paper, "item": name, "ran": ran, "paper_value": paper_value, "ours": ours,
+            "agrees": agrees, "explanation": explanation, "evidence": evidence}
 
 
-def eps_axis(ax, values) -> None:
-    """A log x axis with one plain tick label per value (no crowded minor labels)."""
-    ax.set_xscale("log")
-    ax.set_xticks(list(values))
-    ax.set_xticklabels([fmt(v) for v in values])
-    ax.xaxis.set_minor_locator(pyplot().NullLocator())
+def write_json(run: Run, items: list, numbers: dict | None = None) -> str:
+    """``<name>.json``: provenance, the README rows (:func:`item`) and key numbers."""
+    from ustat.baselines.result import _jsonable
 
-
-def save_png(fig, path: str) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot().close(fig)
+    doc = {"provenance": run.provenance(), "script": run.name, "items": items,
+           "numbers": _jsonable(numbers or {})}
+    path = run.path(".json")
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=1, sort_keys=True)
+        fh.write("\n")
     return path
+
+
+def verdict(ok: bool, yes: str = "yes", no: str = "no") -> str:
+    """The word a claims table prints for a check computed from the numbers."""
+    return yes if ok else no
 
 
 # -- statistics and timing -------------------------------------------------------------------
@@ -237,6 +342,21 @@ def mean_se(values) -> tuple[float, float]:
     if v.size < 2:
         return float(v.mean()), float("nan")
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(v.size))
+
+
+def std_se(values) -> tuple[float, float]:
+    """Sample standard deviation and its standard error (normal approximation s / sqrt(2(r-1)))."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return float("nan"), float("nan")
+    s = float(v.std(ddof=1))
+    return s, s / math.sqrt(2 * (v.size - 1))
+
+
+def mse_se(errors) -> tuple[float, float]:
+    """Mean squared error and its standard error (the s.e. of the mean of the squares)."""
+    return mean_se(np.square(np.asarray(errors, dtype=np.float64)))
 
 
 def repeat_runs(settings: list, runs, one, label: str) -> list:
@@ -252,139 +372,3 @@ def repeat_runs(settings: list, runs, one, label: str) -> list:
                 rows.append({**setting, "run": r, **one(setting, r)})
                 bar.advance()
     return rows
-
-
-# -- data ------------------------------------------------------------------------------------
-def data_file(*parts) -> str:
-    """Path of a file under ../shared/data, or :class:`MissingData`."""
-    path = os.path.join(DATA, *parts)
-    if not os.path.exists(path):
-        raise MissingData(f"data set not found: {path} (the experiments read ../shared/data "
-                          "beside the repository; see its PROVENANCE.md)")
-    return path
-
-
-BANK_FEATURES = ["age", "balance", "day", "duration", "campaign", "pdays", "previous"]
-DIABETES_FEATURES = ["time_in_hospital", "num_lab_procedures", "num_procedures",
-                     "num_medications", "number_outpatient", "number_emergency",
-                     "number_inpatient", "number_diagnoses", "age"]
-HEART_FEATURES = ["age", "sex", "cp", "trestbps", "thalach", "exang", "oldpeak"]
-HEART_COLUMNS = ["age", "sex", "cp", "trestbps", "chol", "fbs", "restecg", "thalach", "exang",
-                 "oldpeak", "slope", "ca", "thal", "num"]
-HEART_FILES = ["processed.cleveland.data", "processed.hungarian.data",
-               "processed.switzerland.data", "processed.va.data"]
-
-
-def bank_full():
-    """UCI Bank Marketing, bank-full.csv (n = 45211): 7 numeric features, label y = yes."""
-    from ustat.data import load_csv
-
-    raw, _, cats = load_csv(data_file("bank", "bank-full.csv"), columns=BANK_FEATURES + ["y"],
-                            categorical=["y"], return_categories=True)
-    return raw[:, :-1], (raw[:, -1] == cats["y"].index("yes")).astype(np.int64)
-
-
-def diabetes(positive: str = "any"):
-    """UCI Diabetes 130-US hospitals (n = 101766): 8 numeric features and the age bracket.
-
-    ``positive``: ``"any"`` (readmitted at all: ``<30`` or ``>30``, 46%, the
-    ECDF paper's pos. frac. 0.460) or ``"<30"`` (readmitted within 30 days,
-    11%, Bell et al.'s positive class).
-    """
-    from ustat.data import load_csv
-
-    if positive not in ("any", "<30"):
-        raise ValueError(f"positive must be 'any' or '<30', got {positive!r}")
-    raw, _, cats = load_csv(data_file("diabetes", "diabetic_data.csv"),
-                            columns=DIABETES_FEATURES + ["readmitted"],
-                            categorical=["age", "readmitted"], return_categories=True)
-    lv = cats["readmitted"]
-    r = raw[:, -1]
-    y = (r != lv.index("NO")) if positive == "any" else (r == lv.index("<30"))
-    return raw[:, :-1], y.astype(np.int64)
-
-
-def heart():
-    """UCI Heart Disease, the 4 processed files (rows with a '?' in the features dropped).
-
-    Features age, sex, cp, trestbps, thalach, exang, oldpeak; label num > 0.
-    """
-    from ustat.data import read_table
-
-    blocks = []
-    for f in HEART_FILES:
-        t = read_table(data_file("heart-disease", f), header=False)
-        cols = [np.array([np.nan if c == "?" else float(c) for c in t.columns[str(i + 1)]])
-                for i in range(len(HEART_COLUMNS))]
-        blocks.append(np.column_stack(cols))
-    tab = np.vstack(blocks)
-    idx = [HEART_COLUMNS.index(c) for c in HEART_FEATURES]
-    keep = np.all(np.isfinite(tab[:, idx]), axis=1)
-    return tab[keep][:, idx], (tab[keep, -1] > 0).astype(np.int64)
-
-
-def xpois(lam: float, n_points: int, seed) -> np.ndarray:
-    """The ECDF paper's synthetic X_pois(lambda) (Section 6.2.1): values 1..N, Pois(lambda) of each.
-
-    Counts by inversion of the Poisson CDF on CSPRNG uniforms (public data,
-    not a secret; exact up to the float CDF). Returns the sorted values.
-    """
-    from mpc.rng import CSPRNG
-
-    if not lam > 0:
-        raise ValueError(f"lambda must be > 0, got {lam!r}")
-    kmax = int(lam + 12 * math.sqrt(lam) + 20)
-    k = np.arange(kmax + 1)
-    logpmf = k * math.log(lam) - lam - np.array([math.lgamma(j + 1) for j in k])
-    cdf = np.cumsum(np.exp(logpmf))
-    counts = np.searchsorted(cdf, CSPRNG(seed).random(n_points) * cdf[-1], side="right")
-    return np.repeat(np.arange(1, n_points + 1, dtype=np.float64), counts)
-
-
-def split(n: int, seed, test: int | float = 0.5):
-    """(train, test) row indices from a public CSPRNG permutation; ``test`` a count or fraction."""
-    from mpc.rng import CSPRNG
-
-    perm = CSPRNG(seed).permutation(n)
-    k = int(round(test * n)) if isinstance(test, float) else int(test)
-    return np.sort(perm[k:]), np.sort(perm[:k])
-
-
-def logistic_scores(F, y, train, test) -> np.ndarray:
-    """P(y = 1) on ``test`` from a scikit-learn logistic regression fitted on ``train``."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.preprocessing import StandardScaler
-
-    sc = StandardScaler().fit(F[train])
-    model = LogisticRegression(max_iter=2000).fit(sc.transform(F[train]), y[train])
-    return np.clip(model.predict_proba(sc.transform(F[test]))[:, 1], 0.0, 1.0)
-
-
-def crossfit_scores(F, y, seed) -> np.ndarray:
-    """Out-of-sample scores for every row: fit on one random half, score the other, and back."""
-    a, b = split(y.size, seed)
-    s = np.empty(y.size)
-    s[b] = logistic_scores(F, y, a, b)
-    s[a] = logistic_scores(F, y, b, a)
-    return s
-
-
-def crossfit_dataset(name: str, seed, limit: int | None = None):
-    """(cross-fitted scores, labels) of ``"bank"``, ``"heart"`` or ``"diabetes"`` (any readmission).
-
-    ``limit``: a random subset of that many rows first (quick mode).
-    """
-    loaders = {"bank": bank_full, "heart": heart, "diabetes": lambda: diabetes("any")}
-    if name not in loaders:
-        raise ValueError(f"data set must be one of {sorted(loaders)}, got {name!r}")
-    F, y = loaders[name]()
-    if limit is not None and y.size > limit:
-        _, keep = split(y.size, f"{seed}:subset", limit)
-        F, y = F[keep], y[keep]
-    return crossfit_scores(F, y, f"{seed}:{name}"), y
-
-
-def heldout_scores(F, y, seed, test: int | float = 0.5):
-    """(scores, labels) of the held-out rows, the model fitted on the other rows."""
-    train, test_idx = split(y.size, seed, test)
-    return logistic_scores(F, y, train, test_idx), y[test_idx]

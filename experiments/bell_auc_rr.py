@@ -23,11 +23,15 @@ Quick mode: 1500 test records, t in {16, 64}, 2 epsilons, 3 runs.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 
-from experiments import _common as C
+if __package__ in (None, ""):                       # run as a file: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import _common as C  # noqa: E402
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0]
 BINS = [16, 64, 256, 1024]
@@ -47,10 +51,9 @@ def test_set(run, F, y, positives: int):
     return C.logistic_scores(F, y, train, test), y[test]
 
 
-def plot(path, stats, bins, eps_list, runs, n, n_pos, truth):
-    plt = C.pyplot()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12.5, 4.8))
-    cmap = plt.get_cmap("viridis")
+def plot(run, stats, bins, eps_list, runs, n, n_pos, truth):
+    fig, (ax, bx) = C.subplots(1, 2, figsize=(16, 5))
+    cmap = C.pyplot().get_cmap("viridis")
     for i, eps in enumerate(eps_list):
         st = [s for s in stats if s["protocol"] == "bell-auc" and s["epsilon"] == eps]
         ax.errorbar([s["bins"] for s in st], [s["mean_abs"] for s in st],
@@ -76,12 +79,13 @@ def plot(path, stats, bins, eps_list, runs, n, n_pos, truth):
     bx.set_xlabel("privacy budget epsilon (log scale)")
     bx.set_ylabel("mean |private AUC - true AUC| (AUC units, log scale)")
     bx.set_title("Sec. D: AUC protocol (solid) vs randomized response (dashed)", fontsize=10)
+    ax.plot([], [], ls="none", label="(the paper's Fig. 3 gives no numbers)")
     for a in (ax, bx):
         a.grid(alpha=0.3, which="both")
-        a.legend(fontsize=7, ncol=2 if a is bx else 1)
+        C.legend_outside(a)
     fig.suptitle(f"Diabetes test set: n = {n} ({n_pos} readmitted < 30 days), "
                  f"true AUC {truth:.4f}; labels public, scores local-DP", fontsize=10)
-    return C.save_png(fig, path)
+    return C.save_png(run, fig)
 
 
 def main(argv=None) -> int:
@@ -111,7 +115,7 @@ def main(argv=None) -> int:
     todo = [{"protocol": p, "bins": t, "epsilon": e}
             for p in ("bell-auc", "bell-ldp") for t in bins for e in eps_list]
     rows = C.repeat_runs(todo, runs, one, "Bell AUC / RR runs")
-    C.write_csv(run.path(".csv"), rows)
+    C.write_csv(run, rows)
     binned = {(p, t): (first[(p, t, eps_list[0])].evaluation or {}) for p, t, _ in first}
     stats = []
     for (proto, t, eps), res in first.items():
@@ -123,7 +127,7 @@ def main(argv=None) -> int:
                       "rmse": float(np.sqrt(np.mean(err ** 2))),
                       "discretized_auc": ev.get("auc_discretized", ev.get("statistic_discretized")),
                       "bits_per_party": res.online_bits / X.shape[0], "rounds": res.rounds})
-    plot(run.path(".png"), stats, bins, eps_list, runs, yt.size, int(yt.sum()), truth)
+    plot(run, stats, bins, eps_list, runs, yt.size, int(yt.sum()), truth)
     table = C.md_table(
         ["protocol", "d", "epsilon", "mean abs error", "std", "RMSE", "AUC of the binned scores",
          "bits / party", "rounds"],
@@ -140,18 +144,20 @@ def main(argv=None) -> int:
     auc_growth = auc_s[(bins[-1], 1.0 if 1.0 in eps_list else eps_list[0])] / auc_s[
         (bins[0], 1.0 if 1.0 in eps_list else eps_list[0])]
     wins = sum(auc_s[k] < rr_s[k] for k in auc_s)
-    claims = C.md_table(["paper's claim (Sec. 6, Fig. 3; Sec. D; no numbers in the text)",
-                         "ours", "agrees"], [
+    cl = [
         ("the AUC protocol is quite robust to the choice of d",
-         f"largest max/min mean error over d at one epsilon: {C.fmt(spread)}", spread < 3),
+         f"largest max/min mean error over d at one epsilon: {C.fmt(spread)}",
+         C.verdict(spread < 3)),
         ("increasing epsilon beyond 2 does not improve the results significantly",
          f"mean error at epsilon {C.fmt(e2)} / at {C.fmt(eps_list[-1])}: "
          + ", ".join(f"d = {t}: {C.fmt(g)}" for t, g in zip(bins, gain)),
-         all(g < 2.5 for g in gain)),
+         C.verdict(all(g < 2.5 for g in gain))),
         ("the AUC protocol scales much better with the number of bins than randomized response",
          f"at epsilon = 1, error growth from d = {bins[0]} to {bins[-1]}: RR x{C.fmt(rr_growth)}, "
          f"AUC protocol x{C.fmt(auc_growth)}; AUC protocol better in {wins} of {len(auc_s)} "
-         "settings", rr_growth > 2 * auc_growth)])
+         "settings", C.verdict(rr_growth > 2 * auc_growth))]
+    claims = C.md_table(["paper's claim (Sec. 6, Fig. 3; Sec. D; no numbers in the text)",
+                         "ours", "agrees"], cl)
     C.write_markdown(run.path(".md"), "Bell et al.: AUC protocol versus randomized response", run, [
         f"Diabetes (readmitted < 30 days = positive), test set n = {yt.size} "
         f"({int(yt.sum())} positive), logistic regression fitted on the other "
@@ -159,6 +165,21 @@ def main(argv=None) -> int:
         "Error against sklearn's AUC on the raw scores (so it includes binning).",
         table, "## Claims\n\n" + claims,
         f"Figure: `{run.name}.png`; per-run data: `{run.name}.csv`."])
+    e1 = 1.0 if 1.0 in eps_list else eps_list[0]
+    st1 = [x for x in stats if x["protocol"] == "bell-auc" and x["epsilon"] == e1]
+    C.write_json(run, [
+        C.item("Bell", "Fig. 3 (AUC protocol vs domain size d)",
+               f"Diabetes test set n = {yt.size} ({int(yt.sum())} positive), d = "
+               f"{', '.join(map(str, bins))}, {len(eps_list)} epsilons, {runs} runs (paper: 20)",
+               "robust to d; no gain beyond epsilon 2 (figure, no numbers)",
+               "mean abs error at epsilon " + C.fmt(e1) + ": " + ", ".join(
+                   f"d = {x['bins']}: {C.fmt(x['mean_abs'])}" for x in st1),
+               f"{cl[0][1]}; {cl[1][1]}", "`bell_auc_rr.md`, Claims",
+               C.verdict(cl[0][2] == "yes" and cl[1][2] == "yes", "yes", "partly")),
+        C.item("Bell", "Section D (AUC protocol vs randomized response)",
+               "as Fig. 3, both protocols", "the AUC protocol scales better with d (Section D, "
+               "not in our copy)", cl[2][1], "measured on the same test set",
+               "`bell_auc_rr.md`, Claims row 3", cl[2][2])], {"stats": stats})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0
 

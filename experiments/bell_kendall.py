@@ -46,11 +46,15 @@ epsilon = 10), 3 runs.
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import numpy as np
 
-from experiments import _common as C
+if __package__ in (None, ""):                       # run as a file: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import _common as C  # noqa: E402
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0]
 PAIRS = [1, 2, 5]
@@ -129,11 +133,10 @@ def summarize(rows, keys):
     return out
 
 
-def plot(path, stats, formula_b, eps_list, names, n_a, n_b, truth_a, truth_b, runs):
-    plt = C.pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=False)
+def plot(run, stats, formula_b, eps_list, names, n_a, n_b, truth_a, truth_b, runs):
+    fig, axes = C.subplots(1, 2, figsize=(17, 5.2))
     colors = {"rr": "tab:red", "2pc-all": "tab:purple"}
-    cmap = plt.get_cmap("Blues")
+    cmap = C.pyplot().get_cmap("Blues")
     subs = sorted({s["variant"] for s in stats if s["variant"].startswith("2pc-P")},
                   key=lambda v: int(v[5:]))
     for i, v in enumerate(subs):
@@ -161,10 +164,11 @@ def plot(path, stats, formula_b, eps_list, names, n_a, n_b, truth_a, truth_b, ru
         ax.set_ylabel("|private tau - exact tau| (mean +- std over runs, log scale)")
         ax.set_title(f"({panel}) n = {n} users, exact tau-a = {truth:.4f}", fontsize=10)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7)
+        ax.plot([], [], ls="none", label="(the paper's Fig. 4 gives no numbers)")
+        C.legend_outside(ax)
     fig.suptitle("Bell et al. Fig. 4 on Diabetes (days in hospital x procedures, 6 x 6 cells), "
                  f"{runs} runs; dotted: each protocol's theory, sqrt(2 MSE / pi)", fontsize=10)
-    return C.save_png(fig, path)
+    return C.save_png(run, fig)
 
 
 def main(argv=None) -> int:
@@ -236,14 +240,14 @@ def main(argv=None) -> int:
     rr_cost = call("bell-ldp", X_b, 1.0, None, run.seed_for("B", "rr", 1.0, 0))
     rr_bits = rr_cost.online_bits / rr_cost.n
     rr_formula = math.ceil(math.log2(LEVELS * LEVELS))
-    C.write_csv(run.path(".csv"), rows + gc_rows)
+    C.write_csv(run, rows + gc_rows)
 
     stats = summarize(rows, ["panel", "variant", "epsilon"])
     ref = first[("A", "2pc-all", eps_list[0])]
     lo, hi = ref.params["kernel_int_range"]
     formula_b = {e: all_pairs_formula(e, X_b.shape[0], hi - lo, ref.params["kernel_scale"])
                  for e in eps_list}
-    plot(run.path(".png"), stats, formula_b, eps_list, names, n_a, X_b.shape[0], truth["A"],
+    plot(run, stats, formula_b, eps_list, names, n_a, X_b.shape[0], truth["A"],
          truth["B"], runs)
     S = {(s["panel"], s["variant"], s["epsilon"]): s for s in stats}
 
@@ -312,7 +316,7 @@ def main(argv=None) -> int:
     per_pair = [g["online_bits"] / g["n_pairs"] for g in gc_rows]
     agree_theory = [abs(s["mse"] - s["theory_mse"]) / s["theory_mse"] for s in stats
                     if s["theory_mse"] > 0]
-    claims = C.md_table(["paper's claim (Sec. 6, Fig. 4)", "ours", "agrees"], [
+    cl = [
         ("TripAdvisor (room, cleanliness), 6 x 6 = 36 values, n > 246K, true KTC 0.58",
          f"Diabetes (days in hospital 6+, procedures 5+), 6 x 6 = 36 values, n = {nb}, "
          f"exact tau-a {truth['B']:.4f}", "different data"),
@@ -361,7 +365,8 @@ def main(argv=None) -> int:
          "measured gc online bits per pair circuit: " + ", ".join(
              f"{g['variant']}: {C.fmt(g['online_bits'] / g['n_pairs'])}" for g in gc_rows),
          max(per_pair) / min(per_pair) < 1.2),
-    ])
+    ]
+    claims = C.md_table(["paper's claim (Sec. 6, Fig. 4)", "ours", "agrees"], cl)
     checks = C.md_table(["check", "result"], [
         ("garbled-circuit engine == plain engine on the same seed (documented: same circuit, "
          "same coins)", "yes" if gc_same else "NO"),
@@ -389,6 +394,19 @@ def main(argv=None) -> int:
         "## Measured costs (garbled circuits at epsilon = 1; randomized response at n = "
         f"{rr_cost.n})\n\n" + table_gc,
         f"Figure: `{run.name}.png`; per-run data: `{run.name}.csv`."])
+    agree = [c[2] if isinstance(c[2], str) else C.verdict(bool(c[2])) for c in cl[1:]]
+    e1 = 1.0 if 1.0 in eps_list else eps_list[0]
+    C.write_json(run, [C.item(
+        "Bell", "Fig. 4 (Kendall's tau: RR, 2PC all pairs, 2PC subsampling)",
+        f"Diabetes 6 x 6 cells (TripAdvisor not available), n = {nb} (B) and {n_a} (A, every "
+        f"protocol run), epsilon {', '.join(C.fmt(e) for e in eps_list)}, {runs} runs "
+        "(paper: 20)", "orderings only (figure, no numbers)",
+        f"(B) epsilon {C.fmt(e1)}: RR {C.fmt(S[('B', 'rr', e1)]['mean_abs'])}, P = 1 "
+        f"{C.fmt(S[('B', '2pc-P1', e1)]['mean_abs'])} mean abs error",
+        "; ".join(f"{c[0]}: {a}" for c, a in zip(cl[1:], agree)),
+        "`bell_kendall.md`, Claims",
+        "yes" if all(a == "yes" for a in agree) else "partly")],
+        {"stats": stats})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0
 

@@ -23,12 +23,16 @@ Quick mode: 3000 records of each, 3 epsilons, 3 runs.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import numpy as np
 
-from experiments import _common as C
+if __package__ in (None, ""):                       # run as a file: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import _common as C  # noqa: E402
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
 SETS = (("bank", "Bank-full (Fig. 6)"), ("diabetes", "Diabetes (Fig. 10)"))
@@ -57,9 +61,8 @@ def fss_run(run, name, p, y) -> dict:
             "rounds": c["online"]["rounds"], "H": r.statistic}
 
 
-def plot(path, stats, runs):
-    plt = C.pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+def plot(run, stats, runs):
+    fig, ax = C.subplots(figsize=(10, 4.8))
     for (name, title), color in zip(SETS, ("tab:blue", "tab:red")):
         st = [s for s in stats if s["set"] == name]
         ax.errorbar([s["epsilon"] for s in st], [s["rel_mse"] for s in st],
@@ -72,8 +75,9 @@ def plot(path, stats, runs):
     ax.set_title(f"Private Hosmer-Lemeshow statistic, Q = {Q}, mean +- s.e. over {runs} runs",
                  fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    return C.save_png(fig, path)
+    ax.plot([], [], ls="none", label="(the paper's Figs. 6 and 10 give no numbers)")
+    C.legend_outside(ax)
+    return C.save_png(run, fig)
 
 
 def main(argv=None) -> int:
@@ -96,7 +100,7 @@ def main(argv=None) -> int:
     todo = [{"set": name, "epsilon": eps, "n": data[name][1].size,
              "H_true": truth[name]["statistic"]} for name, _ in SETS for eps in eps_list]
     rows = C.repeat_runs(todo, runs, one, "HL runs")
-    C.write_csv(run.path(".csv"), rows)
+    C.write_csv(run, rows)
     stats = []
     for name, _ in SETS:
         for eps in eps_list:
@@ -107,7 +111,7 @@ def main(argv=None) -> int:
                           "median_H": float(np.median([r["H"] for r in sel])),
                           "same_decision": float(np.mean([r["same_decision"] for r in sel])),
                           "clamped": float(np.mean([r["clamped"] for r in sel]))})
-    plot(run.path(".png"), stats, runs)
+    plot(run, stats, runs)
     print(f"[{run.name}] FSS runs", file=sys.stderr)
     fss = {name: fss_run(run, name, p, y) for name, (p, y) in data.items()}
     table = C.md_table(
@@ -122,15 +126,17 @@ def main(argv=None) -> int:
              > next(s for s in stats if s["set"] == "diabetes" and s["epsilon"] == e)["rel_mse"]]
     ends = [(name, *(next(s for s in stats if s["set"] == name and s["epsilon"] == e)
                      for e in (eps_list[0], eps_list[-1]))) for name, _ in SETS]
-    claims = C.md_table(["paper's claim (Sec. 6.6; figure only)", "ours", "agrees"], [
+    cl = [
         ("Bank (unbalanced classes, small E1 in the lowest group) has a larger error than "
          "Diabetes", f"Bank's relative MSE is larger at {len(worse)} of {len(eps_list)} epsilons; "
          f"exact E1 of group 1: Bank {C.fmt(e1['bank'])}, Diabetes {C.fmt(e1['diabetes'])}",
-         len(worse) == len(eps_list)),
+         C.verdict(len(worse) == len(eps_list))),
         ("the error shrinks as epsilon grows (large for small epsilon)",
          "relative MSE at the smallest / largest epsilon: " + ", ".join(
              f"{name} {C.fmt(lo['rel_mse'])} / {C.fmt(hi['rel_mse'])}"
-             for name, lo, hi in ends), all(lo["rel_mse"] > hi["rel_mse"] for _, lo, hi in ends))])
+             for name, lo, hi in ends),
+         C.verdict(all(lo["rel_mse"] > hi["rel_mse"] for _, lo, hi in ends)))]
+    claims = C.md_table(["paper's claim (Sec. 6.6; figure only)", "ours", "agrees"], cl)
     ftab = C.md_table(["data set", "n", "seconds", "offline bits / party", "online bits / party",
                        "rounds"],
                       [[name, data[name][1].size, f["seconds"], f["offline_bits_per_party"],
@@ -143,6 +149,18 @@ def main(argv=None) -> int:
         table, "## Claims\n\n" + claims,
         "## One run through the FSS servers (epsilon = 1)\n\n" + ftab,
         f"Figure: `{run.name}.png`; per-run data: `{run.name}.csv`."])
+    e_mid = 1.0 if 1.0 in eps_list else eps_list[len(eps_list) // 2]
+    at1 = {name: next(x for x in stats if x["set"] == name and x["epsilon"] == e_mid)
+           for name, _ in SETS}
+    C.write_json(run, [C.item(
+        "ECDF", "Figs. 6 and 10 (Hosmer-Lemeshow relative MSE, Bank and Diabetes)",
+        f"Bank-full n = {data['bank'][1].size}, Diabetes n = {data['diabetes'][1].size}, Q = {Q},"
+        f" {len(eps_list)} epsilons, {runs} runs", "Bank's error larger (figures, no numbers)",
+        ", ".join(f"{name} {C.pm(at1[name]['rel_mse'], at1[name]['rel_mse_se'])}"
+                  for name in at1) + f" at epsilon {C.fmt(at1['bank']['epsilon'])}",
+        f"{cl[0][1]}; {cl[1][1]}", "`ecdf_hosmer_lemeshow.md`, Claims",
+        C.verdict(cl[0][2] == "yes" and cl[1][2] == "yes", "yes", "partly"))],
+        {"stats": stats})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0
 

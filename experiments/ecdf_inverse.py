@@ -26,11 +26,15 @@ Quick mode: N = 2^10, 3 epsilons, 3 runs.
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 import numpy as np
 
-from experiments import _common as C
+if __package__ in (None, ""):                       # run as a file: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import _common as C  # noqa: E402
 
 EPS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 LEVELS = (np.arange(1, 1000) / 1000.0)
@@ -86,9 +90,8 @@ def fss_check(run, n_points: int) -> dict:
                                for p in (0.1, 0.5, 0.9)]}
 
 
-def plot(path, stats, n_points, n, runs):
-    plt = C.pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+def plot(run, stats, n_points, n, runs):
+    fig, ax = C.subplots(figsize=(10, 5))
     eps = np.array([s["epsilon"] for s in stats])
     for key, label, color, marker in (
             ("mse_ecdf", "ECDF F^ (noisy), measured", "tab:blue", "o"),
@@ -109,8 +112,9 @@ def plot(path, stats, n_points, n, runs):
     ax.set_title(f"Fig. 4: X_pois(3), n = {n}, N = {n_points}, mean +- s.e. over {runs} runs",
                  fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    return C.save_png(fig, path)
+    ax.plot([], [], ls="none", label="(the paper's Fig. 4 gives no numbers)")
+    C.legend_outside(ax)
+    return C.save_png(run, fig)
 
 
 def main(argv=None) -> int:
@@ -124,7 +128,7 @@ def main(argv=None) -> int:
         [{"epsilon": e, "n": x.size, "N": n_points} for e in eps_list], runs,
         lambda st, r: one_run(x, tau, st["epsilon"], run.seed_for(st["epsilon"], r)),
         "ECDF / inverse runs")
-    C.write_csv(run.path(".csv"), rows)
+    C.write_csv(run, rows)
     keys = ("mse_ecdf", "mse_ecdf_smoothed", "mse_inverse", "mse_inverse_smoothed")
     stats = []
     for eps in eps_list:
@@ -132,7 +136,7 @@ def main(argv=None) -> int:
         stats.append({"epsilon": eps, **{k: C.mean_se([r[k] for r in sel]) for k in keys},
                       "theory_mse_ecdf": sel[0]["theory_mse_ecdf"],
                       "paper_theorem31_mse": sel[0]["paper_theorem31_mse"]})
-    plot(run.path(".png"), stats, n_points, x.size, runs)
+    plot(run, stats, n_points, x.size, runs)
     print(f"[{run.name}] FSS check", file=sys.stderr)
     chk = fss_check(run, 2 ** 10 if not run.quick else 2 ** 8)
     ratio = [s["mse_ecdf"][0] / s["theory_mse_ecdf"] for s in stats]
@@ -143,18 +147,21 @@ def main(argv=None) -> int:
         [[s["epsilon"], s["mse_ecdf"][0], s["theory_mse_ecdf"], s["paper_theorem31_mse"],
           s["mse_ecdf_smoothed"][0], s["mse_inverse"][0], s["mse_inverse_smoothed"][0]]
          for s in stats])
-    claims = C.md_table(["paper's claim (Sec. 6.4; figure only)", "ours", "agrees"], [
+    paper_over = [s["paper_theorem31_mse"] / s["theory_mse_ecdf"] for s in stats]
+    rows_cl = [
         ("the MSEs of F^ and of the inverses of F^ and F' are of the same order of magnitude",
          f"largest abs(log10(inverse MSE / F^ MSE)) over epsilons: {C.fmt(max(orders))}",
-         max(orders) < 1.0),
+         C.verdict(max(orders) < 1.0)),
         ("a non-monotone F^ does not hurt the binary search much",
          "inverse of F^ / inverse of F' MSE: " + ", ".join(
              C.fmt(s["mse_inverse"][0] / s["mse_inverse_smoothed"][0]) for s in stats),
-         all(s["mse_inverse"][0] < 10 * s["mse_inverse_smoothed"][0] for s in stats)),
+         C.verdict(all(s["mse_inverse"][0] < 10 * s["mse_inverse_smoothed"][0] for s in stats))),
         ("the error of F^ is the formula of Theorem 3.1 (ours: exact sensitivity, DLap)",
-         f"measured / our formula: {C.fmt(min(ratio))} .. {C.fmt(max(ratio))}; the paper's "
-         "formula is in counts^2 (divided by n^2 here) with sensitivity L + 1 and continuous "
-         "Laplace, so it lies above", all(0.8 < q < 1.25 for q in ratio))])
+         f"measured / our formula (sensitivity L, discrete Laplace): {C.fmt(min(ratio))} .. "
+         f"{C.fmt(max(ratio))}; Thm 3.1 / n^2 (sensitivity L + 1, Laplace) over our formula: "
+         f"{C.fmt(min(paper_over))} .. {C.fmt(max(paper_over))}",
+         C.verdict(all(0.8 < q < 1.25 for q in ratio)))]
+    claims = C.md_table(["paper's claim (Sec. 6.4; figure only)", "ours", "agrees"], rows_cl)
     fss = C.md_table(["quantity", "value"], [
         ("n, N", f"{chk['n']}, {chk['N']}"),
         ("FSS release == exact counts + node noise (all N points)",
@@ -175,6 +182,26 @@ def main(argv=None) -> int:
         table, "## Claims\n\n" + claims,
         "## FSS servers (one run, epsilon = 1, noise mode split)\n\n" + fss,
         f"Figure: `{run.name}.png`; per-run data: `{run.name}.csv`."])
+    e1 = next((s for s in stats if s["epsilon"] == 1.0), stats[0])
+    C.write_json(run, [
+        C.item("ECDF", "Fig. 4 (ECDF and inverse-ECDF error)",
+               f"X_pois(3), n = {x.size}, N = {n_points}, {len(stats)} epsilons, {runs} runs",
+               "same order of magnitude (figure, no numbers)",
+               f"epsilon {C.fmt(e1['epsilon'])}: F^ {C.pm(*e1['mse_ecdf'])}, inverse of F^ "
+               f"{C.pm(*e1['mse_inverse'])}", rows_cl[0][1],
+               "`ecdf_inverse.md`, Claims", rows_cl[0][2]),
+        C.item("ECDF", "Theorem 3.1 (expected squared error)",
+               f"as Fig. 4", "2 (L+1)^3 / eps^2 (counts^2)",
+               f"measured / our formula {C.fmt(min(ratio))}..{C.fmt(max(ratio))}",
+               f"our sensitivity is L and the noise discrete Laplace: Thm 3.1 / n^2 lies "
+               f"{C.fmt(min(paper_over))}..{C.fmt(max(paper_over))} times our formula",
+               "`ecdf_inverse.md`, Claims row 3", rows_cl[2][2]),
+        C.item("ECDF", "FSS servers (Section 4.2)", f"n = {chk['n']}, N = {chk['N']}",
+               "release = counts + noise", f"FSS release == exact counts + node noise: "
+               f"{C.fmt(chk['fss_equals_exact_plus_noise'])}", "checked on all N points",
+               "`ecdf_inverse.md`, FSS servers",
+               C.verdict(bool(chk["fss_equals_exact_plus_noise"])))],
+        {"stats": stats})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0
 

@@ -25,12 +25,16 @@ Quick mode: 3000 Bank records, N = 64, 3 epsilons, 3 runs; curves on subsets.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import numpy as np
 
-from experiments import _common as C
+if __package__ in (None, ""):                       # run as a file: make the repo importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from experiments import _common as C  # noqa: E402
 
 EPS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 METHODS = ("isotonic", "l1", "l2")
@@ -110,9 +114,8 @@ def example_curves(run, n_points, limit) -> list:
     return out
 
 
-def plot_error(path, stats, n, runs, n_points):
-    plt = C.pyplot()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+def plot_error(run, stats, n, runs, n_points):
+    fig, (ax, bx) = C.subplots(1, 2, figsize=(15, 4.6))
     eps = [s["epsilon"] for s in stats]
     colors = {"isotonic": "tab:green", "l1": "tab:orange", "l2": "tab:blue", "raw": "tab:red"}
     for m in METHODS:
@@ -133,13 +136,14 @@ def plot_error(path, stats, n, runs, n_points):
         a.set_ylabel(ylabel)
         a.set_title(f"{title}: Bank-full, n = {n}, N = {n_points}, {runs} runs", fontsize=10)
         a.grid(alpha=0.3, which="both")
-        a.legend(fontsize=8)
-    return C.save_png(fig, path)
+        C.legend_outside(a)
+    ax.plot([], [], ls="none", label="(the paper's Fig. 5 gives no numbers)")
+    C.legend_outside(ax)
+    return C.save_png(run, fig)
 
 
-def plot_curves(path, examples):
-    plt = C.pyplot()
-    fig, axes = plt.subplots(1, len(examples), figsize=(5.4 * len(examples), 5.6))
+def plot_curves(run, examples):
+    fig, axes = C.subplots(1, len(examples), figsize=(5.4 * len(examples), 6.6))
     for ax, ex in zip(np.atleast_1d(axes), examples):
         tr = ex["truth"]
         ax.plot(tr["fpr"], tr["tpr"], color="black", lw=1.6,
@@ -160,8 +164,9 @@ def plot_curves(path, examples):
         ax.set_ylim(-0.05, 1.05)
         ax.set_aspect("equal")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
-    return C.save_png(fig, path)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+                  frameon=False)
+    return C.save_png(run, fig, "_curves.png")
 
 
 def main(argv=None) -> int:
@@ -176,14 +181,14 @@ def main(argv=None) -> int:
         [{"epsilon": e, "n": y.size, "N": n_points} for e in eps_list], runs,
         lambda st, r: one_run(s, y, truth, tau, st["epsilon"], run.seed_for(st["epsilon"], r)),
         "ROC runs (Bank)")
-    C.write_csv(run.path(".csv"), rows)
+    C.write_csv(run, rows)
     keys = [k for k in rows[0] if k.startswith(("auc_err", "l1dist"))]
     stats = [{"epsilon": e, **{k: C.mean_se([r[k] for r in rows if r["epsilon"] == e])
                                for k in keys}} for e in eps_list]
-    plot_error(run.path(".png"), stats, y.size, runs, n_points)
+    plot_error(run, stats, y.size, runs, n_points)
     print(f"[{run.name}] example curves (FSS servers)", file=sys.stderr)
     examples = example_curves(run, 32 if run.quick else 256, 1500 if run.quick else None)
-    plot_curves(run.path("_curves.png"), examples)
+    plot_curves(run, examples)
     table = C.md_table(
         ["epsilon", "area l1", "area l2", "area isotonic", "AUC err raw", "AUC err l1",
          "AUC err l2"],
@@ -191,18 +196,19 @@ def main(argv=None) -> int:
           s["auc_err_raw"][0], s["auc_err_l1"][0], s["auc_err_l2"][0]] for s in stats])
     ratio = [s["l1dist_l1"][0] / s["l1dist_l2"][0] for s in stats]
     dec = all(a["l1dist_l2"][0] >= b["l1dist_l2"][0] for a, b in zip(stats, stats[1:]))
-    claims = C.md_table(["paper's claim (Sec. 6.5; figure only)", "ours", "agrees"], [
+    cl = [
         ("the error decreases with epsilon", "area (l2) non-increasing in epsilon: "
-         + ("yes" if dec else "no"), dec),
+         + C.verdict(dec), C.verdict(dec)),
         ("l1 and l2 smoothing perform about equally well",
          f"area l1 / area l2: {C.fmt(min(ratio))} .. {C.fmt(max(ratio))}",
-         all(0.5 < q < 2 for q in ratio)),
+         C.verdict(all(0.5 < q < 2 for q in ratio))),
         ("where the noise is large (Fig. 1: small data, epsilon 0.5) the smoothed curves stay "
          "much closer to the true ROC than the raw one",
          "AUC error raw / l2 at epsilon " + ", ".join(
              f"{C.fmt(s['epsilon'])}: {C.fmt(s['auc_err_raw'][0] / s['auc_err_l2'][0])}"
              for s in stats) + "; example curves: see the figure",
-         stats[0]["auc_err_raw"][0] > 1.5 * stats[0]["auc_err_l2"][0])])
+         C.verdict(stats[0]["auc_err_raw"][0] > 1.5 * stats[0]["auc_err_l2"][0]))]
+    claims = C.md_table(["paper's claim (Sec. 6.5; figure only)", "ours", "agrees"], cl)
     ex_rows = [[ex["title"], ex["n"], ex["epsilon"], ex["truth"]["auc"], ex["auc"],
                 area_between(*ex["curves"]["l2"], ex["truth"]["fpr"], ex["truth"]["tpr"]),
                 ex["offline_bits_per_party"], ex["online_bits"], ex["rounds"], ex["seconds"]]
@@ -223,6 +229,20 @@ def main(argv=None) -> int:
         + f"\n\nFigure: `{run.name}_curves.png`. The paper's heart set (4328 records) is not "
         "available; UCI Heart Disease (920 rows, rows with a missing feature dropped) stands in.",
         f"Figures: `{run.name}.png`, `{run.name}_curves.png`; per-run data: `{run.name}.csv`."])
+    e1 = next((x for x in stats if x["epsilon"] == 1.0), stats[0])
+    C.write_json(run, [
+        C.item("ECDF", "Fig. 5 (ROC curve error, Bank)",
+               f"Bank-full n = {y.size}, N = {n_points}, {len(stats)} epsilons, {runs} runs",
+               "decreasing in epsilon; l1 ~ l2 (figure, no numbers)",
+               f"area l2 {C.pm(*e1['l1dist_l2'])} at epsilon {C.fmt(e1['epsilon'])}",
+               f"{cl[0][1]}; {cl[1][1]}", "`ecdf_roc.md`, Claims",
+               C.verdict(cl[0][2] == "yes" and cl[1][2] == "yes", "yes", "partly")),
+        C.item("ECDF", "Figs. 1, 8, 9 (example ROC curves, FSS servers)",
+               "; ".join(f"{ex['name']} n = {ex['n']}, epsilon {ex['epsilon']}"
+                         for ex in examples) + "; Heart: UCI Heart Disease in place of the "
+               "paper's 4,328-record set (not available)", "curves (figures)",
+               "; ".join(f"area l2 {C.fmt(r[5])}" for r in ex_rows),
+               cl[2][1], "`ecdf_roc.md`, Example curves", cl[2][2])], {"stats": stats})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0
 

@@ -74,6 +74,7 @@ __all__ = [
     "geometric",
     "geometric_exp",
     "discrete_laplace",
+    "discrete_laplace_many",
     "discrete_laplace_pmf",
     "discrete_gaussian",
     "discrete_gaussian_pmf",
@@ -497,6 +498,59 @@ def discrete_laplace(scale, shape=(), rng=None) -> np.ndarray:
         out[todo[ok]] = z[ok]
         todo = todo[~ok]
     return out.reshape(shape)
+
+
+def discrete_laplace_many(numerators, denominators, rng=None) -> np.ndarray:
+    """Exact discrete Laplace, one draw per scale t_i / s_i (many distinct scales, one batch).
+
+    ``numerators`` t_i and ``denominators`` s_i: positive integer arrays of
+    one shape, t_i < 2^56 and s_i < 2^62 (the bounds of
+    :func:`discrete_laplace`). Draw i has P(z) = (1-a_i)/(1+a_i) a_i^|z| with
+    a_i = exp(-s_i / t_i): the law :func:`discrete_laplace` gives for the
+    scale Fraction(t_i, s_i), by the same algorithm (CKS20 Algorithm 2),
+    vectorized over the scales instead of one call per scale. Cost: expected
+    < 2 rounds of the batch, about 4 CSPRNG words per draw.
+    """
+    t = np.asarray(numerators)
+    s = np.asarray(denominators)
+    if t.dtype.kind not in "iu" or s.dtype.kind not in "iu":
+        raise TypeError("numerators and denominators must be integer arrays")
+    if t.shape != s.shape:
+        raise ValueError(f"numerators {t.shape} and denominators {s.shape} differ in shape")
+    if t.size and (t.min() < 1 or s.min() < 1):
+        raise ValueError("numerators and denominators must be >= 1")
+    if t.size and (int(t.max()).bit_length() > MAX_NUMERATOR_BITS
+                   or int(s.max()).bit_length() > 62):
+        raise ValueError(f"numerators must be < 2^{MAX_NUMERATOR_BITS} and denominators "
+                         "< 2^62; round the scales up first")
+    rng = _rng(rng)
+    shape = t.shape
+    t = t.astype(np.int64).reshape(-1)
+    s = s.astype(np.int64).reshape(-1)
+    out = np.empty(t.size, dtype=np.int64)
+    todo = np.arange(t.size)
+    while todo.size:
+        y = _geom_many(t[todo], rng) // s[todo]
+        neg = rng.bits(todo.size).astype(bool)
+        ok = ~(neg & (y == 0))
+        out[todo[ok]] = np.where(neg, -y, y)[ok]
+        todo = todo[~ok]
+    return out.reshape(shape)
+
+
+def _geom_many(t: np.ndarray, rng: CSPRNG) -> np.ndarray:
+    """X_i with P(X_i = x) proportional to exp(-x / t_i): :func:`_geom_t` over an array of t."""
+    m = t.size
+    out = np.zeros(m, dtype=np.int64)
+    todo = np.flatnonzero(t > 1)                      # t = 1: the uniform part is 0
+    while todo.size:
+        tt = t[todo]
+        u = rng.integers(tt, (todo.size,))
+        uf = u.astype(np.float64) / tt.astype(np.float64)
+        acc = _bern_exp_core(uf, lambda i, u=u, tt=tt: Fraction(int(u[i]), int(tt[i])), rng)
+        out[todo[acc]] = u[acc]
+        todo = todo[~acc]
+    return out + t * _geom_e1(m, rng)
 
 
 def discrete_laplace_pmf(k, scale) -> np.ndarray:

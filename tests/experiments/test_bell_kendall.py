@@ -6,38 +6,28 @@ subsampling, 2PC all pairs) has finite positive errors, bell-ldp's measured
 bits per party equal ceil(log2 36), the garbled-circuit runs give exactly the
 plain engine's estimate on the same seed (bell_2pc documents the same
 circuit on the same coins) with measured bits and rounds, the PNG is a
-readable image, the Markdown has its tables. Skips when ../shared/data is absent.
+readable image, the Markdown has its tables. Skips when ../shared/data is absent
+(the run is the one of test_scripts.py: the ``quick`` fixture).
 """
 
-import csv
 import math
 import os
 
 import pytest
 
+from experiments import _common as C
+
 pytest.importorskip("matplotlib")
 pytest.importorskip("sklearn")
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DATA_FILE = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "diabetes",
-                                          "diabetic_data.csv"))
-
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    if not os.path.exists(DATA_FILE):
-        pytest.skip(f"shared data not available: {DATA_FILE} "
-                    "(clone with ../shared beside the repo)")
-    from experiments import bell_kendall
-
-    d = str(tmp_path_factory.mktemp("bell_kendall"))
-    assert bell_kendall.main(["--quick", "--out", d]) == 0
-    return d
+def out(quick):
+    return quick("bell_kendall")
 
 
 def _rows(out):
-    with open(os.path.join(out, "bell_kendall.csv"), newline="") as fh:
-        return list(csv.DictReader(fh))
+    return C.read_csv(os.path.join(out, "bell_kendall.csv"))
 
 
 def test_three_protocol_variants_with_finite_positive_errors(out):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from experiments import _common as C
-from experiments import run_all
+from experiments import _data, run_all
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -39,11 +39,25 @@ def test_fmt_and_markdown_table():
     assert t.splitlines() == ["| a | b |", "|---|---|", "| 1 | 0.5 |", "| x | - |"]
 
 
-def test_write_csv_union_of_columns(tmp_path):
-    path = C.write_csv(str(tmp_path / "t.csv"), [{"a": 1, "b": 0.25}, {"a": 2, "c": None}])
-    with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    assert rows == [{"a": "1", "b": "0.25", "c": ""}, {"a": "2", "b": "", "c": ""}]
+def test_write_csv_union_of_columns_and_provenance(tmp_path):
+    run = C.start("demo", "demo", ["--quick", "--out", str(tmp_path), "--seed", "7"])
+    path = C.write_csv(run, [{"a": 1, "b": 0.25}, {"a": 2, "c": None}])
+    assert C.read_csv(path) == [{"a": "1", "b": "0.25", "c": ""}, {"a": "2", "b": "", "c": ""}]
+    prov = C.read_provenance(path)
+    assert prov["seed"] == 7 and prov["mode"] == "quick"
+    assert prov["command"] == f"python -m experiments.demo --quick --out {tmp_path} --seed 7"
+    assert prov["commit"] == C.code_commit() and prov["commit"]
+    with open(path) as fh:                     # pandas-style readers: one '#' comment line
+        assert fh.readline().startswith("# provenance: {")
+        assert next(csv.reader(fh)) == ["a", "b", "c"]
+    C.write_markdown(run.path(".md"), "T", run, ["text"])
+    C.write_json(run, [C.item("P", "I", "r", "p", "o", "e", "ev")])
+    fig, ax = C.subplots()
+    ax.plot([0, 1], [0, 1], label="x")
+    C.legend_outside(ax)
+    C.save_png(run, fig)
+    for suffix in (".md", ".json", ".png"):
+        assert C.read_provenance(run.path(suffix)) == prov
 
 
 def test_progress_prints_deciles_when_not_a_terminal():
@@ -55,9 +69,20 @@ def test_progress_prints_deciles_when_not_a_terminal():
     assert 10 <= len(lines) <= 11 and lines[-1].split()[-4] == "20/20"
 
 
-def test_start_arguments(tmp_path):
+def test_start_arguments(tmp_path, monkeypatch):
     run = C.start("demo", "demo", ["--quick", "--out", str(tmp_path / "o"), "--runs", "4"])
     assert run.quick and os.path.isdir(run.out) and run.repeats(2, 50) == 4
+    # no --out: a scratch directory, never the committed results
+    monkeypatch.setenv("USTAT_EXPERIMENTS_OUT", str(tmp_path / "scratch"))
+    assert C.start("demo", "demo", ["--quick"]).out == str(tmp_path / "scratch")
+    monkeypatch.delenv("USTAT_EXPERIMENTS_OUT")
+    assert os.path.abspath(C.scratch_dir()) != os.path.abspath(C.RESULTS)
+    # --data DIR: the data directory, checked to exist
+    monkeypatch.setattr(_data, "DATA", _data.DATA)
+    C.start("demo", "demo", ["--quick", "--out", str(tmp_path), "--data", str(tmp_path)])
+    assert _data.DATA == str(tmp_path)
+    with pytest.raises(C.MissingData, match="data directory not found"):
+        C.start("demo", "demo", ["--out", str(tmp_path), "--data", str(tmp_path / "nope")])
     assert run.seed_for("a", 1) == f"{C.DEFAULT_SEED}:demo:a:1"
     assert run.path(".csv").endswith(os.path.join("o", "demo.csv"))
     with pytest.raises(SystemExit):
@@ -75,7 +100,7 @@ def test_split_is_a_partition():
 
 
 def test_missing_data_names_the_path(monkeypatch, tmp_path):
-    monkeypatch.setattr(C, "DATA", str(tmp_path))
+    monkeypatch.setattr(_data, "DATA", str(tmp_path))
     with pytest.raises(C.MissingData, match="bank-full.csv"):
         C.bank_full()
 
@@ -120,14 +145,30 @@ def test_run_all_lists_and_rejects(capsys):
         assert os.path.exists(os.path.join(REPO, "experiments", f"{name}.py"))
 
 
-def test_module_entry_point(tmp_path):
-    """``python -m experiments.<script> --quick`` works from the repository root."""
+def test_script_runs_as_a_file_from_any_directory(tmp_path):
+    """``python path/to/experiments/<script>.py --quick`` works outside the repository root."""
     pytest.importorskip("matplotlib")
     pytest.importorskip("clarabel")
-    proc = subprocess.run([sys.executable, "-m", "experiments.ecdf_inverse", "--quick", "--out",
-                           str(tmp_path), "--runs", "2"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "experiments", "ecdf_inverse.py"),
+                           "--quick", "--out", str(tmp_path / "o"), "--runs", "2"],
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "[ecdf_inverse] done" in proc.stderr
-    assert sorted(os.listdir(tmp_path)) == ["ecdf_inverse.csv", "ecdf_inverse.md",
-                                            "ecdf_inverse.png"]
+    assert sorted(os.listdir(tmp_path / "o")) == ["ecdf_inverse.csv", "ecdf_inverse.json",
+                                                  "ecdf_inverse.md", "ecdf_inverse.png"]
+
+
+def _snapshot(path):
+    return {f: (os.path.getsize(os.path.join(path, f)), os.path.getmtime(os.path.join(path, f)))
+            for f in sorted(os.listdir(path))} if os.path.isdir(path) else {}
+
+
+def test_run_all_quick_leaves_the_committed_results_alone(tmp_path, monkeypatch):
+    """``run_all --quick`` without --out writes to the scratch directory only."""
+    pytest.importorskip("matplotlib")
+    before = _snapshot(C.RESULTS)
+    monkeypatch.setenv("USTAT_EXPERIMENTS_OUT", str(tmp_path / "scratch"))
+    assert run_all.main(["--quick", "--only", "ecdf_inverse,authors_code"]) == 0
+    assert _snapshot(C.RESULTS) == before
+    got = sorted(os.listdir(tmp_path / "scratch"))
+    assert "ecdf_inverse.json" in got and "summary.md" in got

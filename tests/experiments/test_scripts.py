@@ -1,19 +1,22 @@
 """Every experiment script in --quick mode, in a temporary directory: outputs exist and are sane.
 
-Each script runs in this process through its ``main(argv)``; the scripts
-that read ../shared/data skip with the reason when it is absent. Checks:
-the CSV has rows and finite numbers where they must be, every PNG is a
-readable image of reasonable size, the Markdown has its tables, and a few
-script-specific facts (exact traffic formulas, the FSS release equal to
-counts + noise, error ratios positive).
+Each script runs once per test process (the ``quick`` fixture of conftest.py);
+the scripts that read ../shared/data skip with the reason when it is absent.
+Checks: the CSV has rows and finite numbers where they must be, every PNG is
+a readable image of reasonable size, the Markdown has its tables, the JSON
+its README rows; every file records its provenance (commit, command, seed);
+the quick run has the structure of the committed results (CSV columns,
+Markdown sections, README items); and script-specific facts (exact traffic
+formulas, the FSS release equal to counts + noise, the noise laws).
 """
 
-import csv
+import json
 import math
 import os
 
 import pytest
 
+from experiments import _common as C
 from experiments.run_all import SCRIPTS
 
 pytest.importorskip("matplotlib")
@@ -22,33 +25,15 @@ pytest.importorskip("scipy")
 pytest.importorskip("clarabel")
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
-NEEDS = {
-    "ecdf_roc": [("bank", "bank-full.csv"), ("diabetes", "diabetic_data.csv"),
-                 ("heart-disease", "processed.va.data")],
-    "ecdf_hosmer_lemeshow": [("bank", "bank-full.csv"), ("diabetes", "diabetic_data.csv")],
-    "fedauc_eps": [("bank", "bank-full.csv")],
-    "bell_auc_rr": [("diabetes", "diabetic_data.csv")],
-    "bell_kendall": [("diabetes", "diabetic_data.csv")],
-    "sinh_ramon_kendall": [("bank", "bank.csv")],
-    "sinh_ramon_duplicates": [("bank", "bank.csv")],
-    "sinh_ramon_heart": [("heart-disease", f) for f in (
-        "processed.cleveland.data", "processed.hungarian.data", "processed.switzerland.data",
-        "processed.va.data")],
-}
-PNGS = {"ecdf_roc": ["ecdf_roc.png", "ecdf_roc_curves.png"]}
+COMMITTED = os.path.join(REPO, "experiments", "results")
+PNGS = {"ecdf_roc": ["ecdf_roc.png", "ecdf_roc_curves.png"],
+        "fedauc_allocation": ["fedauc_allocation.png", "fedauc_allocation_methods.png"]}
+#: Columns that only some installations produce (the cvxopt tolerance sweep is optional).
+OPTIONAL_COLUMNS = {"ecdf_smoothing": ("ratio_", "status_")}
 
 
-def _need_data(name):
-    for parts in NEEDS.get(name, []):
-        path = os.path.join(DATA, *parts)
-        if not os.path.exists(path):
-            pytest.skip(f"shared data not available: {path} (clone with ../shared beside the repo)")
-
-
-def _rows(path):
-    with open(path, newline="") as fh:
-        return list(csv.DictReader(fh))
+def _rows(out, name):
+    return C.read_csv(os.path.join(out, f"{name}.csv"))
 
 
 def _num(v):
@@ -56,7 +41,7 @@ def _num(v):
 
 
 def check_smoothing(out):
-    rows = _rows(os.path.join(out, "ecdf_smoothing.csv"))
+    rows = [r for r in _rows(out, "ecdf_smoothing") if r["figure"] != "sweep"]
     for r in rows:
         for m in ("isotonic", "l1", "l2"):
             v = _num(r[f"ratio_{m}"])
@@ -69,26 +54,25 @@ def check_inverse(out):
     with open(os.path.join(out, "ecdf_inverse.md")) as fh:
         md = fh.read()
     assert "| FSS release == exact counts + node noise (all N points) | yes |" in md
-    rows = _rows(os.path.join(out, "ecdf_inverse.csv"))
+    rows = _rows(out, "ecdf_inverse")
     assert all(_num(r["mse_ecdf"]) > 0 and _num(r["mse_inverse"]) >= 0 for r in rows)
 
 
 def check_roc(out):
-    rows = _rows(os.path.join(out, "ecdf_roc.csv"))
-    for r in rows:
+    for r in _rows(out, "ecdf_roc"):
         assert 0.5 < _num(r["auc_true"]) < 1
         for m in ("isotonic", "l1", "l2"):
             assert 0 <= _num(r[f"l1dist_{m}"]) <= 1
 
 
 def check_hosmer_lemeshow(out):
-    rows = _rows(os.path.join(out, "ecdf_hosmer_lemeshow.csv"))
+    rows = _rows(out, "ecdf_hosmer_lemeshow")
     assert {r["set"] for r in rows} == {"bank", "diabetes"}
     assert all(_num(r["rel_err2"]) >= 0 and _num(r["H_true"]) > 0 for r in rows)
 
 
 def check_runtime(out):
-    rows = _rows(os.path.join(out, "ecdf_runtime.csv"))
+    rows = _rows(out, "ecdf_runtime")
     traffic = [r for r in rows if r["panel"] == "traffic"]
     assert {r["backend"] for r in traffic} == {"fss", "pointwise"}
     assert all(int(r["total_bits"]) == int(r["formula_bits"]) for r in traffic)
@@ -98,16 +82,51 @@ def check_runtime(out):
     assert all(_num(r["server_eval_one_query_seconds"]) > 0 for r in fss)
 
 
-def check_fedauc(out):
-    rows = _rows(os.path.join(out, "fedauc_eps.csv"))
-    assert {r["protocol"] for r in rows} == {"fedauc-rr", "fedauc-lap", "umpc", "bell-auc"}
-    assert all(int(r["online_bits"]) > 0 and int(r["rounds"]) >= 1 for r in rows)
-    finite = [r for r in rows if math.isfinite(_num(r["estimate"]))]
-    assert len(finite) >= 0.9 * len(rows)
+def check_fedauc_rr(out):
+    rows = _rows(out, "fedauc_rr")
+    assert {r["set"] for r in rows} == {"main", "tenth"}
+    for r in rows:
+        assert 0 <= _num(r["auc_noisy"]) <= 1
+        if r["epsilon"] == "inf":                       # no flips: no noise, no debiasing
+            assert _num(r["auc"]) == pytest.approx(_num(r["auc_noisy"]), abs=1e-12)
+    with open(os.path.join(out, "fedauc_rr.json")) as fh:
+        stats = json.load(fh)["numbers"]["stats"]
+    assert stats["main:inf"]["std"] == 0.0
+
+
+def check_fedauc_clients(out):
+    rows = _rows(out, "fedauc_clients")
+    assert {r["table"] for r in rows} == {"T7", "T2"}
+    assert {r["method"] for r in rows if r["table"] == "T7"} == {
+        "rr", "global", "local-iid", "local-noniid", "adaptive-iid", "adaptive-noniid"}
+    M = max(int(r["K"]) for r in rows)
+    for r in rows:
+        assert _num(r["formula_std"]) > 0 and 2 <= int(r["K"]) <= M
+        if r["spc"] == "1.0":
+            assert int(r["K"]) == M                      # one record per client
+
+
+def check_fedauc_allocation(out):
+    rows = _rows(out, "fedauc_allocation")
+    assert {r["method"] for r in rows} == {"naive", "orthogonal", "adaptive"}
+    assert all(math.isfinite(_num(r["auc"])) and _num(r["formula_std"]) > 0 for r in rows)
+    with open(os.path.join(out, "fedauc_allocation.json")) as fh:
+        hist = json.load(fh)["numbers"]["beta_hist"]
+    assert set(hist) == {"iid", "noniid"} and all(len(h) == 65 and sum(h) > 0
+                                                  for h in hist.values())
+
+
+def check_fedauc_scores(out):
+    rows = _rows(out, "fedauc_scores")
+    t8 = [r for r in rows if r["table"] == "T8"]
+    assert t8 and all(0 <= _num(r["precision"]) <= 1 for r in t8)
+    rec = [_num(r["recall"]) for r in t8]
+    assert rec == sorted(rec)
+    assert all(0 <= _num(r["auc"]) <= 1 for r in rows if r["table"] == "T9")
 
 
 def check_bell(out):
-    rows = _rows(os.path.join(out, "bell_auc_rr.csv"))
+    rows = _rows(out, "bell_auc_rr")
     assert {r["protocol"] for r in rows} == {"bell-auc", "bell-ldp"}
     n = None
     with open(os.path.join(out, "bell_auc_rr.md")) as fh:
@@ -120,7 +139,7 @@ def check_bell(out):
 
 def check_bell_kendall(out):
     # more checks of the script in test_bell_kendall.py
-    rows = _rows(os.path.join(out, "bell_kendall.csv"))
+    rows = _rows(out, "bell_kendall")
     runs = [r for r in rows if r["panel"] in ("A", "B")]
     variants = {r["variant"] for r in runs}
     assert "rr" in variants and "2pc-all" in variants and "2pc-P1" in variants
@@ -135,6 +154,7 @@ def check_bell_kendall(out):
 
 
 SR_BASELINES = {"bell-ldp", "ghazi", "ghazi-sm"}
+SR_UMPC = {"umpc", "umpc-law", "umpc-002"}
 
 
 def _sr_common(rows, kernel_dims, protocols):
@@ -156,11 +176,17 @@ def _sr_common(rows, kernel_dims, protocols):
                 == int(r["max_party_bits"])
         else:
             d = kernel_dims(r)
-            n = int(r["edges"]) // 2                     # |E| = 2n
             l = int(r["ring_bits"])
             assert int(r["sharing_bits"]) == int(r["edges"]) * 2 * d * l   # |E| k (k-1) d l
-            assert int(r["aggregation_bits"]) == n * l                    # one l-bit word each
+            n = int(r["aggregation_bits"]) // l                           # one word per party
+            assert int(r["edges"]) == (2 * n if r["protocol"] != "umpc-002"
+                                       else int(0.02 * math.comb(n, 2)))
             assert r["threat_model"] == "hf"
+            # the paper's law: one discrete Laplace; ours under M_HF: a collusion margin
+            if r["protocol"] in ("umpc", "umpc-default"):
+                assert _num(r["variance_factor"]) > 1
+            else:
+                assert _num(r["variance_factor"]) == 1.0
             assert _num(r["dp_error"]) == pytest.approx(
                 _num(r["estimate"]) - _num(r["incomplete"]), abs=1e-12)
 
@@ -175,12 +201,12 @@ def _mse(rows, protocol, column="total_error", **where):
 
 
 def check_sr_gini(out):
-    rows = _rows(os.path.join(out, "sinh_ramon_gini.csv"))
-    _sr_common(rows, lambda r: 1, SR_BASELINES | {"umpc", "umpc-default"})
+    rows = _rows(out, "sinh_ramon_gini")
+    _sr_common(rows, lambda r: 1, SR_BASELINES | SR_UMPC | {"umpc-default"})
     for r in rows:
         if r["protocol"] == "bell-ldp":
             assert _num(r["mean_party_bits"]) == 8          # ceil(log2 256): the cell index
-        if r["protocol"] == "umpc":
+        if r["protocol"] in SR_UMPC:
             assert int(r["ring_bits"]) == 40 and int(r["frac_bits"]) == 14   # the paper's l, c
         if r["protocol"] == "umpc-default":
             assert int(r["ring_bits"]) > 40                # gini gets a wider ring by default
@@ -189,14 +215,14 @@ def check_sr_gini(out):
         assert dp < min(_mse(rows, p, n=n) for p in ("bell-ldp", "ghazi"))
     with open(os.path.join(out, "sinh_ramon_gini.md")) as fh:
         md = fh.read()
-    assert "| 1000 | U-MPC | 3 |" in md and "3.96e-06" in md
+    assert "## Sampler time" in md and "1.45e-04" in md         # the paper at n = 100
 
 
 def check_sr_kendall(out):
-    rows = _rows(os.path.join(out, "sinh_ramon_kendall.csv"))
-    _sr_common(rows, lambda r: 2, SR_BASELINES | {"umpc"})
-    assert all(r["bins"] == "" for r in rows if r["protocol"] == "umpc")
-    ts = {int(r["bins"]) for r in rows if r["protocol"] != "umpc"}
+    rows = _rows(out, "sinh_ramon_kendall")
+    _sr_common(rows, lambda r: 2, SR_BASELINES | SR_UMPC)
+    assert all(r["bins"] == "" for r in rows if r["protocol"] in SR_UMPC)
+    ts = {int(r["bins"]) for r in rows if r["protocol"] not in SR_UMPC}
     for r in rows:
         if r["protocol"] == "bell-ldp":
             t = int(r["bins"])
@@ -211,18 +237,24 @@ def check_sr_kendall(out):
 
 
 def check_sr_duplicates(out):
-    rows = _rows(os.path.join(out, "sinh_ramon_duplicates.csv"))
+    rows = _rows(out, "sinh_ramon_duplicates")
     assert {r["sampler"] for r in rows} == {"balanced", "uniform", "bernoulli"}
+    n, m = 300, int(0.5 * math.comb(300, 2))
     for r in rows:
-        assert _num(r["dp_error"]) == pytest.approx(_num(r["estimate"]) - _num(r["incomplete"]),
-                                                    abs=1e-12)
+        for law in ("default", "paper"):
+            assert _num(r[f"{law}_dp_error"]) == pytest.approx(
+                _num(r[f"{law}_estimate"]) - _num(r["incomplete"]), abs=1e-12)
+        assert _num(r["paper_variance_factor"]) == 1.0          # one discrete Laplace
+        assert 1.5 < _num(r["default_variance_factor"]) <= 2.0  # half the parties may collude
+        if r["sampler"] != "bernoulli":
+            assert int(r["edges"]) == m
         if r["sampler"] == "balanced":
-            assert int(r["max_degree"]) == math.ceil(2 * int(r["m"]) / 600)
+            assert int(r["max_degree"]) == math.ceil(2 * m / n)
 
 
 def check_sr_heart(out):
-    rows = _rows(os.path.join(out, "sinh_ramon_heart.csv"))
-    _sr_common(rows, lambda r: 2 if r["kernel"] == "kendall" else 1, SR_BASELINES | {"umpc"})
+    rows = _rows(out, "sinh_ramon_heart")
+    _sr_common(rows, lambda r: 2 if r["kernel"] == "kendall" else 1, SR_BASELINES | SR_UMPC)
     assert {r["kernel"] for r in rows} == {"kendall", "duplicate"}
     for r in rows:
         if r["protocol"] == "bell-ldp" and r["kernel"] == "duplicate":
@@ -237,31 +269,54 @@ def check_sr_heart(out):
             rows, "ghazi", kernel="duplicate", n=n)
 
 
+def check_authors(out):
+    rows = _rows(out, "authors_code")
+    assert {r["group"] for r in rows} >= {"table2", "kendall-umpc", "heart-bell"}
+    assert all(_num(r["sq_err"]) >= 0 for r in rows if r["sq_err"] != "")
+
+
 CHECKS = {"ecdf_smoothing": check_smoothing, "ecdf_inverse": check_inverse, "ecdf_roc": check_roc,
           "ecdf_hosmer_lemeshow": check_hosmer_lemeshow, "ecdf_runtime": check_runtime,
-          "fedauc_eps": check_fedauc, "bell_auc_rr": check_bell, "bell_kendall": check_bell_kendall,
+          "fedauc_rr": check_fedauc_rr, "fedauc_clients": check_fedauc_clients,
+          "fedauc_allocation": check_fedauc_allocation, "fedauc_scores": check_fedauc_scores,
+          "bell_auc_rr": check_bell, "bell_kendall": check_bell_kendall,
           "sinh_ramon_gini": check_sr_gini, "sinh_ramon_kendall": check_sr_kendall,
-          "sinh_ramon_duplicates": check_sr_duplicates, "sinh_ramon_heart": check_sr_heart}
+          "sinh_ramon_duplicates": check_sr_duplicates, "sinh_ramon_heart": check_sr_heart,
+          "authors_code": check_authors}
 
 
 def test_every_script_has_a_check():
     assert set(CHECKS) == set(SCRIPTS)
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
-def test_quick_mode(name, tmp_path):
-    """The script's --quick run: CSV, PNG(s) and Markdown exist and are sane."""
-    import importlib
+def _sections(md_path):
+    """The Markdown's section headings, without their parenthesized (size-dependent) parts."""
+    import re
 
+    with open(md_path) as fh:
+        return {re.sub(r"\s*\(.*?\)", "", line.strip()) for line in fh if line.startswith("## ")}
+
+
+def _structure(out, name):
+    """(CSV columns, Markdown sections, README items) of a script's results in ``out``."""
+    rows = _rows(out, name)
+    cols = set().union(*(r.keys() for r in rows))
+    opt = OPTIONAL_COLUMNS.get(name, ())
+    cols = {c for c in cols if not c.startswith(opt)} if opt else cols
+    with open(os.path.join(out, f"{name}.json")) as fh:
+        items = [it["item"] for it in json.load(fh)["items"]]
+    return cols, _sections(os.path.join(out, f"{name}.md")), items
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_quick_mode(name, quick):
+    """The script's --quick run: outputs exist, are sane, carry provenance, match the committed."""
     import matplotlib.image as mpimg
 
-    _need_data(name)
-    out = str(tmp_path)
-    mod = importlib.import_module(f"experiments.{name}")
-    assert mod.main(["--quick", "--out", out]) == 0
-    rows = _rows(os.path.join(out, f"{name}.csv"))
+    out = quick(name)
+    rows = _rows(out, name)
     assert len(rows) >= 4
-    for png in PNGS.get(name, [f"{name}.png"]):
+    for png in PNGS.get(name, [f"{name}.png"] if name != "authors_code" else []):
         path = os.path.join(out, png)
         assert os.path.getsize(path) > 20_000, f"{png} is suspiciously small"
         img = mpimg.imread(path)
@@ -269,4 +324,18 @@ def test_quick_mode(name, tmp_path):
     with open(os.path.join(out, f"{name}.md")) as fh:
         md = fh.read()
     assert md.startswith("# ") and "--quick" in md and "|---|" in md
+    with open(os.path.join(out, f"{name}.json")) as fh:
+        doc = json.load(fh)
+    for it in doc["items"]:
+        assert all(str(it[k]).strip() for k in ("item", "ran", "paper_value", "ours",
+                                                "explanation", "evidence")), it
+    # provenance in every file the run wrote
+    for f in os.listdir(out):
+        prov = C.read_provenance(os.path.join(out, f))
+        assert prov["commit"] and prov["seed"] == C.DEFAULT_SEED, f
+        assert prov["command"].startswith(f"python -m experiments.{name}") and "--quick" in \
+            prov["command"], f
+    # the committed results have the same structure (their numbers: test_regenerate.py)
+    if os.path.exists(os.path.join(COMMITTED, f"{name}.json")):
+        assert _structure(out, name) == _structure(COMMITTED, name)
     CHECKS[name](out)

@@ -17,33 +17,43 @@ by both variants, Algorithms 2 and 4):
    added (Lap).
 4. The server sums them: AUC = (globalSum - P(P-1)/2) / (P N), eq. (1).
 
+Steps 3-4 on the ranks are :func:`rr_release` and :func:`lap_release`
+(:mod:`.fedauc_release`): the same code, callable without the network for
+Monte Carlo studies of the release (the experiments), with the ranks the
+server computes (:func:`ranks_of`).
+
 FedAUC_RR (Algorithms 1-3): each label is flipped with probability
 1/(1+e^eps) (exact binary randomized response), and the server debiases the
-noisy AUC (Menon et al.): P' = (P(1-rho) - N rho)/(1 - 2 rho), pi' = P'/M,
-alpha = (1-pi') rho / (pi'(1-rho) + (1-pi') rho),
-beta = pi' rho / (pi' rho + (1-pi')(1-rho)),
-AUC = (AUC_noisy - (alpha+beta)/2) / (1 - alpha - beta). epsilon-label-DP.
+noisy AUC (Menon et al., Algorithm 3). epsilon-label-DP.
 
-FedAUC_Lap (Algorithm 4 with the adaptive allocation of Section 5.3): with
-u' = mean(r) 1 and v' = r - u' (the ranks of client k split into the part
-parallel to the all-ones vector and the orthogonal part), the client
-releases localP' = localP + s1 (sensitivity 1, budget beta eps) and
-localSum' = mean(r) localP' + <v', y> + s2 (sensitivity |v'|_inf, budget
-(1-beta) eps), with beta minimizing the variance of localSum':
-beta = a^(2/3) / (a^(2/3) + b^(2/3)) (Laplace), a / (a + b) (Gaussian),
-a = mean(r), b = |v'|_inf; a one-record client gets beta = 1 (its localSum
-is r localP). ``allocation="fixed"`` is Section 5.2 (eps_sum = alpha eps
-with sensitivity max r, eps_P = (1 - alpha) eps).
+FedAUC_Lap (Algorithm 4): ``allocation`` is
+
+* ``"adaptive"`` (Section 5.3, default): the ranks of client k split into
+  u' = mean(r) 1 and v' = r - u'; localP' = localP + s1 (sensitivity 1,
+  budget beta eps), localSum' = mean(r) localP' + <v', y> + s2 (sensitivity
+  |v'|_inf, budget (1-beta) eps), beta minimizing Var(localSum'):
+  a^(2/3) / (a^(2/3) + b^(2/3)) (Laplace), a / (a + b) (Gaussian), a = mean(r),
+  b = |v'|_inf, rounded down to 1/64; a one-record client gets beta = 1;
+* ``"orthogonal"``: the same decomposition with one ``beta`` for every client
+  (the paper's "Orthogonal" of Figs. 1c and 6);
+* ``"fixed"``: Section 5.2, the paper's LocalLaplace ("Naive" in Fig. 1c):
+  eps_localSum = alpha eps with sensitivity max_i r_i of the client,
+  eps_localP = (1 - alpha) eps;
+* ``"global"``: the paper's GlobalLaplace (Section 6.2.2): as ``"fixed"`` but
+  every client uses the sensitivity M - 1.
+
+``exact_counts=True`` (``"fixed"`` and ``"global"`` only) is the analysis
+setting of the paper's Table 2 and eqs. (8)-(9): localP is released exactly
+and the whole epsilon goes to localSum. The positive count is then NOT
+private (the result says so); it exists to reproduce that table.
 Noise is exact discrete Laplace (or discrete Gaussian, zCDP converted to
-(eps, delta)) on the grid 2^-grid_bits, never floating-point Laplace:
-s = 2^-g DLap(scale Delta 2^g / eps). v' is rounded to that grid (the
-released localSum is off by at most |Y_k| 2^-(g+1) from the exact one, a
-bias below 10^-4 of one rank at g = 14). The per-client beta is rounded
-down to a multiple of 1/64 so that clients share few distinct noise scales
-(one sampler call per distinct scale).
+(eps, delta)) on the grid 2^-grid_bits (rank units); v' is rounded to that
+grid.
 
 Cost: per record l bits up (score) and l bits down (rank); 3 l bits per
-client up; 3 rounds. Threat model: semi-honest server; it learns every
+client up; 3 rounds. The ring width l is 40 bits, or wider when the rank sums
+of M records need it (:func:`ring_bits`: 49 bits at M = 10^5). Threat model:
+semi-honest server; it learns every
 score and rank in the clear; labels are protected by local label-DP.
 """
 
@@ -51,15 +61,20 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 
 import numpy as np
 
-from noise.accounting import check_delta, discrete_laplace_scale
-from noise.samplers import discrete_gaussian, discrete_laplace, round_scale_up
+from noise.accounting import check_delta
 
 from . import _common as C
+from .fedauc_release import (ALLOCATIONS, BETA_STEPS, adaptive_betas, auc_from_sums,  # noqa: F401
+                             debias, delta_method_variance, lap_release, lap_statistics,
+                             rr_release, rr_statistics)
 from .result import build_result
+
+__all__ = ["run_fedauc_rr", "run_fedauc_lap", "ranks_of", "midranks", "assign_clients",
+           "ring_bits", "rr_statistics", "rr_release", "lap_statistics", "lap_release", "adaptive_betas", "debias", "auc_from_sums",
+           "ALLOCATIONS", "TRUST_RR", "TRUST_LAP"]
 
 TRUST_RR = ("label DP in the local model: each client flips its labels by randomized response "
             "before any statistic leaves it; the scores are NOT protected: the server sees every "
@@ -67,7 +82,9 @@ TRUST_RR = ("label DP in the local model: each client flips its labels by random
 TRUST_LAP = ("label DP in the local model: each client adds exact discrete Laplace (or Gaussian) "
              "noise to its label statistics; the scores are NOT protected: the server sees every "
              "score and rank in the clear (the paper's threat model)")
-BETA_STEPS = 64
+TRUST_EXACT = ("NOT label-DP as a whole: localP is released exactly (the paper's Table 2 analysis "
+               "setting, 'accurate P and N'); only localSum carries noise; scores are seen by the "
+               "server in the clear")
 
 
 def midranks(values: np.ndarray) -> np.ndarray:
@@ -75,6 +92,17 @@ def midranks(values: np.ndarray) -> np.ndarray:
     uniq, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return (start + (counts - 1) / 2.0)[inverse]
+
+
+def ranks_of(scores, frac_bits: int = 14) -> np.ndarray:
+    """The mid-ranks the server computes in step 2: of the scores at ``frac_bits`` fixed point.
+
+    Scores travel as l-bit fixed point with ``frac_bits`` fractional bits, so
+    scores closer than 2^-frac_bits may tie; these are the ranks every client
+    holds after round 2 (the tests check it against the protocol).
+    """
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    return midranks(np.round(s * 2.0 ** frac_bits))
 
 
 def assign_clients(scores: np.ndarray, clients, partition: str, coins) -> np.ndarray:
@@ -89,40 +117,12 @@ def assign_clients(scores: np.ndarray, clients, partition: str, coins) -> np.nda
         order = np.argsort(scores, kind="stable")
     else:
         raise ValueError(f"partition must be 'iid' or 'noniid', got {partition!r}")
+    q, r = divmod(M, K)                 # K blocks of the public order, as np.array_split
+    sizes = np.full(K, q, dtype=np.int64)
+    sizes[:r] += 1
     owner = np.empty(M, dtype=np.int64)
-    for k, part in enumerate(np.array_split(order, K)):     # K blocks of the public order
-        owner[part] = k
+    owner[order] = np.repeat(np.arange(K), sizes)
     return owner
-
-
-def auc_from_sums(global_sum: float, P: float, M: int) -> float:
-    """Eq. (1): (globalSum - P(P-1)/2) / (P N), N = M - P."""
-    N = M - P
-    return (global_sum - P * (P - 1) / 2) / (P * N)
-
-
-def debias(auc_noisy: float, P_bar: float, N_bar: float, epsilon: float) -> tuple[float, dict]:
-    """Algorithm 3: the clean AUC from the noisy one (Menon et al. 2015)."""
-    rho = 1.0 / (1.0 + math.exp(epsilon)) if math.isfinite(epsilon) else 0.0
-    P_est = (P_bar * (1 - rho) - N_bar * rho) / (1 - 2 * rho)
-    M = P_bar + N_bar
-    pi = P_est / M
-    a = (1 - pi) * rho / (pi * (1 - rho) + (1 - pi) * rho)
-    b = pi * rho / (pi * rho + (1 - pi) * (1 - rho))
-    return (auc_noisy - (a + b) / 2) / (1 - a - b), {"rho": rho, "P_est": P_est, "pi": pi,
-                                                    "alpha": a, "beta": b}
-
-
-def delta_method_variance(f, mean, cov) -> float:
-    """Var f(S, P) ~ grad^T cov grad at the mean (central differences): the formula we test."""
-    mean = np.asarray(mean, dtype=np.float64)
-    grad = np.empty(2)
-    for k in range(2):
-        h = 1e-4 * (1.0 + abs(mean[k]))
-        e = np.zeros(2)
-        e[k] = h
-        grad[k] = (f(*(mean + e)) - f(*(mean - e))) / (2 * h)
-    return float(grad @ np.asarray(cov) @ grad)
 
 
 def _exchange(session, owner, X):
@@ -146,14 +146,35 @@ def _report(session, stats: np.ndarray):
     return fp.decode(got).sum(axis=0)
 
 
+def ring_bits(M: int, frac_bits: int, bits=None) -> int:
+    """The ring width l: ``bits`` if given (checked), else the smallest l >= 40 that carries
+    every statistic exactly (a localSum is at most M (M - 1) / 2 ranks, with ``frac_bits``
+    fractional bits and a sign, plus a margin of one bit for the noise)."""
+    need = (M * (M - 1) // 2 + 1).bit_length() + frac_bits + 2
+    if bits is None:
+        if need > 64:
+            raise ValueError(f"{M} records need a {need}-bit ring for their rank sums; at most "
+                             "64 bits: use fewer frac_bits")
+        return max(40, need)
+    l = C.check_int(bits, "bits", lo=2)
+    if l < need:
+        raise ValueError(f"bits={l} is too small for {M} records: their rank sums need a "
+                         f"{need}-bit ring (frac_bits={frac_bits}); leave bits=None to choose it")
+    return l
+
+
 def _setup(records, kernel, protocol, epsilon, clients, partition, seed, session, bits, frac_bits):
     kern = C.check_auc_kernel(kernel, protocol)
     eps = C.check_epsilon(epsilon)
     X = C.validate_records(records, kern)
     M = X.shape[0]
+    if session is None:
+        bits = ring_bits(M, frac_bits, bits)
     K = M if clients is None else C.check_int(clients, "clients")
     if K > M:
         raise ValueError(f"clients must be <= the number of records ({M}), got {K}")
+    if partition not in ("iid", "noniid"):
+        raise ValueError(f"partition must be 'iid' or 'noniid', got {partition!r}")
     session, run_rng = C.open_session(K, session, seed, label=f"{protocol}-run", bits=bits,
                                       frac_bits=frac_bits)
     owner = assign_clients(X[:, 0], clients, partition, run_rng.derive("partition"))
@@ -165,176 +186,68 @@ def _evaluation(kern, X, fp):
     return C.evaluation(kern, X, Xq)
 
 
+def _params(K, clients, partition, **more):
+    return {"clients": K, "partition": partition if clients is not None else "one record each",
+            **more}
+
+
 def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition: str = "iid",
-                  seed=None, session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
+                  seed=None, session=None, evaluate=False, bits=None, frac_bits: int = 14):
     """FedAUC_RR (Algorithms 1-3): randomized labels, noisy AUC, debiasing."""
     t_start = time.perf_counter()
     kern, eps, X, owner, K, session, run_rng = _setup(records, kernel, "fedauc-rr", epsilon,
                                                       clients, partition, seed, session, bits,
                                                       frac_bits)
-    M = X.shape[0]
     y = X[:, 1].astype(np.int64)
-    y_flip = C.k_rr(y, 2, eps, run_rng.derive("label-randomizers"))        # Algorithm 1
     ranks = _exchange(session, owner, X)
-    stats = np.zeros((K, 3))
-    np.add.at(stats, owner, np.column_stack([ranks * y_flip, y_flip, 1 - y_flip]))
-    g_sum, P_bar, N_bar = _report(session, stats)
-    notes = []
-    if P_bar < 1 or N_bar < 1:
-        notes.append("all flipped labels fell in one class: the noisy AUC is undefined (nan)")
-        auc_noisy = math.nan
-    else:
-        auc_noisy = auc_from_sums(g_sum, P_bar, M)
-    auc, info = debias(auc_noisy, P_bar, N_bar, eps)
-    rho = info["rho"]
-    n_pos, n_neg = int(y.sum()), int(M - y.sum())
-    ey = rho + (1 - 2 * rho) * y
-    v = rho * (1 - rho)
-    cov = v * np.array([[np.sum(ranks ** 2), np.sum(ranks)], [np.sum(ranks), M]])
-    theory = {**info, "auc_noisy": auc_noisy,
-              "variance_paper_eq7": (math.exp(eps) / (1 + math.exp(eps)) ** 2
-                                     * M * (M - 1) * (2 * M - 1) / 6 / (n_pos * n_neg) ** 2
-                                     if math.isfinite(eps) else 0.0),
-              "variance_delta_method": delta_method_variance(
-                  lambda S, P: debias(auc_from_sums(S, P, M), P, M - P, eps)[0],
-                  [ranks @ ey, ey.sum()], cov) if math.isfinite(eps) else 0.0}
+    stats = rr_statistics(ranks, y, owner, K, eps, run_rng.derive("label-randomizers"))
+    out = rr_release(ranks, y, eps, sums=_report(session, stats))
+    notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
-    params = {"clients": K, "partition": partition if clients is not None else "one record each",
-              "flip_probability": rho}
-    return build_result(session, protocol="fedauc-rr", kern=kern, estimate=auc, u_hat=None,
-                        epsilon=eps, n=M, params=params, dp_model="label-local", trust=TRUST_RR,
-                        t_start=t_start, theory=theory, evaluation=ev, notes=notes)
-
-
-def _allocation(a: np.ndarray, b: np.ndarray, mechanism: str) -> np.ndarray:
-    """Section 5.3: the beta minimizing Var(localSum'), rounded down to 1/64 (1 when b = 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if mechanism == "laplace":
-            beta = a ** (2 / 3) / (a ** (2 / 3) + b ** (2 / 3))
-        else:
-            beta = a / (a + b)
-    beta = np.where(b == 0, 1.0, np.nan_to_num(beta, nan=1.0))
-    q = np.floor(beta * BETA_STEPS) / BETA_STEPS
-    q = np.where(b == 0, 1.0, np.clip(q, 1.0 / BETA_STEPS, 1 - 1.0 / BETA_STEPS))
-    return q
-
-
-def _noise(values_grid_sens: np.ndarray, budget: np.ndarray, mechanism: str, eps_total, delta,
-           rng) -> tuple[np.ndarray, np.ndarray]:
-    """Integer noise (grid units) per client and its variance: DLap(sens/eps_k) or N_Z for rho_k.
-
-    One sampler call per distinct noise scale.
-
-    ``budget`` is the fraction of the total budget each client's query gets.
-    Laplace: epsilon_k = budget eps. Gaussian: rho_k = budget rho(eps, delta).
-    """
-    out = np.zeros(values_grid_sens.size, dtype=np.int64)
-    var = np.zeros(values_grid_sens.size)
-    active = budget > 0
-    keys = np.stack([values_grid_sens, budget], axis=1)
-    uniq, inv = np.unique(keys[active], axis=0, return_inverse=True)
-    idx = np.flatnonzero(active)
-    if mechanism == "laplace":
-        for j, (sens, frac) in enumerate(uniq):          # one call per distinct noise scale
-            sel = idx[inv.ravel() == j]
-            scale = discrete_laplace_scale(float(sens), eps_total * float(frac))
-            out[sel] = discrete_laplace(scale, (sel.size,), rng)
-            a = math.exp(-1 / float(scale))
-            var[sel] = 2 * a / (1 - a) ** 2
-    else:
-        L = math.log(1 / delta)
-        rho = (math.sqrt(L + eps_total) - math.sqrt(L)) ** 2
-        for j, (sens, frac) in enumerate(uniq):
-            sel = idx[inv.ravel() == j]
-            sigma2 = round_scale_up(Fraction(float(sens) ** 2 / (2 * rho * float(frac))))
-            out[sel] = discrete_gaussian(sigma2, (sel.size,), rng)
-            var[sel] = float(sigma2)
-    return out, var
-
-
-def _client_statistics(owner, ranks, y, K, gamma, allocation, alpha, mechanism, eps, delta,
-                       rng):
-    """Each client's (localSum', localP') and the noise covariance of their sums (Section 5)."""
-    size = np.bincount(owner, minlength=K).astype(np.float64)
-    local_p = np.bincount(owner, weights=y, minlength=K)
-    local_sum = np.bincount(owner, weights=ranks * y, minlength=K)
-    finite = math.isfinite(eps)
-    zeros = (np.zeros(K, dtype=np.int64), np.zeros(K))
-    if allocation == "fixed":                                   # Section 5.2
-        r_max = np.zeros(K)
-        np.maximum.at(r_max, owner, ranks)
-        (s1, v1), (s2, v2) = zeros, zeros
-        if finite:
-            s1, v1 = _noise(np.full(K, 1.0 / gamma), np.full(K, 1 - alpha), mechanism, eps,
-                            delta, rng)
-            s2, v2 = _noise(np.maximum(r_max, 0.5) / gamma, np.full(K, alpha), mechanism, eps,
-                            delta, rng)
-        cov = gamma ** 2 * np.array([[np.sum(v2), 0.0], [0.0, np.sum(v1)]])
-        return local_sum + gamma * s2, local_p + gamma * s1, size, cov, {"alpha": alpha}
-    mean_r = np.bincount(owner, weights=ranks, minlength=K) / size   # Section 5.3
-    vq = np.rint((ranks - mean_r[owner]) / gamma)                      # v' on the grid (units)
-    bq = np.zeros(K)
-    np.maximum.at(bq, owner, np.abs(vq))
-    q2 = np.bincount(owner, weights=vq * y, minlength=K)               # <v', y> in grid units
-    beta = _allocation(mean_r, bq * gamma, mechanism)
-    (s1, v1), (s2, v2) = zeros, zeros
-    if finite:
-        s1, v1 = _noise(np.full(K, 1.0 / gamma), beta, mechanism, eps, delta, rng)
-        s2, v2 = _noise(np.where(bq > 0, bq, 1.0), np.where(bq > 0, 1 - beta, 0.0), mechanism,
-                        eps, delta, rng)
-    p_rel = local_p + gamma * s1
-    # privacy off: the exact statistics (no rounding of v' to the grid)
-    sum_rel = mean_r * p_rel + gamma * (q2 + s2) if finite else local_sum
-    cov = gamma ** 2 * np.array([[np.sum(mean_r ** 2 * v1 + v2), np.sum(mean_r * v1)],
-                                 [np.sum(mean_r * v1), np.sum(v1)]])
-    return sum_rel, p_rel, size, cov, {"beta_mean": float(beta.mean()),
-                                       "beta_min": float(beta.min())}
+    params = _params(K, clients, partition, flip_probability=out["rho"])
+    return build_result(session, protocol="fedauc-rr", kern=kern, estimate=out.pop("auc"),
+                        u_hat=None, epsilon=eps, n=X.shape[0], params=params,
+                        dp_model="label-local", trust=TRUST_RR, t_start=t_start, theory=out,
+                        evaluation=ev, notes=notes)
 
 
 def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "laplace",
                    delta: float = 1e-6, allocation: str = "adaptive", alpha: float = 0.5,
-                   grid_bits: int = 14, clients=None, partition: str = "iid", seed=None,
-                   session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
-    """FedAUC_Lap (Algorithm 4, Section 5.3): noisy label statistics, adaptive budget allocation."""
+                   beta: float = 0.5, exact_counts: bool = False, grid_bits: int = 14,
+                   clients=None, partition: str = "iid", seed=None, session=None,
+                   evaluate=False, bits=None, frac_bits: int = 14):
+    """FedAUC_Lap (Algorithm 4): noisy label statistics; the allocations of Sections 5.2-6.2.
+
+    ``allocation``: ``"adaptive"`` (default), ``"orthogonal"`` (shared ``beta``),
+    ``"fixed"`` (LocalLaplace, ``alpha``) or ``"global"`` (GlobalLaplace,
+    ``alpha``); ``exact_counts``: the paper's Table 2 setting (see the module
+    docstring).
+    """
     t_start = time.perf_counter()
     if mechanism not in ("laplace", "gaussian"):
         raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
-    if allocation not in ("adaptive", "fixed"):
-        raise ValueError(f"allocation must be 'adaptive' or 'fixed', got {allocation!r}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     g = C.check_int(grid_bits, "grid_bits", lo=1)
     kern, eps, X, owner, K, session, run_rng = _setup(records, kernel, "fedauc-lap", epsilon,
                                                       clients, partition, seed, session, bits,
                                                       frac_bits)
     if mechanism == "gaussian" and math.isfinite(eps):
         check_delta(delta)
-    M = X.shape[0]
     y = X[:, 1].astype(np.int64)
     ranks = _exchange(session, owner, X)
-    gamma = 2.0 ** -g
-    sum_rel, p_rel, size, cov, theory_alloc = _client_statistics(
-        owner, ranks, y, K, gamma, allocation, alpha, mechanism, eps, delta,
-        run_rng.derive("client-noise"))
-    g_sum, P_bar, N_bar = _report(session, np.column_stack([sum_rel, p_rel, size - p_rel]))
-    notes = []
-    if not 0 < P_bar < M:
-        notes.append("the noisy positive count fell outside (0, M): the AUC is undefined (nan)")
-        auc = math.nan
-    else:
-        auc = auc_from_sums(g_sum, P_bar, M)
-    n_pos, n_neg = int(y.sum()), int(M - y.sum())
-    theory = {**theory_alloc, "grid": gamma, "mechanism": mechanism,
-              "variance_delta_method": delta_method_variance(
-                  lambda S, P: auc_from_sums(S, P, M), [ranks @ y, float(n_pos)], cov),
-              "variance_paper_eq9_one_record": (K * (K - 1) * (2 * K - 1) / 3
-                                                / (n_pos * n_neg) ** 2 / eps ** 2
-                                                if math.isfinite(eps) else 0.0)}
+    kw = dict(allocation=allocation, alpha=alpha, beta=beta, mechanism=mechanism, delta=delta,
+              grid_bits=g, exact_counts=exact_counts)
+    stats, theory = lap_statistics(ranks, y, owner, K, eps, rng=run_rng.derive("client-noise"),
+                                   **kw)
+    out = lap_release(ranks, y, eps, sums=_report(session, stats), theory=theory)
+    notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
-    params = {"clients": K, "partition": partition if clients is not None else "one record each",
-              "mechanism": mechanism, "allocation": allocation, "grid_bits": g,
-              "delta": delta if mechanism == "gaussian" else 0.0}
-    return build_result(session, protocol="fedauc-lap", kern=kern, estimate=auc, u_hat=None,
-                        epsilon=eps, delta=params["delta"], n=M, params=params,
-                        dp_model="label-local", trust=TRUST_LAP, t_start=t_start, theory=theory,
-                        evaluation=ev, notes=notes)
+    params = _params(K, clients, partition, mechanism=mechanism, allocation=allocation,
+                     grid_bits=g, delta=delta if mechanism == "gaussian" else 0.0,
+                     exact_counts=bool(exact_counts),
+                     **({"alpha": alpha} if allocation in ("fixed", "global") else {}),
+                     **({"beta": beta} if allocation == "orthogonal" else {}))
+    return build_result(session, protocol="fedauc-lap", kern=kern, estimate=out.pop("auc"),
+                        u_hat=None, epsilon=eps, delta=params["delta"], n=X.shape[0],
+                        params=params, dp_model="label-local",
+                        trust=TRUST_EXACT if exact_counts else TRUST_LAP, t_start=t_start,
+                        theory=out, evaluation=ev, notes=notes)

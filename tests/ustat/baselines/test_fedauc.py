@@ -57,7 +57,10 @@ def _runs(proto, S, runs, eps, **kw):
     ("fedauc-rr", 1.0, 300, {}), ("fedauc-lap", 1.0, 300, {}),
     ("fedauc-lap", 4.0, 200, {"mechanism": "gaussian"}),
     ("fedauc-lap", 1.0, 200, {"clients": 12}),
-    ("fedauc-lap", 2.0, 200, {"allocation": "fixed", "clients": 12})])
+    ("fedauc-lap", 2.0, 200, {"allocation": "fixed", "clients": 12}),
+    ("fedauc-lap", 2.0, 200, {"allocation": "global", "clients": 12}),
+    ("fedauc-lap", 1.0, 200, {"allocation": "orthogonal", "beta": 0.3, "clients": 12}),
+    ("fedauc-lap", 1.0, 200, {"allocation": "fixed", "exact_counts": True})])
 def test_variance_matches_delta_method_and_small_bias(proto, eps, runs, kw):
     # sample variance within 5 relative SE (sqrt(2/runs)) of the delta-method variance, which
     # is accurate while the noise on the positive count is small against it (hence eps = 4
@@ -86,11 +89,11 @@ def test_paper_formulas_reported():
 
 def test_adaptive_allocation_formula():
     a, b = np.array([8.0, 1.0, 5.0]), np.array([1.0, 8.0, 0.0])
-    lap = FA._allocation(a, b, "laplace")
+    lap = FA.adaptive_betas(a, b, "laplace")
     assert lap[2] == 1.0
     exact = a[:2] ** (2 / 3) / (a[:2] ** (2 / 3) + b[:2] ** (2 / 3))
     assert np.all(lap[:2] <= exact) and np.all(exact - lap[:2] < 1 / 64)
-    gau = FA._allocation(a, b, "gaussian")
+    gau = FA.adaptive_betas(a, b, "gaussian")
     assert np.all(np.abs(gau[:2] - a[:2] / (a[:2] + b[:2])) < 1 / 64)
 
 
@@ -128,3 +131,74 @@ def test_bad_inputs():
         run_protocol("fedauc-rr", S, "auc", clients=5, partition="x")
     with pytest.raises(ValueError, match="delta must be in"):
         run_protocol("fedauc-lap", S, "auc", mechanism="gaussian", delta=0.0)
+
+
+@pytest.mark.parametrize("allocation, kw", [("orthogonal", {"beta": 0.3}), ("global", {}),
+                                            ("fixed", {"exact_counts": True})])
+def test_more_allocations_privacy_off_equal_sklearn(allocation, kw):
+    S = _with_ties(300)
+    r = run_protocol("fedauc-lap", S, "auc", epsilon=math.inf, seed=1, allocation=allocation,
+                     clients=7, partition="iid", **kw)
+    assert r.estimate == pytest.approx(roc_auc_score(S[:, 1], S[:, 0]), abs=1e-9)
+    assert r.params["allocation"] == allocation
+
+
+def test_exact_counts_variances_are_eqs_8_and_9():
+    # one record per client, P and N released exactly, the whole epsilon on localSum: the
+    # delta-method variance is the noise on the rank sum over (P N)^2, eq. (9) for
+    # LocalLaplace (sensitivities = the ranks) and eq. (8) for GlobalLaplace (M - 1 each)
+    S = scored_labels(400, seed=5)
+    S[:, 0] = np.arange(400) / 400                       # no ties: ranks 0 .. M-1
+    for allocation, key in (("fixed", "variance_paper_eq9_one_record"),
+                            ("global", "variance_paper_eq8_global")):
+        r = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2, allocation=allocation,
+                         exact_counts=True)
+        assert r.theory["variance_delta_method"] == pytest.approx(r.theory[key], rel=0.01)
+        assert "NOT label-DP" in r.trust and r.params["exact_counts"]
+
+
+def test_global_over_local_is_sqrt3_at_one_record():
+    # the paper's Table 2 claim, from its own formulas at our M: sqrt(2K(M-1)^2 / (K(K-1)(2K-1)/3))
+    S = scored_labels(2000, seed=6)
+    g = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=3, allocation="global",
+                     exact_counts=True).theory
+    assert math.sqrt(g["variance_paper_eq8_global"] / g["variance_paper_eq9_one_record"]) \
+        == pytest.approx(math.sqrt(3), rel=1e-3)
+
+
+def test_ranks_of_are_the_servers_ranks():
+    S = _with_ties(500)
+    S[:, 0] = S[:, 0] * 0.99 + np.arange(500) * 1e-6     # ties only after the 14-bit encoding
+    y = S[:, 1].astype(np.int64)
+    r = run_protocol("fedauc-rr", S, "auc", epsilon=math.inf, seed=1)
+    ranks = FA.ranks_of(S[:, 0])
+    assert r.estimate == pytest.approx(FA.auc_from_sums(ranks @ y, y.sum(), 500), abs=1e-12)
+    assert np.array_equal(ranks * 2, np.round(ranks * 2))   # mid-ranks: half-integers
+
+
+def test_release_on_ranks_draws_what_the_clients_send():
+    from ustat.baselines.fedauc_release import lap_release, lap_statistics
+
+    S = scored_labels(300, seed=8)
+    ranks, y = FA.ranks_of(S[:, 0]), S[:, 1].astype(np.int64)
+    owner = FA.assign_clients(S[:, 0], 10, "noniid", CSPRNG(1))
+    a, th = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), allocation="adaptive")
+    b, _ = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), allocation="adaptive")
+    assert np.array_equal(a, b) and a.shape == (10, 3)
+    assert sum(th["beta_hist"]) == 10 and len(th["beta_hist"]) == 65
+    out = lap_release(ranks, y, 1.0, sums=a.sum(axis=0), theory=th)
+    assert abs(out["auc"] - roc_auc_score(y, S[:, 0])) < 0.2
+
+
+def test_ring_grows_with_the_records():
+    assert FA.ring_bits(120, 14) == 40 and FA.ring_bits(101_766, 14) == 49
+    with pytest.raises(ValueError, match="bits=40 is too small"):
+        FA.ring_bits(101_766, 14, 40)
+
+
+def test_bad_allocation_arguments():
+    S = scored_labels(50)
+    with pytest.raises(ValueError, match="exact_counts applies"):
+        run_protocol("fedauc-lap", S, "auc", exact_counts=True)
+    with pytest.raises(ValueError, match="beta must be in"):
+        run_protocol("fedauc-lap", S, "auc", allocation="orthogonal", beta=1.5)

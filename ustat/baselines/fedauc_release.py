@@ -1,0 +1,295 @@
+"""FedAUC steps 3-4 on the ranks: the clients' noisy statistics and the server's AUC.
+
+Used by :mod:`.fedauc` between the network rounds, and directly (no network)
+by Monte Carlo studies of the release: the same code draws the same noise
+for the same stream. Inputs: ``ranks`` (what the clients hold after round 2,
+:func:`.fedauc.ranks_of`), the labels ``y`` (0/1), ``owner`` (client of each
+record, :func:`.fedauc.assign_clients`) and K.
+
+* :func:`rr_statistics` / :func:`rr_release`: FedAUC_RR (Algorithms 1-3).
+* :func:`lap_statistics` / :func:`lap_release`: FedAUC_Lap (Algorithm 4)
+  with the allocations ``adaptive``, ``orthogonal``, ``fixed`` and ``global``
+  (see :mod:`.fedauc`).
+
+Noise: exact discrete Laplace on the grid 2^-grid_bits, one batched draw for
+all clients (:func:`noise.samplers.discrete_laplace_many`; each client's
+scale is its sensitivity over its epsilon, rounded up by at most a relative
+2^-23), or exact discrete Gaussian (one call per distinct scale).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from noise.samplers import (discrete_gaussian, discrete_laplace_many, round_scale_up,
+                            MAX_NUMERATOR_BITS)
+
+from . import _common as C
+
+#: The budget allocations of FedAUC_Lap (see :mod:`.fedauc`).
+ALLOCATIONS = ("adaptive", "orthogonal", "fixed", "global")
+#: The adaptive beta is rounded down to this grid (1/64).
+BETA_STEPS = 64
+
+
+# -- the server's formulas -------------------------------------------------------------------
+def auc_from_sums(global_sum: float, P: float, M: int) -> float:
+    """Eq. (1): (globalSum - P(P-1)/2) / (P N), N = M - P."""
+    N = M - P
+    return (global_sum - P * (P - 1) / 2) / (P * N)
+
+
+def debias(auc_noisy: float, P_bar: float, N_bar: float, epsilon: float) -> tuple[float, dict]:
+    """Algorithm 3: the clean AUC from the noisy one (Menon et al. 2015)."""
+    rho = 1.0 / (1.0 + math.exp(epsilon)) if math.isfinite(epsilon) else 0.0
+    P_est = (P_bar * (1 - rho) - N_bar * rho) / (1 - 2 * rho)
+    M = P_bar + N_bar
+    pi = P_est / M
+    a = (1 - pi) * rho / (pi * (1 - rho) + (1 - pi) * rho)
+    b = pi * rho / (pi * rho + (1 - pi) * (1 - rho))
+    return (auc_noisy - (a + b) / 2) / (1 - a - b), {"rho": rho, "P_est": P_est, "pi": pi,
+                                                    "alpha": a, "beta": b}
+
+
+def delta_method_variance(f, mean, cov) -> float:
+    """Var f(S, P) ~ grad^T cov grad at the mean (central differences): the formula we test."""
+    mean = np.asarray(mean, dtype=np.float64)
+    grad = np.empty(2)
+    for k in range(2):
+        h = 1e-4 * (1.0 + abs(mean[k]))
+        e = np.zeros(2)
+        e[k] = h
+        grad[k] = (f(*(mean + e)) - f(*(mean - e))) / (2 * h)
+    return float(grad @ np.asarray(cov) @ grad)
+
+
+# -- FedAUC_RR -------------------------------------------------------------------------------
+def rr_statistics(ranks, y, owner, K: int, epsilon: float, rng) -> np.ndarray:
+    """Each client's (localSum, localP, localN) from its randomized labels (Algorithms 1-2)."""
+    y_flip = C.k_rr(np.asarray(y, dtype=np.int64), 2, epsilon, rng)          # Algorithm 1
+    stats = np.zeros((K, 3))
+    np.add.at(stats, owner, np.column_stack([ranks * y_flip, y_flip, 1 - y_flip]))
+    return stats
+
+
+def rr_release(ranks, y, epsilon: float, *, sums) -> dict:
+    """The server's step 4 and Algorithm 3 on the summed statistics, with the variance formulas.
+
+    Returns ``auc`` (debiased), ``auc_noisy`` (Table 3: no debiasing), the
+    debiasing terms, the paper's eq. (7) and our delta-method variance, and
+    ``note`` when the flipped labels fell in one class (then nan).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    ranks = np.asarray(ranks, dtype=np.float64)
+    M = y.size
+    g_sum, P_bar, N_bar = (float(v) for v in sums)
+    note = None
+    if P_bar < 1 or N_bar < 1:
+        note = "all flipped labels fell in one class: the noisy AUC is undefined (nan)"
+        auc_noisy = math.nan
+    else:
+        auc_noisy = auc_from_sums(g_sum, P_bar, M)
+    auc, info = debias(auc_noisy, P_bar, N_bar, epsilon)
+    rho = info["rho"]
+    n_pos, n_neg = int(y.sum()), int(M - y.sum())
+    finite = math.isfinite(epsilon)
+    ey = rho + (1 - 2 * rho) * y
+    v = rho * (1 - rho)
+    cov = v * np.array([[np.sum(ranks ** 2), np.sum(ranks)], [np.sum(ranks), M]])
+    return {"auc": auc, **info, "auc_noisy": auc_noisy, "note": note,
+            "variance_paper_eq7": (math.exp(epsilon) / (1 + math.exp(epsilon)) ** 2
+                                   * M * (M - 1) * (2 * M - 1) / 6 / (n_pos * n_neg) ** 2
+                                   if finite else 0.0),
+            "variance_delta_method": delta_method_variance(
+                lambda S, P: debias(auc_from_sums(S, P, M), P, M - P, epsilon)[0],
+                [ranks @ ey, ey.sum()], cov) if finite else 0.0}
+
+
+# -- FedAUC_Lap ------------------------------------------------------------------------------
+def adaptive_betas(a: np.ndarray, b: np.ndarray, mechanism: str = "laplace") -> np.ndarray:
+    """Section 5.3: the beta minimizing Var(localSum'), rounded down to 1/64 (1 when b = 0).
+
+    ``a`` = mean rank of the client (|u'|_inf), ``b`` = |v'|_inf.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if mechanism == "laplace":
+            beta = a ** (2 / 3) / (a ** (2 / 3) + b ** (2 / 3))
+        else:
+            beta = a / (a + b)
+    beta = np.where(b == 0, 1.0, np.nan_to_num(beta, nan=1.0))
+    q = np.floor(beta * BETA_STEPS) / BETA_STEPS
+    return np.where(b == 0, 1.0, np.clip(q, 1.0 / BETA_STEPS, 1 - 1.0 / BETA_STEPS))
+
+
+def _laplace(sens: np.ndarray, eps_k: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """DLap(sens_k / eps_k) per client (grid units; 0 where eps_k = 0) and its variance.
+
+    sens_k: positive integers (grid units). The scale is sens_k * c with c >= 1/eps_k a
+    dyadic rational of few bits (a relative rounding up below 2^-23), so that one batched
+    exact draw serves every client.
+    """
+    sens = np.asarray(sens, dtype=np.int64)
+    out = np.zeros(sens.size, dtype=np.int64)
+    var = np.zeros(sens.size)
+    active = np.flatnonzero(eps_k > 0)
+    if active.size == 0:
+        return out, var
+    top = max(int(sens[active].max()).bit_length(), 1)
+    bits = min(48, MAX_NUMERATOR_BITS - top)
+    if bits < 24:
+        raise ValueError(f"sensitivities up to 2^{top} grid units are too large for the exact "
+                         "sampler; use fewer grid_bits")
+    num = np.empty(active.size, dtype=np.int64)
+    den = np.empty(active.size, dtype=np.int64)
+    eps_a = eps_k[active]
+    for e in np.unique(eps_a):                  # one rational per distinct budget (<= 65)
+        c = round_scale_up(1 / Fraction(float(e)), bits)
+        sel = eps_a == e
+        num[sel] = sens[active][sel] * c.numerator
+        den[sel] = c.denominator
+    out[active] = discrete_laplace_many(num, den, rng)
+    a = np.exp(-den / num.astype(np.float64))
+    var[active] = 2 * a / (1 - a) ** 2
+    return out, var
+
+
+def _gaussian(sens: np.ndarray, frac: np.ndarray, eps: float, delta: float, rng):
+    """N_Z with rho_k = frac_k rho(eps, delta) per client, one call per distinct scale."""
+    out = np.zeros(sens.size, dtype=np.int64)
+    var = np.zeros(sens.size)
+    L = math.log(1 / delta)
+    rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
+    active = np.flatnonzero(frac > 0)
+    keys = np.stack([sens[active].astype(np.float64), frac[active]], axis=1)
+    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
+    for j, (s, f) in enumerate(uniq):            # one call per distinct noise scale
+        sel = active[inv.ravel() == j]
+        sigma2 = round_scale_up(Fraction(float(s) ** 2 / (2 * rho * float(f))))
+        out[sel] = discrete_gaussian(sigma2, (sel.size,), rng)
+        var[sel] = float(sigma2)
+    return out, var
+
+
+def _noise(sens, frac, mechanism, eps, delta, rng):
+    """Noise per client in grid units for sensitivities ``sens`` and budget fractions ``frac``."""
+    sens = np.asarray(sens, dtype=np.int64)
+    frac = np.asarray(frac, dtype=np.float64)
+    if mechanism == "laplace":
+        return _laplace(sens, frac * eps, rng)
+    return _gaussian(sens, frac, eps, delta, rng)
+
+
+def _check_allocation(allocation, alpha, beta, exact_counts):
+    if allocation not in ALLOCATIONS:
+        raise ValueError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
+    if allocation in ("fixed", "global") and not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if allocation == "orthogonal" and not 0 < beta < 1:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+    if exact_counts and allocation not in ("fixed", "global"):
+        raise ValueError("exact_counts applies to allocation 'fixed' or 'global' only (the "
+                         f"paper's Table 2), got allocation {allocation!r}")
+
+
+def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng, allocation="adaptive",
+                   alpha=0.5, beta=0.5, mechanism="laplace", delta=1e-6, grid_bits=14,
+                   exact_counts=False) -> tuple[np.ndarray, dict]:
+    """Each client's released (localSum', localP', localN') and the noise's covariance.
+
+    Returns ``(stats, theory)``: stats (K, 3); theory holds the covariance of
+    the summed (localSum', localP') noise (``cov``) and the allocation's
+    parameters (for ``adaptive``: the mean, minimum and histogram of beta on
+    the 1/64 grid, ``beta_hist``).
+    """
+    _check_allocation(allocation, alpha, beta, exact_counts)
+    ranks = np.asarray(ranks, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    gamma = 2.0 ** -grid_bits
+    size = np.bincount(owner, minlength=K).astype(np.float64)
+    local_p = np.bincount(owner, weights=y, minlength=K)
+    local_sum = np.bincount(owner, weights=ranks * y, minlength=K)
+    finite = math.isfinite(epsilon)
+    zeros = (np.zeros(K, dtype=np.int64), np.zeros(K))
+    unit = np.full(K, round(1 / gamma), dtype=np.int64)            # sensitivity 1, grid units
+    if allocation in ("fixed", "global"):                          # Section 5.2 / GlobalLaplace
+        if allocation == "global":
+            sens = np.full(K, round((owner.size - 1) / gamma), dtype=np.int64)
+        else:
+            r_max = np.zeros(K)
+            np.maximum.at(r_max, owner, ranks)
+            sens = np.rint(np.maximum(r_max, 0.5) / gamma).astype(np.int64)
+        f_sum, f_p = (1.0, 0.0) if exact_counts else (alpha, 1 - alpha)
+        (s1, v1), (s2, v2) = zeros, zeros
+        if finite:
+            s2, v2 = _noise(sens, np.full(K, f_sum), mechanism, epsilon, delta, rng)
+            if f_p > 0:
+                s1, v1 = _noise(unit, np.full(K, f_p), mechanism, epsilon, delta, rng)
+        p_rel = local_p + gamma * s1
+        sum_rel = local_sum + gamma * s2
+        cov = gamma ** 2 * np.array([[np.sum(v2), 0.0], [0.0, np.sum(v1)]])
+        theory = {"alpha": alpha, "eps_localSum": f_sum * epsilon, "eps_localP": f_p * epsilon}
+    else:                                                          # Section 5.3
+        mean_r = np.bincount(owner, weights=ranks, minlength=K) / size
+        vq = np.rint((ranks - mean_r[owner]) / gamma)                  # v' on the grid (units)
+        bq = np.zeros(K)
+        np.maximum.at(bq, owner, np.abs(vq))
+        q2 = np.bincount(owner, weights=vq * y, minlength=K)           # <v', y> in grid units
+        if allocation == "adaptive":
+            b = adaptive_betas(mean_r, bq * gamma, mechanism)
+        else:
+            b = np.where(bq > 0, float(beta), 1.0)
+        (s1, v1), (s2, v2) = zeros, zeros
+        if finite:
+            s1, v1 = _noise(unit, b, mechanism, epsilon, delta, rng)
+            s2, v2 = _noise(np.where(bq > 0, bq, 1).astype(np.int64),
+                            np.where(bq > 0, 1 - b, 0.0), mechanism, epsilon, delta, rng)
+        p_rel = local_p + gamma * s1
+        # privacy off: the exact statistics (no rounding of v' to the grid)
+        sum_rel = mean_r * p_rel + gamma * (q2 + s2) if finite else local_sum
+        cov = gamma ** 2 * np.array([[np.sum(mean_r ** 2 * v1 + v2), np.sum(mean_r * v1)],
+                                     [np.sum(mean_r * v1), np.sum(v1)]])
+        theory = {"beta_mean": float(b.mean()), "beta_min": float(b.min()),
+                  "beta_hist": np.bincount(np.rint(b * BETA_STEPS).astype(np.int64),
+                                           minlength=BETA_STEPS + 1).tolist()}
+    stats = np.column_stack([sum_rel, p_rel, size - p_rel])
+    return stats, {**theory, "allocation": allocation, "clients": K, "grid": gamma,
+                   "mechanism": mechanism,
+                   "exact_counts": bool(exact_counts), "cov": cov.tolist()}
+
+
+def lap_release(ranks, y, epsilon: float, *, sums, theory: dict) -> dict:
+    """The server's step 4 on the summed statistics, with the variance formulas.
+
+    ``theory`` is :func:`lap_statistics`' second output. Adds the delta-method
+    variance of the AUC, the paper's eq. (8) (GlobalLaplace, accurate P and N:
+    2 K (M-1)^2 / (P N eps_localSum)^2) and, for one record per client, its
+    eq. (9) (LocalLaplace, accurate P and N: K (K-1)(2K-1) / (3 (P N eps_localSum)^2)).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    ranks = np.asarray(ranks, dtype=np.float64)
+    M = y.size
+    g_sum, P_bar, _ = (float(v) for v in sums)
+    note = None
+    if not 0 < P_bar < M:
+        note = "the noisy positive count fell outside (0, M): the AUC is undefined (nan)"
+        auc = math.nan
+    else:
+        auc = auc_from_sums(g_sum, P_bar, M)
+    n_pos, n_neg = int(y.sum()), int(M - y.sum())
+    K = int(theory["clients"])
+    out = {k: v for k, v in theory.items() if k != "cov"}
+    if math.isfinite(epsilon):
+        eps_sum = theory.get("eps_localSum", epsilon)
+        pn2 = float(n_pos * n_neg) ** 2
+        out["variance_paper_eq8_global"] = 2 * K * (M - 1) ** 2 / pn2 / eps_sum ** 2
+        if K == M:
+            out["variance_paper_eq9_one_record"] = (K * (K - 1) * (2 * K - 1) / 3 / pn2
+                                                    / eps_sum ** 2)
+    return {"auc": auc, "note": note, **out,
+            "variance_delta_method": delta_method_variance(
+                lambda S, P: auc_from_sums(S, P, M), [ranks @ y, float(n_pos)], theory["cov"])}
