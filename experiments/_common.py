@@ -49,8 +49,9 @@ from experiments._data import (BANK_FEATURES, DIABETES_FEATURES, HEART_COLUMNS, 
                                HEART_FEATURES, HEART_FILES, MissingData, bank_full, bank_jobs,
                                bank_small, crossfit_dataset, crossfit_scores, data_file, diabetes,
                                heart, heart_table, heldout_scores, logistic_scores, split, xpois)
-from experiments._plots import (eps_axis, legend_below, legend_outside, paper_legend,  # noqa: E402,F401
-                               paper_style, pyplot, save_png, subplots)
+from experiments._plots import (dress, eps_axis, legend_below,  # noqa: E402,F401
+                               legend_outside, paper_legend, paper_style, pyplot, save_png,
+                               subplots)
 
 RESULTS = os.path.join(ROOT, "experiments", "results")
 DEFAULT_SEED = 20240607
@@ -115,8 +116,14 @@ class Run:
         return time.perf_counter() - self.t0
 
     def command(self) -> str:
-        """The command that reproduces this run (from the repository root)."""
-        return " ".join(["python -m", f"experiments.{self.name}", *map(shlex.quote, self.argv)])
+        """The command that reproduces this run (from the repository root; paths inside the
+        repository are written relative to it)."""
+        def arg(a):
+            a = str(a)
+            if os.path.isabs(a) and (a == ROOT or a.startswith(ROOT + os.sep)):
+                a = os.path.relpath(a, ROOT)
+            return shlex.quote(a)
+        return " ".join(["python -m", f"experiments.{self.name}", *map(arg, self.argv)])
 
     def provenance(self) -> dict:
         """What every result file records: commit, command, seed, mode and the software."""
@@ -285,10 +292,12 @@ def _csv_value(v):
 
 
 def md_table(header: list, rows: list) -> str:
-    """A Markdown table; cells go through :func:`fmt`."""
-    lines = ["| " + " | ".join(str(h) for h in header) + " |",
+    """A Markdown table; cells go through :func:`fmt`, a '|' inside a cell is escaped."""
+    def cell(c):
+        return fmt(c).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(cell(str(h)) for h in header) + " |",
              "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Shared pieces of the FedAUC scripts (Sun et al.): data, client columns, Monte Carlo, paper values.
+"""Shared pieces of the FedAUC scripts (Sun et al.): data, client columns, Monte Carlo.
 
 Data (a disclosed substitute: Criteo is not in the data directory): UCI
 Diabetes 130-US (readmitted at all is positive, 46%), scikit-learn logistic

@@ -51,6 +51,20 @@ def legend_outside(ax, fontsize=7, **kw):
                      fontsize=fontsize, borderaxespad=0.0, frameon=False, **kw)
 
 
+def dress(ax, title, xlabel, ylabel, *, eps=None, logy=False, grid="both"):
+    """Title, axis labels, a log epsilon axis (``eps``: its tick values), a grid, the legend
+    outside: what every panel of the experiments needs."""
+    if logy:
+        ax.set_yscale("log")
+    if eps is not None:
+        eps_axis(ax, eps)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, which=grid)
+    legend_outside(ax)
+
+
 def legend_below(fig, axes, ncol=4, fontsize=7):
     """One legend for the whole figure below the axes (labels of all axes, deduplicated)."""
     seen, handles, labels = set(), [], []

@@ -191,7 +191,7 @@ def main(argv=None) -> int:
                f"{C.pm(*e1['mse_inverse'])}", rows_cl[0][1],
                "`ecdf_inverse.md`, Claims", rows_cl[0][2]),
         C.item("ECDF", "Theorem 3.1 (expected squared error)",
-               f"as Fig. 4", "2 (L+1)^3 / eps^2 (counts^2)",
+               "as Fig. 4", "2 (L+1)^3 / eps^2 (counts^2)",
                f"measured / our formula {C.fmt(min(ratio))}..{C.fmt(max(ratio))}",
                f"our sensitivity is L and the noise discrete Laplace: Thm 3.1 / n^2 lies "
                f"{C.fmt(min(paper_over))}..{C.fmt(max(paper_over))} times our formula",

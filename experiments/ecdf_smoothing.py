@@ -183,13 +183,9 @@ def plot(run, fig2, fig3, n_points, runs, sweep):
         cx.plot([PAPER_CROSSING], [1.0], ls="none", marker="D", mfc="none", mew=1.5, ms=10,
                 color=COLORS["l2"], label="paper (text): crossing at ~0.2")
         cx.axhline(1.0, color="grey", ls="--", lw=1)
-        cx.set_yscale("log")
-        C.eps_axis(cx, eps)
-        cx.set_xlabel("privacy budget epsilon (log scale)")
-        cx.set_ylabel("l2 ratio ||F - F'||^2 / ||F - F^||^2 (no post-processing)")
-        cx.set_title("Tolerance sweep: the same releases solved by cvxopt", fontsize=10)
-        cx.grid(alpha=0.3, which="both")
-        C.legend_outside(cx)
+        C.dress(cx, "Tolerance sweep: the same releases solved by cvxopt",
+                "privacy budget epsilon (log scale)",
+                "l2 ratio ||F - F'||^2 / ||F - F^||^2 (no post-processing)", eps=eps, logy=True)
     fig.suptitle(f"Effect of smoothing on the DP error (mean +- s.e. over {runs} runs)",
                  fontsize=11)
     return C.save_png(run, fig)

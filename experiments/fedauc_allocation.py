@@ -162,13 +162,9 @@ def plot_methods(run, stats, grid, hist):
         ax.axhline(ad["std"], color="tab:green", label="Adaptive (each client's beta)")
         ax.axhspan(ad["std"] - ad["std_se"], ad["std"] + ad["std_se"], color="tab:green",
                    alpha=0.15)
-        ax.set_yscale("log")
-        ax.set_xlabel("allocation parameter (alpha for Naive, beta for Orthogonal)")
-        ax.set_ylabel("standard deviation of the AUC over runs")
-        ax.set_title(f"{title}, epsilon = 1, {ad['K']} clients (~{SPC_METHODS:g} records)",
-                     fontsize=10)
-        ax.grid(alpha=0.3, which="both")
-        C.legend_outside(ax)
+        C.dress(ax, f"{title}, epsilon = 1, {ad['K']} clients (~{SPC_METHODS:g} records)",
+                "allocation parameter (alpha for Naive, beta for Orthogonal)",
+                "standard deviation of the AUC over runs", logy=True)
     bx = axes[2]
     centers = np.arange(len(hist["iid"])) / 64
     for p, c in (("iid", "tab:blue"), ("noniid", "tab:orange")):

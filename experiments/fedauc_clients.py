@@ -43,6 +43,7 @@ from experiments import _fedauc as F  # noqa: E402
 EPS = [1.0, 2.0, 4.0, 8.0]
 T2_SPC = [45840.0, 458.4, 4.6, 1.0]
 T2_METHODS = ["global", "local-iid", "local-noniid"]
+PART_TEXT = {"local-iid": "IID", "local-noniid": "non-IID"}
 _T7 = {  # epsilon -> method -> values in the order of F.PAPER_K (None: not reported)
     1.0: {"rr": 2.17e-3,
           "global": [1.22e-4, 8.48e-4, 1.24e-3, 2.39e-3, 8.08e-3, 1.24e-2, 2.77e-2],
@@ -217,16 +218,17 @@ def claims(stats, eps_list, ratios) -> list:
          f"RR < LocalLaplace (IID) at one record per client at {len(rr_wins)} of "
          f"{len(eps_list)} epsilons", C.verdict(len(rr_wins) == len(eps_list))),
         ("with many records per client LocalLaplace beats RR and GlobalLaplace",
-         f"at {spc_text(big)} records per client (our K = {stats[('T7', 'global', big, eps_list[0])]['K']})"
-         f": at {len(local_wins)} of {len(eps_list)} epsilons", C.verdict(len(local_wins) == len(eps_list))),
+         f"at {spc_text(big)} records per client (our K = "
+         f"{stats[('T7', 'global', big, eps_list[0])]['K']}): at {len(local_wins)} of "
+         f"{len(eps_list)} epsilons", C.verdict(len(local_wins) == len(eps_list))),
         ("LocalLaplace with adaptive allocation performs best in most cases",
-         f"an adaptive variant is the smallest in {adaptive} of {len(cells)} cells (paper: adaptive "
-         f"non-IID smallest in {paper_best} of its {len(paper_cells)} reported cells)",
+         f"an adaptive variant is the smallest in {adaptive} of {len(cells)} cells (paper: "
+         f"adaptive non-IID smallest in {paper_best} of its {len(paper_cells)} reported cells)",
          C.verdict(adaptive > len(cells) / 2)),
         ("non-IID clients give a smaller spread than IID (LocalLaplace)",
          f"non-IID < IID in {noniid} of {len(cells)} cells", C.verdict(noniid > len(cells) / 2)),
         ("GlobalLaplace / LocalLaplace ~ sqrt(3) = 1.73 at one record per client (Table 2)",
-         "ours: " + ", ".join(f"{C.fmt(r['ours'])} ({'IID' if r['partition'] == 'local-iid' else 'non-IID'}, "
+         "ours: " + ", ".join(f"{C.fmt(r['ours'])} ({PART_TEXT[r['partition']]}, "
                               f"eps {C.fmt(r['epsilon'])})" for r in ratios),
          C.verdict(len(near) == len(ratios))),
     ]
@@ -331,7 +333,8 @@ def main(argv=None) -> int:
                f"{', '.join(str(F.our_clients(M, c)) for c in F.PAPER_SPC)}), epsilon "
                f"{', '.join(C.fmt(e) for e in eps_list)}, {runs} runs",
                f"epsilon 1, 1000 records per client: adaptive non-IID "
-               f"{C.fmt(paper_t7(1.0, 'adaptive-noniid', 1000.0))}, RR {C.fmt(paper_t7(1.0, 'rr', 1.0))}",
+               f"{C.fmt(paper_t7(1.0, 'adaptive-noniid', 1000.0))}, RR "
+               f"{C.fmt(paper_t7(1.0, 'rr', 1.0))}",
                f"{C.pm(k458['std'], k458['std_se'])} and {C.pm(rr['std'], rr['std_se'])} "
                f"(epsilon {C.fmt(e0)}); ours / (paper x scale): median {np.median(ours_vs):.2f}",
                "the std scales as sqrt(M^3)/(P N) at fixed records per client (eqs. (7)-(9)): "

@@ -134,7 +134,8 @@ def claims(stats, eps_list, pis) -> list:
          C.verdict(all(0.2 < q < 0.5 for q in ratios))),
         ("without debiasing the AUC drops towards 1/2 for small epsilon (Table 3)",
          f"noisy AUC rises with epsilon: {C.verdict(drop)}; shrinkage 1 - alpha - beta at our "
-         f"base rate {pis['main']:.3f} vs Criteo's {F.CRITEO['small'][1] / F.CRITEO['small'][0]:.3f}"
+         f"base rate {pis['main']:.3f} vs Criteo's "
+         f"{F.CRITEO['small'][1] / F.CRITEO['small'][0]:.3f}"
          f" at epsilon 1: {shrinkage(pis['main'], 1.0):.3f} vs "
          f"{shrinkage(F.CRITEO['small'][1] / F.CRITEO['small'][0], 1.0):.3f}", C.verdict(drop)),
         ("the debiased mean is close to the truth (footnote 8)",
@@ -157,13 +158,8 @@ def plot(run, stats, eps_list, truth):
                 label=f"paper, Criteo {lab} set (Table {5 if k == 'main' else 6})")
         ax.plot(fin, [s["eq7"] for s in st], ls=":", color=color, lw=1,
                 label=f"eq. (7) at our M = {st[0]['M']}")
-    ax.set_yscale("log")
-    C.eps_axis(ax, fin)
-    ax.set_xlabel("epsilon (log scale)")
-    ax.set_ylabel("standard deviation of the AUC over runs")
-    ax.set_title("Fig. 1a / Tables 5-6: FedAUC_RR spread vs data size", fontsize=10)
-    ax.grid(alpha=0.3, which="both")
-    C.legend_outside(ax)
+    C.dress(ax, "Fig. 1a / Tables 5-6: FedAUC_RR spread vs data size", "epsilon (log scale)",
+            "standard deviation of the AUC over runs", eps=fin, logy=True)
     t3 = [e for e in fin if e in PAPER_T3]
     st = [stats[("main", e)] for e in fin]
     bx.errorbar(fin, [s["noisy_mean"] for s in st], yerr=[s["noisy_se"] for s in st],
@@ -176,12 +172,8 @@ def plot(run, stats, eps_list, truth):
     bx.axhline(PAPER_TRUTH["small"], color="black", ls=":", lw=1,
                label=f"paper: true AUC {PAPER_TRUTH['small']}")
     bx.axhline(0.5, color="grey", lw=0.8)
-    C.eps_axis(bx, fin)
-    bx.set_xlabel("epsilon (log scale)")
-    bx.set_ylabel("AUC")
-    bx.set_title("Table 3: the AUC from flipped labels, without debiasing", fontsize=10)
-    bx.grid(alpha=0.3)
-    C.legend_outside(bx)
+    C.dress(bx, "Table 3: the AUC from flipped labels, without debiasing", "epsilon (log scale)",
+            "AUC", eps=fin, grid="major")
     return C.save_png(run, fig)
 
 
@@ -258,7 +250,7 @@ def main(argv=None) -> int:
                f"{y.size}, {pis['main']:.1%} positive (Criteo {F.CRITEO['small'][0]}, 25.6%)",
                "M = 458,407 / 4,584,062", f"M = {data['main'][1].size} / {data['tenth'][1].size}",
                "disclosed substitute (Criteo not in the data directory); the 10x relation is "
-               "kept", f"`fedauc_rr.md`, Table 4"),
+               "kept", "`fedauc_rr.md`, Table 4"),
         C.item("FedAUC", "Table 5 (FedAUC_RR std vs epsilon)",
                f"Diabetes M = {y.size}, epsilon 0.1..10, {runs} runs",
                f"{C.fmt(PAPER_T5.get(e1, (0, math.nan))[1])} at epsilon {C.fmt(e1)}",

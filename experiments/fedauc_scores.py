@@ -23,7 +23,6 @@ Quick mode: 3000 records, 3 epsilons, 3 runs.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from fractions import Fraction
@@ -121,7 +120,8 @@ def main(argv=None) -> int:
     # the paper's "signal kept": (AUC_noisy - 1/2) / (AUC - 1/2), ours and theirs
     for r in t9:
         r["kept"] = (r["mean"] - 0.5) / (truth - 0.5)
-        r["paper_kept"] = None if r["paper"] is None else (r["paper"] - 0.5) / (PAPER_T9_TRUTH - 0.5)
+        r["paper_kept"] = (None if r["paper"] is None
+                           else (r["paper"] - 0.5) / (PAPER_T9_TRUTH - 0.5))
     dev = max(abs(r["mean"] - r["expected"]) / max(r["se"], 1e-12) for r in t9)
     fig, axes = C.subplots(1, 3, figsize=(17, 4.8))
     ax = axes[0]
@@ -159,12 +159,9 @@ def main(argv=None) -> int:
     cx.axhline(truth, color="tab:blue", lw=0.8, ls="--", label=f"ours: true AUC {truth:.4f}")
     cx.axhline(PAPER_T9_TRUTH, color="black", lw=0.8, ls="--",
                label=f"paper: true AUC {PAPER_T9_TRUTH}")
-    C.eps_axis(cx, eps_list)
-    cx.set_xlabel("epsilon of the Laplace noise on the scores (log scale)")
-    cx.set_ylabel("AUC")
-    cx.set_title("Table 9: AUC with epsilon-DP scores", fontsize=10)
-    cx.grid(alpha=0.3)
-    C.legend_outside(cx)
+    C.dress(cx, "Table 9: AUC with epsilon-DP scores",
+            "epsilon of the Laplace noise on the scores (log scale)", "AUC", eps=eps_list,
+            grid="major")
     C.save_png(run, fig)
     t8 = C.md_table(["K", "paper: positives", "paper: precision", "paper: recall",
                      "ours: positives", "ours: precision", "ours: recall"],

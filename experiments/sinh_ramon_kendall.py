@@ -217,6 +217,7 @@ def main(argv=None) -> int:
         "The baselines' MSEs against the paper's: `authors_code.md` runs the authors' "
         "kendall_bell, kendall_ghazi and kendall_ghazi_shuffle on these data."])
     r1 = readings[1.0][1]
+    best1 = pick(stats, r1["best"], epsilon=1.0)
     b4 = pick(stats, "bell-ldp", epsilon=1.0, bins=ts[0])
     g64 = {p: pick(stats, p, epsilon=1.0, bins=ts[-1]) for p in ("ghazi", "ghazi-sm")}
     items = [
@@ -227,12 +228,11 @@ def main(argv=None) -> int:
                f"{ts[0]})", "; ".join(f"{c[0]}: {c[1]}" for c in cl[1:]),
                "`sinh_ramon_kendall.md`, Claims", cl[2][2]),
         C.item("Sinh-Ramon", "Fig. 4 (Kendall MSE vs t): U-MPC",
-               f"as above; U-MPC |E| = 2n (60 runs, our noise and the paper's law) and "
-               f"0.02 C(n, 2) (paper's law)",
+               "as above; U-MPC |E| = 2n (60 runs, our noise and the paper's law) and "
+               "0.02 C(n, 2) (paper's law)",
                f"{C.fmt(PAPER_UMPC[1.0])} (epsilon 1), {C.fmt(PAPER_UMPC[0.1])} (0.1)",
                f"2n, our noise: {C.pm(u1['mse_total'], u1['mse_total_se'])}; "
-               f"{LABELS[r1['best']]}: "
-               f"{C.pm(pick(stats, r1['best'], epsilon=1.0)['mse_total'], pick(stats, r1['best'], epsilon=1.0)['mse_total_se'])}"
+               f"{LABELS[r1['best']]}: {C.pm(best1['mse_total'], best1['mse_total_se'])}"
                " (epsilon 1)", readings[1.0][0],
                "`sinh_ramon_kendall.md`, 'Which U-MPC'", C.verdict(r1["within"])),
         C.item("Sinh-Ramon", "Fig. 4 (Kendall MSE vs t): baselines",

@@ -93,12 +93,6 @@ def test_png_and_markdown(out):
             "circuit, same coins) | yes |") in md
     assert "| bell-ldp measured bits per party == ceil(log2 36) = 6 | 6 (yes) |" in md
     assert "## Claims" in md and "randomized response performs slightly better" in md
-    # every table row has its header's number of cells (no stray '|' inside a cell)
-    width = None
-    for line in md.splitlines():
-        if not line.startswith("|"):
-            width = None
-            continue
-        if width is None:
-            width = line.count("|")
-        assert line.count("|") == width, line
+    from tests.experiments.test_scripts import check_table_widths
+
+    check_table_widths(md)

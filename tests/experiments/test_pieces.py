@@ -8,7 +8,6 @@ subsets, their ``compute_real_U``, one JSON line per protocol.
 """
 
 import math
-import os
 import sys
 import textwrap
 
@@ -52,8 +51,8 @@ def test_fedauc_rr_claims_follow_the_numbers():
         for k, scale in (("main", 1.0), ("tenth", 1 / ratio)):
             for e in (1.0, 2.0, math.inf):
                 sd = 0.0 if e == math.inf else scale * 1e-3 / e
-                out[(k, e)] = {"std": sd, "mean": 0.65, "runs": 100, "noisy_mean": 0.5 + 0.1 * min(e, 3),
-                               "M": 1000 if k == "main" else 100}
+                out[(k, e)] = {"std": sd, "mean": 0.65, "runs": 100, "M": 1000 if k == "main"
+                               else 100, "noisy_mean": 0.5 + 0.1 * min(e, 3)}
         return out
     good = R.claims(stats(0.316), [1.0, 2.0, math.inf], {"main": 0.46})
     bad = R.claims(stats(1.0), [1.0, 2.0, math.inf], {"main": 0.46})

@@ -289,6 +289,21 @@ def test_every_script_has_a_check():
     assert set(CHECKS) == set(SCRIPTS)
 
 
+def check_table_widths(md):
+    """Every Markdown table row has its header's number of cells (a '|' in a cell is escaped)."""
+    import re
+
+    width = None
+    for line in md.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = len(re.findall(r"(?<!\\)\|", line))
+        if width is None:
+            width = cells
+        assert cells == width, line
+
+
 def _sections(md_path):
     """The Markdown's section headings, without their parenthesized (size-dependent) parts."""
     import re
@@ -324,6 +339,7 @@ def test_quick_mode(name, quick):
     with open(os.path.join(out, f"{name}.md")) as fh:
         md = fh.read()
     assert md.startswith("# ") and "--quick" in md and "|---|" in md
+    check_table_widths(md)
     with open(os.path.join(out, f"{name}.json")) as fh:
         doc = json.load(fh)
     for it in doc["items"]:

@@ -47,14 +47,18 @@ setting of the paper's Table 2 and eqs. (8)-(9): localP is released exactly
 and the whole epsilon goes to localSum. The positive count is then NOT
 private (the result says so); it exists to reproduce that table.
 Noise is exact discrete Laplace (or discrete Gaussian, zCDP converted to
-(eps, delta)) on the grid 2^-grid_bits (rank units); v' is rounded to that
-grid.
+(eps, delta)) on the grid 2^-grid_bits (rank units), never floating-point
+Laplace: s = 2^-g DLap(scale Delta 2^g / eps), one batched draw for all
+clients (each scale rounded up by at most a relative 2^-23). v' is rounded
+to that grid (the released localSum is off by at most |Y_k| 2^-(g+1) from
+the exact one, a bias below 10^-4 of one rank at g = 14). The adaptive beta
+is rounded down to a multiple of 1/64.
 
 Cost: per record l bits up (score) and l bits down (rank); 3 l bits per
 client up; 3 rounds. The ring width l is 40 bits, or wider when the rank sums
 of M records need it (:func:`ring_bits`: 49 bits at M = 10^5). Threat model:
-semi-honest server; it learns every
-score and rank in the clear; labels are protected by local label-DP.
+semi-honest server; it learns every score and rank in the clear; labels are
+protected by local label-DP.
 """
 
 from __future__ import annotations
@@ -73,7 +77,8 @@ from .fedauc_release import (ALLOCATIONS, BETA_STEPS, adaptive_betas, auc_from_s
 from .result import build_result
 
 __all__ = ["run_fedauc_rr", "run_fedauc_lap", "ranks_of", "midranks", "assign_clients",
-           "ring_bits", "rr_statistics", "rr_release", "lap_statistics", "lap_release", "adaptive_betas", "debias", "auc_from_sums",
+           "ring_bits", "rr_statistics", "rr_release", "lap_statistics", "lap_release",
+           "adaptive_betas", "debias", "auc_from_sums",
            "ALLOCATIONS", "TRUST_RR", "TRUST_LAP"]
 
 TRUST_RR = ("label DP in the local model: each client flips its labels by randomized response "

@@ -1,0 +1,70 @@
+"""The committed results: one commit, provenance everywhere, the README's table, regeneration.
+
+``experiments/results`` is written by ``run_all --out experiments/results`` at
+one commit of the code. These tests read it as a user would: every file
+records that commit (an ancestor of HEAD, with a clean work tree), the
+command and the seed; the README's combined table is exactly the one
+``experiments.summary`` builds from the results' JSON; and (slow) a full-mode
+rerun with 2 runs per setting reproduces the committed rows of runs 0 and 1
+(``experiments.check_results``) for the scripts cheap enough to rerun here.
+"""
+
+import os
+import subprocess
+
+import pytest
+
+from experiments import _common as C
+from experiments import summary
+
+RESULTS = C.RESULTS
+README = os.path.join(C.ROOT, "experiments", "README.md")
+
+
+def _files():
+    if not os.path.isdir(RESULTS) or not any(f.endswith(".json") for f in os.listdir(RESULTS)):
+        pytest.skip("no committed results")
+    return sorted(f for f in os.listdir(RESULTS) if not f.startswith("summary"))
+
+
+def test_every_committed_file_records_one_clean_commit():
+    provs = {f: C.read_provenance(os.path.join(RESULTS, f)) for f in _files()}
+    commits = {p["commit"] for p in provs.values()}
+    assert len(commits) == 1, commits
+    commit = commits.pop()
+    assert "dirty" not in commit and len(commit) == 40
+    for f, p in provs.items():
+        assert p["mode"] == "full" and p["seed"] == C.DEFAULT_SEED, f
+        assert p["command"].startswith("python -m experiments.") and \
+            "--out experiments/results" in p["command"], f
+    git = subprocess.run(["git", "-C", C.ROOT, "merge-base", "--is-ancestor", commit, "HEAD"],
+                         capture_output=True, timeout=60)
+    if git.returncode not in (0, 1):
+        pytest.skip("not a git checkout with history")
+    assert git.returncode == 0, f"{commit} is not an ancestor of HEAD"
+
+
+def test_every_script_has_committed_results():
+    from experiments.run_all import SCRIPTS
+
+    files = set(_files())
+    for name in SCRIPTS:
+        for suffix in (".csv", ".md", ".json"):
+            assert f"{name}{suffix}" in files, f"{name}{suffix}"
+
+
+def test_readme_table_is_the_generated_one():
+    _files()
+    assert summary.readme_block(README) == summary.table(summary.load(RESULTS)).strip()
+    assert "pending" not in summary.readme_block(README).lower()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fedauc_rr", "fedauc_scores"])
+def test_full_mode_reproduces_the_committed_rows(name, tmp_path):
+    from experiments.check_results import check
+
+    _files()
+    if not os.path.exists(os.path.join(C._data.DATA, "diabetes", "diabetic_data.csv")):
+        pytest.skip("shared data not available")
+    assert check(name, RESULTS, str(tmp_path), 2) == []
