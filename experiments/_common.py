@@ -66,8 +66,9 @@ def scratch_dir() -> str:
 # -- provenance ------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def code_commit() -> str:
-    """``git rev-parse HEAD`` of the repository, ``+dirty`` if tracked files changed outside
-    ``experiments/results``; ``"unknown"`` outside a git checkout."""
+    """``git rev-parse HEAD`` of the repository, ``+dirty`` if tracked files other than
+    ``experiments/results`` and Markdown documents changed; ``"unknown"`` outside a git
+    checkout."""
     def git(*args):
         return subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True,
                               timeout=30)
@@ -76,7 +77,7 @@ def code_commit() -> str:
         if head.returncode != 0:
             return "unknown"
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".",
-                    ":(exclude)experiments/results")
+                    ":(exclude)experiments/results", ":(exclude,glob)**/*.md")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")

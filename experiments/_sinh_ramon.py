@@ -42,6 +42,8 @@ LABELS = {"umpc": "U-MPC (2n, our noise)", "umpc-law": "U-MPC (2n, paper's law)"
 COLORS = {"umpc": "tab:orange", "umpc-law": "tab:brown", "umpc-002": "tab:pink",
           "umpc-default": "tab:olive", "bell-ldp": "tab:blue", "ghazi": "tab:green",
           "ghazi-sm": "tab:red"}
+SHORT = {"umpc": "2n, our noise", "umpc-law": "2n, paper's law",
+         "umpc-002": "0.02 C(n,2), paper's law"}
 MARKERS = {"umpc": "o", "umpc-law": "h", "umpc-002": "*", "umpc-default": "P", "bell-ldp": "^",
            "ghazi": "s", "ghazi-sm": "x"}
 
@@ -300,6 +302,18 @@ UMPC_NOISE_TEXT = (
     "same scale as ours for a kernel of range 1, half ours for Kendall's range 2 (our "
     "sensitivity is the kernel's range). 'total - DP only' is the part of the error due to "
     "the incompleteness of E.")
+
+
+def reading_verdict(readings) -> str:
+    """The 'agrees' cell of a U-MPC row: which variant matches the paper's MSE, and how often."""
+    rs = [r for r in readings if r]
+    if not rs:
+        return "-"
+    within = [r for r in rs if r["within"]]
+    best = {r["best"] for r in within}
+    if len(within) == len(rs):
+        return "yes, at " + " / ".join(sorted(SHORT[b] for b in best))
+    return f"{len(within)} of {len(rs)}" if within else "no"
 
 
 def umpc_reading(stats, where: dict, paper_mse, n: int, eps: float) -> tuple[str, dict]:

@@ -264,8 +264,7 @@ def main(argv=None) -> int:
             f"{C.pm(best['mse_total'], best['mse_total_se'])}" if r else "-",
             t + "; " + "; ".join(f"{c[0]}: {c[1]}" for c in claims
                                  if (kern == "kendall") == ("Kendall" in c[0] or "both" in c[0])),
-            "`sinh_ramon_heart.md`, 'Which U-MPC' and Claims",
-            C.verdict(bool(r) and r["within"])))
+            "`sinh_ramon_heart.md`, 'Which U-MPC' and Claims", S.reading_verdict([r])))
     items[0]["see"] = ["authors_code:heart-bell"]
     C.write_json(run, items, {"stats": stats, "slopes": {str(k): v for k, v in slopes.items()},
                               "paper_bell_slope": paper_slope})
