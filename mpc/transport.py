@@ -1,13 +1,21 @@
 """Moving typed frames between the processes of one run: a mesh of socket connections.
 
 :class:`SocketMesh` connects the P processes of a run pairwise (plain TCP
-on loopback here; :mod:`mpc.tls` wraps the same connections in mutually
-authenticated TLS), and runs one *exchange* at a time: this process writes
-its frames for the step to each peer and reads, from each peer, exactly the
+on loopback here; mutually authenticated TLS across hosts, see
+:mod:`mpc.tls`), and runs one *exchange* at a time: this process writes its
+frames for the step to each peer and reads, from each peer, exactly the
 frames the step expects (:mod:`mpc.frames`). The network
 (:class:`mpc.network.Network`) computes both sides of that from the public
 routing of the step's messages, so a process never waits for a frame that
-is not coming and never reads a frame it did not expect.
+is not coming and never reads past the step's last expected byte (what a
+peer already sent for a later step stays in the kernel's buffer).
+
+An exchange is one loop over non-blocking sockets (:mod:`selectors`):
+headers are read first and checked against the expectation, then each
+payload is received straight into a buffer of exactly its announced size
+(``recv_into``), and sent from the packed arrays without copies
+(``send`` on memoryviews). Writing and reading to and from every peer go
+on together, so two peers sending each other large frames never block.
 
 Every exchange has a timeout (``timeout`` seconds, default
 :data:`DEFAULT_TIMEOUT`). Any fault (a peer that disconnects, stalls past
@@ -17,21 +25,18 @@ the step, and breaks the mesh: every later exchange raises at once, so the
 protocol stops with no release. The launcher (:mod:`mpc.launch`) stops the
 other processes.
 
-The sockets run on an asyncio event loop that the protocol's thread runs
-only during set-up and exchanges (no background thread).
-Counters: frames, header (framing) bytes and payload bytes written and
-read, so that what went over the sockets can be compared with what the
-network counted.
+Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
+bytes written and read, so that what went over the sockets can be compared
+with what the network counted.
 
 Threat model (plain TCP): peers are the run's own processes on one machine;
-channels are neither encrypted nor authenticated (loopback only). Across
-hosts use TLS (:mod:`mpc.tls`).
+channels are neither encrypted nor authenticated (loopback only).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
+import selectors
 import socket
 import struct
 import time
@@ -47,6 +52,7 @@ DEFAULT_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 30.0
 #: largest payload a frame may announce before the receiver refuses it (bytes)
 MAX_FRAME_BYTES = 1 << 34
+_CHUNK = 1 << 22                # bytes per send/recv call
 
 _HELLO = struct.Struct("<2sBBQII")
 
@@ -104,16 +110,38 @@ class Expected:
     shape: tuple
 
 
+class _Reader:
+    """The state of reading one step's frames from one peer."""
+
+    __slots__ = ("peer", "specs", "i", "stage", "buf", "pos", "head", "out")
+
+    def __init__(self, peer, specs):
+        self.peer, self.specs, self.i = peer, specs, 0
+        self.out = []
+        self._start()
+
+    def _start(self):
+        self.stage = "fixed"
+        self.buf = bytearray(fr.FIXED_SIZE)
+        self.pos = 0
+
+    @property
+    def done(self) -> bool:
+        return self.i >= len(self.specs)
+
+
 class SocketMesh:
     """Pairwise socket connections between the P processes of one run.
 
     Make it with :meth:`open` (bind a listening socket and learn its port),
     then :meth:`connect` with every rank's address. ``describe(rank)`` names
-    what a peer holds, for error messages.
+    what a peer holds, for error messages. ``delay``: seconds slept before
+    every exchange (a stand-in for one-way latency: this machine's kernel
+    has no ``netem``).
     """
 
     def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
-                 describe=None, ssl_server=None, ssl_client=None, delay: float = 0.0):
+                 describe=None, delay: float = 0.0, wrap=None):
         self.rank = int(rank)
         self.n_procs = int(n_procs)
         self.session = int(session)
@@ -121,13 +149,11 @@ class SocketMesh:
         self.delay = float(delay)
         self.describe = describe or (lambda r: f"process {r}")
         self.counts = WireCounts()
-        self._ssl_server, self._ssl_client = ssl_server, ssl_client
-        self._peers: dict[int, tuple] = {}
+        self._wrap = wrap            # (sock, server_side, peer) -> socket: TLS in mpc.tls
+        self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
-        self._loop = asyncio.new_event_loop()
-        self._server = None
-        self._accepted: dict[int, tuple] = {}
-        self._accept_event = None
+        self._listener = None
+        self._sel = selectors.DefaultSelector()
         self.port = None
 
     # -- set-up -------------------------------------------------------------------------------
@@ -135,68 +161,76 @@ class SocketMesh:
     def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> "SocketMesh":
         """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
         mesh = cls(rank, n_procs, session, **kw)
-        mesh._run(mesh._listen(host, port), CONNECT_TIMEOUT)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        lst = socket.socket(family, socket.SOCK_STREAM)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((host, port))
+        lst.listen(max(8, n_procs))
+        mesh._listener = lst
+        mesh.port = lst.getsockname()[1]
         return mesh
 
-    async def _listen(self, host, port):
-        self._accept_event = asyncio.Event()
-        self._server = await asyncio.start_server(self._on_accept, host, port,
-                                                  ssl=self._ssl_server)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _on_accept(self, reader, writer):
-        try:
-            data = await asyncio.wait_for(reader.readexactly(_HELLO.size), CONNECT_TIMEOUT)
-            magic, version, kind, session, sender, receiver = _HELLO.unpack(data)
-            if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO) \
-                    or session != self.session or receiver != self.rank \
-                    or not self.rank < sender < self.n_procs or sender in self._accepted:
-                writer.close()
-                return
-            _tune(writer)
-            self._accepted[sender] = (reader, writer)
-            if len(self._accepted) == self.n_procs - 1 - self.rank:
-                self._accept_event.set()
-        except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError, OSError):
-            writer.close()
-
     def connect(self, addresses) -> None:
-        """Connect to every lower rank and wait for every higher one (``addresses[r]`` = (host, port))."""
-        self._run(self._connect(list(addresses)), CONNECT_TIMEOUT + 5)
-
-    async def _connect(self, addresses):
-        async def dial(r):
-            host, port = addresses[r]
-            deadline = time.monotonic() + CONNECT_TIMEOUT
-            while True:
-                try:
-                    reader, writer = await asyncio.open_connection(
-                        host, port, ssl=self._ssl_client,
-                        server_hostname=None if self._ssl_client is None else f"rank-{r}")
-                    break
-                except (ConnectionError, OSError):
-                    if time.monotonic() > deadline:
-                        raise TransportError(f"could not connect to {self.describe(r)} at "
-                                             f"{host}:{port}", r, None) from None
-                    await asyncio.sleep(0.05)
-            _tune(writer)
-            writer.write(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank, r))
-            await writer.drain()
-            self._peers[r] = (reader, writer)
-
-        await asyncio.gather(*(dial(r) for r in range(self.rank)))
-        if self.rank < self.n_procs - 1:
+        """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host, port))."""
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        for r in range(self.rank):
+            self._peers[r] = self._dial(r, addresses[r], deadline)
+        waiting = set(range(self.rank + 1, self.n_procs))
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TransportError("never connected: " + ", ".join(
+                    self.describe(r) for r in sorted(waiting)), min(waiting), None)
+            self._listener.settimeout(left)
             try:
-                await asyncio.wait_for(self._accept_event.wait(), CONNECT_TIMEOUT)
-            except asyncio.TimeoutError:
-                missing = [r for r in range(self.rank + 1, self.n_procs)
-                           if r not in self._accepted]
-                raise TransportError(
-                    "never connected: " + ", ".join(self.describe(r) for r in missing),
-                    missing[0], None) from None
-        self._peers.update(self._accepted)
-        if self._server is not None:
-            self._server.close()
+                sock, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            peer = self._greeted(sock, deadline)
+            if peer is None or peer not in waiting:
+                sock.close()
+                continue
+            waiting.discard(peer)
+            self._peers[peer] = sock
+        self._listener.close()
+        self._listener = None
+        for sock in self._peers.values():
+            sock.setblocking(False)
+
+    def _dial(self, r, addr, deadline):
+        host, port = addr
+        while True:
+            try:
+                sock = socket.create_connection((host, port), timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TransportError(f"could not connect to {self.describe(r)} at "
+                                         f"{host}:{port}", r, None) from None
+                time.sleep(0.05)
+        _tune(sock)
+        if self._wrap is not None:
+            sock = self._wrap(sock, False, r)
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank, r))
+        return sock
+
+    def _greeted(self, sock, deadline):
+        """The rank a new connection claims (None if its greeting is not for this run)."""
+        try:
+            _tune(sock)
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            if self._wrap is not None:
+                sock = self._wrap(sock, True, None)
+            data = _recv_exact(sock, _HELLO.size)
+        except (OSError, ConnectionError):
+            return None
+        magic, version, kind, session, sender, receiver = _HELLO.unpack(data)
+        if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO) \
+                or session != self.session or receiver != self.rank \
+                or not self.rank < sender < self.n_procs:
+            return None
+        return sender
 
     # -- exchanges ----------------------------------------------------------------------------
     def exchange(self, step: int, out: dict, expect: dict) -> dict:
@@ -206,125 +240,193 @@ class SocketMesh:
             raise self._broken
         t0 = time.perf_counter()
         try:
-            got = self._run(self._exchange(int(step), out, expect), None)
+            if self.delay:
+                time.sleep(self.delay)
+            return self._exchange(int(step), out, expect)
         except TransportError as e:
             self._broken = e
             raise
         finally:
             self.counts.wait_seconds += time.perf_counter() - t0
             self.counts.exchanges += 1
-        return got
 
-    async def _exchange(self, step, out, expect):
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        tasks = [self._write(step, peer, frames) for peer, frames in out.items() if frames]
-        readers = [(peer, specs) for peer, specs in expect.items() if specs]
-        tasks += [self._read(step, peer, specs) for peer, specs in readers]
-        coro = asyncio.gather(*tasks)
+    def _exchange(self, step, out, expect):
+        sends = {}
+        for peer, frames in out.items():
+            if frames:
+                sends[peer] = self._queue(step, peer, frames)
+        readers = {peer: _Reader(peer, specs) for peer, specs in expect.items() if specs}
+        for peer in set(sends) | set(readers):
+            self._watch(peer, peer in sends, peer in readers)
+        deadline = time.monotonic() + self.timeout
         try:
-            results = await asyncio.wait_for(coro, self.timeout)
-        except asyncio.TimeoutError:
-            waiting = [p for p, _ in readers]
-            who = ", ".join(self.describe(p) for p in waiting) or "a peer"
-            raise TransportError(f"timed out after {self.timeout:g} s at step {step} waiting "
-                                 f"for {who}", waiting[0] if waiting else None, step) from None
-        return dict(zip((p for p, _ in readers), results[len(tasks) - len(readers):]))
+            while sends or any(not r.done for r in readers.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timed_out(step, sends, readers)
+                for key, mask in self._sel.select(min(left, 1.0)):
+                    peer = key.data
+                    if mask & selectors.EVENT_WRITE and peer in sends:
+                        if self._write(step, peer, sends[peer]):
+                            del sends[peer]
+                            self._watch(peer, False, peer in readers and
+                                        not readers[peer].done)
+                    if mask & selectors.EVENT_READ and peer in readers \
+                            and not readers[peer].done:
+                        self._read(step, readers[peer])
+                        if readers[peer].done:
+                            self._watch(peer, peer in sends, False)
+        finally:
+            for peer in self._peers:
+                self._watch(peer, False, False)
+        return {peer: r.out for peer, r in readers.items()}
 
-    async def _write(self, step, peer, frames):
-        _, writer = self._conn(peer, step)
+    def _queue(self, step, peer, frames):
+        parts = []
         sent = 0
         for f in frames:
             head = fr.encode_header(fr.DATA, self.session, step, self.rank, peer, f.segment,
                                     f.dtype, f.bits, f.shape, f.payload.size)
-            writer.write(head)
+            parts.append(memoryview(head))
             if f.payload.size:
-                writer.write(memoryview(f.payload))
+                parts.append(memoryview(np.ascontiguousarray(f.payload)).cast("B"))
             self.counts.frames_sent += 1
             self.counts.header_bytes_sent += len(head)
             self.counts.payload_bytes_sent += f.payload.size
             sent += len(head) + f.payload.size
         self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
-        try:
-            await writer.drain()
-        except (ConnectionError, OSError) as e:
-            raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
-                                 peer, step) from None
+        return parts
 
-    async def _read(self, step, peer, specs):
-        reader, _ = self._conn(peer, step)
-        who = self.describe(peer)
-        out = []
+    def _watch(self, peer, write: bool, read: bool):
+        """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
+        nothing for this step is not read: what it sent for later steps waits in the kernel)."""
+        sock = self._peers[peer]
+        ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
         try:
-            for spec in specs:
-                h = fr.decode_fixed(await reader.readexactly(fr.FIXED_SIZE))
-                h["shape"] = fr.decode_shape(await reader.readexactly(8 * h["ndim"]), h["ndim"])
+            key = self._sel.get_key(sock)
+        except KeyError:
+            key = None
+        if ev == 0:
+            if key is not None:
+                self._sel.unregister(sock)
+        elif key is None:
+            self._sel.register(sock, ev, peer)
+        elif key.events != ev:
+            self._sel.modify(sock, ev, peer)
+
+    def _write(self, step, peer, parts) -> bool:
+        """Send as much of ``parts`` as the socket takes; True when all is sent."""
+        sock = self._peers[peer]
+        while parts:
+            mv = parts[0]
+            try:
+                n = sock.send(mv[:_CHUNK])
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError as e:
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
+                                     peer, step) from None
+            if n < len(mv):
+                parts[0] = mv[n:]
+                if n == 0:
+                    return False
+            else:
+                parts.pop(0)
+        return True
+
+    def _read(self, step, rd: _Reader) -> None:
+        """Receive what the socket has for the reader's current piece, piece after piece."""
+        sock = self._peers[rd.peer]
+        who = self.describe(rd.peer)
+        while not rd.done:
+            view = memoryview(rd.buf)[rd.pos:]
+            if len(view):
+                try:
+                    n = sock.recv_into(view, min(len(view), _CHUNK))
+                except (BlockingIOError, InterruptedError):
+                    return
+                except OSError as e:
+                    raise TransportError(f"{who} disconnected at step {step} ({e})",
+                                         rd.peer, step) from None
+                if n == 0:
+                    raise TransportError(f"{who} disconnected at step {step}"
+                                         + (" (truncated frame)" if rd.pos or rd.stage
+                                            != "fixed" else ""), rd.peer, step)
+                rd.pos += n
+                if rd.pos < len(rd.buf):
+                    continue
+            self._advance(step, rd, who)
+
+    def _advance(self, step, rd: _Reader, who) -> None:
+        try:
+            if rd.stage == "fixed":
+                rd.head = fr.decode_fixed(bytes(rd.buf))
+                rd.stage, rd.buf, rd.pos = "shape", bytearray(8 * rd.head["ndim"]), 0
+            elif rd.stage == "shape":
+                h = rd.head
+                h["shape"] = fr.decode_shape(bytes(rd.buf), h["ndim"])
                 if h["nbytes"] > MAX_FRAME_BYTES:
                     raise fr.FrameError(f"frame from {who} at step {step} announces "
                                         f"{h['nbytes']} bytes (at most {MAX_FRAME_BYTES})")
-                fr.check_header(h, spec.shape, session=self.session, step=step, sender=peer,
+                spec = rd.specs[rd.i]
+                fr.check_header(h, spec.shape, session=self.session, step=step, sender=rd.peer,
                                 receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
                                 bits=spec.bits, who=who)
-                buf = await reader.readexactly(h["nbytes"]) if h["nbytes"] else b""
-                out.append(fr.unpack(buf, spec.dtype, spec.bits, spec.shape))
-                self.counts.frames_received += 1
                 self.counts.header_bytes_received += fr.header_size(h["ndim"])
-                self.counts.payload_bytes_received += h["nbytes"]
-        except asyncio.IncompleteReadError:
-            raise TransportError(f"{who} disconnected at step {step} (truncated frame)",
-                                 peer, step) from None
-        except (ConnectionError, OSError) as e:
-            raise TransportError(f"{who} disconnected at step {step} ({e})", peer, step) \
-                from None
+                rd.stage, rd.buf, rd.pos = "payload", np.empty(h["nbytes"], np.uint8), 0
+            else:
+                spec = rd.specs[rd.i]
+                rd.out.append(fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
+                self.counts.frames_received += 1
+                self.counts.payload_bytes_received += rd.buf.size
+                rd.i += 1
+                if not rd.done:
+                    rd._start()
         except fr.FrameError as e:
-            raise TransportError(str(e), peer, step) from None
-        return out
+            raise TransportError(str(e), rd.peer, step) from None
 
-    def _conn(self, peer, step):
-        try:
-            return self._peers[peer]
-        except KeyError:
-            raise TransportError(f"no connection to {self.describe(peer)}", peer, step) \
-                from None
+    def _timed_out(self, step, sends, readers):
+        waiting = [p for p, r in readers.items() if not r.done] or list(sends)
+        who = ", ".join(self.describe(p) for p in waiting) or "a peer"
+        what = "for" if any(not r.done for r in readers.values()) else "to write to"
+        raise TransportError(f"timed out after {self.timeout:g} s at step {step} waiting "
+                             f"{what} {who}", waiting[0] if waiting else None, step)
 
     # -- plumbing -----------------------------------------------------------------------------
-    def _run(self, coro, timeout):
-        """Run ``coro`` on this mesh's event loop, in the calling thread (the loop runs only
-        during set-up and exchanges: no thread, no GIL hand-offs; the kernel buffers what
-        peers send in between)."""
-        if timeout is not None:
-            coro = asyncio.wait_for(coro, timeout)
-        try:
-            return self._loop.run_until_complete(coro)
-        except asyncio.TimeoutError:
-            raise TransportError("transport set-up timed out") from None
-
     def close(self) -> None:
-        """Close every connection and the event loop (idempotent)."""
-        if self._loop.is_closed():
-            return
+        """Close every connection (idempotent)."""
+        for sock in self._peers.values():
+            try:
+                self._sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self._peers.clear()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self._sel.close()
 
-        async def shut():
-            for _, writer in self._peers.values():
-                writer.close()
-            if self._server is not None:
-                self._server.close()
-            await asyncio.sleep(0)
 
-        try:
-            self._loop.run_until_complete(asyncio.wait_for(shut(), 5))
-        except Exception:       # closing after a fault: nothing more to report
-            pass
-        self._loop.close()
+def _recv_exact(sock, n: int) -> bytes:
+    buf = bytearray(n)
+    view, pos = memoryview(buf), 0
+    while pos < n:
+        got = sock.recv_into(view[pos:])
+        if got == 0:
+            raise ConnectionError("connection closed")
+        pos += got
+    return bytes(buf)
 
 
-def _tune(writer) -> None:
-    sock = writer.get_extra_info("socket")
-    if sock is not None:
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        except OSError:
-            pass
+def _tune(sock) -> None:
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        pass
 
 
 def new_session_id() -> int:
