@@ -25,6 +25,7 @@ UMPC_OPTIONS = (
     ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
     ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
     ("--resolution", "resolution"), ("--confidence", "confidence"),
+    ("--processes", "processes"),
 )
 
 
@@ -66,6 +67,14 @@ def _check_values(args):
         raise UsageError("--pool applies with --workers > 1")
     if args.scheduler is not None:
         require_extra("--scheduler", ("dask", "distributed"), "dask")
+    p = getattr(args, "processes", None)
+    if p is not None:
+        if p < 1:
+            raise UsageError(f"--processes must be a positive integer, got {p}")
+        for flag, key in (("--workers", "workers"), ("--scheduler", "scheduler"),
+                          ("--evaluate", "evaluate")):
+            if getattr(args, key, None) not in (None, False):
+                raise UsageError(f"--processes runs each process on one core: drop {flag}")
 
 
 def umpc_kwargs(args) -> dict:

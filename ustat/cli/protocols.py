@@ -26,7 +26,8 @@ UMPC_ONLY = (("--edges", "edges"), ("--sampler", "sampler"), ("--threat-model", 
              ("--max-colluders", "max_colluders"), ("--committee-size", "committee_size"),
              ("--honest-fraction", "honest_fraction"), ("--committee-fail", "fail"),
              ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
-             ("--scheduler", "scheduler"), ("--resolution", "resolution"),
+             ("--scheduler", "scheduler"), ("--processes", "processes"),
+             ("--resolution", "resolution"),
              ("--confidence", "confidence"))
 
 #: (flag, args attribute, runner keyword): options of some baseline protocols.
