@@ -2,11 +2,9 @@
 set recognised by its content; a failed or interrupted run gives its reservation back."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -43,7 +41,8 @@ def data(tmp_path):
 def test_every_command_is_charged_to_one_budget(capsys, data, tmp_path):
     b = tmp_path / "b.json"
     common = ["--csv", str(data), "--budget-file", str(b), "--seed", "1"]
-    runs = [(["estimate", "gini", "--columns", "p", "--bounds", "0:1", "--budget-total", "10"], 1.0),
+    runs = [(["estimate", "gini", "--columns", "p", "--bounds", "0:1", "--budget-total", "10"],
+             1.0),
             (["ecdf", "--column", "p", "--bounds", "0:1", "--thresholds", "16"], 1.0),
             (["quantile", "--column", "q", "--bounds", "0:1", "--thresholds", "16"], 0.5),
             (["roc", "--score", "p", "--label", "y", "--bounds", "0:1", "--thresholds", "16",

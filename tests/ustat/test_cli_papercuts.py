@@ -52,8 +52,8 @@ def nothing_runs(monkeypatch):
 def files(tmp_path):
     f = {}
     f["scores"] = tmp_path / "scores.csv"
-    f["scores"].write_text("score,y\n" + "".join(f"{(i * 37) % 101 / 101:.3f},{'yes' if i % 3 else 'no'}\n"
-                                                 for i in range(60)))
+    f["scores"].write_text("score,y\n" + "".join(
+        f"{(i * 37) % 101 / 101:.3f},{'yes' if i % 3 else 'no'}\n" for i in range(60)))
     f["probs"] = tmp_path / "probs.csv"
     f["probs"].write_text("p,y\n" + "".join(f"{(i * 37) % 101 / 101:.3f},{i % 2}\n"
                                             for i in range(200)))

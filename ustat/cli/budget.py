@@ -39,12 +39,11 @@ def check_options(args) -> None:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise UsageError(f"--budget-file {path}: directory {parent} does not exist")
-    for key, flag, ok in (("budget_total", "--budget-total", lambda v: 0 < v < math.inf),
-                          ("budget_delta", "--budget-delta", lambda v: 0 <= v < 1)):
-        v = getattr(args, key, None)
-        if v is not None and not ok(v):
-            raise UsageError(f"{flag} must be {'> 0 and finite' if key == 'budget_total' else 'in [0, 1)'}"
-                             f", got {v}")
+    total, delta = getattr(args, "budget_total", None), getattr(args, "budget_delta", None)
+    if total is not None and not 0 < total < math.inf:
+        raise UsageError(f"--budget-total must be > 0 and finite, got {total}")
+    if delta is not None and not 0 <= delta < 1:
+        raise UsageError(f"--budget-delta must be in [0, 1), got {delta}")
 
 
 class Charge:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
-__all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list", "error_text",
-           "strip_warning", "with_flag_names", "cli_words", "API_FLAGS", "EPSILON_RANGE",
+__all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list",
+           "error_text", "strip_warning", "with_flag_names", "cli_words", "API_FLAGS",
+           "EPSILON_RANGE",
            "check_epsilon_option", "check_memory", "check_csv_flags", "installed",
            "require_extra"]
 
@@ -129,8 +131,6 @@ def check_csv_flags(args) -> None:
 
 def check_memory(n: int, bytes_per_record: int, flag: str = "--n"):
     """Refuse a size whose records alone exceed this machine's memory, before allocating."""
-    import os
-
     need = int(n) * int(bytes_per_record)
     try:
         have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

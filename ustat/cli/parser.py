@@ -30,8 +30,9 @@ the aggregator with all but one contributor."""
 
 EXIT_CODES = """\
 Exit status: 0 success; 2 a user mistake (bad option, data or parameter;
-one line on stderr, no traceback); 130 interrupted (Ctrl-C); 141 the
-reader of stdout went away (e.g. `ustat kernels | head`)."""
+one line on stderr, no traceback); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM); 141 the reader of stdout went away (e.g. `ustat
+kernels | head`)."""
 
 
 def _runtime_names() -> tuple[list, list]:

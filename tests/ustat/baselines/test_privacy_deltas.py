@@ -7,7 +7,6 @@ import math
 from collections import Counter
 from fractions import Fraction
 
-import numpy as np
 import pytest
 
 from ustat.baselines import PROTOCOLS, planned_delta, run_protocol
@@ -86,8 +85,9 @@ def _views(inputs, m, q):
     return {k: v / total for k, v in dist.items()}
 
 
-@pytest.mark.parametrize("n, m, q, a, b", [(2, 3, 2, (0, 1), (1, 0)), (3, 3, 2, (0, 0, 1), (1, 1, 1)),
-                                           (2, 3, 3, (0, 2), (1, 1)), (3, 3, 3, (0, 1, 2), (1, 1, 1))])
+@pytest.mark.parametrize("n, m, q, a, b", [
+    (2, 3, 2, (0, 1), (1, 0)), (3, 3, 2, (0, 0, 1), (1, 1, 1)),
+    (2, 3, 3, (0, 2), (1, 1)), (3, 3, 3, (0, 1, 2), (1, 1, 1))])
 def test_split_and_mix_distance_brute_force(n, m, q, a, b):
     """Two inputs with the same sum: the exact distance of the views is within the bound
     (here q is tiny, so the bound is weak but must still hold)."""
