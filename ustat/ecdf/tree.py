@@ -62,6 +62,7 @@ import numpy as np
 
 from noise.samplers import as_fraction, discrete_laplace, polya, polya_pmf, round_scale_up
 
+from .noise_law import NodeNoiseLaw
 from .sensitivity import tree_sensitivity
 
 __all__ = ["Tree", "TreeNoise", "interval_sensitivity", "dlap_variance", "draw_noise",
@@ -214,6 +215,13 @@ class TreeNoise:
     def share_at(self, server: int, idx) -> np.ndarray:
         """Server ``server``'s part of the noise on the points ``idx``."""
         return self.shares[server][self.tree.path(idx)].sum(axis=1)
+
+    @property
+    def law(self) -> NodeNoiseLaw:
+        """The law of one node's total noise (what every interval is computed from)."""
+        if self.scale is None:
+            return NodeNoiseLaw(None)
+        return NodeNoiseLaw(self.scale, self.servers if self.mode == "each" else 1)
 
     @property
     def node_variance(self) -> float:
