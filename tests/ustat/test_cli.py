@@ -254,11 +254,15 @@ def test_budget_file(tmp_path, capsys):
 def test_epsilon_split_and_collusion_in_output(capsys):
     assert main(["estimate", "auc", "--n", "60", "--no-progress", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "epsilon 1 = 0.9 statistic + 0.1 class counts" in out
+    assert "epsilon 1 = 0.73 statistic + 0.27 class counts" in out      # the chosen share
     assert "up to 30 of the 60 parties" in out and "all but one contributor" in out
     res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"])
     split = res["epsilon_split"]
-    assert split.pop("statistic") == pytest.approx(0.9) and sum(split.values()) == pytest.approx(0.1)
+    assert split.pop("statistic") == pytest.approx(0.73) and sum(split.values()) == pytest.approx(0.27)
+    assert res["params"]["aux_epsilon_fraction"] == 0.27
+    res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1",
+                                "--aux-epsilon-fraction", "0.1"])
+    assert res["epsilon_split"]["statistic"] == pytest.approx(0.9)
     c = res["collusion"]
     assert c["max_colluders"] == 30 and c["variance_factor"] == 2.0
     assert c["epsilon_aggregator"] == pytest.approx(1.0) and c["epsilon_all_but_one"] > 3

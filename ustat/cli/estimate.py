@@ -118,9 +118,10 @@ def _charged(args, meta, kern, run):
     return res, reservation
 
 
-#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them).
+#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them;
+#: aux_epsilon_fraction None: chosen by run_umpc from public parameters).
 UMPC_DEFAULTS = {"edges": "2n", "sampler": "balanced", "threat_model": "dis",
-                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": 0.1}
+                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": None}
 
 
 def _umpc_defaults(args):

@@ -129,6 +129,7 @@ class UMPCResult:
     warnings: list = field(default_factory=list)
     uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
     stage_seconds: dict = field(default_factory=dict)   # where ``seconds`` went (run_umpc)
+    aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -150,7 +151,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
              chunk_size: int = DEFAULT_CHUNK,
              evaluate=False, progress: bool = False, hypergraph=None,
-             fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
+             fail: float = 2.0**-40, f_h: float = 0.5,
+             aux_epsilon_fraction: Optional[float] = None,
              record_views: bool = False, workers: Optional[int] = None,
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
@@ -208,6 +210,10 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         (k = 2 kernels only: garbled circuits between the two members of
         each edge, oblivious transfer instead of a dealer, computational
         security; slower, see docs/gc.md).
+    aux_epsilon_fraction : the class counts' share of epsilon (AUC, VUS); None
+        (default) chooses it from public parameters to minimise the released
+        statistic's noise (:func:`ustat.umpc.release.choose_aux_fraction`:
+        0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
         given (its defaults otherwise).
@@ -242,7 +248,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             noise = []                             # step 3 runs while the workers compute
             _share_and_compute(run, z, chunk_size, bar, **where,
                                meanwhile=lambda: noise.append(
-                                   _noise(run, z, aux_epsilon_fraction, noise_kw)))
+                                   _noise(run, z, run.aux_fraction, noise_kw)))
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -284,7 +290,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info), **engine)
+        notes=_notes(run, noise.info),
+        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
