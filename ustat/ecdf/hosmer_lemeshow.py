@@ -3,10 +3,13 @@
 Algorithm 2 with the accounting of Theorem 5.1. Every party holds a
 predicted probability p_i in [0, 1] and a 0/1 label y_i.
 
-  1. eps' = eps / (Delta + 4), Delta the tree sensitivity in node units
-     (the paper's eps / (L + 9) with ``sensitivity="paper"``: L + 1 and 8).
+  1. The tree gets ``TREE_SHARE`` (1/4) of epsilon, the sums the rest, as
+     eps' = 3 eps / 16 per unit of their L1 sensitivity 4 (the paper's
+     eps' = eps / (L + 9) for both, with ``sensitivity="paper"``). The group
+     edges only need to split the records roughly evenly (any edges make a
+     valid test: they depend on p alone), the sums carry the test's power.
   2. Group edges t_q = F^^-1(q / Q), q = 1..Q-1, by Algorithm 1 on the
-     tree-noise ECDF of p (node scale 1/eps', so Delta eps'-DP, whatever the
+     tree-noise ECDF of p (node scale Delta / (eps / 4): eps / 4-DP, whatever the
      number of searches) on a grid of N thresholds in [0, 1]; t_0 = 0, t_Q = 1.
   3. Groups g_q = {i : t_{q-1} < p_i <= t_q} (the first group includes 0):
      half-open so that each record is in exactly one group. The 4 Q sums
@@ -23,7 +26,7 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
   4. The noise-aware statistic T and its p-value under a null that includes
      the DP noise (:mod:`ustat.ecdf.hl_test`); the test refuses before
      anything is computed when the noise dominates (public parameters only).
-Total: Delta eps' + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
+Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 
 Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend),
 then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l (to the
@@ -50,6 +53,10 @@ from .servers import make_session, open_to_analyst, server_ids
 from .thresholds import grid_rank, regular
 
 __all__ = ["HLResult", "private_hosmer_lemeshow", "hosmer_lemeshow", "chi2_sf", "FRAC_BITS"]
+
+#: Share of epsilon for the group edges (the tree); the rest goes to the 4Q sums. Any edges give
+#: a valid test (they depend on p only), so the edges need little accuracy and the sums most.
+TREE_SHARE = 0.25
 
 #: Fixed-point fractional bits of the expected counts E (rounding <= n 2^-(c+1)).
 FRAC_BITS = 16
@@ -199,7 +206,12 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     from .tree import Tree
     delta = Tree(tau.size).sensitivity(sensitivity)
     sums_sens = 8 if sensitivity == "paper" else 4
-    eps1 = eps / (delta + sums_sens)
+    if sensitivity == "paper":               # the paper's split: eps' per unit of sensitivity
+        eps1 = eps / (delta + sums_sens)
+        eps_tree_req = eps1 * delta
+    else:                                    # the edges only group; the sums carry the test
+        eps_tree_req = TREE_SHARE * eps
+        eps1 = (eps - eps_tree_req) / sums_sens
     df = Q if null == "calibrated" else Q - 2
     scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
     scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
@@ -214,7 +226,7 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
             f"miscalibration below {detect:.2f} in probability (half the time); refusing "
             "rather than report a test without power. Use a larger epsilon, more records or "
             "fewer groups (--groups)")
-    dep = deploy(p, tau, eps1 * delta if math.isfinite(eps) else eps, backend=backend,
+    dep = deploy(p, tau, eps_tree_req if math.isfinite(eps) else eps, backend=backend,
                  servers=servers, noise_mode=noise_mode, sensitivity=sensitivity, seed=seed,
                  session=session)
     edges = np.concatenate([[0.0], quantiles(dep, np.arange(1, Q) / Q), [1.0]])

@@ -58,9 +58,12 @@ def test_accounting_follows_theorem_5_1():
     assert r.account["tree_epsilon"] == pytest.approx((L + 1) / (L + 9))
     assert r.account["sums_epsilon"] == pytest.approx(8 / (L + 9))
     exact = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", seed=2, n_thresholds=1024)
-    # Delta = L and the exact L1 sensitivity 4 of the sums (a record's (p, 1-p, y, 1-y) has norm 2)
-    assert exact.account["epsilon_prime"] == pytest.approx(1.0 / (L + 4))
-    assert exact.account["sums_epsilon"] == pytest.approx(4 / (L + 4))
+    # a quarter for the edges; the sums' exact L1 sensitivity is 4 (a record's (p, 1-p, y, 1-y)
+    # has norm 2), so eps' = (3/4) / 4
+    assert exact.account["tree_epsilon"] == pytest.approx(0.25, rel=1e-6)
+    assert exact.account["epsilon_prime"] == pytest.approx(0.75 / 4)
+    assert exact.account["sums_epsilon"] == pytest.approx(0.75, rel=1e-6)
+    assert exact.account["epsilon"] <= 1.0 + 1e-12
 
 
 def test_private_hl_on_bank_with_large_epsilon():
@@ -78,12 +81,12 @@ def test_single_class_is_not_checked_in_the_clear():
 
 
 def test_refuses_when_the_noise_dominates_before_computing():
-    """Heart-sized data (n = 303) at epsilon 1: the noise sd per group (~20 records) exceeds
+    """Heart-sized data (n = 303) at epsilon 0.5: the noise sd per group (~15 records) exceeds
     the group's whole sampling sd; refused from public parameters, naming the remedies."""
     p, y = bank_scores(303)
     with pytest.raises(ValueError, match="noise dominates.*larger epsilon.*fewer groups"):
-        private_hosmer_lemeshow(p, y, 10, 1.0, backend="central")
-    r = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", max_detectable=None, seed=1)
+        private_hosmer_lemeshow(p, y, 10, 0.5, backend="central")
+    r = private_hosmer_lemeshow(p, y, 10, 0.5, backend="central", max_detectable=None, seed=1)
     assert 0 < r.p_value <= 1 and r.detectable_miscalibration > 0.25
 
 
