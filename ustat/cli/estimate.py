@@ -95,9 +95,10 @@ def umpc_kwargs(args) -> dict:
     return out
 
 
-#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them).
+#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them;
+#: aux_epsilon_fraction None: chosen by run_umpc from public parameters).
 UMPC_DEFAULTS = {"edges": "2n", "sampler": "balanced", "threat_model": "dis",
-                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": 0.1}
+                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": None}
 
 
 def _umpc_defaults(args):

@@ -132,7 +132,8 @@ def wire_summary(res) -> dict:
 def _params(args, res) -> dict:
     """The U-MPC parameters of this run: resolved ones and every option the user gave."""
     out = {"edges": res.edges, "sampler": res.sampler, "threat_model": res.threat_model,
-           "aux_epsilon_fraction": args.aux_epsilon_fraction,
+           "aux_epsilon_fraction": getattr(res, "aux_epsilon_fraction", None)
+           if args.aux_epsilon_fraction is None else args.aux_epsilon_fraction,
            "backend": getattr(res, "backend", "dealer")}
     for key in ("max_colluders", "committee_size", "honest_fraction", "fail", "workers", "pool",
                 "scheduler", "bits", "frac_bits", "resolution", "confidence"):

@@ -73,6 +73,8 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
         p.add_argument("--smooth", choices=("l1", "l2", "isotonic"),
                        help="post-process into a non-decreasing curve in [0, 1]")
     p.add_argument("--plot", help="write a PNG figure (needs matplotlib)")
+    p.add_argument("--confidence", type=_number, default=0.95,
+                   help="level of the reported intervals / band (default 0.95)")
     p.add_argument("--evaluate", action="store_true",
                    help="also report the exact values (reads the data in the clear)")
     p.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
@@ -130,6 +132,9 @@ def register(subparsers, commands):
                                           "Theorem 5.1 accounting).")
     _labelled(h, "--prob", "the predicted probability column (values in [0, 1])")
     h.add_argument("--groups", type=int_arg, default=10, help="number of groups Q (default 10)")
+    h.add_argument("--null", default="calibrated", choices=("calibrated", "fitted"),
+                   help="calibrated: y ~ Bernoulli(p) for the given p (default, df Q); fitted: "
+                        "p fitted by logistic regression on these records (df Q - 2)")
     _common(h, thresholds="1024", smooth=False)
     from . import cli_run
     commands.update({"ecdf": (cli_run.run_ecdf, cli_run.show_ecdf),
@@ -154,6 +159,9 @@ def check_epsilon(args) -> float:
               "(evaluation only)")
     if args.seed is not None:
         _warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
+    c = getattr(args, "confidence", 0.95)
+    if not 0 < c < 1:
+        raise _usage(f"--confidence must be a level in (0, 1), e.g. 0.95, got {c}")
     return e
 
 

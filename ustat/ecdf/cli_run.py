@@ -97,6 +97,7 @@ def run_ecdf(args) -> dict:
            "insecure_seed": rel.insecure_seed, "notes": [note] if note else []}
     if sm is not None:
         out["ecdf_smoothed"] = sm.tolist()
+    out["intervals"] = _ecdf_intervals_json(rel.intervals(args.confidence))
     if rel.exact is not None:
         ex = rel.exact / rel.n
         best = sm if sm is not None else rel.values
@@ -114,12 +115,27 @@ def run_ecdf(args) -> dict:
     return out
 
 
+def _ecdf_intervals_json(iv: dict) -> dict:
+    keys = ("pointwise_lo", "pointwise_hi", "band_lo", "band_hi")
+    out = {k: np.asarray(iv[k]).tolist() for k in keys}
+    out.update({k: iv[k] for k in ("confidence", "noise_std", "noise_std_counts",
+                                   "pointwise_halfwidth_counts", "band_halfwidth_counts",
+                                   "method")})
+    return out
+
+
 def _plot(fn):
     from .smoothing import MissingDependency
     try:
         fn()
     except MissingDependency as exc:
         raise _usage(str(exc)) from None
+
+
+def _wrap(label: str, text: str) -> str:
+    import textwrap
+    return textwrap.fill(text, width=100, initial_indent=f"  {label:<10}: ",
+                         subsequent_indent=" " * 14)
 
 
 def _head(res: dict):
@@ -151,14 +167,19 @@ def show_ecdf(res: dict):
     print(f"Private ECDF of {res['column']} (n = {res['n']}, {len(res['thresholds'])} thresholds "
           f"in [{res['bounds'][0]:g}, {res['bounds'][1]:g}], backend {res['backend']})")
     _head(res)
+    iv = res["intervals"]
+    print(f"  interval  : noise std {iv['noise_std']:.3g} per point; {100 * iv['confidence']:g}% "
+          f"pointwise +-{iv['pointwise_halfwidth_counts'] / res['n']:.3g}, simultaneous band "
+          f"+-{iv['band_halfwidth_counts'] / res['n']:.3g} (ECDF units)")
     tau, F = np.asarray(res["thresholds"]), np.asarray(res.get("ecdf_smoothed", res["ecdf"]))
     pick = np.unique(np.linspace(0, tau.size - 1, min(11, tau.size)).round().astype(int))
     label = "smoothed" if "ecdf_smoothed" in res else "noisy"
-    print(f"  {'threshold':>12}  {'F (' + label + ')':>14}" +
+    print(f"  {'threshold':>12}  {'F (' + label + ')':>14}  {'band':>15}" +
           ("  F (true)" if "evaluation" in res else ""))
     for i in pick:
         extra = f"  {res['evaluation']['ecdf'][i]:.4f}" if "evaluation" in res else ""
-        print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}{extra}")
+        band = f"[{iv['band_lo'][i]:.4f}, {iv['band_hi'][i]:.4f}]"
+        print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}  {band:>15}{extra}")
 
 
 def run_quantile(args) -> dict:
@@ -178,15 +199,23 @@ def run_quantile(args) -> dict:
         rel = _release(args, x, tau, bounds)
         qs = quantiles(_smoothed(args, rel), levels, thresholds=tau)
         acc, comm, n = rel.account, rel.communication, rel.n
+        counts, law, tree = rel.counts, rel.noise_law, rel.tree
     else:
         _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
-                        f"ceil(log2 {tau.size}) query rounds")
+                        f"ceil(log2 {tau.size}) query rounds, then all {tau.size} points for "
+                        "the intervals")
         dep = deploy(x, tau, args.epsilon, bounds=bounds, clip=args.clip,
                      **deploy_kwargs(args, tau.size))
         qs = quantiles(dep, levels)
+        counts = dep.query(np.arange(tau.size))      # node noise reused: no extra epsilon
         acc, comm, n = dep.account(), dep.communication(), dep.n
+        law, tree = dep.noise.law, dep.tree
+    from .intervals import quantile_intervals
+    qi = quantile_intervals(counts, tau, n, law, tree, levels, args.confidence)
     out = {"command": "quantile", "column": column, "source": source, "n": n, "q": levels.tolist(),
-           "quantiles": qs.tolist(), "thresholds_count": int(tau.size), "bounds": list(bounds),
+           "quantiles": qs.tolist(), "quantile_ci": np.stack([qi["lo"], qi["hi"]], 1).tolist(),
+           "confidence": qi["confidence"], "quantile_ci_method": qi["method"],
+           "thresholds_count": int(tau.size), "bounds": list(bounds),
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in acc.items()},
            "communication": comm_summary(comm), "notes": [note] if note else [],
@@ -203,9 +232,12 @@ def show_quantile(res: dict):
           f"{res['thresholds_count']} thresholds, backend {res['backend']})")
     _head(res)
     ev = res.get("evaluation")
+    print(_wrap("interval", res["quantile_ci_method"]))
     for i, (p, v) in enumerate(zip(res["q"], res["quantiles"])):
         extra = f"   (true {ev['quantiles'][i]:.6g})" if ev else ""
-        print(f"  q = {p:<6g} -> {v:.6g}{extra}")
+        lo, hi = res["quantile_ci"][i]
+        print(f"  q = {p:<6g} -> {v:.6g}   {100 * res['confidence']:g}% CI [{lo:.6g}, {hi:.6g}]"
+              f"{extra}")
 
 
 def run_roc(args) -> dict:
@@ -225,9 +257,14 @@ def run_roc(args) -> dict:
     seed = kw.pop("seed")
     _charge(args, [args.score, args.label])
     r = private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip, smooth=args.smooth,
-                    evaluate=args.evaluate, seed=seed, **kw)
+                    evaluate=args.evaluate, seed=seed, confidence=args.confidence, **kw)
+    iv = r.intervals
     out = {"command": "roc", "score": args.score, "label": args.label, "n": int(s.size),
-           "auc": r.auc, "fpr": r.fpr.tolist(), "tpr": r.tpr.tolist(),
+           "auc": r.auc, "auc_ci": iv["auc_ci"], "auc_noise_std": iv["auc_noise_std"],
+           "auc_unsmoothed": iv["auc_unsmoothed"], "confidence": iv["confidence"],
+           "roc_band": {k: np.asarray(iv[k]).tolist() for k in ("fpr_lo", "fpr_hi", "tpr_lo",
+                                                               "tpr_hi")},
+           "interval_method": iv["method"], "fpr": r.fpr.tolist(), "tpr": r.tpr.tolist(),
            "thresholds": r.thresholds.tolist(), "n_pos_noisy": r.n_pos, "n_neg_noisy": r.n_neg,
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in r.account.items()},
@@ -248,8 +285,11 @@ def run_roc(args) -> dict:
 
 def show_roc(res: dict):
     ev = res.get("evaluation")
-    print(f"Private ROC of {res['score']} for {res['label']}: AUC = {res['auc']:.4f}"
-          + (f"   (true {ev['auc']:.4f})" if ev else ""))
+    lo, hi = res["auc_ci"]
+    print(f"Private ROC of {res['score']} for {res['label']}: AUC = {res['auc']:.4f}, "
+          f"{100 * res['confidence']:g}% CI [{lo:.4f}, {hi:.4f}], noise std "
+          f"{res['auc_noise_std']:.3g}" + (f"   (true {ev['auc']:.4f})" if ev else ""))
+    print(_wrap("interval", res["interval_method"] + "; the ROC band is in 'roc_band' (--json)"))
     print(f"  data      : n = {res['n']}, noisy class sizes n+ ~ {res['n_pos_noisy']:.0f}, "
           f"n- ~ {res['n_neg_noisy']:.0f}"
           + (f" (true {ev['n_pos']}, {ev['n_neg']})" if ev else ""))
@@ -280,9 +320,12 @@ def run_hl(args) -> dict:
     _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
                     f"then {args.groups} x 4 noisy sums")
     r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
-                                evaluate=args.evaluate, **kw)
+                                evaluate=args.evaluate, null=args.null, **kw)
     out = {"command": "hl", "prob": args.prob, "label": args.label, "n": int(p.size),
-           "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.groups - 2,
+           "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.df,
+           "null": r.null, "p_value_method": r.method,
+           "detectable_miscalibration": r.detectable_miscalibration,
+           "noise_sd_per_group": r.noise_sd,
            "edges": r.edges.tolist(), "table": r.table, "clamped_expectations": r.clamped,
            "backend": args.backend, "account": {k: _jsonable(v) for k, v in r.account.items()},
            "communication": comm_summary(r.communication), "notes": notes,
@@ -294,7 +337,7 @@ def run_hl(args) -> dict:
         _plot(lambda: plot_hl(args.plot, r, prob=args.prob))
         out["plot"] = args.plot
     if r.clamped:
-        _warn(f"{r.clamped} noisy expected count(s) below 1 were raised to 1 before dividing")
+        _warn(f"{r.clamped} noisy expected count(s) below 0 were taken as 0 in the variances")
     out["seconds"] = clock() - t0
     return out
 
@@ -309,4 +352,7 @@ def show_hl(res: dict):
           f"{_g(acc['sums_epsilon'])} (epsilon' = {_g(acc['epsilon_prime'])}, noise "
           f"{acc['noise_mode']})")
     print(f"  groups    : edges {', '.join(f'{e:.3g}' for e in res['edges'])}")
+    print(_wrap("test", f"{res['p_value_method']}; detects a miscalibration of "
+                        f"{res['detectable_miscalibration']:.3g} (probability units) half the "
+                        "time at level 0.05"))
     _tail(res)

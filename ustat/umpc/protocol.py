@@ -134,6 +134,7 @@ class UMPCResult:
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)
+    aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -155,7 +156,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
              chunk_size: int = DEFAULT_CHUNK,
              evaluate=False, progress: bool = False, hypergraph=None,
-             fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
+             fail: float = 2.0**-40, f_h: float = 0.5,
+             aux_epsilon_fraction: Optional[float] = None,
              record_views: bool = False, workers: Optional[int] = None,
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
@@ -214,6 +216,10 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         (k = 2 kernels only: garbled circuits between the two members of
         each edge, oblivious transfer instead of a dealer, computational
         security; slower, see docs/gc.md).
+    aux_epsilon_fraction : the class counts' share of epsilon (AUC, VUS); None
+        (default) chooses it from public parameters to minimise the released
+        statistic's noise (:func:`ustat.umpc.release.choose_aux_fraction`:
+        0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
         given (its defaults otherwise).
@@ -273,7 +279,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             noise = []                             # step 3 runs while the workers compute
             _share_and_compute(run, z, chunk_size, bar, **where,
                                meanwhile=lambda: noise.append(
-                                   _noise(run, z, aux_epsilon_fraction, noise_kw)))
+                                   _noise(run, z, run.aux_fraction, noise_kw)))
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -325,7 +331,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
         notes=_notes(run, noise.info), costs=costs, released=released,
-        processes=session.placement.n_procs, **engine)
+        processes=session.placement.n_procs,
+        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
