@@ -133,6 +133,8 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     d = check_delta(delta, s.size)
+    if distinct_deltas is not None and not isinstance(distinct_deltas, bool):
+        raise TypeError(f"distinct_deltas must be None or a bool, got {distinct_deltas!r}")
     if c.size == 0:
         return (np.zeros(c.shape + (16,), np.uint8),) * 2
     plan, out = run(session, s, r, c, rs, rr, kind="correlated", method=method,
