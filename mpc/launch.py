@@ -8,11 +8,11 @@ code every process runs, each holding the participants its group names
 (:mod:`mpc.placement`). It returns what every process returned, with what
 each wrote to its sockets.
 
-The processes come from a ``forkserver`` (started once, with numpy and our
-packages preloaded), so ``program`` must be importable by name (a
-module-level function) and its arguments picklable; they travel to the
-children over multiprocessing's pipes, the launcher's control channel.
-Protocol messages never do: they go over the mesh as typed frames
+The processes are forked (``spawn`` where fork is missing: then
+``program`` must be importable by name and its arguments picklable), so a
+child starts with the parent's modules and its arguments as they are.
+Results come back over multiprocessing's pipes, the launcher's control
+channel. Protocol messages never do: they go over the mesh as typed frames
 (:mod:`mpc.frames`).
 
 Faults: if a process raises (a protocol error, or a
@@ -35,7 +35,6 @@ from .placement import layout
 from .runtime import Runtime
 from .transport import DEFAULT_TIMEOUT, SocketMesh, TransportError, new_session_id
 
-_PRELOAD = ["numpy", "mpc.session", "mpc.values", "mpc.transport"]
 _CTX = None
 
 
@@ -59,11 +58,12 @@ class ProcessResult:
 
 
 def context():
-    """The multiprocessing context of launched runs (a forkserver with our modules preloaded)."""
+    """The multiprocessing context of launched runs: ``fork`` where it exists (children start
+    in milliseconds with the parent's modules loaded, and ``program`` may be any callable),
+    else ``spawn`` (then ``program`` must be importable by name)."""
     global _CTX
     if _CTX is None:
-        _CTX = mp.get_context("forkserver")
-        _CTX.set_forkserver_preload(_PRELOAD)
+        _CTX = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
     return _CTX
 
 

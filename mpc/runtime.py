@@ -42,6 +42,7 @@ class Runtime:
         self.counter = [0]
         self.joint_key = joint_key
         self._sessions = 0
+        self._agreed = 0
 
     @property
     def n_procs(self) -> int:
@@ -58,6 +59,11 @@ class Runtime:
         """A number every process gives to the same session (sessions are made in program order)."""
         self._sessions += 1
         return self._sessions
+
+    def next_agreed(self) -> int:
+        """A number every process gives to the same agreed stream (program order)."""
+        self._agreed += 1
+        return self._agreed
 
     def agree_key(self) -> bytes:
         """Coin flip: every process sends 16 random bytes to every other; the key is their XOR.

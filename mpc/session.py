@@ -183,12 +183,9 @@ class Session:
         call's number instead (the same in every process: SPMD order).
         """
         self._agreed += 1
-        if self.single_process or self.insecure or self.runtime is None:
+        if self.single_process:
             return stream
-        key = self.runtime.joint_key
-        if key is None:
-            raise RuntimeError("the runtime has no joint key (mpc.launch agrees one at start-up)")
-        return CSPRNG(_key=key).derive("agreed", self._public_id, self._agreed)
+        return agreed_stream(self.runtime, stream, "session", self._public_id, self._agreed)
 
     # -- secure values (mpc.values) ---------------------------------------------------------------
     def input(self, values, by, *, bound=None, frac_bits: int = 0):
@@ -217,3 +214,15 @@ def _check_backend(backend) -> str:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     return backend
+
+
+def agreed_stream(runtime, stream: CSPRNG, *labels) -> CSPRNG:
+    """``stream`` itself without a runtime or when it is seeded (every process computes the
+    same stream); else the stream of ``labels`` from the runtime's joint key, the same in every
+    process (see :meth:`Session.agreed`). ``labels`` must be the same in every process."""
+    if runtime is None or stream.seeded:
+        return stream
+    key = runtime.joint_key
+    if key is None:
+        raise RuntimeError("the runtime has no joint key (mpc.launch agrees one at start-up)")
+    return CSPRNG(_key=key).derive("agreed", runtime.next_agreed(), *labels)
