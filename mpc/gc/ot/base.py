@@ -79,7 +79,7 @@ class BaseOTBatch:
         return np.flatnonzero(np.repeat(local_groups, self.counts))
 
     def send_a(self, net, raw_a: np.ndarray, offline):
-        """Step 1: every local base sender draws a (from ``raw_a``, 40 bytes per sender) and sends A.
+        """Step 1: every local base sender draws a (``raw_a``: 40 bytes per sender), sends A.
 
         Returns the encodings of A per group ``uint8 (G, 33)``: the rows of
         groups whose sender runs elsewhere arrive at the end of the round.

@@ -40,7 +40,7 @@ class Landing:
 
 def send_groups(net, senders, receivers, flat: np.ndarray, counts: np.ndarray, *, offline,
                 landing: Landing | None = None) -> Landing:
-    """Group g sends its ``counts[g]`` consecutive rows of ``flat`` (groups in order) as one message.
+    """Group g sends its ``counts[g]`` consecutive rows of ``flat`` as one message.
 
     ``flat``: ``uint8 (sum(counts), *row)``; each byte is sent and counted as
     8 bits, so a group's message is ``8 counts[g] row_bytes`` bits.

@@ -1,4 +1,4 @@
-"""Secure values compared by garbled circuits (``Session(backend="gc")``): exact, in processes too."""
+"""Secure values compared by garbled circuits (``Session(backend="gc")``), in processes too."""
 
 import operator
 

@@ -12,13 +12,14 @@ report and views), then without a seed with every party in its own process
 import numpy as np
 import pytest
 
-from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, bits_to_int
+from mpc.gc import bits_to_int
 from mpc.gc.ot import chosen_ot, correlated_ot, random_ot
 from mpc.gc.yao import OUTPUT_MODES, yao
 from mpc.launch import launch
 from mpc.rng import CSPRNG
 from mpc.session import Session
 from tests.mpc.gc._helpers import CASES, load
+from tests.mpc.gc.test_yao import _lt_sub
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)
 
@@ -31,15 +32,6 @@ RCV = np.array([1, 0, 0, 2, 0, 1, 2, 0])
 OT_CASES = ((5, "auto", 12), (3, "base", 128), (45, "iknp", 128), (43, "auto", 100))
 OT_KINDS = {5: ("correlated", "random"), 3: ("correlated", "chosen"),
             45: ("correlated", "random"), 43: ("correlated", "chosen")}
-
-
-def _lt_sub(w=8):
-    b = CircuitBuilder("lt-sub")
-    x = b.input(w, party=GARBLER)
-    y = b.input(w, party=EVALUATOR)
-    b.output(x.lt(y, signed=True))
-    b.output(x - y)
-    return b.build()
 
 
 def _inputs():
