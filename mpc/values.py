@@ -235,7 +235,7 @@ class SecureArray:
 
     def __neg__(self):
         self._additive("-")
-        return self._like((np.uint64(0) - self._shares) & self.ring.mask)
+        return self._like(_neg(self._shares, self.ring))
 
     def __sub__(self, other):
         return self + (-other if isinstance(other, SecureArray) else -np.asarray(other))
@@ -285,12 +285,12 @@ class SecureArray:
             what = "the difference of the operands"
         else:
             enc, pb = self._public(other, self.frac_bits, "the compared public value")
-            z_shares = self._add_public((np.uint64(0) - enc) & self.ring.mask)
+            z_shares = self._add_public(_neg(enc, self.ring))
             bound = self.bound + pb
             a = self
             what = "the operand minus the public value"
         if flip:
-            z_shares = (np.uint64(0) - z_shares) & self.ring.mask
+            z_shares = _neg(z_shares, self.ring)
         l = a.ring.bits
         if bound >= 1 << (l - 1):
             raise ValueError(
@@ -309,7 +309,7 @@ class SecureArray:
         gate = "eqz" if op == "==" else "ltz"
         out = fn(self.session, np.ascontiguousarray(flat), hflat, gate, in_bits)
         if op == ">=":                                      # 1 - [z < 0]
-            out = (np.uint64(0) - out) & a.ring.mask
+            out = _neg(out, a.ring)
             out[0] = (out[0] + np.uint64(1)) & a.ring.mask
         res = out.reshape((flat.shape[0],) + shape)
         return SecureArray(self.session, res, holders, ring=a.ring, frac_bits=0, bound=1)
@@ -696,6 +696,11 @@ def _same_family(a: SecureArray, b: SecureArray) -> None:
             and not (a.holders.ndim == 1 and b.holders.ndim == 1
                      and np.array_equal(a.holders, b.holders)):
         raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _neg(x, ring: Ring) -> np.ndarray:
+    """-x mod 2^l (arrays or numpy scalars; the wrap is the ring's)."""
+    return np.negative(np.asarray(x, dtype=np.uint64)) & ring.mask
 
 
 def _check_bound(bound: int, ring: Ring, what: str) -> None:

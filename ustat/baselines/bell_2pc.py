@@ -214,21 +214,11 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
                  aux_epsilon_fraction: float = 0.1, seed=None, session=None, evaluate=False):
     """Run Bell et al.'s 2PC protocol; returns a :class:`ProtocolResult` (module docstring)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "bell-2pc", epsilon, bins, levels)
-    kern, eps, X, n, grid, notes = pre.kern, pre.epsilon, pre.X, pre.n, pre.grid, pre.notes
-    spec = kernel_spec(kern, grid)
-    P = check_pairs(pairs, n)
-    R = check_noise_bits(noise_bits)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if P == "all" and not (isinstance(delta, numbers.Real) and 0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
-    from .ghazi import split_budget
-    eps_aux = 0.0
-    if kern.aux is not None:
-        eps_aux, _ = split_budget(eps, kern, aux_epsilon_fraction)
-    eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
-    priv = privacy_plan(eps_pairs, P, n, delta, spec, R)
+    pre, spec, P, R, eps_aux, priv = _plan(records, kernel, epsilon, bins, pairs, delta,
+                                           noise_bits, levels, aux_epsilon_fraction)
+    kern, eps, X, n, grid, notes = pre.kern, pre.epsilon, pre.X, pre.n, pre.grid, pre.notes
     plan = priv["noise"]
     table = plan["table"] if plan else None
 
@@ -293,6 +283,30 @@ def _check_public_levels(kern, levels) -> None:
         raise ValueError(f"categorical column(s) {missing} of kernel {kern.name!r} need their "
                          "number of levels (levels=) in a run of several processes: every "
                          "process must build the same circuit without reading others' records")
+
+
+def _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels, aux_fraction):
+    """The run's public planning: grid, kernel spec, pairs, noise bits, budget split, privacy."""
+    pre = C.prepare_degree2(records, kernel, "bell-2pc", epsilon, bins, levels)
+    spec = kernel_spec(pre.kern, pre.grid)
+    P = check_pairs(pairs, pre.n)
+    R = check_noise_bits(noise_bits)
+    if P == "all" and not (isinstance(delta, numbers.Real) and 0 < delta < 1):
+        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
+    from .ghazi import split_budget
+    eps, eps_aux = pre.epsilon, 0.0
+    if pre.kern.aux is not None:
+        eps_aux, _ = split_budget(eps, pre.kern, aux_fraction)
+    eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
+    return pre, spec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, delta, spec, R)
+
+
+def planned_delta(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta: float = 1e-8,
+                  noise_bits: int = DEFAULT_NOISE_BITS, levels=None,
+                  aux_epsilon_fraction: float = 0.1, **_) -> float:
+    """The delta :func:`run_bell_2pc` will report with these arguments, before running it."""
+    return _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels,
+                 aux_epsilon_fraction)[-1]["delta_total"]
 
 
 def _aux_sums(net, X, kern, eps_aux, run_rng) -> list:

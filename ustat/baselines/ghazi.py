@@ -133,20 +133,30 @@ def public_factorization(session, run_rng, A, eps_vector, dim, sparsity, kind, n
     return fac, d_paper
 
 
-def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
-    """The factorization the run uses (see :mod:`ustat.baselines.factor`) and the paper's d."""
-    T = A.shape[0]
+def factor_dimension(T: int, n: int, eps_vector, dim, kind: str) -> tuple:
+    """(d the run uses, the paper's d): the JL dimension, or T for the exact factorization
+    (asked for, or when the JL dimension would not compress). Public parameters only."""
     d_paper = F.paper_dimension(T, n, eps_vector)
     if kind not in ("jl", "exact"):
         raise ValueError(f"factorization must be 'jl' or 'exact', got {kind!r}")
     if kind == "exact":
-        return F.exact_factorization(A), d_paper
+        return T, d_paper
     d = d_paper if dim is None else C.check_int(dim, "dim")
-    if d >= T:
-        notes.append(f"JL dimension d = {d} >= T = {T} would not compress: the exact "
+    return (T if d >= T else int(d)), d_paper
+
+
+def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
+    """The factorization the run uses (see :mod:`ustat.baselines.factor`) and the paper's d."""
+    T = A.shape[0]
+    d, d_paper = factor_dimension(T, n, eps_vector, dim, kind)
+    if kind == "exact":
+        return F.exact_factorization(A), d_paper
+    if d == T:
+        asked = d_paper if dim is None else dim
+        notes.append(f"JL dimension d = {asked} >= T = {T} would not compress: the exact "
                      f"factorization L = I, R = A (d = T) is used")
         return F.exact_factorization(A), d_paper
-    return F.jl_factorization(A, int(d), C.check_int(sparsity, "sparsity"), coins), d_paper
+    return F.jl_factorization(A, d, C.check_int(sparsity, "sparsity"), coins), d_paper
 
 
 def conditional_variance(hist, fac: F.Factorization, c_left, c_right, kappa) -> float:

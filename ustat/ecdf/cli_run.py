@@ -10,11 +10,24 @@ import math
 
 import numpy as np
 
+from ustat.cli.common import check_memory
+
 from .cli import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
                   deploy_kwargs, make_thresholds, read_labels)
 
 __all__ = ["run_ecdf", "show_ecdf", "run_quantile", "show_quantile", "run_roc", "show_roc",
            "run_hl", "show_hl"]
+
+
+def _g(v) -> str:
+    """A number of the account in 4 significant digits; "inf" (epsilon inf) as it is."""
+    return v if isinstance(v, str) else format(v, ".4g")
+
+
+def _charge(args, columns):
+    """This release's epsilon (pure DP: delta 0) reserved in --budget-file, before computing."""
+    args.charge.reserve(columns, epsilon=args.epsilon, delta=0.0, label=args.command,
+                        details={"backend": args.backend})
 
 
 def _jsonable(v):
@@ -27,6 +40,7 @@ def _load_column(args):
     if args.csv is None:
         if args.n < 1:
             raise _usage(f"--n must be >= 1, got {args.n}")
+        check_memory(args.n, 32)
         g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
         return g.random(args.n), "x", f"synthetic: {args.n} uniform records in [0, 1)"
     cols = [args.column] if args.column else None
@@ -72,6 +86,7 @@ def run_ecdf(args) -> dict:
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     tau = make_thresholds(args, bounds, grid=args.grid)
+    _charge(args, [column])
     rel = _release(args, x, tau, bounds)
     sm = _smoothed(args, rel)
     out = {"command": "ecdf", "column": column, "source": source, "n": rel.n,
@@ -118,6 +133,7 @@ def _head(res: dict):
 
 
 def _tail(res: dict):
+    from ustat.cli.budget import print_budget
     c = res.get("communication")
     if c:
         print(f"  traffic   : offline {c['offline_bits'] / 8e3:.1f} kB, online "
@@ -126,6 +142,7 @@ def _tail(res: dict):
         print(f"  note      : {note}")
     if "plot" in res:
         print(f"  plot      : {res['plot']}")
+    print_budget(res)
     if res.get("insecure_seed"):
         print("  WARNING: seeded run (insecure randomness)")
 
@@ -156,6 +173,7 @@ def run_quantile(args) -> dict:
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     tau = make_thresholds(args, bounds, grid=args.grid)
+    _charge(args, [column])
     if args.smooth:
         rel = _release(args, x, tau, bounds)
         qs = quantiles(_smoothed(args, rel), levels, thresholds=tau)
@@ -205,6 +223,7 @@ def run_roc(args) -> dict:
                     f"{tau.size} thresholds")
     kw = deploy_kwargs(args, tau.size)
     seed = kw.pop("seed")
+    _charge(args, [args.score, args.label])
     r = private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip, smooth=args.smooth,
                     evaluate=args.evaluate, seed=seed, **kw)
     out = {"command": "roc", "score": args.score, "label": args.label, "n": int(s.size),
@@ -257,6 +276,7 @@ def run_hl(args) -> dict:
         raise _usage(f"--thresholds must be >= 1, got {N}")
     kw = deploy_kwargs(args, N)
     kw.pop("branching")
+    _charge(args, [args.prob, args.label])
     _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
                     f"then {args.groups} x 4 noisy sums")
     r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
@@ -285,8 +305,8 @@ def show_hl(res: dict):
           f"H = {res['statistic']:.4g}, df = {res['df']}, p = {res['p_value']:.4g}"
           + (f"   (true H = {ev['statistic']:.4g}, p = {ev['p_value']:.4g})" if ev else ""))
     acc = res["account"]
-    print(f"  privacy   : epsilon = {acc['epsilon']} = tree {acc['tree_epsilon']:.4g} + sums "
-          f"{acc['sums_epsilon']:.4g} (epsilon' = {acc['epsilon_prime']:.4g}, noise "
+    print(f"  privacy   : epsilon = {acc['epsilon']} = tree {_g(acc['tree_epsilon'])} + sums "
+          f"{_g(acc['sums_epsilon'])} (epsilon' = {_g(acc['epsilon_prime'])}, noise "
           f"{acc['noise_mode']})")
     print(f"  groups    : edges {', '.join(f'{e:.3g}' for e in res['edges'])}")
     _tail(res)

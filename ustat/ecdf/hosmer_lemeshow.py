@@ -186,7 +186,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
     mode = dep.noise.mode
     if session is None:
-        rng = as_rng(seed).derive("ecdf", "hl-central-noise")
+        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
+        rng = g.fresh("ecdf", "hl-central") if g is seed else g.derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
         if scale_o is not None:
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)

@@ -144,7 +144,8 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
         weights = weights.astype(np.int64)
     if backend == "central":
         from mpc.rng import as_rng
-        rng = as_rng(seed).derive("ecdf", "central-noise") if seed is not None else as_rng(None)
+        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
+        rng = g.fresh("ecdf", "central-noise") if g is seed else g.derive("ecdf", "central-noise")
         noise = draw_noise(tree, epsilon, rng, mode="central", rule=sensitivity)
         return Deployment(tau, tree, noise, backend, n, None,
                           _Central(ranks, tree, noise, weights))

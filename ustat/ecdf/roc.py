@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mpc.rng import CSPRNG
+
 from .release import deploy, exact_counts, check_values
 from .servers import make_session
 from .smoothing import smooth as _smooth
@@ -108,15 +110,22 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
         session = make_session(x.size, kwargs.pop("servers", 2), bits=kwargs.pop("bits", 32),
                                seed=seed, record_views=kwargs.pop("record_views", False))
     common = dict(backend=backend, bounds=bounds, clip=clip, seed=seed, session=session, **kwargs)
+    seeds = [seed, seed]
     if backend == "central":
         common.pop("session")
-    deps = [deploy(x, tau, half, weights=w, **common) for w in (y, 1 - y)]
+        if seed is not None and not isinstance(seed, CSPRNG):   # not the same noise twice
+            seeds[1] = f"{seed!r}/negative class"
+    common.pop("seed")
+    deps = [deploy(x, tau, half, weights=w, seed=sd, **common) for w, sd in ((y, seeds[0]),
+                                                                             (1 - y, seeds[1]))]
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])
     if n_pos <= 0 or n_neg <= 0:
-        raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): "
-                         "epsilon is too small for these class sizes")
+        raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): the "
+                         f"class is empty or too small for this epsilon; "
+                         f"check the label column and the positive label (matched exactly), or "
+                         f"use a larger epsilon")
     if smooth is None:
         fpr, tpr = roc_points(c_pos, c_neg, n_pos, n_neg)
     else:

@@ -85,7 +85,11 @@ class GCBackend:
         return edge_costs(kernel, spec)
 
     def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp) -> np.ndarray:
-        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once."""
+        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once.
+
+        Each call takes its garbler and evaluator streams from ``session.rng.fresh``: two
+        calls on one session never reuse Delta, a label, an OT secret or the output mask.
+        """
         from mpc.gc.yao import yao
 
         self.check(kernel)
@@ -101,6 +105,7 @@ class GCBackend:
         m = holders.shape[1]
         step = max(1, min(MAX_EDGES_PER_CALL, TABLE_BYTES // (32 * max(1, kc.n_and))))
         out = np.empty((2, m), dtype=_U64)
+        call = session.rng.fresh("gc-backend")    # a new stream per call: Delta, labels, OT
         with net.parallel():                 # sub-batches bound memory; their rounds count once
             for at in range(0, m, step):     # loop over memory blocks, not edges
                 sl = slice(at, at + step)
@@ -108,8 +113,8 @@ class GCBackend:
                     res = yao(session, kc.circuit, holders[0, sl], holders[1, sl],
                               [v[sl] for v in g_in], [v[sl] for v in e_in],
                               output="additive", phase=net.current_phase[0],
-                              rng_garbler=session.rng.derive("gc-backend", "garblers", at),
-                              rng_evaluator=session.rng.derive("gc-backend", "evaluators", at))
+                              rng_garbler=call.derive("garblers", at),
+                              rng_evaluator=call.derive("evaluators", at))
                 out[0, sl], out[1, sl] = res.garbler[0], res.evaluator[0]
         return out & session.ring.mask
 

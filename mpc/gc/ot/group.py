@@ -80,15 +80,21 @@ class _Secp256k1:
         return kdf(a_enc, b_enc, T.format()), kdf(a_enc, b_enc, T1.format())
 
 
+#: The order of NIST P-256's base point (FIPS 186-4, D.1.2.3); checked against the library.
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
 class _P256:
     name = "p256"
 
     def __init__(self):
         from Crypto.PublicKey import ECC
         self._ecc = ECC
-        curve = ECC._curves["P-256"]
-        self.order = int(curve.order)
-        self._g = curve.G
+        # public API only: G is the public point of the key with d = 1
+        self._g = ECC.construct(curve="P-256", d=1).pointQ
+        self.order = P256_ORDER
+        if not (self._g * P256_ORDER).is_point_at_infinity():
+            raise RuntimeError("pycryptodome's P-256 base point does not have the standard order")
 
     def scalar(self, raw: bytes):
         return int.from_bytes(raw, "little") % (self.order - 1) + 1
