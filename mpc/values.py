@@ -538,7 +538,7 @@ def input_values(session, values, by, *, holders=None, bound=None, frac_bits: in
     the rows of parties local to this process are read; pass None or zeros
     for the others). ``holders``: who holds the shares (default ``by``,
     which must then name at least two parties). ``bound``: public bound on
-    |value| (default 2^(l-2) / 2^frac_bits, so that a difference of two
+    |value|, inclusive (default 2^(l-2) / 2^frac_bits, so that a difference of two
     inputs stays comparable); each party checks its own values against it
     and against the ring (ValueError naming the party). ``frac_bits``: the
     fixed-point scale of the inputs (0: integers).
@@ -618,10 +618,10 @@ def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
         raise TypeError(f"values must be numeric, got {rows.dtype}")
     mag = np.abs(scaled).reshape(scaled.shape[0], -1).max(axis=1) if scaled.size else \
         np.zeros(scaled.shape[0], np.int64)
-    over = mag >= bound_ring
+    over = mag > bound_ring
     if over.any():
         who = int(by[local][over][0])
-        raise ValueError(f"values of party {who} exceed the input bound: |value| < "
+        raise ValueError(f"values of party {who} exceed the input bound: |value| <= "
                          f"{bound_ring / (1 << frac_bits):g} is required (bound=), at "
                          f"{frac_bits} fractional bits in Z_2^{ring.bits}")
     enc[local] = scaled.astype(np.uint64) & ring.mask
@@ -656,7 +656,7 @@ def output_values(session, x: SecureArray, to=None):
                 hj = h[j]
                 if hj.ndim == 0:
                     if int(hj) != r:
-                        net.send(int(hj), r, sh[j], width)
+                        net.send(int(hj), r, sh[j, ...], width)    # a view, also for 0-d values
                 else:
                     keep = np.flatnonzero(hj.reshape(-1) != r)
                     if keep.size:
