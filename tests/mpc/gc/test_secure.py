@@ -23,7 +23,7 @@ def _compare_all(s, a, b, bound):
     return {op: s.output(f(x[0], x[1])) for op, f in OPS.items()}
 
 
-@pytest.mark.parametrize("bits", [8, 12])      # 8: the full ring (d = l); 12: in_bits d = 7
+@pytest.mark.parametrize("bits", [8, 12])      # 8: the full ring (d = l); 12: in_bits d = 8
 def test_exhaustive_on_a_small_ring(bits):
     s = Session(2, bits=bits, frac_bits=0, seed=1, backend="gc")
     v = np.arange(-31, 32)
