@@ -195,12 +195,19 @@ def ldp_aux_sums(X, kern, epsilon, rng):
     a = vals.shape[1]
     bit = (rng.random(vals.shape) < vals).astype(np.int64)
     if not math.isfinite(epsilon):
-        return bit.sum(axis=0).astype(float), bit
-    e = epsilon / a
-    rep = C.k_rr(bit.ravel(), 2, e, rng).reshape(bit.shape)
-    keep = math.exp(e) / (math.exp(e) + 1)
-    est = (rep.sum(axis=0) - X.shape[0] * (1 - keep)) / (2 * keep - 1)
-    return est, rep
+        return aux_estimate(bit, epsilon), bit
+    rep = C.k_rr(bit.ravel(), 2, epsilon / a, rng).reshape(bit.shape)
+    return aux_estimate(rep, epsilon), rep
+
+
+def aux_estimate(rep, epsilon) -> np.ndarray:
+    """The aggregator's unbiased estimates of the aux sums from the reports ``(n, a)``
+    (:func:`ldp_aux_sums`; epsilon infinite: the bits themselves)."""
+    if not math.isfinite(epsilon):
+        return rep.sum(axis=0).astype(float)
+    keep = math.exp(epsilon / rep.shape[1])
+    keep = keep / (keep + 1)
+    return (rep.sum(axis=0) - rep.shape[0] * (1 - keep)) / (2 * keep - 1)
 
 
 def split_budget(eps: float, kern, aux_fraction: float) -> tuple[float, float]:

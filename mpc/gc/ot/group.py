@@ -56,6 +56,10 @@ class _Secp256k1:
     def neg(self, s):
         return (self.order - int.from_bytes(s, "big")).to_bytes(32, "big")
 
+    def point(self, enc: bytes):
+        """The point of a received encoding (ValueError if it is not one)."""
+        return self._pk(enc)
+
     def setup(self, a):
         """(A, encoding of A, -aA) for the sender's scalar ``a``."""
         A = self._pk.from_valid_secret(a)
@@ -101,6 +105,8 @@ class _P256:
 
     def _dec(self, enc: bytes):
         return self._ecc.import_key(enc, curve_name="P-256").pointQ
+
+    point = _dec
 
     def setup(self, a):
         A = self._g * a
