@@ -96,7 +96,8 @@ def _comparison_for(session, p: int):
 
 
 class SecureArray:
-    """A secret-shared array (see the module docstring). Make one with ``session.input``."""
+    """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
+    and the methods below (module docstring). Make one with ``session.input``."""
 
     __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
     __array_priority__ = 100            # numpy scalars and arrays defer to our operators
@@ -121,14 +122,17 @@ class SecureArray:
     # -- what it is -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The public shape of the secret (the shares' shape without the holder axis)."""
         return self._shares.shape[1:]
 
     @property
     def p(self) -> int:
+        """Number of holders (share rows)."""
         return self._shares.shape[0]
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions of the secret."""
         return self._shares.ndim - 1
 
     def __len__(self) -> int:
@@ -347,6 +351,7 @@ class SecureArray:
         return self._like(shares, holders=h)
 
     def reshape(self, *shape):
+        """The same secret with another shape (local)."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         h = self.holders if self.holders.ndim == 1 else \
             self.holders.reshape((self.p,) + tuple(shape))
@@ -367,15 +372,20 @@ class SecureArray:
         return (self * other).sum(axis=-1)
 
     def max(self, axis=0):
+        """Maximum over ``axis``: ceil(log2 n) levels of one comparison and one product round."""
         return _tournament(self, axis, "max")[0]
 
     def min(self, axis=0):
+        """Minimum over ``axis`` (as :meth:`max`)."""
         return _tournament(self, axis, "min")[0]
 
     def argmax(self, axis=0):
+        """Index of the maximum over ``axis`` (the first on ties, as numpy), secret, as
+        :meth:`max` with the indices selected in the same product rounds."""
         return _tournament(self, axis, "max", with_index=True)[1]
 
     def argmin(self, axis=0):
+        """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
 
     # -- XOR values -------------------------------------------------------------------------------
@@ -530,8 +540,8 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
 
 
 # -- input and output -------------------------------------------------------------------------------
-def input_values(session, values, by, *, holders=None, bound=None, frac_bits: int = 0,
-                 kind: str = "additive") -> SecureArray:
+def input_values(session, values, by, *, holders=None, bound=None,
+                 frac_bits: int = 0) -> SecureArray:
     """Parties ``by`` secret-share their inputs among ``holders`` (one round).
 
     ``values``: ``(len(by), *shape)``, row j given by party ``by[j]`` (only
