@@ -89,7 +89,7 @@ def test_precision_flags_exact_at_eps_inf(capsys):
     (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
     (["--pool", "threads", "--workers", "1"], "--pool applies with --workers > 1"),
     (["--pool", "forks"], "invalid choice: 'forks'"),
-    (["--workers", "two"], "invalid int value: 'two'"),
+    (["--workers", "two"], "argument --workers: not an integer: 'two'"),
     (["--edges", "5x"], "--edges: edges must be like '2n', an integer or 'all'"),
     (["--csv", "{csv}", "--bounds", "-5:5,0:1"], "--bounds: got 2 lo:hi pair(s) for 1 column(s)"),
     (["--csv", "{csv}", "--bounds", "5:-5"], "--bounds: entry 1 '5:-5': need lo < hi"),

@@ -76,7 +76,7 @@ from .fedauc_release import (ALLOCATIONS, BETA_STEPS, adaptive_betas, auc_from_s
                              rr_release, rr_statistics)
 from .result import build_result
 
-__all__ = ["run_fedauc_rr", "run_fedauc_lap", "ranks_of", "midranks", "assign_clients",
+__all__ = ["run_fedauc_rr", "run_fedauc_lap", "planned_delta", "ranks_of", "midranks", "assign_clients",
            "ring_bits", "rr_statistics", "rr_release", "lap_statistics", "lap_release",
            "adaptive_betas", "debias", "auc_from_sums",
            "ALLOCATIONS", "TRUST_RR", "TRUST_LAP"]
@@ -256,3 +256,11 @@ def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "lapl
                         params=params, dp_model="label-local",
                         trust=TRUST_EXACT if exact_counts else TRUST_LAP, t_start=t_start,
                         theory=out, evaluation=ev, notes=notes)
+
+
+def planned_delta(records, kernel="auc", *, epsilon=1.0, mechanism: str = "laplace",
+                  delta: float = 1e-6, **_) -> float:
+    """The delta :func:`run_fedauc_lap` will report: ``delta`` for the Gaussian mechanism at a
+    finite epsilon, else 0 (discrete Laplace is pure DP)."""
+    gaussian = mechanism == "gaussian" and math.isfinite(float(epsilon))
+    return float(check_delta(delta)) if gaussian else 0.0

@@ -65,11 +65,12 @@ of the noise (see :mod:`noise.distributed`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 import numpy as np
 
+from mpc.costs import Costs
 from mpc.session import Session
 
 from .chunk import get_backend
@@ -129,6 +130,11 @@ class UMPCResult:
     warnings: list = field(default_factory=list)
     uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
     stage_seconds: dict = field(default_factory=dict)   # where ``seconds`` went (run_umpc)
+    costs: Optional[Costs] = None   # mpc.costs.Costs: the same figures as ``communication``
+    processes: int = 1              # processes the run's participants were spread over
+    process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
+    released: bool = True           # False in a process without the aggregator (no release)
+    aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -150,12 +156,14 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
              chunk_size: int = DEFAULT_CHUNK,
              evaluate=False, progress: bool = False, hypergraph=None,
-             fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
+             fail: float = 2.0**-40, f_h: float = 0.5,
+             aux_epsilon_fraction: Optional[float] = None,
              record_views: bool = False, workers: Optional[int] = None,
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
              input_frac_bits: Optional[int] = None, bounds=None,
-             confidence: float = 0.95) -> UMPCResult:
+             confidence: float = 0.95, processes: Optional[int] = None, runtime=None,
+             timeout: Optional[float] = None) -> UMPCResult:
     """Run Protocol 3.1 and return the release with its measured costs.
 
     Parameters
@@ -208,9 +216,22 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         (k = 2 kernels only: garbled circuits between the two members of
         each edge, oblivious transfer instead of a dealer, computational
         security; slower, see docs/gc.md).
+    aux_epsilon_fraction : the class counts' share of epsilon (AUC, VUS); None
+        (default) chooses it from public parameters to minimise the released
+        statistic's noise (:func:`ustat.umpc.release.choose_aux_fraction`:
+        0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
         given (its defaults otherwise).
+    processes : spread the parties and roles over this many processes on
+        this machine, connected by loopback sockets (:mod:`ustat.umpc.processes`;
+        default None: the simulator, everyone in this process). Each process
+        receives only its own parties' records; the release comes from the
+        aggregator's process. A seeded run releases the same bits for any
+        number of processes. ``timeout``: seconds an exchange may wait.
+    runtime : this process's :class:`mpc.runtime.Runtime` when the caller
+        already runs in one process of several (SPMD); rows of ``records``
+        of parties held elsewhere are ignored (any valid values).
 
     Cost: see the module docstring; every figure in the result is measured.
     ``seconds`` is the whole call; ``stage_seconds`` splits it: ``setup``
@@ -220,6 +241,21 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     report and the release's post-processing). Only ``computing`` runs on the
     workers, so the others bound what more workers can gain.
     """
+    if processes is not None and runtime is None:
+        from .processes import run_across_processes
+        return run_across_processes(records, kernel, processes, timeout, dict(
+            epsilon=epsilon, edges=edges, sampler=sampler, threat_model=threat_model,
+            seed=seed, bits=bits, frac_bits=frac_bits, chunk_size=chunk_size,
+            evaluate=evaluate, hypergraph=hypergraph, fail=fail, f_h=f_h,
+            aux_epsilon_fraction=aux_epsilon_fraction, record_views=record_views,
+            backend=backend, max_colluders=max_colluders, committee_size=committee_size,
+            resolution=resolution, input_frac_bits=input_frac_bits, bounds=bounds,
+            confidence=confidence), session=session, workers=workers, scheduler=scheduler)
+    if runtime is not None:
+        if evaluate:
+            raise ValueError("evaluate reads every record in the clear: not in a run across "
+                             "processes")
+        workers, scheduler, progress = 1, None, False
     clock = StageClock()
     workers = _check_engine(workers, pool, scheduler, backend)
     noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h}
@@ -233,7 +269,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                           dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
                                resolution=resolution, bounds=bounds),
                           chunk_size, hypergraph, aux_epsilon_fraction,
-                          dict(where, backend=backend, record_views=record_views))
+                          dict(where, backend=backend, record_views=record_views,
+                               runtime=runtime))
         try:
             clock.lap("setup")
             bar.total = run.m
@@ -242,7 +279,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             noise = []                             # step 3 runs while the workers compute
             _share_and_compute(run, z, chunk_size, bar, **where,
                                meanwhile=lambda: noise.append(
-                                   _noise(run, z, aux_epsilon_fraction, noise_kw)))
+                                   _noise(run, z, run.aux_fraction, noise_kw)))
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -266,11 +303,20 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
 
 
 def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confidence):
-    kern, rep = run.kern, run.session.net.report()
+    kern, session = run.kern, run.session
+    costs = session.costs()
+    rep = session.net.report()
     sens_sum = run.delta_max * kern.sensitivity
-    rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
-                         eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
-                         frac_bits=run.session.fp.frac_bits, confidence=confidence)
+    released = bool(session.is_local("aggregator"))
+    if released:
+        rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
+                             eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
+                             frac_bits=session.fp.frac_bits, confidence=confidence)
+    else:                       # a process without the aggregator releases nothing
+        u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
+        rel = {"estimate": math.nan, "estimate_raw": math.nan, "noise_std": math.nan,
+               "confidence": confidence, "ci": [], "ci_method": "", "epsilon_split": {},
+               "warnings": [], "uncertainty": {}}
     precision = run.precision.to_dict()
     precision["units"] = "raw (bounds)" if run.bounds is not None else "records as given"
     return UMPCResult(
@@ -284,7 +330,9 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info), **engine)
+        notes=_notes(run, noise.info), costs=costs, released=released,
+        processes=session.placement.n_procs,
+        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
@@ -307,6 +355,11 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) 
     """
     net = run.session.net
     tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
+    if net.link is not None:                # across processes: each chunk's members' processes
+        roles = np.array([net.role(r) for r in run.spec.roles], dtype=np.int64)
+        run.spec = replace(run.spec, locate=lambda i: net.link.sub(
+            np.concatenate([tasks.edges_of(i).ravel(), roles])))
+        engine = dict(engine, workers=1, scheduler=None)
     todo, first = tasks, 0
     if run.prefetch is not None:            # the first chunks wait in their workers
         run.prefetch.post(tasks)

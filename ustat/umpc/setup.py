@@ -21,7 +21,7 @@ from typing import Optional
 import numpy as np
 
 from mpc.rng import as_rng
-from mpc.session import Session
+from mpc.session import Session, agreed_stream
 
 from .. import kernels as kernel_registry
 from .. import sampling
@@ -30,6 +30,7 @@ from .engines import start_prefetch
 from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
                      encode_records, resolve_edges, validate_records)
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
+from .release import choose_aux_fraction
 
 THREAT_MODELS = ("dis", "hf")
 DEFAULT_THREAT_MODEL = "dis"
@@ -55,6 +56,7 @@ class Run:
     bounds: Optional[list] = None
     spec: Optional[ChunkSpec] = None    # what every chunk needs besides its inputs
     prefetch: object = None         # chunks dealt while E was drawn (ustat.umpc.prefetch)
+    aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
 
     @property
     def n(self) -> int:
@@ -84,8 +86,9 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
     check_positive_int(chunk_size, "chunk_size")
-    if not 0 < aux_fraction < 1:
+    if aux_fraction is not None and not 0 < aux_fraction < 1:
         raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
+    given_fraction = aux_fraction
     if math.isfinite(eps) and threat_model == "dis" and n > PIDLAP_MAX_PARTIES:
         raise ValueError(
             f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
@@ -99,25 +102,34 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     rng = session_rng.fresh("umpc-run")
     engine = dict(engine)
     backend, record_views = engine.pop("backend"), engine.pop("record_views")
+    runtime = engine.pop("runtime", None)
+    if session is not None and runtime is None:
+        runtime = session.runtime
 
     def ring_and_spec(m, delta_max):
+        nonlocal aux_fraction
+        if given_fraction is None:      # from public parameters (ustat.umpc.release)
+            aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
                                 aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
                                 (session.ring.bits, session.fp.frac_bits))
         s = session if session is not None else Session.derived(
-            n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits, record_views=record_views)
+            n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits, record_views=record_views,
+            runtime=runtime)
         return prec, s, _chunk_spec(kern, s, rng, prec, backend, record_views)
 
     early, prefetch = None, None        # (m, delta_max, prec, session, spec) known before E
-    m = resolve_edges(edges, n, k) if hypergraph is None and sampler == "balanced" else None
+    m = resolve_edges(edges, n, k) if hypergraph is None and sampler == "balanced" and \
+        runtime is None else None
     if m is not None:
         delta_max = -(-k * m // n)      # BalancedSamp: every degree is floor or ceil of k m / n
         early = (m, delta_max) + ring_and_spec(m, delta_max)
         prefetch = start_prefetch(early[-1], _chunk_sizes(m, chunk_size), **engine)
     try:
         if hypergraph is None:
-            hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
+            hypergraph = _sample(sampler, edges, n, k,
+                                 agreed_stream(runtime, rng.derive("hypergraph"), "hypergraph"))
         E = check_edges(hypergraph.edges, n, k)
         delta_max = int(np.bincount(E.ravel(), minlength=n).max())
         if early is None:
@@ -130,7 +142,7 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
         check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
         return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
                    encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
-                   spec, prefetch)
+                   spec, prefetch, aux_fraction)
     except BaseException:
         if prefetch is not None:
             prefetch.close()
