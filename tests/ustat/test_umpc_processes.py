@@ -41,20 +41,21 @@ def test_seeded_runs_release_the_same_bits_for_any_number_of_processes(kernel, t
     assert got.ci == sim.ci and got.noise_std == sim.noise_std
 
 
-def _views_program(rt, records, seed):
+def _views_program(rt, records, seed, threat_model="dis"):
     s = Session(records.shape[0], seed=seed, runtime=rt, record_views=True, bits=40,
                 frac_bits=14)
-    res = run_umpc(records, "kendall", session=s, epsilon=1.0)
+    res = run_umpc(records, "kendall", session=s, epsilon=1.0, threat_model=threat_model)
     views = {p: [(r.phase, r.round, r.offline, r.sender, np.asarray(r.payload).tolist())
                  for r in s.net.view(p)] for p in range(s.net.size) if s.is_local(p)}
     return (res.estimate if res.released else None), s.net.report(), views
 
 
-def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulator():
+@pytest.mark.parametrize("threat_model", ["dis", "hf"])
+def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulator(threat_model):
     records = X[:12]
-    sim = _views_program(None, records, 9)
+    sim = _views_program(None, records, 9, threat_model)
     groups = [[range(0, 6)], [range(6, 12)], ["dealer"], ["aggregator"]]
-    res = launch(_views_program, records, 9, groups=groups)
+    res = launch(_views_program, records, 9, threat_model, groups=groups)
     seen = set()
     for r in res:
         if r.value[0] is not None:
