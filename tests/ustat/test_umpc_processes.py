@@ -82,6 +82,15 @@ def test_secure_runs_compute_the_complete_statistic(threat_model):
     assert abs(noisy.estimate - exact) < 50 * noisy.noise_std      # noise, not garbage
 
 
+def test_secure_runs_agree_on_public_randomness_with_class_counts():
+    """AUC's class counts are masked on a public cycle: every process must draw the same one."""
+    data = X[:20].copy()
+    data[:, 1] = (data[:, 1] > 0.5).astype(float)
+    exact = run_umpc(data, "auc", epsilon=math.inf, edges="all", seed=1).estimate
+    got = run_umpc(data, "auc", epsilon=math.inf, edges="all", processes=4)
+    assert got.estimate == pytest.approx(exact, abs=1e-9)
+
+
 def test_socket_bytes_are_the_counted_bits_plus_framing():
     """Parties, dealer and aggregator each in their own process: every message crosses."""
     records = X[:10]
