@@ -50,7 +50,7 @@ import time
 from collections import deque
 
 from . import frames as fr
-from .sockets import WOULD_BLOCK, accept_greeting, select_socket
+from .sockets import WOULD_BLOCK, accept_greeting, select_socket, tcp_info_bytes
 
 MAGIC = b"UR"
 VERSION = 1
@@ -125,6 +125,7 @@ class Relay:
         self._listener = None
         self.port = None
         self.bytes_forwarded = 0
+        self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
 
     def open(self, host="127.0.0.1", port=0) -> "Relay":
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -201,7 +202,8 @@ class Relay:
         finally:
             sel.close()
         self._flush_and_close(time.monotonic() + LINGER)
-        return {self.names[r]: c.forwarded for r, c in self.conns.items()}
+        return {"forwarded": {self.names[r]: c.forwarded for r, c in self.conns.items()},
+                "tcp_bytes_sent": self.tcp_bytes[0], "tcp_bytes_received": self.tcp_bytes[1]}
 
     def _pending(self, c, open_):
         """TLS bytes already decrypted in the socket object (select does not see them)."""
@@ -320,6 +322,12 @@ class Relay:
         self.close()
 
     def close(self) -> None:
+        sent = received = 0
+        for c in self.conns.values():
+            a, b = tcp_info_bytes(c.sock)
+            sent, received = sent + a, received + b
+        if self.conns and (sent or received):
+            self.tcp_bytes = (sent, received)
         for c in self.conns.values():
             try:
                 c.sock.close()

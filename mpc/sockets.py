@@ -87,14 +87,14 @@ _TCP_INFO = getattr(socket, "TCP_INFO", 11)
 
 def tcp_info_bytes(sock) -> tuple:
     """(bytes sent, bytes received) of one TCP connection from the kernel (Linux ``TCP_INFO``:
-    ``tcpi_bytes_sent`` where the kernel has it (4.19+), else ``tcpi_bytes_acked``; and
-    ``tcpi_bytes_received``); (0, 0) where that is not available."""
+    ``tcpi_bytes_sent - tcpi_bytes_retrans`` where the kernel has them (5.5+), else
+    ``tcpi_bytes_acked``; and ``tcpi_bytes_received``); (0, 0) where that is not available."""
     try:
         raw = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 232)
     except (OSError, ValueError):
         return 0, 0
-    if len(raw) >= 208:
-        sent = struct.unpack_from("<Q", raw, 200)[0]
+    if len(raw) >= 216:
+        sent = struct.unpack_from("<Q", raw, 200)[0] - struct.unpack_from("<Q", raw, 208)[0]
     elif len(raw) >= 136:
         sent = struct.unpack_from("<Q", raw, 120)[0]
     else:
