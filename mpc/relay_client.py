@@ -293,8 +293,12 @@ class RelayClient:
             if len(plain) != hs + h["nbytes"]:
                 raise fr.FrameError(f"bad frame from {who} at step {step}: {len(plain) - hs} "
                                     f"payload bytes, header says {h['nbytes']}")
-        except (E2EError, fr.FrameError) as e:
-            raise self.error(str(e) + " (through the relay)", src, step) from None
+        except E2EError:
+            raise self.error(f"a frame from {who} at step {step} fails authentication (altered, "
+                             "replayed, reordered or not from it; through the relay)", src,
+                             step) from None
+        except fr.FrameError as e:
+            raise self.error(f"{e} (through the relay)", src, step) from None
         self.counts.frames_received += 1
         self.counts.header_bytes_received += len(body) - h["nbytes"] + rl.ENVELOPE_SIZE
         self.counts.payload_bytes_received += h["nbytes"]

@@ -57,6 +57,8 @@ def reason(e) -> str:
     text = getattr(e, "reason", None) or str(e) or type(e).__name__
     if isinstance(e, ssl.SSLCertVerificationError):
         text = f"certificate not from this deployment's CA ({e.verify_message})"
+    elif "ALERT_UNKNOWN_CA" in str(text) or "ALERT_BAD_CERTIFICATE" in str(text):
+        text = "the peer does not accept this participant's certificate (another CA?)"
     return str(text)
 
 
