@@ -126,8 +126,7 @@ def cmd_process(args) -> dict:
             raise UsageError(f"{me.name} is a party host: run it with `ustat party`")
         csv = None
     try:
-        out = run_participant(cfg, me.name, csv, tls=not args.plain,
-                              log=None if args.json else _log)
+        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log)
     except (TransportError, RelayError) as exc:
         _fault(exc)
     if args.report:

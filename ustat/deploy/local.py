@@ -63,7 +63,8 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
     Returns ``{"release": the aggregator's release (the dict of ``ustat
     estimate --json``), "participants": [{"name", "role", "wire", "seconds",
     "status"}], "seconds": wall time}``. ``on_start(procs)``: called with
-    ``{name: Popen}`` once all are started (tests use it to inject faults).
+    ``{name: Popen}`` and ``{name: file}`` (each one's stderr, its progress)
+    once all are started (tests use it to inject faults).
     Raises :class:`DeployError` when any participant fails.
     """
     cfg = load(directory)
@@ -79,7 +80,7 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
                                                stderr=logs[name], stdin=subprocess.DEVNULL,
                                                env=env)
             if on_start is not None:
-                on_start(procs)
+                on_start(procs, logs)
             statuses, killed = _wait(procs, cfg.timeout + grace)
         finally:
             for p in procs.values():

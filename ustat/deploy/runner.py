@@ -102,6 +102,9 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
     if me.role == "relay":
         relay = open_relay(plan, creds)
         try:
+            if log:
+                log(f"{name}: listening on {me.address[0]}:{relay.port}; forwarding between "
+                    f"{len(plan.relayed)} party hosts")
             out = run_relay(relay)
         finally:
             relay.close()
