@@ -112,7 +112,9 @@ def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path,
     with pytest.raises(DeployError) as e:
         run_local(d, csv, on_start=inject, grace=3.0)
     took = time.monotonic() - seen["t"]
-    assert took < 3.0 + 3.0 + 5.0                       # the step timeout, the grace, slack
+    assert took < 3.0 + 3.0 + 10.0                      # the step timeout, the grace, slack
+    # every process stopped by itself, but the one that was stopped (SIGSTOP) by the test
+    assert e.value.killed <= ({"relay"} if fault == "stall-relay" else set())
     assert all(p.poll() is not None for p in seen["procs"].values())   # nothing left running
     errors, statuses = e.value.errors, e.value.statuses
     assert set(statuses) == {"host-0", "host-1", "dealer", "aggregator", "relay"}

@@ -30,10 +30,11 @@ from .config import Config, load
 class DeployError(RuntimeError):
     """A deployed run stopped with no release; ``errors`` maps participant -> its error."""
 
-    def __init__(self, message, errors, statuses):
+    def __init__(self, message, errors, statuses, killed=()):
         super().__init__(message)
         self.errors = errors
         self.statuses = statuses
+        self.killed = set(killed)       # those the supervisor had to kill
 
 
 def commands(cfg: Config, csv: str | None, report_dir: str, *, json_out: bool = True) -> dict:
@@ -95,7 +96,7 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
                      + (", killed by the supervisor" if n in killed else "") + f"): {errors[n]}"
                      for n in errors]
             raise DeployError("the deployment stopped with no release:\n  "
-                              + "\n  ".join(lines), errors, statuses)
+                              + "\n  ".join(lines), errors, statuses, killed)
         parts, release = [], None
         for p in cfg.participants:
             with open(os.path.join(reports, f"{p.name}.json")) as f:
