@@ -50,7 +50,7 @@ import time
 from collections import deque
 
 from . import frames as fr
-from .sockets import WOULD_BLOCK, accept_greeting, select_socket, tcp_info_bytes
+from .sockets import WOULD_BLOCK, accept_greeting, select_socket, send_queue, tcp_info_bytes
 
 MAGIC = b"UR"
 VERSION = 1
@@ -284,21 +284,10 @@ class Relay:
                         h["length"]), body
 
     def _write(self, c: _Conn) -> None:
-        while c.queue:
-            mv = c.queue[0]
-            try:
-                n = c.sock.send(mv[:_CHUNK])
-            except WOULD_BLOCK:
-                return
-            except OSError:
-                c.queue.clear()                     # it left; the read side reports it
-                return
-            if n < len(mv):
-                c.queue[0] = mv[n:]
-                if n == 0:
-                    return
-            else:
-                c.queue.popleft()
+        try:
+            send_queue(c.sock, c.queue, _CHUNK)
+        except OSError:
+            c.queue.clear()                         # it left; the read side reports it
 
     # -- stopping -------------------------------------------------------------------------------
     def _broadcast(self, kind, src, step, text) -> None:

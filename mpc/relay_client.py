@@ -18,7 +18,6 @@ came) ends the run with that host's name.
 from __future__ import annotations
 
 import selectors
-import socket
 import ssl
 import time
 from collections import deque
@@ -28,7 +27,7 @@ import numpy as np
 from . import frames as fr
 from . import relay as rl
 from .e2e import TAG_BYTES, E2EError
-from .sockets import HELLO as _HELLO, WOULD_BLOCK, select_socket
+from .sockets import HELLO as _HELLO, WOULD_BLOCK, dial, select_socket, send_queue
 
 
 
@@ -58,19 +57,12 @@ class RelayClient:
     # -- set-up ---------------------------------------------------------------------------------
     @classmethod
     def join(cls, address, *, rank, session, wrap, endpoint, describe, hosts, error, counts,
-             deadline, max_buffered, tune):
+             deadline, max_buffered):
         """Connect to the relay, wait for READY and every other host's key announcement."""
         host, port = address
-        while True:
-            try:
-                sock = socket.create_connection((host, port), timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise error(f"could not connect to the relay at {host}:{port}", None,
-                                None) from None
-                time.sleep(0.05)
-        tune(sock)
+        sock = dial(host, port, deadline)
+        if sock is None:
+            raise error(f"could not connect to the relay at {host}:{port}", None, None)
         try:
             sock.settimeout(max(0.1, deadline - time.monotonic()))
             if wrap is not None:
@@ -161,21 +153,11 @@ class RelayClient:
         return isinstance(self.sock, ssl.SSLSocket) and self.sock.pending() > 0
 
     def write(self, step) -> None:
-        while self.queue:
-            mv = self.queue[0]
-            try:
-                n = self.sock.send(mv[:rl._CHUNK])
-            except WOULD_BLOCK:
-                return
-            except OSError as e:
-                raise self.error(f"the relay disconnected at step {step} ({e})", None,
-                                 step) from None
-            if n < len(mv):
-                self.queue[0] = mv[n:]
-                if n == 0:
-                    return
-            else:
-                self.queue.popleft()
+        try:
+            send_queue(self.sock, self.queue, rl._CHUNK)
+        except OSError as e:
+            raise self.error(f"the relay disconnected at step {step} ({e})", None,
+                             step) from None
 
     def read(self, step) -> None:
         """Read every envelope the socket has (frames of this step, later ones, control)."""

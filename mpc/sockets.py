@@ -89,19 +89,52 @@ _TCP_INFO = getattr(socket, "TCP_INFO", 11)
 
 def tcp_info_bytes(sock) -> tuple:
     """(bytes sent, bytes received) of one TCP connection from the kernel (Linux ``TCP_INFO``:
-    ``tcpi_bytes_sent - tcpi_bytes_retrans`` where the kernel has them (5.5+), else
+    ``tcpi_bytes_sent - tcpi_bytes_retrans + tcpi_notsent_bytes`` where the kernel has them
+    (5.5+): written by this process, retransmissions counted once; else
     ``tcpi_bytes_acked``; and ``tcpi_bytes_received``); (0, 0) where that is not available."""
     try:
         raw = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 232)
     except (OSError, ValueError):
         return 0, 0
-    if len(raw) >= 216:
-        sent = struct.unpack_from("<Q", raw, 200)[0] - struct.unpack_from("<Q", raw, 208)[0]
+    if len(raw) >= 216:             # + what the application wrote that TCP has not sent yet
+        sent = struct.unpack_from("<Q", raw, 200)[0] - struct.unpack_from("<Q", raw, 208)[0] \
+            + struct.unpack_from("<I", raw, 144)[0]
     elif len(raw) >= 136:
         sent = struct.unpack_from("<Q", raw, 120)[0]
     else:
         return 0, 0
     return int(sent), int(struct.unpack_from("<Q", raw, 128)[0])
+
+
+def dial(host, port, deadline):
+    """A TCP connection to host:port, retried until ``deadline`` (None once it has passed)."""
+    while True:
+        try:
+            sock = socket.create_connection((host, port), timeout=5)
+            tune(sock)
+            return sock
+        except OSError:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+
+def send_queue(sock, queue, chunk: int) -> bool:
+    """Send from the front of ``queue`` (a deque of memoryviews) what the non-blocking socket
+    takes; True once the queue is empty. OSError (the peer left) propagates."""
+    while queue:
+        mv = queue[0]
+        try:
+            n = sock.send(mv[:chunk])
+        except WOULD_BLOCK:
+            return False
+        if n < len(mv):
+            queue[0] = mv[n:]
+            if n == 0:
+                return False
+        else:
+            queue.popleft()
+    return True
 
 
 def recv_exact(sock, n: int) -> bytes:

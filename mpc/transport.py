@@ -62,9 +62,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import frames as fr
-from .sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, pending as _pending,
-                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes,
-                      tune as _tune)
+from .sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dial, pending as _pending,
+                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes)
 
 #: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
 DEFAULT_TIMEOUT = 60.0
@@ -259,21 +258,15 @@ class SocketMesh:
                 relay, rank=self.rank, session=self.session, wrap=self._wrap,
                 endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
                 error=TransportError, counts=self.counts, deadline=deadline,
-                max_buffered=MAX_BUFFERED_BYTES, tune=_tune)
+                max_buffered=MAX_BUFFERED_BYTES)
         self._tcp_base = self.tcp_bytes()
 
     def _dial(self, r, addr, deadline):
         host, port = addr
-        while True:
-            try:
-                sock = socket.create_connection((host, port), timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TransportError(f"could not connect to {self.describe(r)} at "
-                                         f"{host}:{port}", r, None) from None
-                time.sleep(0.05)
-        _tune(sock)
+        sock = dial(host, port, deadline)
+        if sock is None:
+            raise TransportError(f"could not connect to {self.describe(r)} at {host}:{port}",
+                                 r, None)
         sock.settimeout(max(0.1, deadline - time.monotonic()))
         try:
             if self._wrap is not None:
