@@ -238,7 +238,8 @@ def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsit
     c_left = float(fac.left_norms()[0].max())
     c_right = float(np.linalg.norm(fac.R, axis=0).max()) or 1.0
     cells = grid.index(X)
-    noise_rng = run_rng.derive("party-randomizers")
+    noise_rng = run_rng.derive("party-randomizers")      # one stream per chunk of parties
+    mine = np.asarray(net.is_local(net.parties), dtype=bool)
     d = fac.dim
     S_L, S_R, diag = np.zeros(d), np.zeros(d), 0.0
     chunk = max(1, _CHUNK_VALUES // d)
@@ -246,14 +247,17 @@ def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsit
     with net.phase("report"), net.parallel():
         for start in range(0, n, chunk):                  # chunks of parties, side by side
             idx = np.arange(start, min(start + chunk, n))
-            cx = cells[idx]
-            oL = c_left * vrand(fac.left(cx) / c_left, eps_vec, noise_rng)
-            oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, noise_rng)
-            payload = ring.from_signed(stochastic_round(np.concatenate([oL, oR], axis=1),
-                                                        fp.scale, 1 << (ring.bits - 1), noise_rng))
+            payload = np.zeros((idx.size, 2 * d), dtype=np.uint64)
+            if np.any(mine[idx]):                         # a chunk of this process's parties
+                crng, cx = noise_rng.derive("chunk", start), cells[idx]
+                oL = c_left * vrand(fac.left(cx) / c_left, eps_vec, crng)
+                oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, crng)
+                payload[:] = ring.from_signed(stochastic_round(
+                    np.concatenate([oL, oR], axis=1), fp.scale, 1 << (ring.bits - 1), crng))
             with net.lane():
                 with net.round():
                     net.send(idx, agg, payload, ring.bits)
+            if net.is_local(agg):
                 got = ring.to_signed(payload) / fp.scale   # what the aggregator received
                 gL, gR = got[:, :d], got[:, d:]
                 S_L += gL.sum(axis=0)

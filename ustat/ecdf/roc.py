@@ -241,8 +241,8 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     if not deps[0].released:        # the analyst runs in another process: nothing to release
-        nan = np.full(0, np.nan)            # the curve's length depends on the noisy counts
-        return ROCRelease(tau, nan, nan, math.nan, math.nan, math.nan, deps[0].account(),
+        none = np.empty(0)                  # the curve's length depends on the noisy counts
+        return ROCRelease(tau, none, none, math.nan, math.nan, math.nan, deps[0].account(),
                           smooth, session.net.report(), released=False,
                           processes=deps[0].processes)
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])

@@ -3,9 +3,11 @@
 One program runs the FSS ECDF with live quantile searches, the pointwise
 ECDF, a ROC curve and a Hosmer-Lemeshow test, each on its own session. One
 debug seed: every process's outputs, report and recorded views equal the
-simulator's at P = 2 and 3. No seed, every participant in its own process:
-the exact ECDF, ROC and quantiles (numpy, scikit-learn) at epsilon inf, and
-socket payload bytes equal to the counted bits / 8 within a byte per frame.
+simulator's at P = 2 and 3. No seed, the parties in two processes and each
+server and the analyst in its own (parties never message each other, so
+every message crosses): the exact ECDF, quantiles, ROC and HL statistic
+(numpy, scikit-learn) at epsilon inf, and socket payload bytes equal to the
+counted bits / 8 within a byte per frame.
 """
 
 import math
@@ -35,7 +37,7 @@ def _mine(s, a, fill=0):
     return np.where(s.net.is_local(np.arange(a.size)), a, fill)
 
 
-def program(rt, seed, cases=("fss", "pointwise", "roc", "hl"), views=True, n=N):
+def program(rt, seed, views=True, cases=("fss", "pointwise", "roc", "hl"), n=N):
     out = {}
     for case in cases:
         s = make_session(n, 2, bits=48 if case == "hl" else 32, seed=seed, record_views=views,
@@ -69,15 +71,13 @@ def _case(runs, case):
 
 @pytest.fixture(scope="module")
 def runs():
-    small = 6
-    every = [[i] for i in range(small)] + [["server0"], ["server1"], ["analyst"], ["dealer"]]
+    apart = [[range(0, 15)], [range(15, 30)], ["server0"], ["server1"], ["analyst", "dealer"]]
     return {"sim": program(None, 5),
             2: launch(program, 5, groups=[[range(0, 15), "server0", "analyst", "dealer"],
                                           [range(15, 30), "server1"]]),
             3: launch(program, 5, groups=[[range(0, 10), "analyst", "dealer"],
                                           [range(10, 20), "server0"], [range(20, 30), "server1"]]),
-            "secure": launch(program, None, ("fss", "pointwise", "roc"), False, small,
-                             groups=every)}
+            "secure": launch(program, None, False, groups=apart)}
 
 
 @pytest.mark.parametrize("procs", [2, 3])
@@ -88,39 +88,46 @@ def test_processes_release_the_simulators_bits(runs, procs, case):
     assert sum(len(o[next(iter(o))][0]) for o in released) == 1      # at the analyst only
 
 
+def _exact_hl(p, y, n_thresholds, Q):
+    """The HL statistic without noise, from numpy: grid quantiles as edges, half-open groups."""
+    tau = np.linspace(0.0, 1.0, n_thresholds)
+    F = np.searchsorted(np.sort(p), tau, side="right") / p.size
+    inner = np.array([tau[np.argmax(F >= q / Q)] for q in range(1, Q)])
+    g = (inner[None, :] < p[:, None]).sum(axis=1)
+    E1, O1 = np.bincount(g, p, Q), np.bincount(g, y, Q)
+    E0, O0 = np.bincount(g, 1 - p, Q), np.bincount(g, 1 - y, Q)
+    return inner, float(np.sum((O1 - E1) ** 2 / E1 + (O0 - E0) ** 2 / E0))
+
+
 def test_secure_runs_release_the_exact_curves(runs):
-    small = 6
-    x, y = VALUES[:small], LABELS[:small]
+    x, y = VALUES, LABELS
     got = {case: next(r.value[case]["outputs"] for r in runs["secure"]
-                      if r.value[case]["outputs"]["counts" if case != "roc" else "auc"][0].size)
-           for case in ("fss", "pointwise", "roc")}
+                      if r.value[case]["outputs"]["counts" if case in ("fss", "pointwise") else
+                                                  "auc" if case == "roc" else "edges"][0].size)
+           for case in ("fss", "pointwise", "roc", "hl")}
     exact = np.searchsorted(np.sort(x), TAU, side="right")
     for case in ("fss", "pointwise"):
         np.testing.assert_array_equal(got[case]["counts"][1][0], exact)
     # the grid quantile: the smallest threshold whose exact ECDF reaches the level
-    want = [TAU[np.argmax(exact >= small * p)] for p in LEVELS]
+    want = [TAU[np.argmax(exact >= N * p)] for p in LEVELS]
     np.testing.assert_array_equal(got["fss"]["quantiles"][1][0], want)
     # ROC at these thresholds: the AUC of the scores rounded up to the grid (ties count half)
     up = TAU[np.searchsorted(TAU, x, side="left")]
     assert got["roc"]["auc"][1][0, 0] == pytest.approx(roc_auc_score(y, up), abs=1e-12)
+    inner, H = _exact_hl(x, y, 16, 3)
+    np.testing.assert_array_equal(got["hl"]["edges"][1][0][1:-1], inner)
+    assert got["hl"]["statistic"][1][0, 0] == pytest.approx(H, rel=1e-4)
 
 
 def test_socket_bytes_are_the_counted_bits_plus_framing(runs):
-    for case in ("fss", "pointwise", "roc"):
+    for case in ("fss", "pointwise", "roc", "hl"):
         sec = _case(runs["secure"], case)
         assert_socket_bytes(sec, sec[0].value["report"]["total_bits"])
 
 
-def test_hosmer_lemeshow_across_processes_is_the_exact_test_without_noise():
-    p, y = VALUES, LABELS
-    got = private_hosmer_lemeshow(p, y, 3, math.inf, n_thresholds=16, processes=3)
-    tau = np.linspace(0.0, 1.0, 16)
-    F = np.searchsorted(np.sort(p), tau, side="right") / p.size
-    inner = np.array([tau[np.argmax(F >= q / 3)] for q in (1, 2)])
-    g = (inner[None, :] < p[:, None]).sum(axis=1)
-    E1, O1 = np.bincount(g, p, 3), np.bincount(g, y, 3)
-    E0, O0 = np.bincount(g, 1 - p, 3), np.bincount(g, 1 - y, 3)
-    H = float(np.sum((O1 - E1) ** 2 / E1 + (O0 - E0) ** 2 / E0))
+def test_hosmer_lemeshow_through_the_api_in_three_processes():
+    got = private_hosmer_lemeshow(VALUES, LABELS, 3, math.inf, n_thresholds=16, processes=3)
+    inner, H = _exact_hl(VALUES, LABELS, 16, 3)
     assert got.released and got.processes == 3 and len(got.process_costs) == 3
     np.testing.assert_array_equal(got.edges[1:-1], inner)
     assert got.statistic == pytest.approx(H, rel=1e-4)
