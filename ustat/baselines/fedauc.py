@@ -198,7 +198,7 @@ def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition
               "variance_delta_method": delta_method_variance(
                   lambda S, P: debias(auc_from_sums(S, P, M), P, M - P, eps)[0],
                   [ranks @ ey, ey.sum()], cov) if math.isfinite(eps) else 0.0} \
-        if session.single_process else {**info, "auc_noisy": auc_noisy}   # true labels: here
+        if session.single_process else {**info, "auc_noisy": auc_noisy}  # variances: all labels
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = {"clients": K, "partition": partition if clients is not None else "one record each",
               "flip_probability": rho}

@@ -68,12 +68,11 @@ def run_across_processes(info, records, kernel, params: dict, *, processes, time
     X = np.asarray(records, dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
-    roles = tuple(DEFAULT_ROLES) + tuple(r for r in info.roles if r not in DEFAULT_ROLES)
     cols = list(info.public_columns)
     private = X.copy()
     private[:, cols] = 0.0
     res, costs = spread(_program, info.name, kernel, params, X[:, cols], n=X.shape[0],
-                        roles=roles, processes=processes, groups=groups,
+                        roles=_roles(info), processes=processes, groups=groups,
                         private={"records": (private, 0.0)}, timeout=timeout,
                         idle={"dealer": "aggregator"})
     res.process_costs = costs
@@ -83,6 +82,11 @@ def run_across_processes(info, records, kernel, params: dict, *, processes, time
         res.notes.append(f"theory {', '.join(missing)} left out: computed from every record's "
                          "true label, which no process of a run across processes holds")
     return res
+
+
+def _roles(info) -> tuple:
+    """The session's roles, in the order the runner's own session would have them."""
+    return tuple(DEFAULT_ROLES) + tuple(r for r in info.roles if r not in DEFAULT_ROLES)
 
 
 def _refuse(name: str, records, kernel, params: dict) -> None:
@@ -116,7 +120,6 @@ def _program(rt, name, kernel, params, public, records):
     defaults = inspect.signature(info.runner).parameters
     kw = {k: params.get(k, defaults[k].default if k in defaults else v)
           for k, v in (("bits", 40), ("frac_bits", 14))}
-    roles = tuple(DEFAULT_ROLES) + tuple(r for r in info.roles if r not in DEFAULT_ROLES)
     s = Session(X.shape[0], bits=kw["bits"] or 40, frac_bits=kw["frac_bits"],
-                seed=params.get("seed"), roles=roles, runtime=rt)
+                seed=params.get("seed"), roles=_roles(info), runtime=rt)
     return run_protocol(name, X, kernel, session=s, **params)

@@ -130,17 +130,6 @@ def _group_sums(p, y, edges, Q):
                         np.bincount(g, y, Q), np.bincount(g, 1 - y, Q)])
 
 
-def _exact(p, y, tau, Q, df) -> dict:
-    """The noise-free pipeline: exact grid quantiles as edges, exact sums (evaluation)."""
-    counts = exact_counts(grid_rank(p, tau), tau.size)
-    idx = search(lambda i: counts[i], tau.size, p.size * (np.arange(1, Q) / Q))
-    edges = np.concatenate([[0.0], tau[idx], [1.0]])
-    _, (e1, e0, o1, o0) = _group_sums(p, y, edges, Q)
-    H = hosmer_lemeshow(e1, e0, o1, o0)
-    return {"statistic": H, "p_value": chi2_sf(H, df), "edges": edges.tolist(),
-            "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
-
-
 def _edges(dep, session, p, y, tau, Q):
     """Step 2: (edges, each party's group, exact sums for the central backend).
 
@@ -160,6 +149,17 @@ def _edges(dep, session, p, y, tau, Q):
         net.send(net.role("analyst"), net.parties, told, index_bits(tau.size))
     g = np.minimum((tau[told] < p[:, None]).sum(axis=1), Q - 1)
     return np.concatenate([[0.0], tau[idx], [1.0]]), g, None
+
+
+def _exact(p, y, tau, Q, df) -> dict:
+    """The noise-free pipeline: exact grid quantiles as edges, exact sums (evaluation)."""
+    counts = exact_counts(grid_rank(p, tau), tau.size)
+    idx = search(lambda i: counts[i], tau.size, p.size * (np.arange(1, Q) / Q))
+    edges = np.concatenate([[0.0], tau[idx], [1.0]])
+    _, (e1, e0, o1, o0) = _group_sums(p, y, edges, Q)
+    H = hosmer_lemeshow(e1, e0, o1, o0)
+    return {"statistic": H, "p_value": chi2_sf(H, df), "edges": edges.tolist(),
+            "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
 
 
 def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
