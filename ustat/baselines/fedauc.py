@@ -206,7 +206,9 @@ def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition
     y = X[:, 1].astype(np.int64)
     ranks = _exchange(session, owner, X)
     stats = rr_statistics(ranks, y, owner, K, eps, run_rng.derive("label-randomizers"))
-    out = rr_release(ranks, y, eps, sums=_report(session, stats))
+    # the variance formulas need every label: only where one process holds them all
+    out = rr_release(ranks, y, eps, sums=_report(session, stats),
+                     formulas=session.single_process)
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = _params(K, clients, partition, flip_probability=out["rho"])
@@ -243,7 +245,9 @@ def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "lapl
               grid_bits=g, exact_counts=exact_counts)
     stats, theory = lap_statistics(ranks, y, owner, K, eps, rng=run_rng.derive("client-noise"),
                                    **kw)
-    out = lap_release(ranks, y, eps, sums=_report(session, stats), theory=theory)
+    # the variance formulas need every label: only where one process holds them all
+    out = lap_release(ranks, y, eps, sums=_report(session, stats), theory=theory,
+                      formulas=session.single_process)
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = _params(K, clients, partition, mechanism=mechanism, allocation=allocation,

@@ -47,11 +47,15 @@ def debias(auc_noisy: float, P_bar: float, N_bar: float, epsilon: float) -> tupl
     rho = 1.0 / (1.0 + math.exp(epsilon)) if math.isfinite(epsilon) else 0.0
     P_est = (P_bar * (1 - rho) - N_bar * rho) / (1 - 2 * rho)
     M = P_bar + N_bar
-    pi = P_est / M
-    a = (1 - pi) * rho / (pi * (1 - rho) + (1 - pi) * rho)
-    b = pi * rho / (pi * rho + (1 - pi) * (1 - rho))
-    return (auc_noisy - (a + b) / 2) / (1 - a - b), {"rho": rho, "P_est": P_est, "pi": pi,
-                                                    "alpha": a, "beta": b}
+    nan = math.nan
+    pi = P_est / M if M else nan
+    den_a, den_b = pi * (1 - rho) + (1 - pi) * rho, pi * rho + (1 - pi) * (1 - rho)
+    # undefined (nan) when one class is empty at epsilon = inf (pi = 0 or 1), e.g. the partial
+    # sums a process of a run across processes holds besides the aggregator
+    a = (1 - pi) * rho / den_a if den_a else nan
+    b = pi * rho / den_b if den_b else nan
+    auc = (auc_noisy - (a + b) / 2) / (1 - a - b) if 1 - a - b else nan
+    return auc, {"rho": rho, "P_est": P_est, "pi": pi, "alpha": a, "beta": b}
 
 
 def delta_method_variance(f, mean, cov) -> float:
@@ -75,12 +79,14 @@ def rr_statistics(ranks, y, owner, K: int, epsilon: float, rng) -> np.ndarray:
     return stats
 
 
-def rr_release(ranks, y, epsilon: float, *, sums) -> dict:
+def rr_release(ranks, y, epsilon: float, *, sums, formulas: bool = True) -> dict:
     """The server's step 4 and Algorithm 3 on the summed statistics, with the variance formulas.
 
     Returns ``auc`` (debiased), ``auc_noisy`` (Table 3: no debiasing), the
     debiasing terms, the paper's eq. (7) and our delta-method variance, and
     ``note`` when the flipped labels fell in one class (then nan).
+    ``formulas=False`` leaves the variances out (they need every label: a
+    process of a run across processes holds only its own parties' labels).
     """
     y = np.asarray(y, dtype=np.int64)
     ranks = np.asarray(ranks, dtype=np.float64)
@@ -93,6 +99,8 @@ def rr_release(ranks, y, epsilon: float, *, sums) -> dict:
     else:
         auc_noisy = auc_from_sums(g_sum, P_bar, M)
     auc, info = debias(auc_noisy, P_bar, N_bar, epsilon)
+    if not formulas:
+        return {"auc": auc, **info, "auc_noisy": auc_noisy, "note": note}
     rho = info["rho"]
     n_pos, n_neg = int(y.sum()), int(M - y.sum())
     finite = math.isfinite(epsilon)
@@ -262,13 +270,14 @@ def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng, allocation="
                    "exact_counts": bool(exact_counts), "cov": cov.tolist()}
 
 
-def lap_release(ranks, y, epsilon: float, *, sums, theory: dict) -> dict:
+def lap_release(ranks, y, epsilon: float, *, sums, theory: dict, formulas: bool = True) -> dict:
     """The server's step 4 on the summed statistics, with the variance formulas.
 
     ``theory`` is :func:`lap_statistics`' second output. Adds the delta-method
     variance of the AUC, the paper's eq. (8) (GlobalLaplace, accurate P and N:
     2 K (M-1)^2 / (P N eps_localSum)^2) and, for one record per client, its
     eq. (9) (LocalLaplace, accurate P and N: K (K-1)(2K-1) / (3 (P N eps_localSum)^2)).
+    ``formulas=False`` leaves the variances out (they need every label).
     """
     y = np.asarray(y, dtype=np.int64)
     ranks = np.asarray(ranks, dtype=np.float64)
@@ -283,6 +292,8 @@ def lap_release(ranks, y, epsilon: float, *, sums, theory: dict) -> dict:
     n_pos, n_neg = int(y.sum()), int(M - y.sum())
     K = int(theory["clients"])
     out = {k: v for k, v in theory.items() if k != "cov"}
+    if not formulas:
+        return {"auc": auc, "note": note, **out}
     if math.isfinite(epsilon):
         eps_sum = theory.get("eps_localSum", epsilon)
         pn2 = float(n_pos * n_neg) ** 2
