@@ -19,8 +19,9 @@ discrete Laplace in total, ``max_colluders=0``). Errors against the complete
 U-statistic (the paper's MSE) and against the incomplete one on E (the DP
 error alone); the maximal degree of E sets the noise scale.
 
-Full mode: 20 runs per sampler (about 15 minutes; the balanced sampler
-takes about 19 s per draw at this density). Quick mode: the first 300
+Full mode: 20 runs per sampler (each run of a sampler draws 5.1 million
+edges and releases them twice: about 3 minutes on a shared 2-core machine,
+so about 3 hours in all; ``--runs R`` for fewer). Quick mode: the first 300
 records, 2 runs.
 """
 

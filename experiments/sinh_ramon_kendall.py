@@ -231,8 +231,9 @@ def main(argv=None) -> int:
                f"{ts[0]})", "; ".join(f"{c[0]}: {c[1]}" for c in cl[1:]),
                "`sinh_ramon_kendall.md`, Claims", cl[2][2]),
         C.item("Sinh-Ramon", "Fig. 4 (Kendall MSE vs t): U-MPC",
-               "as above; U-MPC |E| = 2n (60 runs, our noise and the paper's law) and "
-               "0.02 C(n, 2) (paper's law)",
+               f"as above; U-MPC |E| = 2n ({u1['runs']} runs, our noise and the paper's law) "
+               f"and 0.02 C(n, 2) (paper's law, "
+               f"{pick(stats, 'umpc-002', epsilon=1.0)['runs']} runs)",
                f"{C.fmt(PAPER_UMPC[1.0])} (epsilon 1), {C.fmt(PAPER_UMPC[0.1])} (0.1)",
                f"2n, our noise: {C.pm(u1['mse_total'], u1['mse_total_se'])}; "
                f"{LABELS[r1['best']]}: {C.pm(best1['mse_total'], best1['mse_total_se'])}"
