@@ -24,6 +24,7 @@ UMPC_OPTIONS = (
     ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
     ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
     ("--resolution", "resolution"), ("--confidence", "confidence"),
+    ("--noise-method", "noise_method"),
 )
 
 

@@ -26,12 +26,18 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
    chunks travel together, so their rounds count once. With BalancedSamp the
    kept workers deal the first chunks' preprocessing while E is drawn
    (:mod:`ustat.umpc.setup`, :mod:`ustat.umpc.prefetch`).
-3. *Noise* (threat model dependent, see :mod:`noise.distributed`):
-   ``"dis"`` (M_Dis, default: up to n-1 corrupted parties) runs Pi_DLap,
-   n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction corrupted) has a
-   random committee draw the noise, O(n l) bits. It does not depend on the
-   kernel's shares, so it runs in the calling process while the workers
-   compute the chunks (the paper's "possibly in parallel").
+3. *Noise* (threat model dependent, see :mod:`noise.distributed`), by the
+   chosen ``noise_method``: ``"mpc"`` (default with the dealer backend) samples
+   one discrete Laplace inside a secure computation among all parties
+   (``"dis"``) or a random committee of about 40 (``"hf"``), from coins each
+   contributor draws alone (:mod:`noise.mpc_noise`): the central model's
+   variance, epsilon against all but one contributor, a delta <= 2^-40 for
+   the sampler; ``"polya"`` has every contributor add Polya shares sized for a
+   tolerated coalition: ``"dis"`` (M_Dis: up to n-1 corrupted parties) runs
+   Pi_DLap, n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction
+   corrupted) has a random committee draw the noise, O(n l) bits. It does not
+   depend on the kernel's shares, so it runs in the calling process while the
+   workers compute the chunks (the paper's "possibly in parallel").
 4. *Aggregation* (online, 1 round): every party sends the sum of its shares
    plus its noise share to the aggregator (n l bits), who releases the sum
    divided by |E|.
@@ -56,10 +62,11 @@ memory).
 
 Threat model: static semi-honest adversary, private authenticated channels,
 trusted dealer for preprocessing (none with backend "gc"). Inputs stay hidden from any coalition
-allowed by the threat model; the release is DP against the aggregator. A
-coalition that colludes with the aggregator can subtract its members' own
-noise contributions, so its DP guarantee rests on the honest parties' share
-of the noise (see :mod:`noise.distributed`).
+allowed by the threat model; the release is DP against the aggregator. With
+Polya noise a coalition that colludes with the aggregator can subtract its
+members' own noise contributions, so its DP guarantee rests on the honest
+parties' share of the noise (see :mod:`noise.distributed`); noise sampled
+inside MPC is hidden from every coalition that lacks one contributor.
 """
 
 from __future__ import annotations
@@ -129,6 +136,9 @@ class UMPCResult:
     warnings: list = field(default_factory=list)
     uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
     stage_seconds: dict = field(default_factory=dict)   # where ``seconds`` went (run_umpc)
+    noise_method: str = ""          # "mpc" or "polya" ("" when epsilon = inf: no noise)
+    delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
+    noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -143,6 +153,7 @@ class _Noise:
     info: dict                      # accounting of every noise draw
     eps_u: float                    # epsilon spent on the U-statistic
     eps_aux: float                  # epsilon spent on each aux sum
+    guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
 
 
 def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
@@ -155,7 +166,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
              input_frac_bits: Optional[int] = None, bounds=None,
-             confidence: float = 0.95) -> UMPCResult:
+             confidence: float = 0.95, noise_method: Optional[str] = None) -> UMPCResult:
     """Run Protocol 3.1 and return the release with its measured costs.
 
     Parameters
@@ -210,7 +221,16 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         security; slower, see docs/gc.md).
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
-        given (its defaults otherwise).
+        given (its defaults otherwise); max_colluders is a Polya parameter.
+    noise_method : ``"mpc"`` (one discrete Laplace sampled inside MPC from the
+        contributors' coins: the central model's variance, epsilon against
+        all but one contributor, delta <= 2^-40), ``"polya"`` (Polya shares:
+        cheaper, variance x n / (n - t) or the committee's factor, epsilon
+        only against the tolerated coalition), or None (default): ``"mpc"``
+        where it serves (backend "dealer", epsilon small enough for a
+        64-bit sampler), else ``"polya"`` (backend "gc": dealer-free MPC
+        noise needs OT between every pair of contributors; ``max_colluders``
+        given). ``noise_guarantee`` in the result states what was used.
 
     Cost: see the module docstring; every figure in the result is measured.
     ``seconds`` is the whole call; ``stage_seconds`` splits it: ``setup``
@@ -222,7 +242,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     """
     clock = StageClock()
     workers = _check_engine(workers, pool, scheduler, backend)
-    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h}
+    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h,
+                "method": resolve_noise_method(noise_method, backend, max_colluders),
+                "triples": "ot" if backend == "gc" else "dealer", "auto": noise_method is None}
     noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
                                            ("committee_size", committee_size)) if v is not None})
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
@@ -233,7 +255,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                           dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
                                resolution=resolution, bounds=bounds),
                           chunk_size, hypergraph, aux_epsilon_fraction,
-                          dict(where, backend=backend, record_views=record_views))
+                          dict(where, backend=backend, record_views=record_views,
+                               noise_method=noise_kw["method"]))
         try:
             clock.lap("setup")
             bar.total = run.m
@@ -284,7 +307,9 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info), **engine)
+        notes=_notes(run, noise.info) + ([noise.guarantee["note"]] if "note" in noise.guarantee
+                                         else []), noise_method=noise.guarantee.get("method", ""),
+        delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
@@ -330,8 +355,6 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
 
     Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
     """
-    from noise.distributed import shared_dlap_noise
-
     kern, session, eps = run.kern, run.session, run.eps
     ring, net = session.ring, session.net
     aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
@@ -343,18 +366,56 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
     aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
     if n_aux:
         aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
-    info = {}
+    info, guarantee = {}, {}
     if math.isfinite(eps):
+        specs = [(eps_u, run.delta_max * kern.sensitivity)] + [(eps_aux, kern.aux_sensitivity)] * n_aux
         with net.phase("noise"):
-            noise = shared_dlap_noise(session, eps_u, run.delta_max * kern.sensitivity,
-                                      **noise_kw)
-            z[noise.parties] = ring.add(z[noise.parties], noise.shares)
-            info["u"] = _noise_summary(noise)
-            for a in range(n_aux):
-                nz = shared_dlap_noise(session, eps_aux, kern.aux_sensitivity, **noise_kw)
-                aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
-                info[kern.aux_names[a]] = _noise_summary(nz)
-    return _Noise(aux_values, aux_z, info, eps_u, eps_aux)
+            noises = _draw_noises(session, specs, noise_kw)
+        z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
+        info["u"] = _noise_summary(noises[0])
+        for a, nz in enumerate(noises[1:]):
+            aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
+            info[kern.aux_names[a]] = _noise_summary(nz)
+        guarantee = _noise_guarantee(noises)
+        if noise_kw.get("auto") and noise_kw["method"] != guarantee["method"]:
+            guarantee["note"] = ("noise: epsilon is too large for the in-MPC sampler (more than "
+                                 "64 coin bits per digit at delta 2^-40): Polya shares were used")
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee)
+
+
+def resolve_noise_method(method, backend: str, max_colluders=None) -> str:
+    """The noise method a run uses: ``method`` if given, else "mpc" where it serves (run_umpc)."""
+    if method is not None:
+        if method not in ("mpc", "polya"):
+            raise ValueError(f"noise_method must be 'mpc' or 'polya', got {method!r}")
+        return method
+    return "polya" if backend == "gc" or max_colluders is not None else "mpc"
+
+
+def _draw_noises(session, specs, noise_kw) -> list:
+    """All noises of the release; an epsilon too large for the in-MPC sampler's 64 coin bits
+    falls back to Polya when the method was the default (``auto``), else raises."""
+    from noise.distributed import shared_dlap_noises
+
+    kw = {k: v for k, v in noise_kw.items() if k != "auto"}
+    try:
+        return shared_dlap_noises(session, specs, **kw)
+    except ValueError as exc:
+        if not (noise_kw.get("auto") and kw["method"] == "mpc" and "coin bits" in str(exc)) \
+                or (kw["threat_model"] == "dis" and session.n_parties > PIDLAP_MAX_PARTIES):
+            raise
+    return shared_dlap_noises(session, specs, **dict(kw, method="polya"))
+
+
+def _noise_guarantee(noises) -> dict:
+    """The release's (epsilon, delta) against its stated coalition, and its noise variance."""
+    plan = noises[0].collusion
+    return {"method": noises[0].method,
+            "epsilon": float(sum(nz.epsilon for nz in noises)),
+            "delta": float(sum(nz.delta for nz in noises)),
+            "max_colluders": plan.max_colluders, "contributors": plan.contributors,
+            "fail_probability": plan.fail_probability,
+            "variance_ratio": plan.variance_factor, "coalition": plan.describe()}
 
 
 def _aggregate(run: Run, z, aux_z):
@@ -407,7 +468,10 @@ def _noise_summary(noise) -> dict:
     out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
            "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
            "threat_model": noise.threat_model, "exact": bool(noise.exact),
-           "variance_factor": float(getattr(noise, "variance_factor", 1.0))}
+           "variance_factor": float(getattr(noise, "variance_factor", 1.0)),
+           "method": noise.method, "delta": float(noise.delta)}
+    if noise.sampler is not None:
+        out["sampler"] = dict(noise.sampler)
     if noise.committee is not None:
         out["committee_size"] = int(np.size(noise.committee))
     return out
