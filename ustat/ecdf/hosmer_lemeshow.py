@@ -122,18 +122,26 @@ def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
     rng = session.rng.derive("ecdf", "hl-shares", int(session.rng.uint64()))
     sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)   # (m, n, 4Q)
     sums = np.empty((m, 4 * Q), dtype=np.uint64)
+    parts, delta = None, 0.0
+    if mode == "mpc" and scale_o is not None:       # the servers sample the 4Q noises in MPC
+        from .node_noise import sum_noise_mpc
+        parts, delta = sum_noise_mpc(session, [(scale_e, 2 * Q), (scale_o, 2 * Q)],
+                                     8 / float(scale_o))
     with net.phase("hl sums"):
         with net.round():
             for j in range(m):                      # loop over the m servers
                 net.send(net.parties, int(sid[j]), sh[j], ring.bits)
         for j in range(m):
-            nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
-            noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
-                                    _noise_part(scale_o, 2 * Q, m, mode, nrng)])
+            if parts is not None:
+                noise = parts[j]
+            else:
+                nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
+                noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
+                                        _noise_part(scale_o, 2 * Q, m, mode, nrng)])
             sums[j] = ring.add(ring.sum(sh[j], axis=0), ring.element(noise))
         opened = open_to_analyst(session, sums).reshape(4, Q).astype(np.float64)
     opened[:2] /= one
-    return opened
+    return opened, delta
 
 
 def _noise_part(scale, size, m, mode, rng):
@@ -185,6 +193,7 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
     scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
     mode = dep.noise.mode
+    sums_delta = 0.0
     if session is None:
         rng = as_rng(seed).derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
@@ -192,7 +201,7 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
-        sums = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
+        sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
     E1, E0, O1, O0 = sums
     clamped = int(np.sum(E1 < 1) + np.sum(E0 < 1))
     H = hosmer_lemeshow(np.maximum(E1, 1.0), np.maximum(E0, 1.0), O1, O0)
@@ -201,7 +210,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     account = {"epsilon": eps_tree + eps_sums if math.isfinite(eps) else math.inf,
                "epsilon_requested": eps, "epsilon_prime": eps1, "tree_epsilon": eps_tree,
                "sums_epsilon": eps_sums, "sensitivity_nodes": delta,
-               "noise_mode": mode, "backend": backend}
+               "noise_mode": mode, "backend": backend,
+               "delta": dep.noise.delta + sums_delta}
     exact = _exact(p, y, tau, Q) if evaluate else None
     table = {"E1": E1.tolist(), "E0": E0.tolist(), "O1": O1.tolist(), "O0": O0.tolist()}
     comm = session.net.report() if session is not None else None
