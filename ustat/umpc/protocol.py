@@ -72,6 +72,7 @@ inside MPC is hidden from every coalition that lacks one contributor.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
@@ -139,6 +140,7 @@ class UMPCResult:
     noise_method: str = ""          # "mpc" or "polya" ("" when epsilon = inf: no noise)
     delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
     noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
+    noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -154,6 +156,7 @@ class _Noise:
     eps_u: float                    # epsilon spent on the U-statistic
     eps_aux: float                  # epsilon spent on each aux sum
     guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
+    seconds: float = 0.0                            # the noise draws' wall time
 
 
 def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
@@ -309,7 +312,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
         notes=_notes(run, noise.info) + ([noise.guarantee["note"]] if "note" in noise.guarantee
                                          else []), noise_method=noise.guarantee.get("method", ""),
-        delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee, **engine)
+        delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
+        noise_seconds=noise.seconds, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
@@ -366,11 +370,13 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
     aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
     if n_aux:
         aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
-    info, guarantee = {}, {}
+    info, guarantee, seconds = {}, {}, 0.0
     if math.isfinite(eps):
         specs = [(eps_u, run.delta_max * kern.sensitivity)] + [(eps_aux, kern.aux_sensitivity)] * n_aux
+        t0 = time.perf_counter()
         with net.phase("noise"):
             noises = _draw_noises(session, specs, noise_kw)
+        seconds = time.perf_counter() - t0
         z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
         info["u"] = _noise_summary(noises[0])
         for a, nz in enumerate(noises[1:]):
@@ -380,7 +386,7 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
         if noise_kw.get("auto") and noise_kw["method"] != guarantee["method"]:
             guarantee["note"] = ("noise: epsilon is too large for the in-MPC sampler (more than "
                                  "64 coin bits per digit at delta 2^-40): Polya shares were used")
-    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee)
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds)
 
 
 def resolve_noise_method(method, backend: str, max_colluders=None) -> str:
