@@ -23,3 +23,4 @@ Depends only on :mod:`mpc` (ring, rng, session, dealer, network, beaver).
 """
 
 from ._util import InsecureSeedWarning  # noqa: F401
+from . import values as _values  # noqa: F401,E402 (registers the FSS comparisons of mpc.values)

@@ -216,6 +216,29 @@ def instance_records(key, dcf: bool) -> np.ndarray:
     return np.concatenate(parts, axis=1)
 
 
+def records_payload(rows: np.ndarray, dcf: bool, n: int, l: int) -> np.ndarray:
+    """The batch payload (struct of arrays, as after :func:`to_bytes`'s header) of B instance
+    records (:func:`instance_records` rows): the inverse layout change, so that a key sent as
+    per-instance messages is parsed (and validated) by :func:`parse_arrays` like any other."""
+    rows = np.ascontiguousarray(rows, dtype=np.uint8)
+    B = rows.shape[0]
+    lb, nb = (l + 7) // 8, (n + 7) // 8
+    if rows.ndim != 2 or rows.shape[1] != record_bytes(dcf, n, l):
+        raise ValueError(f"instance records must be (B, {record_bytes(dcf, n, l)}) bytes, got "
+                         f"{rows.shape}")
+    parts, pos = [rows[:, :16].reshape(-1)], 16
+    parts.append(rows[:, pos:pos + 16 * n].reshape(B, n, 16).transpose(1, 0, 2).reshape(-1))
+    pos += 16 * n
+    for _ in range(2):
+        parts.append(rows[:, pos:pos + nb].T.reshape(-1))
+        pos += nb
+    if dcf:
+        parts.append(rows[:, pos:pos + lb * n].reshape(B, n, lb).transpose(1, 0, 2).reshape(-1))
+        pos += lb * n
+    parts.append(rows[:, pos:pos + lb].reshape(-1))
+    return np.concatenate(parts)
+
+
 # -- parsing ------------------------------------------------------------------------------------
 def parse_header(data, dcf: bool):
     """Validated header fields: (party, n, l, group code, insecure, shape, batch, offset)."""
@@ -304,9 +327,11 @@ def _any_low_bit(seeds: np.ndarray) -> bool:
 
 def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
     """The key arrays of a payload (validated: canonical seeds, bits and values)."""
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) and data.dtype == np.uint8 and not data.flags.writeable:
+        pass                            # a read-only buffer: the key's arrays may view it
+    elif isinstance(data, np.ndarray):
         data = data.tobytes()
-    if not isinstance(data, bytes):
+    elif not isinstance(data, bytes):
         data = bytes(data)              # a mutable buffer could change under a view
     lb = (l + 7) // 8
     raw = np.frombuffer(data, dtype=np.uint8)

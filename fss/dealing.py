@@ -21,29 +21,76 @@ _U64 = np.uint64
 _ONE = _U64(1)
 
 
-def send_keys(s, h, scheme, keys):
+def send_keys(s, h, scheme, params, keys, batch_shape):
     """Dealer -> key holders, one message per key holder (or per instance), offline.
 
     Counted at the serialized payload size (``key.nbits``: what
-    ``scheme.to_bytes`` writes after its header). With ``record_views`` the
-    payload bytes themselves are recorded (uint8: the batch payload, or one
-    row of ``scheme.instance_payloads`` per instance) and counted from their
+    ``scheme.to_bytes`` writes after its header). With ``record_views``, or
+    when a key holder runs in another process than the dealer, the payload
+    bytes themselves travel (uint8: the batch payload, or one row of
+    ``scheme.instance_payloads`` per instance) and are counted from their
     length, so view tests see exactly what a key holder receives.
+
+    Call inside the dealer's round block; returns ``finish``: called after
+    the round, it gives the key pair as the key holders of this process
+    received it (parsed and validated from the bytes that arrived; in the
+    dealer's process, or the simulator, the keys as made). ``keys`` may be
+    None where the dealer does not run (nothing is generated there).
     """
     net, did = s.net, s.dealer.id
+    remote = net.link is not None
+    rec = scheme.wire_bits(params) // 8
+    shape = tuple(int(d) for d in np.atleast_1d(batch_shape)) if np.ndim(batch_shape) or \
+        isinstance(batch_shape, tuple) else (int(batch_shape),)
+    batch = int(np.prod(shape, dtype=np.int64))
+    B = batch
+    payloads = [None, None]
     for b in (0, 1):
-        key = keys[b]
+        key = None if keys is None else keys[b]
         if h.ndim == 1:
-            if net.record_views:
-                data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
-                payload = data[data.size - key.nbits // 8:]
+            if net.record_views or remote:
+                if key is not None:
+                    data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
+                    payload = data[data.size - key.nbits // 8:]        # sent, never written
+                else:
+                    payload = np.zeros(rec * batch, dtype=np.uint8)
+                payloads[b] = payload
                 net.send_bits(did, int(h[b]), 8 * payload.size, payload, offline=True)
             else:
                 net.send_bits(did, int(h[b]), key.nbits, offline=True)
         else:
-            rows = scheme.instance_payloads(key) if net.record_views else None
-            per = 8 * rows.shape[1] if rows is not None else key.nbits // max(key.batch, 1)
+            rows = None
+            if net.record_views or remote:
+                rows = scheme.instance_payloads(key) if key is not None else                     np.zeros((B, rec), dtype=np.uint8)
+                payloads[b] = rows
+            per = 8 * rec
             net.send_bits(did, h[b].reshape(-1), per, rows, offline=True)
+
+    def finish():
+        if not remote or net.is_local(did):
+            return keys
+        return tuple(_parse_keys(s, scheme, params, b, payloads[b], h.ndim > 1, shape)
+                     for b in (0, 1))
+
+    return finish
+
+
+def _parse_keys(s, scheme, params, party, payload, per_instance, shape):
+    """The key of ``party`` from the bytes a key holder received (validated by the parser)."""
+    from . import _keyio
+    dcf = scheme is _dcf
+    n, l = params.n_bits, params.out_bits
+    if per_instance:
+        payload = _keyio.records_payload(payload, dcf, n, l)
+    group = "arith" if dcf else params.group
+    B = int(np.prod(shape, dtype=np.int64))
+    payload.flags.writeable = False          # the key's arrays are views of it from here on
+    a = _keyio.parse_arrays(payload, dcf, n, l, B, 0)
+    fields = [a["seed"], a["cw_seed"], a["cw_t_left"], a["cw_t_right"]] + \
+        ([a["cw_value"]] if dcf else []) + [a["cw_last"]]
+    if dcf:
+        return _dcf.DCFKey(party, n, l, tuple(shape), *fields, s.insecure)
+    return scheme.DPFKey(party, n, l, params.group, tuple(shape), *fields, s.insecure)
 
 
 def deal_msb(s, h, batch, d, workers=None):
@@ -67,8 +114,10 @@ def deal_msb(s, h, batch, d, workers=None):
             r_sh = deal_shares(s, h, rd, r)
             w_sh = deal_shares(s, h, ring, r_msb, key_holders_only=True)
         beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
-        k0, k1 = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers)
-        send_keys(s, h, _dcf, (k0, k1))
+        keys = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers) \
+            if s.net.is_local(s.dealer.id) else None
+        finish = send_keys(s, h, _dcf, params, keys, batch)
+    k0, k1 = finish()
     return r_sh, w_sh, k0, k1
 
 
@@ -105,6 +154,8 @@ def deal_masked_keys(s, h, batch, scheme, params, workers=None):
     with s.net.round():
         r = s.dealer.rng.ring_elements(ring, batch)
         _, r_sh, w_sh = deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        k0, k1 = scheme.gen(params, r, 1, s.dealer.rng, workers=workers)
-        send_keys(s, h, scheme, (k0, k1))
+        keys = scheme.gen(params, r, 1, s.dealer.rng, workers=workers) \
+            if s.net.is_local(s.dealer.id) else None
+        finish = send_keys(s, h, scheme, params, keys, batch)
+    k0, k1 = finish()
     return r_sh, w_sh, k0, k1

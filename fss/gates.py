@@ -141,6 +141,50 @@ def _open_to_key_holders(s, u, h, ring=None) -> np.ndarray:
     return ring.sum(u, axis=0)
 
 
+def _eval_pair(s, scheme, params, h, keys, x, workers):
+    """Both key holders' evaluations at ``x`` (``(*batch)`` or ``(m, *batch)``), each where its
+    key holder runs in this process (zeros elsewhere: nobody here may use them). In the
+    simulator, every instance of both keys."""
+    net = s.net
+    out = []
+    for b, key in enumerate(keys):
+        if net.link is None:
+            out.append(scheme.eval(params, b, key, x, workers=workers))
+            continue
+        local = net.is_local(h[b])
+        if np.ndim(local) == 0:
+            out.append(scheme.eval(params, b, key, x, workers=workers) if local
+                       else np.zeros(np.shape(x), dtype=_U64))
+            continue
+        idx = np.flatnonzero(local.reshape(-1))
+        res = np.zeros(np.shape(x), dtype=_U64)
+        if idx.size:
+            lead = np.ndim(x) - local.ndim
+            xf = np.asarray(x).reshape(np.shape(x)[:lead] + (-1,))[..., idx]
+            sub = _take_instances(key, idx)
+            res.reshape(np.shape(x)[:lead] + (-1,))[..., idx] = \
+                scheme.eval(params, b, sub, xf, workers=workers)
+        out.append(res)
+    return out
+
+
+def _take_instances(key, idx):
+    """The keys of instances ``idx`` (flat batch positions) of a DCF/DPF key batch."""
+    import dataclasses
+    fields = {}
+    for f in dataclasses.fields(key):
+        v = getattr(key, f.name)
+        if f.name == "shape":
+            fields[f.name] = (idx.size,)
+        elif f.name in ("seed", "cw_last"):
+            fields[f.name] = v.reshape((key.batch,) + v.shape[len(key.shape):])[idx]
+        elif f.name in ("cw_seed", "cw_t_left", "cw_t_right", "cw_value"):
+            fields[f.name] = v.reshape((v.shape[0], key.batch) + v.shape[1 + len(key.shape):])[:, idx]
+        else:
+            fields[f.name] = v
+    return type(key)(**fields)
+
+
 def _key_holder_rows(p: int, y0, y1, w):
     """Output shares: w_j for every holder, plus the key outputs at rows 0 and 1."""
     out = w.copy()
@@ -179,8 +223,7 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None, prep=None):
     u = rd.add(z, r_sh)
     zh = _open_to_key_holders(s, u, h, rd)
     pts = np.stack([rd.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
-    c0 = _dcf.eval(params, 0, k0, pts & low, workers=workers)
-    c1 = _dcf.eval(params, 1, k1, pts & low, workers=workers)
+    c0, c1 = _eval_pair(s, _dcf, params, h, (k0, k1), pts & low, workers)
     outs = []
     for k in range(points):
         m = pts[k] >> _U64(d - 1)
@@ -290,8 +333,7 @@ def equal(s, x, y, holders, *, workers=None, prep=None) -> np.ndarray:
     r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, _dpf, params, workers) \
         if prep is None else _check_prep(prep, x.shape, params)
     zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
-    e0 = _dpf.eval(params, 0, k0, zh, workers=workers)
-    e1 = _dpf.eval(params, 1, k1, zh, workers=workers)
+    e0, e1 = _eval_pair(s, _dpf, params, h, (k0, k1), zh, workers)
     return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
 
 
@@ -356,8 +398,7 @@ def in_interval(s, x, lo, hi, holders, *, workers=None, prep=None) -> np.ndarray
     zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
     xs = ring.add(zh, _U64(half))                              # x^' = x' + r
     pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])
-    d0 = _dcf.eval(params, 0, k0, pts, workers=workers)
-    d1 = _dcf.eval(params, 1, k1, pts, workers=workers)
+    d0, d1 = _eval_pair(s, _dcf, params, h, (k0, k1), pts, workers)
     pub = np.subtract(np.asarray(xs <= hi_u, _U64), np.asarray(xs < lo_u, _U64), dtype=_U64)
     y0 = d0[0] - d0[1] + pub
     y1 = d1[0] - d1[1]

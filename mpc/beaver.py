@@ -43,8 +43,8 @@ def exchange(session, shares, holders, bits: int) -> np.ndarray:
     if h.shape[0] != p:
         raise ValueError(f"shares has {p} rows but holders names {h.shape[0]} parties")
     if h.ndim == 1:
-        # the same p parties for the whole batch: one all-to-all message set
-        net.send_all_to_all(h, np.broadcast_to(sh[:, None], (p, p) + sh.shape[1:]), bits)
+        # the same p parties for the whole batch: every holder's row to every other holder
+        net.broadcast(h, sh, bits)
         return sh
     with net.round():
         for shift in range(1, p):

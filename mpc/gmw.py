@@ -159,7 +159,7 @@ class GMW:
             return sh.copy()
         if p == 2:
             with net.round():
-                net.send_bits(self.h, self.h[::-1], nbits, sh)
+                net.send_bits(self.h, self.h[::-1], nbits, _wire(sh))
             out = np.empty_like(sh)
             out[:] = sh[0] ^ sh[1]
             return out
@@ -191,9 +191,9 @@ class GMW:
             if sl.stop > sl.start:
                 others = self.h[sl]
                 if to_king:
-                    self.net.send_bits(others, king, nbits, rows[sl])
+                    self.net.send_bits(others, king, nbits, _wire(rows[sl]))
                 else:
-                    self.net.send_bits(king, others, nbits, rows[sl])
+                    self.net.send_bits(king, others, nbits, _wire(rows[sl]))
 
     # -- triples ----------------------------------------------------------------------
     def reserve(self, rows: int) -> None:
@@ -234,7 +234,7 @@ class GMW:
         sh[0, 1] ^= b
         sh[0, 2] ^= a & b
         with net.round():
-            net.send_bits(self.s.dealer.id, self.h, 3 * self._bits(rows), sh, offline=True)
+            net.send_bits(self.s.dealer.id, self.h, 3 * self._bits(rows), _wire(sh), offline=True)
         return sh[:, 0], sh[:, 1], sh[:, 2]
 
     def _ot_triples(self, rows):
@@ -319,8 +319,8 @@ class GMW:
             xor_sh[0], ar_sh[0] = r, r_int
         nb = self._bits(rows)
         with net.round():
-            net.send_bits(self.s.dealer.id, self.h, nb, xor_sh, offline=True)
-            net.send_bits(self.s.dealer.id, self.h, nb * ring.bits, ar_sh, offline=True)
+            net.send_bits(self.s.dealer.id, self.h, nb, _wire(xor_sh), offline=True)
+            net.send_bits(self.s.dealer.id, self.h, nb * ring.bits, _wire(ar_sh), offline=True)
         e = unpack_rows(self.open(bits ^ xor_sh), self.I).astype(_U64)   # (p, rows, I)
         out = ring.mul(ar_sh, (_U64(1) - _U64(2) * e) & ring.mask)
         out[0] = ring.add(out[0], e[0])
@@ -349,6 +349,12 @@ class GMW:
             acc[:k] = ring.add(acc[:k], ring.add(s, s))                  # a_j - 2 (-s_j)
             acc[k] = ring.sub(b[k].astype(_U64), ring.add(prod, prod))   # b_k - 2 sum(s_j + b_k a_j)
         return acc.reshape(p, rows, self.I)
+
+
+def _wire(rows: np.ndarray) -> np.ndarray:
+    """The bytes of word rows ``(m, ..., W)`` as a view (one row per message): what a message
+    carries across processes, received in place into the words it was sent from."""
+    return rows.view(np.uint8)
 
 
 def _ot_blocks(n_pairs: int, nb: int):

@@ -47,10 +47,12 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from .routing import Exchange
 from .traffic import Deferred, Tally, Traffic  # noqa: F401 (Traffic: re-exported)
 
 DEFAULT_ROLES = ("dealer", "aggregator")
@@ -110,6 +112,34 @@ class Network:
         self._round_index = 0
         self._lanes = None          # inside parallel(): per-cell max rounds over lanes
         self._lane_rounds = None    # inside lane(): per-cell rounds of this lane
+        self._link = None           # mpc.routing.Link when participants live in other processes
+        self._pending = []          # this round's sends to route (with a link)
+        self.seconds: dict[str, float] = {}     # wall time inside each phase block
+        self.wait_seconds: dict[str, float] = {}  # time spent in exchanges, per phase
+
+    # -- processes -----------------------------------------------------------------------
+    def attach(self, link) -> None:
+        """Route messages to other processes through ``link`` (:class:`mpc.routing.Link`).
+
+        Without a link (the simulator) every participant is local and a send
+        only counts. With one, the sends of a round are exchanged with the
+        other processes when the round closes, and every row received by a
+        local participant is written into the payload array it was sent in.
+        """
+        if link is not None and link.placement.size != self.size:
+            raise ValueError(f"the placement has {link.placement.size} participants, the "
+                             f"network {self.size}")
+        self._link = None if link is None or link.placement.single_process else link
+
+    @property
+    def link(self):
+        return self._link
+
+    def is_local(self, ids):
+        """Whether participant(s) ``ids`` run in this process (always True in the simulator)."""
+        if self._link is None:
+            return True if np.ndim(ids) == 0 else np.ones(np.shape(ids), dtype=bool)
+        return self._link.placement.is_local(ids)
 
     # -- identities --------------------------------------------------------
     def role(self, name: str) -> int:
@@ -136,10 +166,12 @@ class Network:
             raise TypeError(f"phase name must be a non-empty string, got {name!r}")
         prev = (self._phase, self._phase_offline)
         self._phase, self._phase_offline = name, bool(offline)
+        t0 = time.perf_counter()
         try:
             yield self
         finally:
             self._phase, self._phase_offline = prev
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
 
     @contextlib.contextmanager
     def round(self):
@@ -149,12 +181,18 @@ class Network:
         each (phase, online/offline) cell that received traffic in it.
         """
         self._round_depth += 1
+        ok = False
         try:
             yield self
+            ok = True
         finally:
             self._round_depth -= 1
             if self._round_depth == 0:
                 self._close_round()
+                if self._pending:
+                    pending, self._pending = self._pending, []
+                    if ok:
+                        self._route(pending)
 
     @contextlib.contextmanager
     def parallel(self):
@@ -248,6 +286,8 @@ class Network:
         if s.ndim == 0 and r.ndim == 0:
             nbits = np.asarray(payload_arr.size * int(bits), dtype=np.int64)
             self._account(s, r, nbits, offline, payload_arr, single=True)
+            if self._link is not None:
+                return self._queue("single", s, r, payload_arr, int(bits), 1, offline)
         else:
             m = max(s.size if s.ndim else 1, r.size if r.ndim else 1)
             if s.ndim and r.ndim and s.size != r.size:
@@ -262,6 +302,8 @@ class Network:
             per_msg = (payload_arr.size // m) * int(bits) if m else 0
             self._account(s, r, np.asarray(per_msg, dtype=np.int64), offline, payload_arr,
                           single=False, m=m)
+            if self._link is not None and m:
+                return self._queue("batch", s, r, payload_arr, int(bits), m, offline)
         return payload
 
     def send_all_to_all(self, parties, payload, bits, *, offline: bool | None = None):
@@ -272,20 +314,54 @@ class Network:
         dense exchanges (e.g. Pi_DLap at n = 10^4) are cheap to count.
         Returns ``payload``.
         """
+        P, n = self._all_pairs_ids(parties, bits)
+        if n < 2:
+            return payload
+        arr = np.asarray(payload)
+        if arr.shape[:2] != (n, n):
+            raise ValueError(f"payload must have shape ({n}, {n}, ...), got {arr.shape}")
+        off = self._count_all_pairs(P, arr.shape[2:], bits, offline)
+        if self._link is not None:
+            return self._queue("all", P, P, arr, int(bits), n, off)
+        if self.record_views:
+            self._record_all_to_all(P, arr, self._round_index, off)
+        return payload
+
+    def broadcast(self, parties, rows, bits, *, offline: bool | None = None):
+        """Every party of ``parties`` sends its row ``rows[i]`` to every other one (one round).
+
+        Counted as :meth:`send_all_to_all` with ``payload[i, j] = rows[i]``
+        (one message per ordered pair: every receiver gets its own copy).
+        ``rows``: shape ``(n, ...)``, writable (the rows of parties in other
+        processes are written into it). Returns ``rows``.
+        """
+        P, n = self._all_pairs_ids(parties, bits)
+        if n < 2:
+            return rows
+        arr = np.asarray(rows)
+        if arr.ndim < 1 or arr.shape[0] != n:
+            raise ValueError(f"rows must have shape ({n}, ...), got {arr.shape}")
+        off = self._count_all_pairs(P, arr.shape[1:], bits, offline)
+        if self._link is not None:
+            return self._queue("bcast", P, P, arr, int(bits), n, off)
+        if self.record_views:
+            self._record_all_to_all(P, np.broadcast_to(arr[:, None], (n, n) + arr.shape[1:]),
+                                    self._round_index, off)
+        return rows
+
+    def _all_pairs_ids(self, parties, bits):
         if isinstance(bits, bool) or not isinstance(bits, numbers.Integral) or bits < 1:
             raise ValueError(f"bits must be a positive integer element width, got {bits!r}")
         P = self._ids(parties, "parties")
         if P.ndim != 1:
             raise ValueError("parties must be a 1-d array of party ids")
-        n = P.size
-        if n < 2:
-            return payload
-        if np.unique(P).size != n:
+        if np.unique(P).size != P.size:
             raise ValueError("parties must be distinct")
-        arr = np.asarray(payload)
-        if arr.shape[:2] != (n, n):
-            raise ValueError(f"payload must have shape ({n}, {n}, ...), got {arr.shape}")
-        per_msg = int(np.prod(arr.shape[2:], dtype=np.int64)) * int(bits)
+        return P, P.size
+
+    def _count_all_pairs(self, P, elem_shape, bits, offline) -> bool:
+        n = P.size
+        per_msg = int(np.prod(elem_shape, dtype=np.int64)) * int(bits)
         off = self._phase_offline if offline is None else bool(offline)
         key = (self._phase, off)
         t = self._tally(key)
@@ -295,13 +371,14 @@ class Network:
         t.bits += each * n
         t.messages += n * (n - 1)
         self._mark_round(key)
-        if self.record_views:
-            for i in range(n):
-                for j in range(n):
-                    if i != j:
-                        self._keep(int(P[j]),
-                                   Received(self._phase, self._round_index, off, int(P[i]), arr[i, j]))
-        return payload
+        return off
+
+    def _record_all_to_all(self, P, arr, rnd, off, receivers=None):
+        n = P.size
+        for i in range(n):
+            for j in range(n):
+                if i != j and (receivers is None or receivers[j]):
+                    self._keep(int(P[j]), Received(self._phase, rnd, off, int(P[i]), arr[i, j]))
 
     def send_bits(self, senders, receivers, nbits, payload=None, *, offline: bool | None = None):
         """Count messages of explicit sizes (``nbits`` per message, scalar or per message).
@@ -317,13 +394,33 @@ class Network:
         r = self._ids(receivers, "receivers")
         if s.ndim == 0 and r.ndim == 0 and nb.ndim == 0:
             self._account(s, r, nb.astype(np.int64), offline, payload, single=True)
+            if self._link is not None:
+                return self._queue("single", s, r, self._bytes_payload(payload, s, r), 8, 1,
+                                   offline)
         else:
             m = max(s.size if s.ndim else 1, r.size if r.ndim else 1, nb.size if nb.ndim else 1)
             for arr, name in ((s, "senders"), (r, "receivers"), (nb, "nbits")):
                 if arr.ndim and arr.size != m:
                     raise ValueError(f"{name} must have length {m} (one per message), got {arr.size}")
             self._account(s, r, nb.astype(np.int64), offline, payload, single=False, m=m)
+            if self._link is not None and m:
+                return self._queue("batch", s, r, self._bytes_payload(payload, s, r, m), 8, m,
+                                   offline)
         return payload
+
+    def _bytes_payload(self, payload, s, r, m=None) -> np.ndarray:
+        """The byte array a counted-size message carries across processes (uint8; one row per
+        message for a batch): a message that leaves its process must carry what it counts."""
+        arr = None if payload is None else np.asarray(payload)
+        if arr is None or arr.dtype != np.uint8 or (m is not None and (arr.ndim < 2 or
+                                                                        arr.shape[0] != m)):
+            crosses = self._link.placement.owner[s] != self._link.placement.owner[r]
+            if np.any(crosses):
+                raise TypeError("send_bits across processes needs its payload as uint8 bytes "
+                                "(one row per message for a batch), got "
+                                f"{None if arr is None else (arr.dtype, arr.shape)}")
+            return np.zeros((m, 0) if m is not None else 0, dtype=np.uint8)
+        return arr
 
     def _account(self, s, r, per_msg_bits, offline, payload, single, m=1):
         if m == 0:          # an empty batch sends nothing and takes no round
@@ -344,11 +441,58 @@ class Network:
         t.bits += total
         t.messages += m
         self._mark_round(key)
-        if self.record_views:
+        if self.record_views and self._link is None:
             self._record(s, r, payload, single, m, off)
 
-    def _record(self, s, r, payload, single, m, offline):
-        rnd = self._round_index
+    # -- other processes -------------------------------------------------------------------
+    def _queue(self, kind, s, r, payload, bits, m, off=None):
+        """Keep a send of this round for :meth:`_route` (at once outside a round block)."""
+        off = self._phase_offline if off is None else bool(off)
+        self._pending.append((kind, s, r, payload, bits, m, self._phase, self._round_index,
+                              off))
+        if not self._round_depth:
+            pending, self._pending = self._pending, []
+            self._route(pending)
+        return payload
+
+    def _route(self, pending) -> None:
+        """Exchange a round's sends with the other processes and record the local views."""
+        ex = Exchange(self._link.placement)
+        for kind, s, r, payload, bits, m, *_ in pending:
+            if kind == "single":
+                ex.single(int(s), int(r), payload, bits)
+            elif kind == "batch":
+                ex.batch(s, r, payload, bits, m)
+            elif kind == "bcast":
+                ex.broadcast(s, payload, bits)
+            else:
+                ex.all_to_all(s, payload, bits)
+        t0 = time.perf_counter()
+        self._link.run(ex)
+        ph = self._phase
+        self.wait_seconds[ph] = self.wait_seconds.get(ph, 0.0) + time.perf_counter() - t0
+        if self.record_views:
+            local = self._link.placement.local
+            prev = self._phase
+            for kind, s, r, payload, bits, m, phase, rnd, off in pending:
+                self._phase = phase
+                if kind in ("all", "bcast"):
+                    full = payload if kind == "all" else np.broadcast_to(
+                        payload[:, None], (m, m) + payload.shape[1:])
+                    self._record_all_to_all(s, full, rnd, off, local[s])
+                else:
+                    keep = local[r]
+                    if np.ndim(keep) == 0:
+                        if keep:
+                            self._record(s, r, payload, kind == "single", m, off, rnd)
+                    elif keep.any():
+                        idx = np.flatnonzero(np.broadcast_to(keep, (m,)))
+                        self._record(np.broadcast_to(s, (m,))[idx], np.broadcast_to(r, (m,))[idx],
+                                     payload[idx], False, idx.size, off, rnd)
+            self._phase = prev
+
+    def _record(self, s, r, payload, single, m, offline, rnd=None):
+        rnd = self._round_index if rnd is None else rnd
         if single:
             self._keep(int(r), Received(self._phase, rnd, offline, int(s), payload))
             return

@@ -127,14 +127,18 @@ class CSPRNG:
         nonce = self.random_bytes(16) if self.seeded else os.urandom(16)
         return self.derive(*labels, nonce)
 
-    def party(self, i: int) -> "CSPRNG":
-        """The private stream of party ``i``."""
-        return self.derive("party", int(i))
+    def party(self, i: int):
+        """Removed: it looked like an accessor but derived a new generator at the start of party
+        i's stream on every call, so two calls gave the same masks. Raises TypeError naming the
+        right calls."""
+        raise TypeError("CSPRNG.party(i) was removed: it restarted party i's stream at every call "
+                        "(masks repeated). Use session.party_rng(i), one stateful stream per "
+                        "party, or rng.derive('party', i) once and keep the generator")
 
-    def pair(self, i: int, j: int) -> "CSPRNG":
-        """Common randomness of parties ``i`` and ``j`` (symmetric in i, j)."""
-        a, b = sorted((int(i), int(j)))
-        return self.derive("pair", a, b)
+    def pair(self, i: int, j: int):
+        """Removed with :meth:`party` (same reason); raises TypeError."""
+        raise TypeError("CSPRNG.pair(i, j) was removed: it restarted the pair's stream at every "
+                        "call. Use rng.derive('pair', min(i, j), max(i, j)) once and keep it")
 
     def derived_keys(self, label, ids) -> np.ndarray:
         """The 128-bit keys of ``derive(label, i)`` for every i in ``ids``: ``uint64 (len(ids), 2)``.

@@ -70,12 +70,15 @@ def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5,
     scale = as_fraction(scale, "scale")
     ring, net = s.ring, s.net
     n = P.size
-    pos = _committee_positions(s.rng.derive("noise", "committee", int(s.rng.uint64())), n, m)
+    pos = _committee_positions(s.agreed(s.rng.derive("noise", "committee",
+                                                     int(s.rng.uint64()))), n, m)
     Z = P[pos]                                              # = draw_committee(...) on that stream
     m = Z.size
     r = _honest_shape(honest, m)
     rng = _stream(s, "committee")
     c = _encode_signed(ring, _polya_differences(r, scale, m, rng), "Polya difference")
+    if net.link is not None and n > 1:
+        return _committee_sent(s, P, Z, pos, c, rng), Z, True
     out = additive_share(ring, ring.sum(c), n, rng)          # (n,): party j's sum of m shares
     if n > 1:
         if net.record_views:
@@ -88,6 +91,29 @@ def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5,
         else:
             _count_committee_traffic(net, P, pos, ring.bits)
     return out, Z, True
+
+
+def _committee_sent(s, P, Z, pos, c, rng) -> np.ndarray:
+    """The protocol as its members run it when the parties live in several processes.
+
+    Member k shares c_k among the n parties (row k of M, drawn from the
+    members' stream: every process draws every row and uses its own
+    members'), sends M[k, j] to party j (one round, m (n - 1) messages),
+    and party j sums its column. The same law as the simulator's direct
+    draw of the column sums (:func:`committee_dlap`), and the same counts,
+    with every message on the wire: O(m n) work and memory.
+    """
+    ring, net = s.ring, s.net
+    m, n = Z.size, P.size
+    M = additive_share(ring, c, n, rng.derive("member-shares")).T.copy()   # (m, n)
+    keep = np.ones((m, n), dtype=bool)
+    keep[np.arange(m), pos] = False                          # a member keeps its own share
+    rows = M[keep]
+    with net.round():
+        net.send(np.broadcast_to(Z[:, None], (m, n))[keep],
+                 np.broadcast_to(P[None, :], (m, n))[keep], rows, ring.bits)
+    M[keep] = rows                                           # what each party received
+    return ring.sum(M, axis=0)
 
 
 def _committee_messages(ring, c: np.ndarray, out: np.ndarray, rng) -> np.ndarray:

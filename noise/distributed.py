@@ -254,11 +254,12 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
     out = ring.zeros(n)
     if n == 1:
         return ring.sum(secrets, axis=0), True
+    sharings = [additive_share(ring, row, n, rng) for row in secrets]   # sh[j, i]: P_j's of c_i
     with net.round():
-        for row in secrets:
-            sh = additive_share(ring, row, n, rng)        # sh[j, i] = P_j's share of c_i
+        for sh in sharings:
             net.send_all_to_all(P, sh.T, ring.bits)       # P_i sends sh[j, i] to P_j
-            out = ring.add(out, ring.sum(sh, axis=1))
+    for sh in sharings:                                   # what each P_j holds after the round
+        out = ring.add(out, ring.sum(sh, axis=1))
     return out, True
 
 

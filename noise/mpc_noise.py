@@ -69,8 +69,9 @@ def mpc_dlap_noises(s, specs, *, threat_model: str = "dis", parties=None, fail=2
                       committee_size=committee_size, fail=fail, f_h=f_h, method="mpc")
     splans = [plan_dlap(scale, epsilon=eps) for eps, _, _, scale in params]
     if threat_model == "hf":
-        pos = _committee_positions(s.rng.derive("noise", "committee", int(s.rng.uint64())),
-                                   P.size, plan.contributors)
+        pos = _committee_positions(s.agreed(s.rng.derive("noise", "committee",
+                                                         int(s.rng.uint64()))),
+                                   P.size, plan.contributors)   # public coins, as committee_dlap
         committee = P[pos]
     else:
         pos, committee = np.arange(P.size), None

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..costs import Costs, Meter
 from .builder import CircuitBuilder
 from .circuit import EVALUATOR, GARBLER, Circuit
 from .encoding import bits_to_int, group_bits, int_to_bits
@@ -61,6 +62,7 @@ from .garble import (as_labels, evaluate_garbled, garble, label_bytes, lsb, rand
                      xor_where)
 
 OUTPUT_MODES = ("evaluator", "garbler", "both", "xor", "additive")
+_ZERO = {"bits": 0, "messages": 0, "rounds": 0}
 _U64 = np.uint64
 
 
@@ -71,14 +73,16 @@ class YaoResult:
     ``garbler``/``evaluator``: one entry per output group with what that
     party ends with (``None`` if nothing): bits ``uint8 (P, w)`` for decoded
     outputs and XOR shares, ``uint64 (P,)`` for additive shares in Z_2^w.
-    ``costs``: ``formula`` (bits per item, from the sizes) and ``measured``
-    (bits and rounds this call added to the network, OT apart).
+    ``costs``: a :class:`mpc.costs.Costs` of this call (what it added to the
+    network: bits, messages, rounds, per party, wall time), with in
+    ``costs.extra`` (also ``costs[key]``) ``formula`` (bits per item, from
+    the sizes), ``per_instance`` and ``measured`` (bits and rounds, OT apart).
     """
 
     output: str
     garbler: list | None
     evaluator: list | None
-    costs: dict = field(default_factory=dict)
+    costs: Costs = field(default_factory=lambda: Costs(0, _ZERO, _ZERO, {}, 0))
 
     def value(self, group: int = 0, *, signed: bool = False):
         """The output of ``group`` as integers: decoded bits, XOR or additive shares combined."""
@@ -149,19 +153,19 @@ def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
              for w in circuit.output_widths]
         x_bits = x_bits + [int_to_bits(v, w) for v, w in zip(r, circuit.output_widths)]
         g_groups = run_circuit.party_groups(GARBLER)
-    before = _totals(session.net)
     run = _Run(session, run_circuit, g_ids, e_ids, g_groups, e_groups, phase)
-    run.offline(y_bits, ot, rng_g, rng_e, decode_to_evaluator=output in
-                ("evaluator", "both", "additive"))
-    out_labels = run.online(x_bits, y_bits)
-    garb, evl = run.outputs(out_labels, output)
+    with Meter(session.net, session.placement.n_procs) as meter:
+        run.offline(y_bits, ot, rng_g, rng_e, decode_to_evaluator=output in
+                    ("evaluator", "both", "additive"))
+        out_labels = run.online(x_bits, y_bits)
+        garb, evl = run.outputs(out_labels, output)
     if output == "additive":
         garb = r
         evl = [bits_to_int(b) for b in evl]
-    costs = run.costs(output, circuit.output_widths)
-    after = _totals(session.net)
-    costs["measured"] = {k: {m: after[k][m] - before[k][m] for m in after[k]} for k in after}
-    costs["measured"]["ot"] = run.ot_measured
+    costs = meter.costs
+    costs.extra = run.costs(output, circuit.output_widths)
+    costs.extra["measured"] = costs.since(Costs(0, _ZERO, _ZERO, {}, 0))
+    costs.extra["measured"]["ot"] = run.ot_measured
     return YaoResult(output, garb, evl, costs)
 
 

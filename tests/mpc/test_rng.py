@@ -33,8 +33,16 @@ def test_derive_independent_of_consumption_and_labels():
     assert np.array_equal(a.derive("p", 1).uint64(8), b.derive("p", 1).uint64(8))
     assert not np.array_equal(a.derive("p", 1).uint64(8), a.derive("p", 2).uint64(8))
     assert not np.array_equal(a.derive("p", 1).uint64(8), a.derive("p1").uint64(8))
-    assert np.array_equal(a.pair(2, 5).uint64(4), a.pair(5, 2).uint64(4))
-    assert not np.array_equal(a.party(2).uint64(4), a.party(5).uint64(4))
+
+
+
+def test_party_and_pair_accessors_are_gone_with_a_clear_error():
+    """The footgun of issue 26: rng.party(i) restarted party i's stream at every call."""
+    a = CSPRNG(3)
+    with pytest.raises(TypeError, match="session.party_rng"):
+        a.party(2)
+    with pytest.raises(TypeError, match="derive"):
+        a.pair(2, 5)
 
 
 def test_byte_uniformity_chi_square(rng):

@@ -24,7 +24,7 @@ UMPC_OPTIONS = (
     ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
     ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
     ("--resolution", "resolution"), ("--confidence", "confidence"),
-    ("--noise-method", "noise_method"),
+    ("--processes", "processes"), ("--noise-method", "noise_method"),
 )
 
 
@@ -64,6 +64,14 @@ def _check_values(args):
         raise UsageError(f"--confidence must be in (0, 1), e.g. 0.95, got {c}")
     if args.pool is not None and args.workers == 1:
         raise UsageError("--pool applies with --workers > 1")
+    p = getattr(args, "processes", None)
+    if p is not None:
+        if p < 1:
+            raise UsageError(f"--processes must be a positive integer, got {p}")
+        for flag, key in (("--workers", "workers"), ("--scheduler", "scheduler"),
+                          ("--evaluate", "evaluate")):
+            if getattr(args, key, None) not in (None, False):
+                raise UsageError(f"--processes runs each process on one core: drop {flag}")
 
 
 def umpc_kwargs(args) -> dict:

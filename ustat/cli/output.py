@@ -88,6 +88,10 @@ def estimate_output(args, kern, res, X, meta, notes, reservation) -> dict:
         "notes": res.notes + notes + kern.release_notes(res.u_hat, res.aux["noisy_sums"], res.n),
         "warnings": [cli_words(strip_warning(w)) for w in getattr(res, "warnings", None) or []],
     }
+    if getattr(res, "processes", 1) > 1:
+        out["processes"] = res.processes
+        out["process_costs"] = res.process_costs
+        out["wire"] = wire_summary(res)
     out["params"] = _params(args, res)
     for name in NEW_FIELDS:
         v = _present(getattr(res, name, None))
@@ -119,6 +123,16 @@ def estimate_output(args, kern, res, X, meta, notes, reservation) -> dict:
     if reservation is not None:
         out["budget"] = budget_dict(args, reservation)
     return out
+
+
+def wire_summary(res) -> dict:
+    """What the run's processes wrote to their sockets, next to what the network counted."""
+    pay = sum(p["wire"]["payload_bytes_sent"] for p in res.process_costs)
+    head = sum(p["wire"]["header_bytes_sent"] for p in res.process_costs)
+    return {"payload_bytes": pay, "framing_bytes": head,
+            "framing_over_payload": head / pay if pay else 0.0,
+            "counted_bytes": (res.online_bits + res.offline_bits) / 8,
+            "frames": sum(p["wire"]["frames_sent"] for p in res.process_costs)}
 
 
 def _params(args, res) -> dict:
@@ -277,6 +291,11 @@ def print_estimate(res: dict):
           + (f", {res['workers']} worker(s)" if res.get("workers") else "")
           + (f", scheduler {res['scheduler']}" if res.get("scheduler") else ""))
     print(f"  traffic   : {traffic_text(res)}")
+    if res.get("processes"):
+        w = res["wire"]
+        print(f"  processes : {res['processes']} on this machine (loopback); sockets carried "
+              f"{size_text(8 * w['payload_bytes'])} of payload in {w['frames']} frames, "
+              f"framing {w['framing_bytes']} bytes ({100 * w['framing_over_payload']:.3f}%)")
     stages = ", ".join(f"{name} {sec:.2f}" for name, sec in res.get("stage_seconds", {}).items())
     print(f"  time      : {res['seconds']:.2f} s" + (f" ({stages})" if stages else ""))
     print_budget(res)

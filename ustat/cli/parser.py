@@ -146,6 +146,9 @@ def _engine_options(e, backends):
                    help="worker pool for --workers > 1 (default processes)")
     g.add_argument("--scheduler", default=None, metavar="local|ADDRESS",
                    help="run the chunks on Dask: local, or a scheduler address tcp://host:port")
+    g.add_argument("--processes", type=int, default=None, metavar="P",
+                   help="spread the parties, the dealer and the aggregator over P processes on "
+                        "this machine, connected by loopback sockets (same release for a seed)")
     g.add_argument("--bits", type=int, default=None, metavar="L",
                    help="ring bits l of the fixed-point encoding (default: chosen per kernel)")
     g.add_argument("--frac-bits", type=int, default=None, metavar="C",

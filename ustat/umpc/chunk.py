@@ -129,6 +129,9 @@ class ChunkSpec:
     streams: CSPRNG             # the run's chunk stream
     backend: str = "dealer"
     record_views: bool = False
+    #: in a run across processes: chunk index -> the chunk network's mpc.routing.Link (the
+    #: members' and roles' processes); None in the simulator. In-process only (not pickled).
+    locate: object = None
 
 
 @dataclass
@@ -241,8 +244,10 @@ def _chunk_session(spec: ChunkSpec, index: int, m_c: int):
     """Chunk ``index``'s session of m_c k local parties, its holders (k, m_c) and its stream."""
     k = spec.kernel.degree
     rng = spec.streams.derive("chunk", int(index))
+    link = None if spec.locate is None else spec.locate(int(index))
     session = Session.derived(m_c * k, rng, bits=spec.bits, frac_bits=spec.frac_bits,
-                              roles=spec.roles, record_views=spec.record_views, workers=1)
+                              roles=spec.roles, record_views=spec.record_views, workers=1,
+                              link=link)
     return session, np.arange(m_c * k, dtype=np.int64).reshape(m_c, k).T, rng
 
 

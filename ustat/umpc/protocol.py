@@ -72,12 +72,14 @@ inside MPC is hidden from every coalition that lacks one contributor.
 from __future__ import annotations
 
 import math
+import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 import numpy as np
 
+from mpc.costs import Costs
 from mpc.session import Session
 
 from .chunk import get_backend
@@ -141,6 +143,10 @@ class UMPCResult:
     delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
     noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
     noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
+    costs: Optional[Costs] = None   # mpc.costs.Costs: the same figures as ``communication``
+    processes: int = 1              # processes the run's participants were spread over
+    process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
+    released: bool = True           # False in a process without the aggregator (no release)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -169,7 +175,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
              input_frac_bits: Optional[int] = None, bounds=None,
-             confidence: float = 0.95, noise_method: Optional[str] = None) -> UMPCResult:
+             confidence: float = 0.95, noise_method: Optional[str] = None,
+             processes: Optional[int] = None, runtime=None,
+             timeout: Optional[float] = None) -> UMPCResult:
     """Run Protocol 3.1 and return the release with its measured costs.
 
     Parameters
@@ -234,6 +242,15 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         64-bit sampler), else ``"polya"`` (backend "gc": dealer-free MPC
         noise needs OT between every pair of contributors; ``max_colluders``
         given). ``noise_guarantee`` in the result states what was used.
+    processes : spread the parties and roles over this many processes on
+        this machine, connected by loopback sockets (:mod:`ustat.umpc.processes`;
+        default None: the simulator, everyone in this process). Each process
+        receives only its own parties' records; the release comes from the
+        aggregator's process. A seeded run releases the same bits for any
+        number of processes. ``timeout``: seconds an exchange may wait.
+    runtime : this process's :class:`mpc.runtime.Runtime` when the caller
+        already runs in one process of several (SPMD); rows of ``records``
+        of parties held elsewhere are ignored (any valid values).
 
     Cost: see the module docstring; every figure in the result is measured.
     ``seconds`` is the whole call; ``stage_seconds`` splits it: ``setup``
@@ -243,6 +260,22 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     report and the release's post-processing). Only ``computing`` runs on the
     workers, so the others bound what more workers can gain.
     """
+    if processes is not None and runtime is None:
+        from .processes import run_across_processes
+        return run_across_processes(records, kernel, processes, timeout, dict(
+            epsilon=epsilon, edges=edges, sampler=sampler, threat_model=threat_model,
+            seed=seed, bits=bits, frac_bits=frac_bits, chunk_size=chunk_size,
+            evaluate=evaluate, hypergraph=hypergraph, fail=fail, f_h=f_h,
+            aux_epsilon_fraction=aux_epsilon_fraction, record_views=record_views,
+            backend=backend, max_colluders=max_colluders, committee_size=committee_size,
+            resolution=resolution, input_frac_bits=input_frac_bits, bounds=bounds,
+            confidence=confidence, noise_method=noise_method), session=session, workers=workers,
+            scheduler=scheduler)
+    if runtime is not None:
+        if evaluate:
+            raise ValueError("evaluate reads every record in the clear: not in a run across "
+                             "processes")
+        workers, scheduler, progress = 1, None, False
     clock = StageClock()
     workers = _check_engine(workers, pool, scheduler, backend)
     noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h,
@@ -259,7 +292,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                                resolution=resolution, bounds=bounds),
                           chunk_size, hypergraph, aux_epsilon_fraction,
                           dict(where, backend=backend, record_views=record_views,
-                               noise_method=noise_kw["method"]))
+                               noise_method=noise_kw["method"], runtime=runtime))
         try:
             clock.lap("setup")
             bar.total = run.m
@@ -292,11 +325,20 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
 
 
 def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confidence):
-    kern, rep = run.kern, run.session.net.report()
+    kern, session = run.kern, run.session
+    costs = session.costs()
+    rep = session.net.report()
     sens_sum = run.delta_max * kern.sensitivity
-    rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
-                         eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
-                         frac_bits=run.session.fp.frac_bits, confidence=confidence)
+    released = bool(session.is_local("aggregator"))
+    if released:
+        rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
+                             eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
+                             frac_bits=session.fp.frac_bits, confidence=confidence)
+    else:                       # a process without the aggregator releases nothing
+        u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
+        rel = {"estimate": math.nan, "estimate_raw": math.nan, "noise_std": math.nan,
+               "confidence": confidence, "ci": [], "ci_method": "", "epsilon_split": {},
+               "warnings": [], "uncertainty": {}}
     precision = run.precision.to_dict()
     precision["units"] = "raw (bounds)" if run.bounds is not None else "records as given"
     return UMPCResult(
@@ -313,7 +355,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         notes=_notes(run, noise.info) + ([noise.guarantee["note"]] if "note" in noise.guarantee
                                          else []), noise_method=noise.guarantee.get("method", ""),
         delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
-        noise_seconds=noise.seconds, **engine)
+        noise_seconds=noise.seconds, costs=costs, released=released,
+        processes=session.placement.n_procs, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
@@ -336,6 +379,11 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) 
     """
     net = run.session.net
     tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
+    if net.link is not None:                # across processes: each chunk's members' processes
+        roles = np.array([net.role(r) for r in run.spec.roles], dtype=np.int64)
+        run.spec = replace(run.spec, locate=lambda i: net.link.sub(
+            np.concatenate([tasks.edges_of(i).ravel(), roles])))
+        engine = dict(engine, workers=1, scheduler=None)
     todo, first = tasks, 0
     if run.prefetch is not None:            # the first chunks wait in their workers
         run.prefetch.post(tasks)

@@ -21,7 +21,7 @@ from typing import Optional
 import numpy as np
 
 from mpc.rng import as_rng
-from mpc.session import Session
+from mpc.session import Session, agreed_stream
 from noise.mpc_noise import MPC_DIS_MAX_PARTIES
 
 from .. import kernels as kernel_registry
@@ -110,6 +110,9 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     session_rng = as_rng(seed).fresh("session") if session is None else session.rng
     rng = session_rng.fresh("umpc-run")
     backend, record_views = engine.pop("backend"), engine.pop("record_views")
+    runtime = engine.pop("runtime", None)
+    if session is not None and runtime is None:
+        runtime = session.runtime
 
     def ring_and_spec(m, delta_max):
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
@@ -117,18 +120,21 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
                                 session_widths=None if session is None else
                                 (session.ring.bits, session.fp.frac_bits))
         s = session if session is not None else Session.derived(
-            n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits, record_views=record_views)
+            n, session_rng, bits=prec.bits, frac_bits=prec.frac_bits, record_views=record_views,
+            runtime=runtime)
         return prec, s, _chunk_spec(kern, s, rng, prec, backend, record_views)
 
     early, prefetch = None, None        # (m, delta_max, prec, session, spec) known before E
-    m = resolve_edges(edges, n, k) if hypergraph is None and sampler == "balanced" else None
+    m = resolve_edges(edges, n, k) if hypergraph is None and sampler == "balanced" and \
+        runtime is None else None
     if m is not None:
         delta_max = -(-k * m // n)      # BalancedSamp: every degree is floor or ceil of k m / n
         early = (m, delta_max) + ring_and_spec(m, delta_max)
         prefetch = start_prefetch(early[-1], _chunk_sizes(m, chunk_size), **engine)
     try:
         if hypergraph is None:
-            hypergraph = _sample(sampler, edges, n, k, rng.derive("hypergraph"))
+            hypergraph = _sample(sampler, edges, n, k,
+                                 agreed_stream(runtime, rng.derive("hypergraph"), "hypergraph"))
         E = check_edges(hypergraph.edges, n, k)
         delta_max = int(np.bincount(E.ravel(), minlength=n).max())
         if early is None:

@@ -1,0 +1,434 @@
+"""Moving typed frames between the processes of one run: a mesh of socket connections.
+
+:class:`SocketMesh` connects the P processes of a run pairwise (plain TCP
+on loopback here; mutually authenticated TLS across hosts, see
+:mod:`mpc.tls`), and runs one *exchange* at a time: this process writes its
+frames for the step to each peer and reads, from each peer, exactly the
+frames the step expects (:mod:`mpc.frames`). The network
+(:class:`mpc.network.Network`) computes both sides of that from the public
+routing of the step's messages, so a process never waits for a frame that
+is not coming and never reads past the step's last expected byte (what a
+peer already sent for a later step stays in the kernel's buffer).
+
+An exchange is one loop over non-blocking sockets (:mod:`selectors`):
+headers are read first and checked against the expectation, then each
+payload is received straight into a buffer of exactly its announced size
+(``recv_into``), and sent from the packed arrays without copies
+(``send`` on memoryviews). Writing and reading to and from every peer go
+on together, so two peers sending each other large frames never block.
+
+Every exchange has a timeout (``timeout`` seconds, default
+:data:`DEFAULT_TIMEOUT`). Any fault (a peer that disconnects, stalls past
+the timeout, or sends a frame that is not the expected one) raises
+:class:`TransportError` naming the peer (its rank and what it holds) and
+the step, and breaks the mesh: every later exchange raises at once, so the
+protocol stops with no release. The launcher (:mod:`mpc.launch`) stops the
+other processes.
+
+Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
+bytes written and read, so that what went over the sockets can be compared
+with what the network counted.
+
+Threat model (plain TCP): peers are the run's own processes on one machine;
+channels are neither encrypted nor authenticated (loopback only).
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import frames as fr
+
+#: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
+DEFAULT_TIMEOUT = 60.0
+#: seconds to set up the mesh (every peer connected and greeted)
+CONNECT_TIMEOUT = 30.0
+#: largest payload a frame may announce before the receiver refuses it (bytes)
+MAX_FRAME_BYTES = 1 << 34
+_CHUNK = 1 << 22                # bytes per send/recv call
+
+_HELLO = struct.Struct("<2sBBQII")
+
+
+class TransportError(RuntimeError):
+    """A peer disconnected, stalled, or sent a frame the step did not expect.
+
+    ``peer`` is the peer's rank (or None), ``step`` the exchange number.
+    """
+
+    def __init__(self, message: str, peer=None, step=None):
+        super().__init__(message)
+        self.peer = peer
+        self.step = step
+
+
+@dataclass
+class WireCounts:
+    """What this process wrote to and read from its sockets."""
+
+    frames_sent: int = 0
+    header_bytes_sent: int = 0
+    payload_bytes_sent: int = 0
+    frames_received: int = 0
+    header_bytes_received: int = 0
+    payload_bytes_received: int = 0
+    exchanges: int = 0
+    wait_seconds: float = 0.0
+    per_peer_sent: dict = field(default_factory=dict)     # rank -> bytes (headers + payload)
+
+    def to_dict(self) -> dict:
+        out = dict(self.__dict__)
+        out["per_peer_sent"] = {str(k): v for k, v in self.per_peer_sent.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One frame to write: ``payload`` (packed bytes) of an array of ``dtype``/``shape``."""
+
+    segment: int
+    dtype: np.dtype
+    bits: int
+    shape: tuple
+    payload: np.ndarray
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One frame a step must receive from a peer."""
+
+    segment: int
+    dtype: np.dtype
+    bits: int
+    shape: tuple
+
+
+class _Reader:
+    """The state of reading one step's frames from one peer."""
+
+    __slots__ = ("peer", "specs", "i", "stage", "buf", "pos", "head", "out")
+
+    def __init__(self, peer, specs):
+        self.peer, self.specs, self.i = peer, specs, 0
+        self.out = []
+        self._start()
+
+    def _start(self):
+        self.stage = "fixed"
+        self.buf = bytearray(fr.FIXED_SIZE)
+        self.pos = 0
+
+    @property
+    def done(self) -> bool:
+        return self.i >= len(self.specs)
+
+
+class SocketMesh:
+    """Pairwise socket connections between the P processes of one run.
+
+    Make it with :meth:`open` (bind a listening socket and learn its port),
+    then :meth:`connect` with every rank's address. ``describe(rank)`` names
+    what a peer holds, for error messages. ``delay``: seconds slept before
+    every exchange (a stand-in for one-way latency: this machine's kernel
+    has no ``netem``).
+    """
+
+    def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
+                 describe=None, delay: float = 0.0, wrap=None):
+        self.rank = int(rank)
+        self.n_procs = int(n_procs)
+        self.session = int(session)
+        self.timeout = float(timeout)
+        self.delay = float(delay)
+        self.describe = describe or (lambda r: f"process {r}")
+        self.counts = WireCounts()
+        self._wrap = wrap            # (sock, server_side, peer) -> socket: TLS in mpc.tls
+        self._peers: dict[int, socket.socket] = {}
+        self._broken: TransportError | None = None
+        self._listener = None
+        self._sel = selectors.DefaultSelector()
+        self.port = None
+
+    # -- set-up -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> "SocketMesh":
+        """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
+        mesh = cls(rank, n_procs, session, **kw)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        lst = socket.socket(family, socket.SOCK_STREAM)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((host, port))
+        lst.listen(max(8, n_procs))
+        mesh._listener = lst
+        mesh.port = lst.getsockname()[1]
+        return mesh
+
+    def connect(self, addresses) -> None:
+        """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host, port))."""
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        for r in range(self.rank):
+            self._peers[r] = self._dial(r, addresses[r], deadline)
+        waiting = set(range(self.rank + 1, self.n_procs))
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TransportError("never connected: " + ", ".join(
+                    self.describe(r) for r in sorted(waiting)), min(waiting), None)
+            self._listener.settimeout(left)
+            try:
+                sock, _ = self._listener.accept()
+            except socket.timeout:
+                continue
+            peer = self._greeted(sock, deadline)
+            if peer is None or peer not in waiting:
+                sock.close()
+                continue
+            waiting.discard(peer)
+            self._peers[peer] = sock
+        self._listener.close()
+        self._listener = None
+        for sock in self._peers.values():
+            sock.setblocking(False)
+
+    def _dial(self, r, addr, deadline):
+        host, port = addr
+        while True:
+            try:
+                sock = socket.create_connection((host, port), timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TransportError(f"could not connect to {self.describe(r)} at "
+                                         f"{host}:{port}", r, None) from None
+                time.sleep(0.05)
+        _tune(sock)
+        if self._wrap is not None:
+            sock = self._wrap(sock, False, r)
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank, r))
+        return sock
+
+    def _greeted(self, sock, deadline):
+        """The rank a new connection claims (None if its greeting is not for this run)."""
+        try:
+            _tune(sock)
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            if self._wrap is not None:
+                sock = self._wrap(sock, True, None)
+            data = _recv_exact(sock, _HELLO.size)
+        except (OSError, ConnectionError):
+            return None
+        magic, version, kind, session, sender, receiver = _HELLO.unpack(data)
+        if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO) \
+                or session != self.session or receiver != self.rank \
+                or not self.rank < sender < self.n_procs:
+            return None
+        return sender
+
+    # -- exchanges ----------------------------------------------------------------------------
+    def exchange(self, step: int, out: dict, expect: dict) -> dict:
+        """Write ``out[peer]`` (lists of :class:`Outgoing`), read ``expect[peer]`` (lists of
+        :class:`Expected`); returns ``{peer: [array, ...]}`` in the expected order."""
+        if self._broken is not None:
+            raise self._broken
+        t0 = time.perf_counter()
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            return self._exchange(int(step), out, expect)
+        except TransportError as e:
+            self._broken = e
+            raise
+        finally:
+            self.counts.wait_seconds += time.perf_counter() - t0
+            self.counts.exchanges += 1
+
+    def _exchange(self, step, out, expect):
+        sends = {}
+        for peer, frames in out.items():
+            if frames:
+                sends[peer] = self._queue(step, peer, frames)
+        readers = {peer: _Reader(peer, specs) for peer, specs in expect.items() if specs}
+        for peer in set(sends) | set(readers):
+            self._watch(peer, peer in sends, peer in readers)
+        deadline = time.monotonic() + self.timeout
+        try:
+            while sends or any(not r.done for r in readers.values()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timed_out(step, sends, readers)
+                for key, mask in self._sel.select(min(left, 1.0)):
+                    peer = key.data
+                    if mask & selectors.EVENT_WRITE and peer in sends:
+                        if self._write(step, peer, sends[peer]):
+                            del sends[peer]
+                            self._watch(peer, False, peer in readers and
+                                        not readers[peer].done)
+                    if mask & selectors.EVENT_READ and peer in readers \
+                            and not readers[peer].done:
+                        self._read(step, readers[peer])
+                        if readers[peer].done:
+                            self._watch(peer, peer in sends, False)
+        finally:
+            for peer in self._peers:
+                self._watch(peer, False, False)
+        return {peer: r.out for peer, r in readers.items()}
+
+    def _queue(self, step, peer, frames):
+        parts = []
+        sent = 0
+        for f in frames:
+            head = fr.encode_header(fr.DATA, self.session, step, self.rank, peer, f.segment,
+                                    f.dtype, f.bits, f.shape, f.payload.size)
+            parts.append(memoryview(head))
+            if f.payload.size:
+                parts.append(memoryview(np.ascontiguousarray(f.payload)).cast("B"))
+            self.counts.frames_sent += 1
+            self.counts.header_bytes_sent += len(head)
+            self.counts.payload_bytes_sent += f.payload.size
+            sent += len(head) + f.payload.size
+        self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
+        return parts
+
+    def _watch(self, peer, write: bool, read: bool):
+        """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
+        nothing for this step is not read: what it sent for later steps waits in the kernel)."""
+        sock = self._peers[peer]
+        ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
+        try:
+            key = self._sel.get_key(sock)
+        except KeyError:
+            key = None
+        if ev == 0:
+            if key is not None:
+                self._sel.unregister(sock)
+        elif key is None:
+            self._sel.register(sock, ev, peer)
+        elif key.events != ev:
+            self._sel.modify(sock, ev, peer)
+
+    def _write(self, step, peer, parts) -> bool:
+        """Send as much of ``parts`` as the socket takes; True when all is sent."""
+        sock = self._peers[peer]
+        while parts:
+            mv = parts[0]
+            try:
+                n = sock.send(mv[:_CHUNK])
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError as e:
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
+                                     peer, step) from None
+            if n < len(mv):
+                parts[0] = mv[n:]
+                if n == 0:
+                    return False
+            else:
+                parts.pop(0)
+        return True
+
+    def _read(self, step, rd: _Reader) -> None:
+        """Receive what the socket has for the reader's current piece, piece after piece."""
+        sock = self._peers[rd.peer]
+        who = self.describe(rd.peer)
+        while not rd.done:
+            view = memoryview(rd.buf)[rd.pos:]
+            if len(view):
+                try:
+                    n = sock.recv_into(view, min(len(view), _CHUNK))
+                except (BlockingIOError, InterruptedError):
+                    return
+                except OSError as e:
+                    raise TransportError(f"{who} disconnected at step {step} ({e})",
+                                         rd.peer, step) from None
+                if n == 0:
+                    raise TransportError(f"{who} disconnected at step {step}"
+                                         + (" (truncated frame)" if rd.pos or rd.stage
+                                            != "fixed" else ""), rd.peer, step)
+                rd.pos += n
+                if rd.pos < len(rd.buf):
+                    continue
+            self._advance(step, rd, who)
+
+    def _advance(self, step, rd: _Reader, who) -> None:
+        try:
+            if rd.stage == "fixed":
+                rd.head = fr.decode_fixed(bytes(rd.buf))
+                rd.stage, rd.buf, rd.pos = "shape", bytearray(8 * rd.head["ndim"]), 0
+            elif rd.stage == "shape":
+                h = rd.head
+                h["shape"] = fr.decode_shape(bytes(rd.buf), h["ndim"])
+                if h["nbytes"] > MAX_FRAME_BYTES:
+                    raise fr.FrameError(f"frame from {who} at step {step} announces "
+                                        f"{h['nbytes']} bytes (at most {MAX_FRAME_BYTES})")
+                spec = rd.specs[rd.i]
+                fr.check_header(h, spec.shape, session=self.session, step=step, sender=rd.peer,
+                                receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
+                                bits=spec.bits, who=who)
+                self.counts.header_bytes_received += fr.header_size(h["ndim"])
+                rd.stage, rd.buf, rd.pos = "payload", np.empty(h["nbytes"], np.uint8), 0
+            else:
+                spec = rd.specs[rd.i]
+                rd.out.append(fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
+                self.counts.frames_received += 1
+                self.counts.payload_bytes_received += rd.buf.size
+                rd.i += 1
+                if not rd.done:
+                    rd._start()
+        except fr.FrameError as e:
+            raise TransportError(str(e), rd.peer, step) from None
+
+    def _timed_out(self, step, sends, readers):
+        waiting = [p for p, r in readers.items() if not r.done] or list(sends)
+        who = ", ".join(self.describe(p) for p in waiting) or "a peer"
+        what = "for" if any(not r.done for r in readers.values()) else "to write to"
+        raise TransportError(f"timed out after {self.timeout:g} s at step {step} waiting "
+                             f"{what} {who}", waiting[0] if waiting else None, step)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        for sock in self._peers.values():
+            try:
+                self._sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self._peers.clear()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self._sel.close()
+
+
+def _recv_exact(sock, n: int) -> bytes:
+    buf = bytearray(n)
+    view, pos = memoryview(buf), 0
+    while pos < n:
+        got = sock.recv_into(view[pos:])
+        if got == 0:
+            raise ConnectionError("connection closed")
+        pos += got
+    return bytes(buf)
+
+
+def _tune(sock) -> None:
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        pass
+
+
+def new_session_id() -> int:
+    """A random 64-bit tag for a run (frames of another run are refused)."""
+    return int.from_bytes(os.urandom(8), "little")

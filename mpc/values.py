@@ -1,0 +1,716 @@
+"""Secure values: typed secret-shared arrays with operators, ``input`` and ``output``.
+
+A :class:`SecureArray` is what a protocol author works with instead of raw
+share arrays. It carries
+
+- its shares, ``uint64 (p, *shape)``: row j belongs to ``holders[j]``
+  (``holders`` is ``(p,)``, or ``(p, *shape)`` for per-instance holders such
+  as the members of each edge). In a run of several processes only the rows
+  of holders local to this process are here; :meth:`SecureArray.share` of
+  any other holder raises;
+- its sharing ``kind``: ``"additive"`` (mod 2^l) or ``"xor"`` (bitwise);
+- its ring (width l) and fixed-point scale ``frac_bits`` (c): the secret is
+  ``signed(sum of shares) / 2^c``. Values of different scales combine: the
+  lower scale is shifted up exactly (a public factor 2^d, no truncation);
+  a product's scale is the sum of its factors' scales;
+- ``bound``: a public bound on the secret's magnitude in ring units. Inputs
+  get theirs from ``session.input(..., bound=...)`` (checked on the inputs,
+  by the party that has them), operations propagate it (a sum's bound is the
+  sum of bounds, ...), and a comparison whose operands could leave its
+  gate's domain (|x - y| >= 2^(l-1), where x - y would wrap) raises a
+  ValueError naming the operand, before any message. No check ever reads
+  shares.
+
+Operators: ``+ - *`` with secure values and public numbers (``*`` of two
+secure values is a Beaver product, one round); comparisons ``< <= > >= ==``
+(0/1 results at scale 0); :func:`where`; ``sum``, ``dot``; ``max``,
+``min``, ``argmax``, ``argmin`` over an axis (a tournament: log2(n) levels,
+each one batched comparison and one round of products); ``^``, ``&`` on
+XOR values. Comparisons are chosen by the session's backend: ``"dealer"``:
+FSS gates for two holders when :mod:`fss` is imported (one round; see
+:func:`register_comparison`), else the p-party circuit :mod:`mpc.compare`
+(about 8 rounds, secure against any p - 1 holders); ``"gc"``: garbled
+circuits between two holders, with oblivious transfer instead of a dealer
+(registered by :mod:`mpc.gc.secure`).
+
+Threat model: that of the primitives (static semi-honest adversary; a
+trusted dealer for triples and keys under ``"dealer"``, none under
+``"gc"``); openings happen only in :func:`output_values`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from . import compare as _compare
+from .beaver import multiply as _multiply
+from .dealer import check_holders
+from .ring import Ring
+
+KINDS = ("additive", "xor")
+
+#: comparison engines: (backend, name) -> function(session, z, holders, op, in_bits) -> shares
+_COMPARISONS: dict = {}
+
+
+def register_comparison(backend: str, holders: int, fn) -> None:
+    """Make ``fn`` compute comparisons for ``backend`` when there are ``holders`` holders.
+
+    ``fn(session, z, holders, op, in_bits)`` returns additive shares of
+    ``[z < 0]`` (op ``"ltz"``) or ``[z == 0]`` (op ``"eqz"``) among the same
+    holders, for ``z`` a ``(p, m)`` sharing; ``in_bits`` is None or a width
+    d < l with |z| < 2^(d-1) guaranteed. :mod:`fss` registers its gates for
+    (``"dealer"``, 2); :mod:`mpc.gc.secure` registers (``"gc"``, 2).
+    """
+    _COMPARISONS[(backend, int(holders))] = fn
+
+
+def _circuit_comparison(session, z, holders, op, in_bits):
+    fn = _compare.ltz if op == "ltz" else _compare.eqz
+    return fn(session, z, holders)
+
+
+_warned_fss = []
+
+
+def _comparison_for(session, p: int):
+    fn = _COMPARISONS.get((session.backend, p))
+    if fn is not None:
+        return fn
+    if session.backend == "gc":
+        if p != 2:
+            raise ValueError(f"backend 'gc' compares between two holders, got {p}")
+        import importlib
+        importlib.import_module("mpc.gc.secure")            # registers itself (same layer)
+        return _COMPARISONS[("gc", 2)]
+    if p == 2 and not _warned_fss:
+        _warned_fss.append(True)
+        warnings.warn("FSS gates are not registered (import fss): two-holder comparisons use "
+                      "the p-party circuit of mpc.compare (about 8 rounds instead of 1)",
+                      RuntimeWarning, stacklevel=4)
+    return _circuit_comparison
+
+
+class SecureArray:
+    """A secret-shared array (see the module docstring). Make one with ``session.input``."""
+
+    __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
+    __array_priority__ = 100            # numpy scalars and arrays defer to our operators
+
+    def __init__(self, session, shares, holders, *, kind="additive", ring: Ring | None = None,
+                 frac_bits: int = 0, bound: int | None = None):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        shares = np.asarray(shares)
+        if shares.dtype != np.uint64 or shares.ndim < 1:
+            raise TypeError(f"shares must be uint64 (p, *shape), got {shares.dtype} of shape "
+                            f"{shares.shape}")
+        self.session = session
+        self.ring = session.ring if ring is None else ring
+        self.holders = _check_value_holders(session, holders, shares.shape)
+        self._shares = shares
+        self.kind = kind
+        self.frac_bits = int(frac_bits)
+        top = 1 << (self.ring.bits - 1) if kind == "additive" else 1 << self.ring.bits
+        self.bound = top if bound is None else int(bound)
+
+    # -- what it is -------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._shares.shape[1:]
+
+    @property
+    def p(self) -> int:
+        return self._shares.shape[0]
+
+    @property
+    def ndim(self) -> int:
+        return self._shares.ndim - 1
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"SecureArray(shape={self.shape}, kind={self.kind!r}, l={self.ring.bits}, "
+                f"frac_bits={self.frac_bits}, holders={self.holders.shape[0]})")
+
+    def share(self, holder: int) -> np.ndarray:
+        """The share of holder ``holder`` (a party id in ``holders``), if it runs here.
+
+        Raises ValueError if ``holder`` is not a holder and PermissionError if
+        it is not local to this process: a share that is not local cannot be
+        read, in any mode.
+        """
+        h = self.holders
+        rows = np.flatnonzero(np.any(h.reshape(h.shape[0], -1) == holder, axis=1))
+        if rows.size == 0:
+            raise ValueError(f"participant {holder} holds no share of this value")
+        if not self.session.is_local(holder):
+            raise PermissionError(f"participant {holder} does not run in this process: its "
+                                  "share cannot be read here")
+        if h.ndim == 1:
+            return self._shares[int(rows[0])].copy()
+        mask = h == holder
+        return np.where(mask, self._shares, np.uint64(0)).sum(axis=0, dtype=np.uint64)
+
+    @property
+    def shares(self) -> np.ndarray:
+        """Every share row, for protocol code below this layer (the simulator: everyone's; in a
+        run of several processes the rows of holders elsewhere hold nothing meaningful)."""
+        return self._shares
+
+    def _like(self, shares, *, frac_bits=None, bound=None, kind=None, holders=None):
+        return SecureArray(self.session, shares, self.holders if holders is None else holders,
+                           kind=self.kind if kind is None else kind, ring=self.ring,
+                           frac_bits=self.frac_bits if frac_bits is None else frac_bits,
+                           bound=self.bound if bound is None else bound)
+
+    # -- public operands --------------------------------------------------------------------------
+    def _public(self, v, frac_bits: int, name: str = "public operand"):
+        """``v`` encoded at scale ``frac_bits`` (uint64, broadcast to the shape) and its bound."""
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "iufb":
+            raise TypeError(f"{name} must be numeric, got {arr.dtype}")
+        lim = 1 << (self.ring.bits - 1)
+        if arr.dtype.kind == "f":
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite")
+            scaled = np.rint(arr * float(1 << frac_bits))
+            if scaled.size and np.max(np.abs(scaled)) >= lim:
+                raise ValueError(f"{name} {_show(arr)} is outside the range of Z_2^"
+                                 f"{self.ring.bits} at {frac_bits} fractional bits "
+                                 f"(|value| < {lim / (1 << frac_bits):g})")
+            enc = scaled.astype(np.int64)
+        else:
+            lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+            if max(abs(lo), abs(hi)) << frac_bits >= lim:
+                raise ValueError(f"{name} {_show(arr)} is outside the range of Z_2^"
+                                 f"{self.ring.bits} at {frac_bits} fractional bits "
+                                 f"(|value| < 2^{self.ring.bits - 1 - frac_bits})")
+            enc = arr.astype(np.int64) << frac_bits
+        bound = int(np.max(np.abs(enc))) if enc.size else 0
+        return enc.astype(np.uint64) & self.ring.mask, bound
+
+    def _add_public(self, enc):
+        out = self._shares.copy()
+        row0 = self._public_row()
+        out[row0] = (out[row0] + np.broadcast_to(enc, self.shape)) & self.ring.mask
+        return out
+
+    def _public_row(self):
+        """Where a public constant is added: the first holder's row (per instance alike)."""
+        return 0
+
+    # -- alignment of scales --------------------------------------------------------------------------
+    def _aligned(self, other: "SecureArray"):
+        _same_family(self, other)
+        a, b = self, other
+        if a.frac_bits < b.frac_bits:
+            a = a._rescaled(b.frac_bits)
+        elif b.frac_bits < a.frac_bits:
+            b = b._rescaled(a.frac_bits)
+        return a, b
+
+    def _rescaled(self, frac_bits: int) -> "SecureArray":
+        d = frac_bits - self.frac_bits
+        bound = self.bound << d
+        _check_bound(bound, self.ring, f"a value rescaled to {frac_bits} fractional bits")
+        return self._like((self._shares << np.uint64(d)) & self.ring.mask, frac_bits=frac_bits,
+                          bound=bound)
+
+    # -- arithmetic -------------------------------------------------------------------------------
+    def __add__(self, other):
+        self._additive("+")
+        if isinstance(other, SecureArray):
+            a, b = self._aligned(other)
+            return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
+        enc, bound = self._public(other, self.frac_bits)
+        return self._like(self._add_public(enc), bound=self.bound + bound)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        self._additive("-")
+        return self._like((np.uint64(0) - self._shares) & self.ring.mask)
+
+    def __sub__(self, other):
+        return self + (-other if isinstance(other, SecureArray) else -np.asarray(other))
+
+    def __rsub__(self, other):
+        return (-self) + other
+
+    def __mul__(self, other):
+        self._additive("*")
+        if isinstance(other, SecureArray):
+            other._additive("*")
+            _same_family(self, other)
+            x, y = np.broadcast_arrays(self._shares, other._shares)
+            h = self._broadcast_holders(x.shape)
+            z = _multiply(self.session, np.ascontiguousarray(x), np.ascontiguousarray(y), h)
+            return SecureArray(self.session, z, h, ring=self.ring,
+                               frac_bits=self.frac_bits + other.frac_bits,
+                               bound=self.bound * other.bound)
+        arr = np.asarray(other)
+        if arr.dtype.kind in "iub":
+            enc, bound = self._public(arr, 0)
+            return self._like((self._shares * enc) & self.ring.mask,
+                              bound=self.bound * max(bound, 1))
+        c = 0 if arr.dtype.kind != "f" else self.session.fp.frac_bits
+        enc, bound = self._public(arr, c)
+        return self._like((self._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
+                          bound=self.bound * max(bound, 1))
+
+    __rmul__ = __mul__
+
+    def _broadcast_holders(self, shape):
+        h = self.holders
+        return h if h.ndim == 1 else np.broadcast_to(h, shape)
+
+    def _additive(self, op):
+        if self.kind != "additive":
+            raise TypeError(f"'{op}' needs additive values; this one is {self.kind!r} "
+                            "(to_additive() converts a bit)")
+
+    # -- comparisons ------------------------------------------------------------------------------
+    def _compare(self, other, op: str, flip: bool = False):
+        self._additive(op)
+        if isinstance(other, SecureArray):
+            a, b = self._aligned(other)
+            z_shares = (a._shares - b._shares) & a.ring.mask
+            bound = a.bound + b.bound
+            what = "the difference of the operands"
+        else:
+            enc, pb = self._public(other, self.frac_bits, "the compared public value")
+            z_shares = self._add_public((np.uint64(0) - enc) & self.ring.mask)
+            bound = self.bound + pb
+            a = self
+            what = "the operand minus the public value"
+        if flip:
+            z_shares = (np.uint64(0) - z_shares) & self.ring.mask
+        l = a.ring.bits
+        if bound >= 1 << (l - 1):
+            raise ValueError(
+                f"comparison operand out of the gate's domain: {what} may reach 2^"
+                f"{bound.bit_length() - 1} or more in magnitude, and must stay below 2^{l - 1} "
+                f"(Z_2^{l}); give smaller input bounds (session.input(..., bound=...)) or a "
+                "wider ring")
+        in_bits = bound.bit_length() + 1
+        in_bits = in_bits if in_bits < l else None
+        holders = a.holders if a.holders.ndim == 1 or z_shares.shape == a.holders.shape else \
+            np.broadcast_to(a.holders, z_shares.shape)
+        shape = z_shares.shape[1:]
+        flat = z_shares.reshape(z_shares.shape[0], -1)
+        hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
+        fn = _comparison_for(self.session, flat.shape[0])
+        gate = "eqz" if op == "==" else "ltz"
+        out = fn(self.session, np.ascontiguousarray(flat), hflat, gate, in_bits)
+        if op == ">=":                                      # 1 - [z < 0]
+            out = (np.uint64(0) - out) & a.ring.mask
+            out[0] = (out[0] + np.uint64(1)) & a.ring.mask
+        res = out.reshape((flat.shape[0],) + shape)
+        return SecureArray(self.session, res, holders, ring=a.ring, frac_bits=0, bound=1)
+
+    def __lt__(self, other):
+        return self._compare(other, "<")
+
+    def __gt__(self, other):
+        return self._compare(other, ">", flip=True)
+
+    def __le__(self, other):
+        return self._compare(other, ">=", flip=True)        # x <= y  <=>  not (y - x < 0)
+
+    def __ge__(self, other):
+        return self._compare(other, ">=")                   # x >= y  <=>  not (x - y < 0)
+
+    def __eq__(self, other):                                # noqa: D105 (elementwise, as numpy)
+        return self._compare(other, "==")
+
+    __hash__ = None
+
+    def __bool__(self):
+        raise TypeError("a secure value has no truth value in the clear: open it with "
+                        "session.output(...) or select with mpc.values.where")
+
+    # -- selection and reductions ---------------------------------------------------------------
+    def if_else(self, a, b):
+        """``a`` where this 0/1 value is 1, else ``b`` (one Beaver product): :func:`where`."""
+        return where(self, a, b)
+
+    def __getitem__(self, index):
+        idx = index if isinstance(index, tuple) else (index,)
+        shares = self._shares[(slice(None),) + idx]
+        h = self.holders if self.holders.ndim == 1 else self.holders[(slice(None),) + idx]
+        return self._like(shares, holders=h)
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        h = self.holders if self.holders.ndim == 1 else \
+            self.holders.reshape((self.p,) + tuple(shape))
+        return self._like(self._shares.reshape((self.p,) + tuple(shape)), holders=h)
+
+    def sum(self, axis=None):
+        """Sum over ``axis`` (all axes when None): local, no message."""
+        self._additive("sum")
+        if self.holders.ndim > 1:
+            raise ValueError("sum needs the same holders for every element")
+        ax = tuple(range(1, self.ndim + 1)) if axis is None else _shift_axis(axis, self.ndim)
+        count = math.prod(self.shape[a - 1] for a in np.atleast_1d(ax))
+        s = self._shares.sum(axis=ax, dtype=np.uint64) & self.ring.mask
+        return self._like(s, bound=self.bound * count)
+
+    def dot(self, other):
+        """Inner product over the last axis (one Beaver round for the products)."""
+        return (self * other).sum(axis=-1)
+
+    def max(self, axis=0):
+        return _tournament(self, axis, "max")[0]
+
+    def min(self, axis=0):
+        return _tournament(self, axis, "min")[0]
+
+    def argmax(self, axis=0):
+        return _tournament(self, axis, "max", with_index=True)[1]
+
+    def argmin(self, axis=0):
+        return _tournament(self, axis, "min", with_index=True)[1]
+
+    # -- XOR values -------------------------------------------------------------------------------
+    def __xor__(self, other):
+        self._xor_kind("^")
+        if isinstance(other, SecureArray):
+            other._xor_kind("^")
+            _same_family(self, other)
+            return self._like(self._shares ^ other._shares)
+        out = self._shares.copy()
+        out[0] ^= np.broadcast_to(np.asarray(other, dtype=np.uint64) & self.ring.mask,
+                                  self.shape)
+        return self._like(out)
+
+    __rxor__ = __xor__
+
+    def __and__(self, other):
+        self._xor_kind("&")
+        if not isinstance(other, SecureArray):
+            return self._like(self._shares & (np.asarray(other, dtype=np.uint64) & self.ring.mask))
+        other._xor_kind("&")
+        return self._like(_xor_and(self, other))
+
+    __rand__ = __and__
+
+    def to_additive(self):
+        """A 1-bit XOR value as an additive 0/1 value (a daBit, one round)."""
+        self._xor_kind("to_additive")
+        if self.ring.bits != 1 and self.bound > 1:
+            raise ValueError("to_additive converts single bits (an XOR value of a 1-bit ring)")
+        ctx = _compare._Context(self.session, self.holders, self.shape)
+        bits = (self._shares & np.uint64(1)).astype(np.uint8)
+        out = ctx.bit_to_arith(bits)
+        return SecureArray(self.session, out, self.holders, bound=1)
+
+    def _xor_kind(self, op):
+        if self.kind != "xor":
+            raise TypeError(f"'{op}' needs XOR values; this one is {self.kind!r}")
+
+
+# -- module functions -----------------------------------------------------------------------------
+def where(cond: SecureArray, a, b) -> SecureArray:
+    """``a`` where the 0/1 value ``cond`` is 1, else ``b``: b + cond (a - b), one Beaver product.
+
+    ``a``, ``b``: secure values or public numbers (at least one secure, or
+    ``cond`` alone carries the holders).
+    """
+    if not isinstance(cond, SecureArray) or cond.bound > 1:
+        raise TypeError("cond must be a 0/1 secure value (the result of a comparison)")
+    if not isinstance(a, SecureArray) and not isinstance(b, SecureArray):
+        return cond * (np.asarray(a) - np.asarray(b)) + b
+    diff = a - b if isinstance(a, SecureArray) else -(b - a)
+    return cond * diff + b
+
+
+def stack(values, axis: int = 0) -> SecureArray:
+    """Secure values of one shape and family stacked along a new batch axis."""
+    values = list(values)
+    first = values[0]
+    for v in values[1:]:
+        _same_family(first, v)
+    c = max(v.frac_bits for v in values)
+    values = [v if v.frac_bits == c else v._rescaled(c) for v in values]
+    ax = _shift_axis(axis, first.ndim + 1)
+    shares = np.stack([v._shares for v in values], axis=ax)
+    h = first.holders if first.holders.ndim == 1 else \
+        np.stack([v.holders for v in values], axis=ax)
+    return first._like(shares, holders=h, frac_bits=c, bound=max(v.bound for v in values))
+
+
+def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
+    """max/min (and the index) over ``axis`` by pairwise rounds: one batched comparison and one
+    batched product round per level, ceil(log2 n) levels."""
+    x._additive(mode)
+    ax = _shift_axis(axis, x.ndim) - 1
+    vals = _moveaxis(x, ax)
+    n = vals.shape[0]
+    idx = None
+    if with_index:
+        idx_pub = np.broadcast_to(np.arange(n).reshape((n,) + (1,) * (vals.ndim - 1)),
+                                  vals.shape)
+        idx = vals._like(_public_shares(vals, idx_pub), frac_bits=0, bound=n)
+    while vals.shape[0] > 1:
+        half = vals.shape[0] // 2
+        a, b = vals[:half], vals[half:2 * half]
+        c = (b > a) if mode == "max" else (b < a)
+        if with_index:
+            ia, ib = idx[:half], idx[half:2 * half]
+            both = where(stack([c, c]), stack([b, ib]), stack([a, ia]))
+            new_v, new_i = both[0], both[1]
+            new_v = new_v._like(new_v._shares, frac_bits=vals.frac_bits, bound=vals.bound)
+            new_i = new_i._like(new_i._shares, frac_bits=0, bound=n)
+        else:
+            new_v = where(c, b, a)
+            new_v = new_v._like(new_v._shares, bound=vals.bound)
+        if vals.shape[0] % 2:
+            new_v = _concat(new_v, vals[2 * half:])
+            if with_index:
+                new_i = _concat(new_i, idx[2 * half:])
+        vals = new_v
+        if with_index:
+            idx = new_i
+    return vals[0], (idx[0] if with_index else None)
+
+
+def _moveaxis(x: SecureArray, ax: int) -> SecureArray:
+    if ax == 0:
+        return x
+    shares = np.moveaxis(x._shares, ax + 1, 1)
+    h = x.holders if x.holders.ndim == 1 else np.moveaxis(x.holders, ax + 1, 1)
+    return x._like(np.ascontiguousarray(shares), holders=h)
+
+
+def _concat(a: SecureArray, b: SecureArray) -> SecureArray:
+    h = a.holders if a.holders.ndim == 1 else np.concatenate([a.holders, b.holders], axis=1)
+    return a._like(np.concatenate([a._shares, b._shares], axis=1), holders=h,
+                   bound=max(a.bound, b.bound))
+
+
+def _public_shares(x: SecureArray, values) -> np.ndarray:
+    """Shares of a public array (held by holder 0, zeros elsewhere)."""
+    out = np.zeros((x.p,) + np.shape(values), dtype=np.uint64)
+    out[0] = np.asarray(values, dtype=np.int64).astype(np.uint64) & x.ring.mask
+    return out
+
+
+def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
+    """Bitwise AND of XOR-shared words with boolean Beaver triples from the dealer (1 round)."""
+    s = x.session
+    ring = x.ring
+    h = x.holders
+    p = x.p
+    dealer = s.dealer
+    shape = x.shape
+    a = dealer.rng.uint64(shape) & ring.mask
+    b = dealer.rng.uint64(shape) & ring.mask
+    abc = np.stack([a, b, a & b], axis=-1)
+    sh = np.empty((p,) + abc.shape, dtype=np.uint64)
+    sh[1:] = dealer.rng.uint64((p - 1,) + abc.shape) & ring.mask
+    sh[0] = abc ^ np.bitwise_xor.reduce(sh[1:], axis=0) if p > 1 else abc
+    with s.net.round():
+        dealer.distribute(h, sh, ring.bits)
+    ta, tb, tc = sh[..., 0], sh[..., 1], sh[..., 2]
+    de = np.stack([x._shares ^ ta, y._shares ^ tb], axis=-1)
+    from .beaver import exchange
+    exchange(s, de, h, ring.bits)
+    opened = np.bitwise_xor.reduce(de, axis=0)
+    d, e = opened[..., 0], opened[..., 1]
+    z = tc ^ (d & tb) ^ (e & ta)
+    z[0] ^= d & e
+    return z
+
+
+# -- input and output -------------------------------------------------------------------------------
+def input_values(session, values, by, *, holders=None, bound=None, frac_bits: int = 0,
+                 kind: str = "additive") -> SecureArray:
+    """Parties ``by`` secret-share their inputs among ``holders`` (one round).
+
+    ``values``: ``(len(by), *shape)``, row j given by party ``by[j]`` (only
+    the rows of parties local to this process are read; pass None or zeros
+    for the others). ``holders``: who holds the shares (default ``by``,
+    which must then name at least two parties). ``bound``: public bound on
+    |value| (default 2^(l-2) / 2^frac_bits, so that a difference of two
+    inputs stays comparable); each party checks its own values against it
+    and against the ring (ValueError naming the party). ``frac_bits``: the
+    fixed-point scale of the inputs (0: integers).
+    Cost: one round; each party sends (p - 1) l bits per element (none to
+    itself when it is a holder). Shares come from the session's input
+    streams, a fresh derivation per call.
+    """
+    by = np.atleast_1d(np.asarray(by))
+    if by.dtype.kind not in "iu" or by.ndim != 1 or by.size == 0:
+        raise TypeError(f"by must be party ids, got {by!r}")
+    session.net._ids(by, "by")
+    holders = by if holders is None else np.atleast_1d(np.asarray(
+        [session.participant(h) for h in np.atleast_1d(holders)]))
+    if holders.size < 2:
+        raise ValueError("a secret needs at least two holders: name them with holders=")
+    if np.unique(holders).size != holders.size:
+        raise ValueError("holders must be distinct")
+    ring = session.ring
+    frac_bits = int(frac_bits)
+    lim = 1 << (ring.bits - 1)
+    if bound is None:
+        bound_ring = 1 << (ring.bits - 2)
+    else:
+        bound_ring = int(math.floor(float(bound) * (1 << frac_bits)))
+        if bound_ring <= 0 or bound_ring >= lim:
+            raise ValueError(f"bound {bound!r} must be positive and below 2^{ring.bits - 1} at "
+                             f"{frac_bits} fractional bits")
+    local = np.asarray(session.net.is_local(by), dtype=bool)
+    if values is None:
+        if local.any():
+            raise ValueError(f"values is None but parties {by[local].tolist()} run here")
+        arr = None
+    else:
+        arr = np.asarray(values)
+        if arr.ndim < 1 or arr.shape[0] != by.size:
+            raise ValueError(f"values must have one row per party of by ({by.size}), got "
+                             f"shape {arr.shape}")
+    shape = () if arr is None else arr.shape[1:]
+    if arr is None:
+        raise ValueError("values is None in a process that inputs nothing: pass an array of "
+                         "zeros with the public shape")
+    enc = _encode_inputs(arr, local, by, frac_bits, bound_ring, ring)
+    p = holders.size
+    rng = session.stream("input")
+    S = np.empty((p,) + enc.shape, dtype=np.uint64)             # S[i, j]: holder i's share of row j
+    S[1:] = rng.ring_elements(ring, (p - 1,) + enc.shape)
+    S[0] = (enc - S[1:].sum(axis=0, dtype=np.uint64)) & ring.mask
+    net = session.net
+    partial = []                    # rows sent to a holder that is itself one of the inputters
+    with net.round():
+        for i in range(p):                                      # loop over the holders (few)
+            send = np.flatnonzero(by != holders[i])
+            if send.size == by.size:
+                net.send(by, int(holders[i]), S[i], ring.bits)
+            elif send.size:
+                rows = S[i][send]
+                partial.append((i, send, rows))
+                net.send(by[send], int(holders[i]), rows, ring.bits)
+    for i, send, rows in partial:                               # what those holders received
+        S[i][send] = rows
+    return SecureArray(session, S, holders, frac_bits=frac_bits, bound=bound_ring)
+
+
+def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
+    enc = np.zeros(arr.shape, dtype=np.uint64)
+    if not local.any():
+        return enc
+    rows = arr[local]
+    if rows.dtype.kind == "f":
+        if not np.all(np.isfinite(rows)):
+            bad = by[local][~np.all(np.isfinite(rows.reshape(rows.shape[0], -1)), axis=1)][0]
+            raise ValueError(f"values of party {int(bad)} are not finite")
+        scaled = np.rint(rows * float(1 << frac_bits)).astype(np.int64)
+    elif rows.dtype.kind in "iub":
+        scaled = rows.astype(np.int64) << frac_bits
+    else:
+        raise TypeError(f"values must be numeric, got {rows.dtype}")
+    mag = np.abs(scaled).reshape(scaled.shape[0], -1).max(axis=1) if scaled.size else \
+        np.zeros(scaled.shape[0], np.int64)
+    over = mag >= bound_ring
+    if over.any():
+        who = int(by[local][over][0])
+        raise ValueError(f"values of party {who} exceed the input bound: |value| < "
+                         f"{bound_ring / (1 << frac_bits):g} is required (bound=), at "
+                         f"{frac_bits} fractional bits in Z_2^{ring.bits}")
+    enc[local] = scaled.astype(np.uint64) & ring.mask
+    return enc
+
+
+def output_values(session, x: SecureArray, to=None):
+    """Open ``x`` to ``to`` (a participant id, a role name, a list of them; default: every
+    holder), one round: each holder sends its share to every receiver but itself.
+
+    Returns the values (float64 at scale > 0, int64 at scale 0; signed) in
+    processes where a receiver runs, None elsewhere. Cost: one round, (p - 1)
+    l bits per element to a receiver that holds a share, p l to one that
+    does not.
+    """
+    if not isinstance(x, SecureArray):
+        raise TypeError(f"output takes a SecureArray, got {type(x).__name__}")
+    if to is None:
+        receivers = np.unique(x.holders)
+    else:
+        items = to if isinstance(to, (list, tuple, np.ndarray, range)) else [to]
+        receivers = np.array([session.participant(t) for t in items], dtype=np.int64)
+    net = session.net
+    ring = x.ring
+    width = ring.bits
+    sh = x._shares.copy()           # the receivers' copies of every share (written in place)
+    h = x.holders
+    partial = []
+    with net.round():
+        for r in receivers.tolist():
+            for j in range(x.p):                               # loop over the holders (few)
+                hj = h[j]
+                if hj.ndim == 0:
+                    if int(hj) != r:
+                        net.send(int(hj), r, sh[j], width)
+                else:
+                    keep = np.flatnonzero(hj.reshape(-1) != r)
+                    if keep.size:
+                        rows = sh[j].reshape(-1)[keep]
+                        partial.append((j, keep, rows))
+                        net.send(hj.reshape(-1)[keep], r, rows, width)
+    for j, keep, rows in partial:
+        sh[j].reshape(-1)[keep] = rows
+    if not np.any(net.is_local(receivers)):
+        return None
+    if x.kind == "xor":
+        return np.bitwise_xor.reduce(sh, axis=0)
+    total = sh.sum(axis=0, dtype=np.uint64) & ring.mask
+    signed = ring.to_signed(total)
+    if x.frac_bits:
+        return signed.astype(np.float64) / float(1 << x.frac_bits)
+    return signed
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _check_value_holders(session, holders, shape) -> np.ndarray:
+    h = check_holders(holders, session.net, shape[1:] if np.ndim(holders) > 1 else None)
+    if h.shape[0] != shape[0]:
+        raise ValueError(f"shares have {shape[0]} rows but holders names {h.shape[0]}")
+    return h
+
+
+def _same_family(a: SecureArray, b: SecureArray) -> None:
+    if a.session is not b.session:
+        raise ValueError("secure values of different sessions cannot be combined")
+    if a.ring != b.ring:
+        raise ValueError(f"secure values of rings Z_2^{a.ring.bits} and Z_2^{b.ring.bits} "
+                         "cannot be combined")
+    if a.kind != b.kind:
+        raise TypeError(f"cannot combine {a.kind} and {b.kind} values")
+    if not (a.holders.shape == b.holders.shape and np.array_equal(a.holders, b.holders)) \
+            and not (a.holders.ndim == 1 and b.holders.ndim == 1
+                     and np.array_equal(a.holders, b.holders)):
+        raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _check_bound(bound: int, ring: Ring, what: str) -> None:
+    if bound >= 1 << (ring.bits - 1):
+        raise ValueError(f"{what} may exceed the signed range of Z_2^{ring.bits}")
+
+
+def _shift_axis(axis, ndim):
+    ax = np.atleast_1d(axis)
+    out = tuple(int(a) % ndim + 1 for a in ax) if ndim else (1,)
+    return out if np.ndim(axis) else out[0]
+
+
+def _show(arr) -> str:
+    a = np.asarray(arr)
+    if a.size == 1:
+        return repr(a.item())
+    return f"(max |value| {np.max(np.abs(a)):g})"
