@@ -43,9 +43,12 @@ that colludes with no holder, with ``"ot"`` no dealer (OT's assumptions,
 p - 1 holders know, so a coalition's view is independent of the honest
 holder's inputs.
 
-Randomness: each holder's own bits (its inputs when a caller asks, its
-triple halves, its OT messages) come from a stream derived for that holder
-(``rng.derive(label, holder_id)``); the dealer draws from its own stream.
+Randomness: each holder's own bits (its inputs when a caller asks, its OT
+triple halves, its fold masks) come from a seed or stream derived for that
+holder (the key of ``rng.derive(label, holder_id)``, expanded by the
+fixed-key AES PRG of :mod:`mpc.gc.ot.prg` in :meth:`GMW.holder_words`); the
+dealer draws from its own stream; the OT engine takes one stream per side,
+as :mod:`mpc.gc.ot` does.
 Communication goes through ``session.net`` inside ``net.round()`` blocks, and
 what a holder receives is read, after the round, from the array it was sent
 in (the per-process runtime writes received rows there).

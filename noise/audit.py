@@ -163,8 +163,8 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     sampled inside MPC among the n contributors, :func:`secure_noise_draws`:
     a coalition of any ``colluders`` < n holds only uniform shares of it, so
     it faces the query plus the whole noise; default ``colluders`` n - 1);
-    scale = sensitivity / epsilon rounded up as the protocol does. ``seed`` makes the run reproducible (insecure, for
-    tests). Returns ``(eps_lower, details)``; details has the claimed and the
+    scale = sensitivity / epsilon rounded up as the protocol does. ``seed``
+    makes the run reproducible (insecure, for tests). Returns ``(eps_lower, details)``; details has the claimed and the
     exact (numerical) epsilon for this coalition, the test's threshold and
     counts, the Clopper-Pearson bounds and the settings.
     """

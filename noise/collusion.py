@@ -269,30 +269,26 @@ def committee_plan(fail=2.0 ** -40, f_h=0.5, *, n: int | None = None,
     _check_method(method)
     if n is not None:
         n = _check_n(n)
-    if method == "mpc":
-        m = _one_honest_committee(fail_q, fh_q, n) if size is None else \
-            min(_check_n(size, "committee_size"), n if n is not None else size)
-        h, prob = _largest_honest(m, fail_q, fh_q, n)
-        if h == 0:
-            raise ValueError(
-                f"committee_size={size} has no honest member with probability >= 1 - fail "
-                f"(fail = {float(fail):.3g}, f_h = {float(f_h):.3g}); use at least "
-                f"{_one_honest_committee(fail_q, fh_q, n)} members")
-        model = "binomial" if n is None else \
-            f"hypergeometric (n = {n}, at most {_corrupted(n, fh_q)} corrupted)"
-        return CollusionPlan("hf", n if n is not None else m, m, 1, float(prob), model, "mpc")
+    mpc = method == "mpc"
     if size is not None:
         m = min(_check_n(size, "committee_size"), n if n is not None else size)
         h, prob = _largest_honest(m, fail_q, fh_q, n)
         if h == 0:
+            least = _one_honest_committee(fail_q, fh_q, n) if mpc else committee_size(fail, f_h)
             raise ValueError(
                 f"committee_size={size} has no honest member with probability >= 1 - fail "
                 f"(fail = {float(fail):.3g}, f_h = {float(f_h):.3g}); use at least "
-                f"{committee_size(fail, f_h)} members")
+                f"{least} members")
+    elif mpc:
+        m = _one_honest_committee(fail_q, fh_q, n)
     else:
         m, h, prob = _default_committee(fail_q, fh_q, n)
     model = "binomial" if n is None else f"hypergeometric (n = {n}, at most {_corrupted(n, fh_q)} corrupted)"
-    return CollusionPlan("hf", n if n is not None else m, m, h, float(prob), model)
+    if mpc:             # in MPC one honest member hides the noise: h = 1, P[none honest]
+        h = 1
+        prob = binomial_lower_tail(m, fh_q, 1) if n is None else hypergeometric_lower_tail(
+            n, fh_q, m, 1)
+    return CollusionPlan("hf", n if n is not None else m, m, h, float(prob), model, method)
 
 
 @functools.lru_cache(maxsize=64)

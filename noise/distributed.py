@@ -64,7 +64,8 @@ from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
 from .samplers import as_fraction, polya, round_scale_up
 
 __all__ = [
-    "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap", "local_dlap",
+    "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap",
+    "local_dlap",
     "committee_size", "draw_committee", "coin_flip_binomial", "distributed_discrete_gaussian",
     "pidlap_bits", "committee_bits", "dlap_wrap_probability", "noise_plan",
     "noise_tail_probability", "noise_tail_bound",

@@ -72,7 +72,6 @@ inside MPC is hidden from every coalition that lacks one contributor.
 from __future__ import annotations
 
 import math
-import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
@@ -420,7 +419,8 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
         aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
     info, guarantee, seconds = {}, {}, 0.0
     if math.isfinite(eps):
-        specs = [(eps_u, run.delta_max * kern.sensitivity)] + [(eps_aux, kern.aux_sensitivity)] * n_aux
+        specs = ([(eps_u, run.delta_max * kern.sensitivity)]
+                 + [(eps_aux, kern.aux_sensitivity)] * n_aux)
         t0 = time.perf_counter()
         with net.phase("noise"):
             noises = _draw_noises(session, specs, noise_kw)
