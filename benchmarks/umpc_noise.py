@@ -26,6 +26,11 @@ Keys (all measured in this run; --quick uses the smaller counts in brackets):
   threshold audit (split "mpc", n = 4, all but one colluding, 10^5 [10^4]
   runs); dp_audit_polya_all_but_one_eps_lower and _exact: the Polya split
   (half the parties tolerated) against the same coalition, for contrast.
+- dp_audit_releases_eps_lower / _eps_claimed / _releases: the same threshold
+  test on whole releases (run_umpc, M_Dis, in-MPC noise) of Kendall on two
+  neighbouring data sets of n = 5 records (all 10 pairs concordant; the
+  first record moved so that its 4 pairs turn discordant: the sum moves by
+  its full sensitivity 8), R releases each (5000 [500]), read in ring units.
 """
 
 from __future__ import annotations
@@ -175,6 +180,29 @@ def audit(runs: int) -> dict:
             "dp_audit_polya_all_but_one_eps_exact": dp["eps_exact"]}
 
 
+def release_audit(releases: int) -> dict:
+    """The threshold audit on whole releases of two neighbouring data sets (docstring)."""
+    from noise.audit import threshold_audit
+    from ustat.umpc import run_umpc
+
+    D0 = np.column_stack([np.arange(5) / 4, np.arange(5) / 4])
+    D1 = D0.copy()
+    D1[0, 1] = 1.0                        # x smallest, y largest: its 4 pairs discordant
+    views, first = [], None
+    for D in (D0, D1):
+        out = []
+        for _ in range(releases):
+            r = run_umpc(D, "kendall", epsilon=1.0, edges="all", sampler="all", workers=1,
+                         noise_method="mpc")
+            first = first or r
+            out.append(round(r.u_hat * r.edges * 2 ** r.precision["frac_bits"]))
+        views.append(np.array(out, dtype=np.int64))
+    eps, _ = threshold_audit(views[0], views[1])
+    return {"dp_audit_releases_eps_lower": eps,
+            "dp_audit_releases_eps_claimed": first.aux["noise"]["u"]["epsilon"],
+            "dp_audit_releases": releases}
+
+
 def noise_metrics(quick: bool) -> dict:
     out = {}
     R = 200 if quick else 2000
@@ -190,6 +218,7 @@ def noise_metrics(quick: bool) -> dict:
         out.update(bank_noise_step())
     out.update(chi2_secure_draws(10**4 if quick else 10**6))
     out.update(audit(10**4 if quick else 10**5))
+    out.update(release_audit(500 if quick else 5000))
     return out
 
 

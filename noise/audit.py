@@ -41,7 +41,8 @@ from ._contributions import _polya_differences
 from .privacy_loss import polya_difference_epsilon
 from .samplers import as_fraction, round_scale_up
 
-__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT", "secure_noise_draws"]
+__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT", "secure_noise_draws",
+           "threshold_audit"]
 
 #: The audit's default settings (what benchmarks report as dp_audit_*).
 DEFAULT_AUDIT = dict(n=4, epsilon=1.0, sensitivity=8, colluders=None, max_colluders=None,
@@ -190,14 +191,7 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
         rng = as_rng(seed).derive("dp-audit", split, plan.n, int(c))
         v0 = _views(rng, r, scale, honest, runs, 0)
         v1 = _views(rng, r, scale, honest, runs, int(sensitivity))
-    half = runs // 2
-    tau, direction = _best_threshold(v0[:half], v1[:half])
-    a, b = (v0, v1) if direction == "le" else (v1, v0)
-    k0, k1 = _count(a[half:], tau, direction), _count(b[half:], tau, direction)
-    m = runs - half
-    p0_lo, _ = clopper_pearson(k0, m, alpha)
-    _, p1_hi = clopper_pearson(k1, m, alpha)
-    eps_lo = max(0.0, math.log(p0_lo / p1_hi)) if p0_lo > 0 else 0.0
+    eps_lo, test = threshold_audit(v0, v1, alpha)
     eps_exact = (float(sensitivity / scale) if split == "mpc"
                  else polya_difference_epsilon(r * honest, scale, sensitivity))
     claimed = float(sensitivity / scale)
@@ -205,7 +199,26 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
         "eps_lower": eps_lo, "eps_claimed": claimed, "eps_exact": eps_exact,
         "n": plan.n, "colluders": int(c), "honest": honest, "max_colluders": plan.max_colluders,
         "split": split, "polya_shape": str(r), "scale": float(scale), "sensitivity": int(sensitivity),
-        "runs": int(runs), "alpha": alpha, "threshold": tau, "direction": direction,
-        "counts": [k0, k1], "holdout": m, "p0_lower": p0_lo, "p1_upper": p1_hi,
-        "flagged": eps_lo > claimed,
+        "runs": int(runs), "alpha": alpha, **test, "flagged": eps_lo > claimed,
     }
+
+
+def threshold_audit(v0, v1, alpha: float = 1e-3) -> tuple[float, dict]:
+    """Steps 2-3 of the module docstring on two samples of views (integers), e.g. whole releases.
+
+    The first half of each picks the event, the second half bounds its
+    probabilities. Returns ``(eps_lower, {threshold, direction, counts,
+    holdout, p0_lower, p1_upper})``.
+    """
+    v0, v1 = np.asarray(v0), np.asarray(v1)
+    runs = min(v0.size, v1.size)
+    half = runs // 2
+    tau, direction = _best_threshold(v0[:half], v1[:half])
+    a, b = (v0, v1) if direction == "le" else (v1, v0)
+    k0, k1 = _count(a[half:runs], tau, direction), _count(b[half:runs], tau, direction)
+    m = runs - half
+    p0_lo, _ = clopper_pearson(k0, m, alpha)
+    _, p1_hi = clopper_pearson(k1, m, alpha)
+    eps_lo = max(0.0, math.log(p0_lo / p1_hi)) if p0_lo > 0 else 0.0
+    return eps_lo, {"threshold": tau, "direction": direction, "counts": [k0, k1],
+                    "holdout": m, "p0_lower": p0_lo, "p1_upper": p1_hi}
