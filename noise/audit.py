@@ -206,8 +206,10 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
 def threshold_audit(v0, v1, alpha: float = 1e-3) -> tuple[float, dict]:
     """Steps 2-3 of the module docstring on two samples of views (integers), e.g. whole releases.
 
-    The first half of each picks the event, the second half bounds its
-    probabilities. Returns ``(eps_lower, {threshold, direction, counts,
+    ``v1`` is the sample of the data set whose query is the larger (the
+    tested events are {v <= tau} for v0 against v1 and {v >= tau} for v1
+    against v0). The first half of each picks the event, the second half
+    bounds its probabilities. Returns ``(eps_lower, {threshold, direction, counts,
     holdout, p0_lower, p1_upper})``.
     """
     v0, v1 = np.asarray(v0), np.asarray(v1)
