@@ -4,12 +4,12 @@ Usage: python benchmarks/umpc_noise.py [--json] [--quick] (also run by benchmark
 
 Keys (all measured in this run; --quick uses the smaller counts in brackets):
 - noise_variance_ratio_dis / _hf: the variance of the released noise over one
-  discrete Laplace's, over R whole releases each (2000 [200]) of Kendall on
+  discrete Laplace's, over R whole releases each (4000 [200]) of Kendall on
   n = 40 synthetic records with all 780 edges (U is fixed, so the released
   U-statistic minus the exact one, times |E| 2^c, is the noise in ring units),
-  noise_method "mpc"; noise_variance_releases = R (4000 [200]: the ratio's
-  standard error is then about sqrt(5 / R) = 3.5%, a Laplace's kurtosis). *_polya: the same with
-  Polya shares (R / 4 releases) and *_polya_factor the plan's n / h.
+  noise_method "mpc"; noise_variance_releases = R (the ratio's standard error
+  is about sqrt(5 / R), 3.5% at 4000: a Laplace's kurtosis). *_polya: the
+  same with Polya shares (R / 4 releases), *_polya_factor the plan's n / h.
 - bank_kendall_dp_mse_central_law: Kendall on Bank (age, balance), DP noise
   alone, epsilon = 1, M_Dis, noise sampled inside MPC among the 4521 parties:
   mean of (released - incomplete U on the same edges)^2 over R_bank whole
