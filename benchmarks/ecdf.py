@@ -20,6 +20,16 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   2047 node noises of N = 1024, epsilon = 1 inside a dealer-free GMW (OT);
   ``mse_vs_theory_ratio_mpc``: the mean squared path noise of R such trees
   (10 [2]) over the derived MSE (one DLap per node: half of mode "each").
+* Coverage of the releases' intervals on Bank, Heart and Diabetes at
+  epsilon 0.1, 0.5, 1, 5 (``benchmarks/ecdf_coverage.py``; 200 runs per
+  setting, --quick: 20): ``ecdf_pointwise_coverage``, ``ecdf_band_coverage``,
+  ``quantile_ci_coverage``, ``roc_auc_ci_coverage``, ``roc_band_coverage``,
+  ``hl_false_rejection_rate`` (alpha 0.05, calibrated labels; refused
+  settings in ``hl_refused_settings``), ``estimate_ci_coverage_{auc,kendall}``
+  (Bank, eps 1), ``estimate_ci_halfwidth_over_noise_std`` (AUC, hf),
+  ``auc_noise_std_ratio_vs_default`` (the chosen class-count share's noise sd
+  over the 0.1 share's, Bank, eps 1) and ``ecdf_sensitivity_exact``; each
+  with a ``*_by_setting`` breakdown. ``--coverage-only`` skips the timings.
 Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
 thread), when installed, evaluating 10^5 keys at one point each, against our
 DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
@@ -184,8 +194,16 @@ def bench_smooth(N, repeat):
 
 
 def main(argv=None):
-    args = parse_args(__doc__.splitlines()[0], argv)
+    import sys
+
+    from ecdf_coverage import coverage_metrics
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only = "--coverage-only" in argv
+    args = parse_args(__doc__.splitlines()[0], [a for a in argv if a != "--coverage-only"])
     q = args.quick
+    if only:
+        emit(dict(coverage_metrics(q), quick=q), args.json)
+        return
     res = {"quick": q, "grid_thresholds": N_GRID, "ring_bits": 32}
     res.update(bench_fss(100_000, 3 if q else 5))
     res.update(bench_dcf32(100_000, 3))
@@ -198,6 +216,7 @@ def main(argv=None):
     res.update(bench_comm(1000 if q else 10_000, (1, 10, 100, 1000)))
     res.update(bench_smooth(2000 if q else 10_000, 3))
     res.update(bench_mpc_noise(2 if q else 10))
+    res.update(coverage_metrics(q))
     emit(res, args.json)
 
 

@@ -23,4 +23,6 @@ else:
     X = np.column_stack([np.clip(0.3 + 0.2 * y + 0.3 * g.random(2000), 0, 1), y])
 res = run_umpc(X, "auc", epsilon=1.0, threat_model="hf", evaluate=True)
 print(f"private AUC: {res.estimate:.4f} (exact AUC: {res.evaluation['statistic_complete']:.4f})")
-print(f"noisy n+ = {res.aux['noisy_sums'][0]:.1f}; threat model {res.threat_model}")
+print(f"  {_paths.uncertainty(res)}")
+print(f"noisy n+ = {res.aux['noisy_sums'][0]:.1f}; threat model {res.threat_model}; class-count "
+      f"share of epsilon {res.aux_epsilon_fraction:g}")

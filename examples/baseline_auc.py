@@ -27,4 +27,5 @@ for name, extra in (("umpc", {"threat_model": "hf"}), ("bell-auc", {"bins": 64})
                     ("fedauc-rr", {}), ("fedauc-lap", {})):
     r = run_protocol(name, X, "auc", epsilon=1.0, evaluate=True, **extra)
     print(f"{name:<10} AUC {r.estimate:.4f} (exact {r.evaluation['statistic_complete']:.4f}) "
-          f"online bits {r.online_bits:.3g}, rounds {r.rounds}\n           {r.trust}")
+          f"online bits {r.online_bits:.3g}, rounds {r.rounds}\n           "
+          f"{_paths.uncertainty(r)}\n           {r.trust}")

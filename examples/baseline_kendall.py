@@ -30,6 +30,7 @@ for name, info in PROTOCOLS.items():
     r = run_protocol(name, X, "kendall", epsilon=1.0, bins=16, evaluate=True, **extra)
     print(f"{name:<10} {r.estimate:>12.4f} {r.evaluation['u_complete']:>9.4f} "
           f"{r.online_bits:>13.3g} {r.rounds:>6}  {r.dp_model}")
+    print(f"{'':<10} {_paths.uncertainty(r)}")
 print("\ntrust models:")
 for name, info in PROTOCOLS.items():
     print(f"  {name}: {info.trust}")

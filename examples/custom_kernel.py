@@ -29,3 +29,4 @@ x = CSPRNG().random(800)
 res = run_umpc(x, near, epsilon=1.0, evaluate=True)
 print(f"private P(|X - Y| <= 0.1): {res.estimate:.4f} (exact: {res.evaluation['u_complete']:.4f}, "
       f"theory for U(0,1): {1 - 0.9 ** 2:.4f})")
+print(f"  {_paths.uncertainty(res)}")

@@ -15,3 +15,4 @@ else:
 res = run_umpc(X, "duplicate", epsilon=1.0, edges="4n", evaluate=True)
 print(f"private duplicate pair ratio: {res.estimate:.4f} "
       f"(exact: {res.evaluation['u_complete']:.4f}); |E| = {res.edges}")
+print(f"  {_paths.uncertainty(res)}")

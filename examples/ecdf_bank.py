@@ -33,6 +33,11 @@ rep = rel.communication
 print(f"  traffic: {rep['offline']['bits'] / 8e6:.2f} MB of keys (offline), "
       f"{rep['online']['bits'] / 8e3:.1f} kB for {tau.size} queries in "
       f"{rep['online']['rounds']} rounds")
+iv = rel.intervals(0.95)                                # from the release's node-noise law
+print(f"  uncertainty: noise std {iv['noise_std']:.4f} per point; 95% pointwise "
+      f"+-{iv['pointwise_halfwidth_counts'] / rel.n:.4f}, simultaneous band "
+      f"+-{iv['band_halfwidth_counts'] / rel.n:.4f}; F(40) = {rel.values[22]:.4f} in "
+      f"[{iv['pointwise_lo'][22]:.4f}, {iv['pointwise_hi'][22]:.4f}] (true {rel.exact[22] / rel.n:.4f})")
 F = smooth(rel.values, Tree(tau.size), "l2")            # post-processing, no epsilon
 exact = rel.exact / rel.n
 print(f"  max |F - F_true|: noisy {np.abs(rel.values - exact).max():.4f}, "
@@ -41,6 +46,9 @@ q = [0.1, 0.25, 0.5, 0.75, 0.9]
 print("  quantiles (private / true):",
       ", ".join(f"q{p:g} = {a:g}/{b:g}" for p, a, b in
                 zip(q, quantiles(F, q, thresholds=tau), np.quantile(x, q, method="inverted_cdf"))))
+qi = rel.quantile_intervals(q)
+print("  95% CIs of the quantiles:", ", ".join(f"q{p:g} in [{a:g}, {b:g}]"
+                                             for p, a, b in zip(q, qi["lo"], qi["hi"])))
 edges, h = histogram(F * rel.n, tau, bins=7)
 print("  7 bins (upper edge: private count):",
       ", ".join(f"{e:g}: {c:.0f}" for e, c in zip(edges, h)))

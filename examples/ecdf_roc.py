@@ -22,6 +22,9 @@ print(f"{source}: n = {y.size}")
 print(f"  private AUC {r.auc:.4f} (true {r.exact['auc']:.4f}); "
       f"epsilon = {r.account['epsilon']:.3g} "
       f"({r.account['epsilon_per_class']:.3g} per class)")
+lo, hi = r.intervals["auc_ci"]
+print(f"  95% CI of the AUC [{lo:.4f}, {hi:.4f}] (around the unsmoothed "
+      f"{r.intervals['auc_unsmoothed']:.4f}), noise std {r.intervals['auc_noise_std']:.3g}")
 print(f"  noisy class sizes n+ ~ {r.n_pos:.0f}, n- ~ {r.n_neg:.0f} "
       f"(true {r.exact['n_pos']}, {r.exact['n_neg']})")
 try:

@@ -13,4 +13,5 @@ X, _ = normalize(income, bounds=[(0, 100_000)])          # public bounds
 res = run_umpc(X, "gini", epsilon=1.0)
 print(f"private Gini mean difference: {res.estimate * 100_000:,.0f} "
       f"(plaintext {np.mean(np.abs(income[:, None] - income[None, :])) * 1000 / 999:,.0f})")
+print(f"  {_paths.uncertainty(res, 100_000)}")
 print(f"n={res.n} |E|={res.edges} online={res.online_bits / 8e6:.2f} MB rounds={res.rounds}")

@@ -20,4 +20,5 @@ res = run_umpc(X, "kendall", epsilon=1.0, edges="2n", evaluate=True)
 print(f"private Kendall tau: {res.estimate:.4f}  (complete U on the same data: "
       f"{res.evaluation['u_complete']:.4f}, incomplete on the sampled edges: "
       f"{res.evaluation['u_incomplete']:.4f})")
+print(f"  {_paths.uncertainty(res)} (the interval covers the complete U)")
 print(f"n={res.n} |E|={res.edges} max degree={res.max_degree} seconds={res.seconds:.2f}")

@@ -11,3 +11,4 @@ a = g.integers(4, (1000,))
 b = np.where(g.random(1000) < 0.8, a, g.integers(4, (1000,)))   # mostly agreeing
 res = run_umpc(np.column_stack([a, b]).astype(float), "rand", epsilon=1.0, evaluate=True)
 print(f"private Rand index: {res.estimate:.4f} (exact: {res.evaluation['u_complete']:.4f})")
+print(f"  {_paths.uncertainty(res)}")

@@ -13,3 +13,4 @@ X = np.minimum(g.integers(8, (2000,)), g.integers(8, (2000,))).astype(float)[:, 
 res = run_umpc(X, "renyi2", epsilon=1.0, evaluate=True)
 print(f"private Renyi-2 entropy: {res.estimate:.4f} nats "
       f"(exact: {-math.log(res.evaluation['u_complete']):.4f})")
+print(f"  {_paths.uncertainty(res)}")

@@ -11,4 +11,5 @@ res = run_umpc(x, "triples", epsilon=1.0, edges="3n", evaluate="incomplete")
 print(f"private triples statistic: {res.estimate / 3:.4f} "
       f"(exact on the sampled triples: {res.evaluation['u_incomplete'] / 3:.4f}); "
       f"positive = right skew")
+print(f"  {_paths.uncertainty(res, 1 / 3)}")
 print(f"n={res.n} |E|={res.edges} rounds={res.rounds} online={res.online_bits / 8e6:.2f} MB")

@@ -19,3 +19,4 @@ res = run_umpc(np.column_stack([score, cls]), "vus", epsilon=1.0, edges="4n",
                threat_model="hf", evaluate="incomplete")
 print(f"private VUS: {res.estimate:.4f} (exact on the sampled triples: "
       f"{res.evaluation['statistic_incomplete']:.4f}; chance level 1/6)")
+print(f"  {_paths.uncertainty(res)}")

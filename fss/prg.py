@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import warnings
 
 import numpy as np
 from Crypto.Cipher import AES
@@ -54,26 +55,30 @@ class FixedKeyAES:
 
     Thread-safe: ECB keeps no state besides the expanded key, which is only
     read (workers share one object).
+
+    Fast path: pycryptodome's raw ECB function (a private entry point,
+    ``Crypto.Cipher._mode_ecb.raw_ecb_lib``, called through cffi with the
+    cipher's state) is used only after a known-answer check against the
+    public ``encrypt``; ``fast_path`` says which path is in use and why.
+    If a pycryptodome release moves or changes that entry point, every call
+    takes the public API (same results, about 4 us more per call) and a
+    ``RuntimeWarning`` says so once; ``tests/fss/test_prg.py`` fails loudly
+    on such a release so that the fast path is restored.
     """
 
-    def __init__(self, label: bytes):
+    def __init__(self, label: bytes, *, fast: bool = True):
         self.key = hashlib.sha256(b"ustat-toolkit fss fixed-key AES PRG v2 " + label).digest()[:16]
         self.cipher = AES.new(self.key, AES.MODE_ECB)
         self._raw = None
-        try:
-            from Crypto.Cipher._mode_ecb import raw_ecb_lib
-            from Crypto.Util import _raw_api
-
-            if _raw_api.backend == "cffi":
-                state = self.cipher._state.get()
-                ffi = _raw_api.ffi
-                probe = np.arange(4, dtype=_U64)
-                got = np.empty_like(probe)
-                raw_ecb_lib.ECB_encrypt(state, ffi.from_buffer(probe), ffi.from_buffer(got), 32)
-                if got.tobytes() == self.cipher.encrypt(probe.tobytes()):
-                    self._raw = (raw_ecb_lib.ECB_encrypt, state, ffi.from_buffer)
-        except Exception:  # pragma: no cover - other pycryptodome builds: public API
-            self._raw = None
+        self.fast_path = "public encrypt (fast path not requested)"
+        if fast:
+            try:
+                self._raw, self.fast_path = _raw_ecb(self.cipher)
+            except Exception as exc:  # pragma: no cover - a pycryptodome that moved its internals
+                self.fast_path = f"public encrypt (raw ECB unavailable: {exc!r})"
+                warnings.warn(f"fss.prg: pycryptodome's raw ECB entry point is unavailable "
+                              f"({exc!r}); AES goes through the public API (slower for small "
+                              f"batches)", RuntimeWarning, stacklevel=2)
 
     def encrypt(self, buf: np.ndarray, out: np.ndarray) -> np.ndarray:
         """ECB-encrypt the C-contiguous ``buf`` (bytes a multiple of 16) into ``out``."""
@@ -104,6 +109,26 @@ class FixedKeyAES:
             return out
         self.cipher.encrypt(buf, output=out)
         return out
+
+
+def _raw_ecb(cipher):
+    """``((ECB_encrypt, state, from_buffer), description)`` for pycryptodome's cffi backend, or
+    ``(None, description)`` on its ctypes backend; raises if the private entry point moved or
+    gives another answer than the public ``encrypt``."""
+    from Crypto.Util import _raw_api
+
+    if _raw_api.backend != "cffi":
+        return None, f"public encrypt (pycryptodome backend {_raw_api.backend}, not cffi)"
+    from Crypto.Cipher._mode_ecb import raw_ecb_lib
+
+    state = cipher._state.get()
+    ffi = _raw_api.ffi
+    probe = np.arange(4, dtype=_U64)
+    got = np.empty_like(probe)
+    raw_ecb_lib.ECB_encrypt(state, ffi.from_buffer(probe), ffi.from_buffer(got), 32)
+    if got.tobytes() != cipher.encrypt(probe.tobytes()):
+        raise RuntimeError("the raw ECB entry point disagrees with the public encrypt")
+    return (raw_ecb_lib.ECB_encrypt, state, ffi.from_buffer), "raw ECB (cffi)"
 
 
 PI = FixedKeyAES(b"tree")

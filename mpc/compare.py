@@ -192,7 +192,10 @@ def _check(session, x, holders):
         raise TypeError("x must be uint64 ring shares with a leading party axis")
     if session.ring.bits < 2:
         raise ValueError("comparison needs a ring of at least 2 bits")
-    return _Context(session, holders, x.shape[1:]), x
+    ctx = _Context(session, holders, x.shape[1:])
+    if ctx.p != x.shape[0]:
+        raise ValueError(f"holders names {ctx.p} parties but the shares have {x.shape[0]} rows")
+    return ctx, x
 
 
 def ltz(session, x, holders) -> np.ndarray:
@@ -229,14 +232,41 @@ def _tile(holders, times):
     return h if h.ndim == 1 else np.tile(h, (1, times) + (1,) * (h.ndim - 2))
 
 
-def less_than(session, x, y, holders) -> np.ndarray:
-    """[x < y] on signed values (correct when |x - y| < 2^(l-1))."""
-    return ltz(session, session.ring.sub(x, y), holders)
+def less_than(session, x, y, holders, *, bound=None) -> np.ndarray:
+    """[x < y] on signed values x, y of Z_2^l.
+
+    ``bound``: a public bound on |x - y| that the caller guarantees (below
+    2^(l-1), else ValueError): one sign extraction of x - y (about 8 rounds).
+    Without it the comparison is exact for every pair of signed values:
+    [x < y] = [x < 0] when the signs of x and y differ, else [x - y < 0] (the
+    three signs in the same rounds, then two Beaver products: 2 rounds and
+    three times the bits). Secure values (:mod:`mpc.values`) pass the bound
+    they track.
+    """
+    return _lt(session, x, y, holders, bound)
 
 
-def greater_than(session, x, y, holders) -> np.ndarray:
-    """[x > y] on signed values (correct when |x - y| < 2^(l-1))."""
-    return ltz(session, session.ring.sub(y, x), holders)
+def greater_than(session, x, y, holders, *, bound=None) -> np.ndarray:
+    """[x > y] on signed values: :func:`less_than` (y, x); ``bound`` as there."""
+    return _lt(session, y, x, holders, bound)
+
+
+def _lt(session, x, y, holders, bound):
+    ring = session.ring
+    if bound is not None:
+        if isinstance(bound, bool) or not isinstance(bound, (int, np.integer)) or bound < 0:
+            raise TypeError(f"bound must be a non-negative integer (ring units), got {bound!r}")
+        if bound >= 1 << (ring.bits - 1):
+            raise ValueError(f"bound {bound} on |x - y| is not below 2^{ring.bits - 1}: x - y "
+                             f"could wrap in Z_2^{ring.bits}; omit bound for the exact form")
+        return ltz(session, ring.sub(x, y), holders)
+    x, y = np.asarray(x), np.asarray(y)
+    m = x.shape[1] if x.ndim > 1 else 1
+    signs = ltz(session, _concat([x, y, ring.sub(x, y)]), _tile(holders, 3))
+    a, b, c = signs[:, :m], signs[:, m:2 * m], signs[:, 2 * m:]
+    ab = multiply(session, a, b, holders)
+    t = ring.sub(ring.add(a, b), ring.smul(2, ab))            # a XOR b
+    return ring.add(c, multiply(session, t, ring.sub(a, c), holders))
 
 
 def equal(session, x, y, holders) -> np.ndarray:

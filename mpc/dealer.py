@@ -23,6 +23,10 @@ from .rng import CSPRNG
 from .sharing import additive_share
 
 
+#: roles that may never hold shares
+_NOT_HOLDERS = ("dealer", "aggregator")
+
+
 def check_holders(holders, net: Network, batch_shape=None) -> np.ndarray:
     """Validate a holders array ((p,) or (p, *batch)) and return it as int64.
 
@@ -36,6 +40,14 @@ def check_holders(holders, net: Network, batch_shape=None) -> np.ndarray:
         raise ValueError(f"holders must have shape (p,) or (p, *batch), got {h.shape}")
     if h.size and (h.min() < 0 or h.max() >= net.size):
         raise ValueError(f"holders contains an id outside 0..{net.size - 1}")
+    if h.size and h.max() >= net.n_parties:
+        for role in _NOT_HOLDERS:
+            if role in net.roles and np.any(h == net.role(role)):
+                raise ValueError(
+                    f"holders names the {role} (id {net.role(role)}): "
+                    + ("it deals the preprocessing of these shares and would learn them"
+                       if role == "dealer" else "it receives the release and must not hold "
+                       "shares of it") + f"; data parties are 0..{net.n_parties - 1}")
     if h.ndim > 1 and batch_shape is not None and h.shape[1:] != tuple(batch_shape)[:h.ndim - 1]:
         raise ValueError(
             f"holders of shape {h.shape} do not match batch shape {tuple(batch_shape)}"

@@ -183,12 +183,16 @@ def _recv(pipe, proc, timeout, rank, groups):
 
 
 def _holds(group) -> str:
+    """``party 3``, ``parties 0-9``, ``dealer``: what a group holds, for messages."""
     out = []
     for g in group:
         if isinstance(g, range):
             out.append(f"parties {g.start}-{g.stop - 1}" if len(g) > 1 else f"party {g.start}")
+        elif isinstance(g, str):
+            out.append(g)
         else:
-            out.append(str(g))
+            ids = [int(i) for i in (g if hasattr(g, "__len__") else [g])]
+            out.append(("party " if len(ids) == 1 else "parties ") + ", ".join(map(str, ids)))
     return ", ".join(out) or "nothing"
 
 
@@ -205,6 +209,7 @@ def _child(pipe, rank, groups, session, program, args, kw, timeout, delay):
         mesh.connect(addresses)
         rt = Runtime(rank, groups, mesh)
         rt.agree_key()
+        mesh.counts.restart()
         t0 = time.perf_counter()
         value = program(rt, *args, **kw)
         seconds = time.perf_counter() - t0

@@ -283,6 +283,11 @@ class Network:
         payload_arr = np.asarray(payload)
         s = self._ids(senders, "senders")
         r = self._ids(receivers, "receivers")
+        if self._link is not None and not isinstance(payload, np.ndarray):
+            raise TypeError(
+                "in a run across processes a payload must be a numpy array (the received rows "
+                f"are written into it), got {type(payload).__name__}: for one element of an "
+                "array use a 0-d view a[j, ...], not the scalar a[j]")
         if s.ndim == 0 and r.ndim == 0:
             nbits = np.asarray(payload_arr.size * int(bits), dtype=np.int64)
             self._account(s, r, nbits, offline, payload_arr, single=True)

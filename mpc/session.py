@@ -188,10 +188,12 @@ class Session:
         return agreed_stream(self.runtime, stream, "session", self._public_id, self._agreed)
 
     # -- secure values (mpc.values) ---------------------------------------------------------------
-    def input(self, values, by, *, bound=None, frac_bits: int = 0):
-        """Secret-share the inputs of parties ``by``: see :func:`mpc.values.input_values`."""
+    def input(self, values, by, *, holders=None, bound=None, frac_bits: int = 0):
+        """Parties ``by`` secret-share their rows of ``values`` among ``holders`` (default
+        ``by``): a :class:`mpc.values.SecureArray` (see :func:`mpc.values.input_values`)."""
         from .values import input_values
-        return input_values(self, values, by, bound=bound, frac_bits=frac_bits)
+        return input_values(self, values, by, holders=holders, bound=bound,
+                            frac_bits=frac_bits)
 
     def output(self, x, to=None):
         """Open a secure value to ``to``: see :func:`mpc.values.output_values`."""

@@ -48,11 +48,15 @@ def _check_ring(ring):
 def additive_share(ring: Ring, secrets, n_shares: int, rng: CSPRNG) -> np.ndarray:
     """Additive n-of-n sharing of ring elements: shares sum to the secret mod 2^l.
 
+    ``secrets``: integers in the ring's range, unsigned [0, 2^l) or signed
+    [-2^(l-1), 2^(l-1)); anything else (2^50 in a 40-bit ring would share 0)
+    raises ValueError: reduce it first (``ring.reduce``) if the wrap is meant.
     Returns ``uint64`` of shape ``(n_shares, *secrets.shape)``.
     """
     _check_ring(ring)
     n = _check_n(n_shares, "n_shares")
     _check_rng(rng)
+    _check_in_ring(ring, secrets)
     x = ring.element(secrets)
     shares = np.empty((n,) + x.shape, dtype=np.uint64)
     if n > 1:
@@ -61,6 +65,29 @@ def additive_share(ring: Ring, secrets, n_shares: int, rng: CSPRNG) -> np.ndarra
     else:
         shares[0] = x
     return shares
+
+
+def _check_in_ring(ring: Ring, secrets) -> None:
+    """ValueError if a secret is outside [-2^(l-1), 2^l) (it would wrap when reduced)."""
+    l = ring.bits
+    if isinstance(secrets, np.ndarray) and secrets.dtype == np.uint64:
+        if l < 64 and secrets.size and np.any(secrets >> np.uint64(l)):
+            raise ValueError(f"secrets hold a value of {int(secrets.max()).bit_length()} bits, "
+                             f"outside Z_2^{l}: sharing it would wrap (reduce it with "
+                             "ring.reduce first if that is meant)")
+        return
+    if isinstance(secrets, numbers.Integral) and not isinstance(secrets, (bool, np.bool_)):
+        lo, hi = int(secrets), int(secrets)
+    else:
+        arr = np.asarray(secrets)
+        if arr.dtype.kind not in "iuO" or not arr.size:
+            return                          # ring.element raises for non-integers
+        lo, hi = int(arr.min()), int(arr.max())
+    if lo < -(1 << (l - 1)) or hi >= 1 << l:
+        bad = hi if hi >= 1 << l else lo
+        raise ValueError(f"secret {bad} is outside the range of Z_2^{l} ([-2^{l - 1}, 2^{l})): "
+                         "sharing it would wrap (reduce it with ring.reduce first if that is "
+                         "meant)")
 
 
 def additive_reconstruct(ring: Ring, shares) -> np.ndarray:

@@ -82,6 +82,13 @@ class WireCounts:
     exchanges: int = 0
     wait_seconds: float = 0.0
     per_peer_sent: dict = field(default_factory=dict)     # rank -> bytes (headers + payload)
+    setup_bytes_sent: int = 0       # the run's start-up (the joint key), not a protocol's
+
+    def restart(self) -> None:
+        """Start counting the protocol: what was sent so far becomes set-up traffic."""
+        setup = self.header_bytes_sent + self.payload_bytes_sent + self.setup_bytes_sent
+        self.__init__()
+        self.setup_bytes_sent = setup
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)

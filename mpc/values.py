@@ -96,7 +96,8 @@ def _comparison_for(session, p: int):
 
 
 class SecureArray:
-    """A secret-shared array (see the module docstring). Make one with ``session.input``."""
+    """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
+    and the methods below (module docstring). Make one with ``session.input``."""
 
     __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
     __array_priority__ = 100            # numpy scalars and arrays defer to our operators
@@ -121,14 +122,17 @@ class SecureArray:
     # -- what it is -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The public shape of the secret (the shares' shape without the holder axis)."""
         return self._shares.shape[1:]
 
     @property
     def p(self) -> int:
+        """Number of holders (share rows)."""
         return self._shares.shape[0]
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions of the secret."""
         return self._shares.ndim - 1
 
     def __len__(self) -> int:
@@ -235,7 +239,7 @@ class SecureArray:
 
     def __neg__(self):
         self._additive("-")
-        return self._like((np.uint64(0) - self._shares) & self.ring.mask)
+        return self._like(_neg(self._shares, self.ring))
 
     def __sub__(self, other):
         return self + (-other if isinstance(other, SecureArray) else -np.asarray(other))
@@ -285,12 +289,12 @@ class SecureArray:
             what = "the difference of the operands"
         else:
             enc, pb = self._public(other, self.frac_bits, "the compared public value")
-            z_shares = self._add_public((np.uint64(0) - enc) & self.ring.mask)
+            z_shares = self._add_public(_neg(enc, self.ring))
             bound = self.bound + pb
             a = self
             what = "the operand minus the public value"
         if flip:
-            z_shares = (np.uint64(0) - z_shares) & self.ring.mask
+            z_shares = _neg(z_shares, self.ring)
         l = a.ring.bits
         if bound >= 1 << (l - 1):
             raise ValueError(
@@ -309,7 +313,7 @@ class SecureArray:
         gate = "eqz" if op == "==" else "ltz"
         out = fn(self.session, np.ascontiguousarray(flat), hflat, gate, in_bits)
         if op == ">=":                                      # 1 - [z < 0]
-            out = (np.uint64(0) - out) & a.ring.mask
+            out = _neg(out, a.ring)
             out[0] = (out[0] + np.uint64(1)) & a.ring.mask
         res = out.reshape((flat.shape[0],) + shape)
         return SecureArray(self.session, res, holders, ring=a.ring, frac_bits=0, bound=1)
@@ -347,6 +351,7 @@ class SecureArray:
         return self._like(shares, holders=h)
 
     def reshape(self, *shape):
+        """The same secret with another shape (local)."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         h = self.holders if self.holders.ndim == 1 else \
             self.holders.reshape((self.p,) + tuple(shape))
@@ -367,15 +372,20 @@ class SecureArray:
         return (self * other).sum(axis=-1)
 
     def max(self, axis=0):
+        """Maximum over ``axis``: ceil(log2 n) levels of one comparison and one product round."""
         return _tournament(self, axis, "max")[0]
 
     def min(self, axis=0):
+        """Minimum over ``axis`` (as :meth:`max`)."""
         return _tournament(self, axis, "min")[0]
 
     def argmax(self, axis=0):
+        """Index of the maximum over ``axis`` (the first on ties, as numpy), secret, as
+        :meth:`max` with the indices selected in the same product rounds."""
         return _tournament(self, axis, "max", with_index=True)[1]
 
     def argmin(self, axis=0):
+        """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
 
     # -- XOR values -------------------------------------------------------------------------------
@@ -530,15 +540,15 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
 
 
 # -- input and output -------------------------------------------------------------------------------
-def input_values(session, values, by, *, holders=None, bound=None, frac_bits: int = 0,
-                 kind: str = "additive") -> SecureArray:
+def input_values(session, values, by, *, holders=None, bound=None,
+                 frac_bits: int = 0) -> SecureArray:
     """Parties ``by`` secret-share their inputs among ``holders`` (one round).
 
     ``values``: ``(len(by), *shape)``, row j given by party ``by[j]`` (only
     the rows of parties local to this process are read; pass None or zeros
     for the others). ``holders``: who holds the shares (default ``by``,
     which must then name at least two parties). ``bound``: public bound on
-    |value| (default 2^(l-2) / 2^frac_bits, so that a difference of two
+    |value|, inclusive (default 2^(l-2) / 2^frac_bits, so that a difference of two
     inputs stays comparable); each party checks its own values against it
     and against the ring (ValueError naming the party). ``frac_bits``: the
     fixed-point scale of the inputs (0: integers).
@@ -618,10 +628,10 @@ def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
         raise TypeError(f"values must be numeric, got {rows.dtype}")
     mag = np.abs(scaled).reshape(scaled.shape[0], -1).max(axis=1) if scaled.size else \
         np.zeros(scaled.shape[0], np.int64)
-    over = mag >= bound_ring
+    over = mag > bound_ring
     if over.any():
         who = int(by[local][over][0])
-        raise ValueError(f"values of party {who} exceed the input bound: |value| < "
+        raise ValueError(f"values of party {who} exceed the input bound: |value| <= "
                          f"{bound_ring / (1 << frac_bits):g} is required (bound=), at "
                          f"{frac_bits} fractional bits in Z_2^{ring.bits}")
     enc[local] = scaled.astype(np.uint64) & ring.mask
@@ -656,7 +666,7 @@ def output_values(session, x: SecureArray, to=None):
                 hj = h[j]
                 if hj.ndim == 0:
                     if int(hj) != r:
-                        net.send(int(hj), r, sh[j], width)
+                        net.send(int(hj), r, sh[j, ...], width)    # a view, also for 0-d values
                 else:
                     keep = np.flatnonzero(hj.reshape(-1) != r)
                     if keep.size:
@@ -696,6 +706,11 @@ def _same_family(a: SecureArray, b: SecureArray) -> None:
             and not (a.holders.ndim == 1 and b.holders.ndim == 1
                      and np.array_equal(a.holders, b.holders)):
         raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _neg(x, ring: Ring) -> np.ndarray:
+    """-x mod 2^l (arrays or numpy scalars; the wrap is the ring's)."""
+    return np.negative(np.asarray(x, dtype=np.uint64)) & ring.mask
 
 
 def _check_bound(bound: int, ring: Ring, what: str) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import io
 import math
 import os
+import zlib
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -72,8 +73,9 @@ def _read_text(path: str, encoding: str) -> tuple[str, bytes]:
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise DataError(f"{path}: damaged gzip file ({exc})", kind="encoding") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(f"{path}: damaged gzip file ({exc})",
+                            cli_hint="check the file, e.g. with gzip -t", kind="encoding") from None
     norm = encoding.lower().replace("_", "-")
     try:
         text = raw.decode("utf-8-sig" if norm in ("utf-8", "utf8") else encoding)

@@ -96,7 +96,9 @@ def map_labels(col: Sequence[str], name: str, lines: Sequence[int], path: str, n
     each record's label is mapped on its own.
 
     * ``classes`` (a, b, c): label a -> 0, b -> 1, ...; any other label is an error.
-    * ``positive`` (binary only): that label -> 1, every other label -> 0.
+    * ``positive`` (binary only): that label -> 1, every other label -> 0; a
+      label equal to it but for case or surrounding spaces is an error (a
+      mistyped class would otherwise make the positive class empty).
     * neither: binary labels must come from :data:`BINARY_VOCABULARY`
       (0/no/false -> 0, 1/yes/true -> 1, case-insensitive, 1.0 = 1); more
       classes must be the codes 0, 1, ..., n_classes - 1.
@@ -120,11 +122,22 @@ def map_labels(col: Sequence[str], name: str, lines: Sequence[int], path: str, n
         table = {_label_key(c): i for i, c in enumerate(classes)}
         rule, shown = "given order", list(classes)
     elif positive is not None:
-        pos = _label_key(str(positive).strip())
+        text = str(positive).strip()
+        pos = _label_key(text)
         keys = [_label_key(v) for v in col]
-        codes = np.array([k == pos for k in keys], dtype=np.float64)
+        hits = [k == pos for k in keys]
+        near = [r for r, v in enumerate(col)
+                if not hits[r] and v.strip().casefold() == text.casefold()]
+        if near:                   # this record's label is the positive class mistyped
+            v = col[near[0]]
+            raise DataError(f"{path}: line {lines[near[0]]}, column {name!r}: label {v!r} differs "
+                            f"from the positive class {text!r} only in case or spaces; labels "
+                            f"are matched exactly", api_hint=f"pass positive={v.strip()!r}",
+                            cli_hint=f"give it as written in the file: --positive {v.strip()}",
+                            kind="positive", column=name)
+        codes = np.array(hits, dtype=np.float64)
         return codes, {"column": name, "rule": "positive label",
-                       "classes": [f"any label but {str(positive).strip()!r}", str(positive).strip()]}
+                       "classes": [f"any label but {text!r}", text]}
     elif n_classes == 2:
         table = {("s", w): i for i, words in enumerate(BINARY_VOCABULARY) for w in words}
         table.update({("n", 0.0): 0, ("n", 1.0): 1})

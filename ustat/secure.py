@@ -160,15 +160,29 @@ class SecureOps:
         """Multiply a shared value by a public integer."""
         return self.ring.smul(factor, a)
 
-    def const(self, value, fixed: bool = True):
+    def const(self, value, fixed: bool = True, *, scale: str | None = None):
         """A public constant as a sharing (member 0 holds it, the others 0).
 
-        ``fixed=True`` encodes a real in fixed point; ``fixed=False`` takes a
-        ring integer (signed).
+        ``fixed=True`` encodes a real in fixed point, at ``scale``:
+        ``"input"`` (``ops.input_fp``: to combine with the inputs, e.g. compare
+        x - 1.0) or ``"output"`` (``ops.fp``: to add to a result). When the
+        two differ (order kernels encode inputs with more fractional bits) the
+        scale must be named: a constant at the wrong scale would silently
+        compare or add a different number. ``fixed=False`` takes a ring
+        integer (signed).
         """
         out = np.zeros((self.k, self.m), dtype=np.uint64)
         if fixed:
-            out[0] = self.fp.encode(np.broadcast_to(np.asarray(value, float), (self.m,)))
+            if scale is None and self.input_fp.frac_bits != self.fp.frac_bits:
+                raise ValueError(
+                    f"ops.const({value!r}) is ambiguous here: inputs carry "
+                    f"{self.input_fp.frac_bits} fractional bits and outputs "
+                    f"{self.fp.frac_bits}; say ops.const({value!r}, scale='input') to combine it "
+                    f"with inputs, or scale='output' to add it to a result")
+            if scale not in (None, "input", "output"):
+                raise ValueError(f"scale must be 'input' or 'output', got {scale!r}")
+            fp = self.input_fp if scale == "input" else self.fp
+            out[0] = fp.encode(np.broadcast_to(np.asarray(value, float), (self.m,)))
         else:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError(f"an integer constant is needed with fixed=False, got {value!r}")
@@ -193,10 +207,19 @@ class SecureOps:
         return out
 
     # -- gates --------------------------------------------------------------------
-    def _narrow(self, bound) -> dict:
-        """The FSS comparison's ``in_bits`` for an operand bound (:func:`narrow_bits`)."""
+    def _narrow(self, bound, gate=None) -> dict:
+        """The gate's operand bound: ``in_bits`` of an FSS comparison (:func:`narrow_bits`), or
+        the p-party circuit's ``bound`` (ring units) for less/greater_than. Without a kernel
+        bound the operand is a combination of inputs whose magnitude the precision choice keeps
+        below 2^(l-2) (:mod:`ustat.umpc.precision`)."""
         if self.comparison != "fss":
-            return {}
+            if gate not in (circuit_gates.less_than, circuit_gates.greater_than):
+                return {}
+            l = self.ring.bits
+            if bound is None:
+                return {"bound": (1 << (l - 2)) - 1}
+            return {"bound": min(int(math.ceil(bound * (1 << self.input_fp.frac_bits))),
+                                 (1 << (l - 1)) - 1)}
         d = narrow_bits(self.input_fp.frac_bits, bound, self.ring.bits)
         return {} if d is None else {"in_bits": d}
 
@@ -229,11 +252,13 @@ class SecureOps:
         return self.less_than_many([(a, b)], bound=bound)[0]
 
     def less_than_many(self, pairs, *, bound=None):
-        return self._batched(self._gates.less_than, list(pairs), kw=self._narrow(bound))
+        return self._batched(self._gates.less_than, list(pairs),
+                             kw=self._narrow(bound, self._gates.less_than))
 
     def greater_than(self, a, b, *, bound=None):
         """Integer sharing of [a > b]."""
-        return self._batched(self._gates.greater_than, [(a, b)], kw=self._narrow(bound))[0]
+        return self._batched(self._gates.greater_than, [(a, b)],
+                             kw=self._narrow(bound, self._gates.greater_than))[0]
 
     def equal(self, a, b):
         """Integer sharing of [a == b]."""

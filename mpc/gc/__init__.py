@@ -6,8 +6,10 @@ Modules, bottom up (each imports only those before it):
 test oracle) -> ``bristol`` (Bristol Fashion / old Bristol files) ->
 ``builder`` (integer circuits with few ANDs) -> ``blocks`` (instance blocks
 and their threads) -> ``garble`` (half-gates with free-XOR, fixed-key AES TCCR
-hash) -> ``ot`` (base OT, IKNP extension,
-correlated OT) -> ``yao`` (Yao's protocol on the simulated network).
+hash) -> ``local`` (garbling / evaluating the instances of this process) ->
+``ot`` (base OT, IKNP extension, correlated OT) -> ``yao`` (Yao's protocol,
+in one process or several) -> ``secure`` (Yao as the comparison engine of
+secure values, backend "gc"; imported by :mod:`mpc.values` when needed).
 See ``docs/gc.md``.
 """
 

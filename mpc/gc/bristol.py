@@ -18,8 +18,10 @@ header ``<ngates> <nwires>`` / ``<n1> <n2> <nout>``, two input groups and one
 output group, and the same gate lines.
 
 Malformed files raise ``ValueError`` naming the line: wrong header or gate
-counts, unknown gate, wrong arity, non-integer fields, wire out of range, a
-wire used before it is set or never set, cycles, duplicate assignment.
+counts, a wire count more than twice what the inputs and gates can set
+(checked before anything of that size is allocated), unknown gate, wrong
+arity, non-integer fields, wire out of range, a wire used before it is set
+or never set, cycles, duplicate assignment.
 Files with two input groups get ``input_parties = (GARBLER, EVALUATOR)``
 (first group the garbler's); otherwise parties are left unassigned.
 """
@@ -99,6 +101,7 @@ def parse_bristol(text: str, name: str = "") -> Circuit:
         raise ValueError(f"line {lines[2][0]}: {n_in} input and {n_out} output wires do not fit "
                          f"in {nwires} wires")
     gates, line_of = _parse_gates(lines[3:], ngates)
+    _check_wire_count(nwires, n_in, gates, lineno)
     inputs = np.split(np.arange(n_in), np.cumsum(in_bits)[:-1])
     outputs = np.split(np.arange(nwires - n_out, nwires), np.cumsum(out_bits)[:-1])
     parties = (GARBLER, EVALUATOR) if len(in_bits) == 2 else None
@@ -124,9 +127,23 @@ def parse_bristol_old(text: str, name: str = "") -> Circuit:
         raise ValueError(f"line {l2}: {n1 + n2} input and {nout} output wires do not fit in "
                          f"{nwires} wires")
     gates, line_of = _parse_gates(lines[2:], ngates)
+    _check_wire_count(nwires, n1 + n2, gates, l1)
     inputs = (np.arange(n1), np.arange(n1, n1 + n2))
     outputs = (np.arange(nwires - nout, nwires),)
     return _build(nwires, gates, line_of, inputs, outputs, (GARBLER, EVALUATOR), name, l2)
+
+
+def _check_wire_count(nwires, n_in, gates, lineno):
+    """Refuse a wire count the file cannot back before anything of that size is allocated.
+
+    Every wire is set by an input or a gate output; a few unused wires are tolerated (as
+    before), but a header claiming more than twice the wires the file can set (10^12 wires
+    for a handful of gates) is an error, not a MemoryError.
+    """
+    settable = n_in + len(gates[3])
+    if nwires > 2 * settable:
+        raise ValueError(f"line {lineno}: header says {nwires} wires, but the {n_in} input "
+                         f"wires and {len(gates[3])} gate outputs set at most {settable}")
 
 
 def _parse_gates(lines, ngates):

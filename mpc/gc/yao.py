@@ -1,4 +1,4 @@
-"""Yao's two-party protocol on the simulated network, batched over P instances.
+"""Yao's two-party protocol, batched over P instances, in one process or several.
 
 Instance ``p`` is run between garbler ``garblers[p]`` and evaluator
 ``evaluators[p]`` (many instances may share a pair; a party may garble some
@@ -38,6 +38,14 @@ Online:
                     to the evaluator; the garbler's share is ``r``
                     (w - 1 more ANDs and w more garbler labels per group).
 
+Processes (:mod:`mpc.runtime`): every message carries its payload (tables
+and labels as ``uint64`` words, choice flips and output bits as bits, the
+OT's bytes) and is read after its round. The garbler's process draws Delta,
+the labels and r and garbles its instances (:mod:`mpc.gc.local`); the
+evaluator's gets the tables, decoding bits and labels in placeholder arrays
+and evaluates its instances. In a process, the outputs of a party held
+elsewhere are meaningless; each party's own are exact.
+
 Cost per instance (n_and AND gates, g garbler / m evaluator input bits, o
 output bits): offline 256 n_and bits of tables + o decoding bits (modes
 evaluator/both/additive) + the OT's traffic for m correlated OTs (as the OT
@@ -58,8 +66,8 @@ from ..costs import Costs, Meter
 from .builder import CircuitBuilder
 from .circuit import EVALUATOR, GARBLER, Circuit
 from .encoding import bits_to_int, group_bits, int_to_bits
-from .garble import (as_labels, evaluate_garbled, garble, label_bytes, lsb, random_delta,
-                     xor_where)
+from .garble import as_labels, garble, label_bytes, lsb, random_delta, xor_where
+from .local import evaluate_local, garble_local
 
 OUTPUT_MODES = ("evaluator", "garbler", "both", "xor", "additive")
 _ZERO = {"bits": 0, "messages": 0, "rounds": 0}
@@ -139,7 +147,8 @@ def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
     y_bits, _ = group_bits(evaluator_inputs, [circuit.input_widths[i] for i in e_groups],
                            "evaluator_inputs", P)
     if ot is None:
-        from .ot import correlated_ot as ot
+        from .ot import correlated_ot
+        ot = functools.partial(correlated_ot, distinct_deltas=True)   # a Delta per instance
     tag = session.rng.random_bytes(16)
     rng_g = rng_garbler if rng_garbler is not None else session.rng.derive("yao-garbler", tag)
     rng_e = rng_evaluator if rng_evaluator is not None else session.rng.derive("yao-evaluator",
@@ -194,8 +203,9 @@ class _Run:
             after = _totals(net)
             self.ot_measured = {k: after["offline"][k] - before["offline"][k]
                                 for k in after["offline"]}
-            self.garbled, self.keys = garble(self.c, self.delta, rng=rng_g,
-                                             workers=self.s.workers)
+            self.garbled, self.keys = garble_local(self.c, self.delta, rng_g,
+                                                   net.is_local(self.g), workers=self.s.workers,
+                                                   garble_fn=garble)
             with net.round():
                 net.send(self.g, self.e, self.garbled.per_instance(), 64)
                 if decode_to_evaluator:
@@ -226,7 +236,8 @@ class _Run:
             labels[gi] = lab
         for gi, lab in zip(self.e_groups, y_parts):
             labels[gi] = lab
-        return evaluate_garbled(self.garbled, labels, workers=self.s.workers)
+        return evaluate_local(self.garbled, labels, net.is_local(self.e),
+                              workers=self.s.workers)
 
     def outputs(self, out_labels, mode):
         net, widths = self.net, self.c.output_widths

@@ -38,6 +38,34 @@ def test_raw_and_public_encrypt_agree(rng):
     assert bytes(out) == a.tobytes()
 
 
+def test_raw_ecb_fast_path_is_active():
+    """Fails loudly when a pycryptodome release moves or changes the private raw ECB entry
+    point that ``fss.prg`` uses (through cffi): the code falls back to the public API with the
+    same results (next test), but small-batch FSS gets slower; restore the fast path then."""
+    from Crypto.Util import _raw_api
+
+    if _raw_api.backend != "cffi":
+        pytest.skip(f"pycryptodome runs on its {_raw_api.backend} backend here (no cffi)")
+    assert prg.PI.fast_path == "raw ECB (cffi)", (
+        f"fss.prg lost pycryptodome's raw ECB fast path: {prg.PI.fast_path}")
+
+
+def test_public_fallback_gives_the_same_blocks(rng):
+    """The public-API path (taken when the fast path is unavailable) encrypts identically."""
+    slow = prg.FixedKeyAES(b"tree", fast=False)
+    assert slow._raw is None and slow.key == prg.PI.key
+    buf = rng.uint64((333, 2))
+    assert np.array_equal(slow.encrypt(buf, np.empty_like(buf)),
+                          prg.PI.encrypt(buf, np.empty_like(buf)))
+    ba, out_slow, out_fast = bytearray(buf.tobytes()), bytearray(buf.nbytes), bytearray(buf.nbytes)
+    assert slow.encrypt_bytes(ba, out_slow) == prg.PI.encrypt_bytes(ba, out_fast)
+    for aes in (slow, prg.PI):
+        inb, outb, run = aes.bytes_encryptor(64)
+        inb[:] = bytes(range(64))
+        run()
+        assert bytes(outb) == AES.new(prg.PI.key, AES.MODE_ECB).encrypt(bytes(range(64)))
+
+
 def test_expand_children_and_bits(rng):
     s = prg.random_seeds(rng, 500)
     sl, tl, sr, tr, vl, vr = prg.expand(s)

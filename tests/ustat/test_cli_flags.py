@@ -89,7 +89,7 @@ def test_precision_flags_exact_at_eps_inf(capsys):
     (["--confidence", "1.5"], "--confidence must be in (0, 1)"),
     (["--pool", "threads", "--workers", "1"], "--pool applies with --workers > 1"),
     (["--pool", "forks"], "invalid choice: 'forks'"),
-    (["--workers", "two"], "invalid int value: 'two'"),
+    (["--workers", "two"], "argument --workers: not an integer: 'two'"),
     (["--edges", "5x"], "--edges: edges must be like '2n', an integer or 'all'"),
     (["--csv", "{csv}", "--bounds", "-5:5,0:1"], "--bounds: got 2 lo:hi pair(s) for 1 column(s)"),
     (["--csv", "{csv}", "--bounds", "5:-5"], "--bounds: entry 1 '5:-5': need lo < hi"),
@@ -160,7 +160,8 @@ def test_release_fields_of_a_newer_run_umpc(capsys, monkeypatch):
     assert "AUC (auc) = 1   [1.0432 before clamping to the valid range]" in out
     assert "accuracy  : DP noise std 0.0123, 90% interval [0.97, 1]\n" in out
     assert "  interval  : normal: DP noise + edge sampling\n" in out
-    assert "epsilon 1 = 0.9 statistic + 0.1 class counts (threat model" in out
+    assert "epsilon 1 = 0.9 statistic + 0.1 class counts, delta " in out   # the in-MPC noise's
+    assert "(threat model M_Dis" in out
     assert ("precision : ring 40 bits, 14 fractional bits for the output, 30 for the inputs; "
             "inputs resolved to 0.001") in " ".join(out.split())
     assert ("evaluation: exact AUC on the raw values = 0.75, on the encoded inputs = 0.7499 "

@@ -132,10 +132,20 @@ def test_progress_line_only_on_a_terminal_after_the_delay():
             pass
     text = out.getvalue()
     assert "40/100 edges" in text and "computing" in text and text.endswith("\r\033[K")
-    log = io.StringIO()                         # redirected: nothing is written
+    log = io.StringIO()                         # redirected: one plain line per stage
     with Progress(100, True, stream=log, delay=0.0, interval=0.001) as bar:
         bar.advance(100)
-    assert log.getvalue() == ""
+        assert log.getvalue() == ""
+        bar.stage("computing")
+        bar.stage("aggregation")
+    lines = log.getvalue().splitlines()
+    assert [line.split(" (")[0] for line in lines] == ["ustat: computing 100 edges",
+                                                        "ustat: aggregation 100 edges"]
+    assert "\r" not in log.getvalue()
+    off = io.StringIO()                         # not asked for: nothing
+    with Progress(100, False, stream=off) as bar:
+        bar.stage("computing")
+    assert off.getvalue() == ""
     quiet = _Terminal()                         # a run shorter than the delay shows nothing
     with Progress(100, True, stream=quiet, delay=60.0):
         pass

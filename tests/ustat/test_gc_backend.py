@@ -221,3 +221,27 @@ def test_garbling_on_workers_changes_nothing(pool):
             two.max_party_bits) == (one.estimate, one.u_hat, one.online_bits, one.offline_bits,
                                     one.rounds, one.max_party_bits)
     assert two.communication == one.communication
+
+
+def test_two_calls_on_one_session_draw_fresh_garbling_randomness():
+    """GCBackend.compute called twice on one session (the API allows it) must not reuse Delta,
+    the labels, the OT secrets or the output mask r: the garbler's output share (r) differs
+    between the calls, and so does every label the evaluator receives. (Before: the streams
+    were derived from fixed labels, so both calls garbled with the same Delta and r.)"""
+    from ustat.umpc.chunk import _chunk_session, compute_kernel, share_inputs
+
+    name, m = "gini", 16
+    spec = _chunk_spec(name, record_views=True)
+    values = _encoded(name, m, 3)
+    session, holders, rng = _chunk_session(spec, 0, m)
+    x = share_inputs(session, holders, values, rng)
+    first = compute_kernel(session, spec, holders, x)
+    second = compute_kernel(session, spec, holders, x)
+    mask = np.uint64((1 << 40) - 1)
+    np.testing.assert_array_equal((first[0] + first[1]) & mask, (second[0] + second[1]) & mask)
+    assert not np.any(first[0] == second[0])            # a fresh r per call
+    labels = [np.asarray(rec.payload) for rec in session.net.view(1)      # edge 0's evaluator
+              if rec.phase == "computing" and not rec.offline
+              and np.asarray(rec.payload).dtype == np.uint64 and np.asarray(rec.payload).ndim == 2]
+    half = len(labels) // 2
+    assert half and not any(np.array_equal(a, b) for a, b in zip(labels[:half], labels[half:]))

@@ -90,7 +90,11 @@ def test_result_fields_on_a_run():
     res = run_umpc(X, "auc", epsilon=1.0, seed=5, workers=1)
     assert 0 <= res.estimate <= 1 and res.estimate == min(max(res.estimate_raw, 0), 1)
     assert res.noise_std > res.noise_scale           # AUC units, not U units
-    assert res.epsilon_split == {"statistic": pytest.approx(0.9), "class_counts": pytest.approx(0.1)}
+    # the class-count share chosen from public parameters (BalancedSamp, |E| = 2n): 0.27
+    assert res.aux_epsilon_fraction == 0.27
+    assert res.epsilon_split == {"statistic": pytest.approx(0.73), "class_counts": pytest.approx(0.27)}
+    given = run_umpc(X, "auc", epsilon=1.0, seed=5, workers=1, aux_epsilon_fraction=0.1)
+    assert given.epsilon_split == {"statistic": pytest.approx(0.9), "class_counts": pytest.approx(0.1)}
     assert set(res.precision) >= {"bits", "frac_bits", "input_frac_bits", "resolution"}
     assert isinstance(res.warnings, list) and len(res.ci) == 2
     d = res.to_dict()
@@ -116,7 +120,8 @@ def test_delta_method_noise_std_matches_monte_carlo_over_seeds():
     kern = K.get("auc")
     hg = sampling.sample("balanced", 300, 600, 2, CSPRNG(1))
     runs = [run_umpc(X, "auc", epsilon=4.0, hypergraph=hg, seed=s, workers=1,
-                     evaluate="incomplete" if s == 0 else False, noise_method="polya")
+                     aux_epsilon_fraction=0.1, evaluate="incomplete" if s == 0 else False,
+                     noise_method="polya")
             for s in range(150)]
     u_true = runs[0].evaluation["u_incomplete"]
     at_truth = release_fields(kern, u=u_true, aux=[100.0], n=300, m=600, eps=4.0,

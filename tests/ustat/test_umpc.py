@@ -234,7 +234,11 @@ def test_auc_counts_are_private_and_masked():
     S = np.column_stack([g.random(n), g.integers(2, (n,))])
     s = Session(n, seed=3, record_views=True)
     res = run_umpc(S, "auc", epsilon=1.0, edges="all", session=s, threat_model="hf")
-    assert res.aux["names"] == ["n_pos"] and res.aux["epsilon"] == pytest.approx(0.1)
+    from ustat import kernels
+    from ustat.umpc.release import choose_aux_fraction
+    share = choose_aux_fraction(kernels.get("auc"), n, 780, 39)     # all 780 pairs, degree 39
+    assert res.aux_epsilon_fraction == share
+    assert res.aux["names"] == ["n_pos"] and res.aux["epsilon"] == pytest.approx(share)
     agg = s.net.role("aggregator")
     got = [r.payload for r in s.net.view(agg) if r.phase == "aggregation"]
     labels_sent = np.array([int(p[1]) for p in got])

@@ -22,11 +22,13 @@ def test_polya_is_unchanged():
                  noise_method="polya")
     assert r.u_hat == 0.024692484537760417
     assert (r.online_bits, r.offline_bits, r.rounds) == (3888000, 16656000, 5)
+    assert r.noise_method == "polya" and r.delta == 0.0
     r = run_umpc(_auc_records(X), "auc", epsilon=1.0, seed=11, threat_model="hf", workers=1,
-                 noise_method="polya")
+                 noise_method="polya", aux_epsilon_fraction=0.1)
     assert r.u_hat == 0.2218793741861979 and r.aux["noisy_sums"] == [120.495849609375]
     assert (r.online_bits, r.offline_bits, r.rounds) == (3146720, 8544000, 7)
-    assert r.noise_method == "polya" and r.delta == 0.0
+    # two noisy sums, each from its own committee: delta = 2 x its failure probability
+    assert r.noise_method == "polya" and r.delta == 2 * r.noise_guarantee["fail_probability"]
 
 
 @pytest.mark.parametrize("tm", ["dis", "hf"])
@@ -36,7 +38,8 @@ def test_default_is_the_central_law_with_its_guarantee(tm):
                  evaluate="incomplete")
     g = r.noise_guarantee
     assert r.noise_method == g["method"] == "mpc" and g["variance_ratio"] == 1.0
-    assert g["epsilon"] == pytest.approx(1.0) and 0 < r.delta == g["delta"] <= 2 * MAX_DELTA
+    assert g["epsilon"] == pytest.approx(1.0) and 0 < g["sampler_delta"] <= 2 * MAX_DELTA
+    assert r.delta == g["delta"] == g["sampler_delta"] + (g["fail_probability"] if tm == "hf" else 0)
     assert g["max_colluders"] == g["contributors"] - 1
     # hf: the smallest committee with an honest member but for 2^-40 (hypergeometric, n = 300)
     assert g["contributors"] == (300 if tm == "dis" else 37) and "inside MPC" in g["coalition"]
@@ -55,6 +58,7 @@ def test_methods_and_fallbacks():
     assert run_umpc(X, "gini", epsilon=1.0, seed=1, max_colluders=10).noise_method == "polya"
     r = run_umpc(X, "gini", epsilon=40.0, seed=1)         # too large for 64 coin bits
     assert r.noise_method == "polya" and any("Polya shares were used" in n for n in r.notes)
+    assert run_umpc(X, "gini", epsilon=12.0, seed=1).noise_method == "mpc"    # still served
     with pytest.raises(ValueError, match="coin bits"):
         run_umpc(X, "gini", epsilon=40.0, seed=1, noise_method="mpc")
     assert run_umpc(X, "gini", epsilon=math.inf, seed=1).noise_method == ""
@@ -92,7 +96,7 @@ def test_cli_noise_method(capsys):
     assert res["params"]["noise_method"] == "polya"
     assert main(["estimate", "kendall", "--n", "60", "--seed", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "sampled inside MPC), delta" in out
+    assert "epsilon 1, delta 3." in out and "sampled inside MPC)" in out
     assert "with all but one contributor colluding: epsilon 1" in out
     assert main(["estimate", "kendall", "--n", "60", "--protocol", "bell-2pc",
                  "--noise-method", "mpc", "--no-progress"]) == 2
@@ -101,3 +105,20 @@ def test_cli_noise_method(capsys):
                  "--no-progress", "--json"]) == 0
     ecdf = json.loads(capsys.readouterr().out)
     assert "mpc" in json.dumps(ecdf) and '"delta"' in json.dumps(ecdf)
+
+
+def test_budget_charges_the_sampler_delta(tmp_path, capsys):
+    """The budget reserves the planned bound (2^-40 per noise) and records what the run spent."""
+    import json
+
+    from ustat.cli import main
+
+    f = tmp_path / "d.csv"
+    f.write_text("x\n" + "".join(f"{i}\n" for i in range(30)))
+    budget = tmp_path / "budget.json"
+    argv = ["estimate", "gini", "--csv", str(f), "--bounds", "0:30", "--budget-file", str(budget),
+            "--budget-total", "2", "--threat-model", "hf", "--json", "--no-progress"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["noise_method"] == "mpc" and res["delta"] == res["budget"]["this_run_delta"] > 0
+    assert res["delta"] <= MAX_DELTA + res["collusion"]["fail_probability"] * (1 + 1e-12)

@@ -20,7 +20,8 @@ family:
 Layer: imports ``ustat.kernels``, ``ustat.umpc``, ``noise``, ``mpc`` only.
 """
 
-from .registry import PROTOCOLS, ProtocolInfo, register, run_protocol
+from .registry import PROTOCOLS, ProtocolInfo, planned_delta, register, run_protocol
 from .result import ProtocolResult
 
-__all__ = ["PROTOCOLS", "ProtocolInfo", "ProtocolResult", "register", "run_protocol"]
+__all__ = ["PROTOCOLS", "ProtocolInfo", "ProtocolResult", "planned_delta", "register",
+           "run_protocol"]

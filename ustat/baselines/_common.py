@@ -320,11 +320,18 @@ def open_session(n: int, session, seed, *, label: str, roles=(), bits: int = 40,
 
 
 def broadcast_seed(session, bits: int = 128):
-    """The aggregator sends every party a public seed (offline: data independent, counted)."""
+    """The aggregator sends every party a public seed (offline: data independent, counted).
+
+    The seed's ``bits`` (a multiple of 8) come from an agreed stream
+    (:meth:`mpc.session.Session.agreed`), the same in every process of a run.
+    """
     net = session.net
     n = net.n_parties
+    if bits % 8:
+        raise ValueError(f"bits must be a multiple of 8, got {bits}")
+    seed = session.agreed(session.rng.derive("public-seed")).bytes_array(bits // 8)
     with net.phase("public-coins", offline=True):
-        net.send(np.full(n, net.role("aggregator")), net.parties, np.zeros(n, dtype=np.uint8), bits)
+        net.send(np.full(n, net.role("aggregator")), net.parties, np.tile(seed, (n, 1)), 8)
 
 
 def index_bits(k: int) -> int:

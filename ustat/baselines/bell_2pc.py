@@ -1,6 +1,6 @@
 """Bell, Bellet, Gascon, Kulkarni (AISTATS 2020), Section 5: U-statistics by 2PC between pairs of users.
 
-Protocol ``bell-2pc``, on the simulated network (kernels: kendall, gini,
+Protocol ``bell-2pc``, in one process or several (kernels: kendall, gini,
 auc, duplicate, renyi2, rand; :mod:`.bell_2pc_circuits`):
 
 1. *Pairs* (offline, public coins: the aggregator sends every user a
@@ -39,6 +39,14 @@ seed per user offline. ``engine="plain"`` evaluates the *same circuit* on the
 same coins in the clear instead of by 2PC (as the paper's experiments did):
 identical output, nothing of the 2PC sent or counted; for Monte-Carlo error
 studies only.
+
+Processes (:mod:`mpc.runtime`; pass a ``session`` made with a runtime): the
+same program in every process; each reads only the records of the users it
+holds (the others' rows may be zeros), pairs come from an agreed stream,
+every garbler's process garbles, every evaluator's evaluates, and the
+release is the aggregator's (the other processes' ``estimate`` means
+nothing). Categorical columns then need public ``levels`` (ValueError
+otherwise), and ``engine="plain"`` is refused (it reads every record).
 
 Threat model: semi-honest users and aggregator; no dealer (the correlated
 randomness comes from OT between the pair's members); the aggregator may
@@ -206,28 +214,23 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
                  aux_epsilon_fraction: float = 0.1, seed=None, session=None, evaluate=False):
     """Run Bell et al.'s 2PC protocol; returns a :class:`ProtocolResult` (module docstring)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "bell-2pc", epsilon, bins, levels)
-    kern, eps, X, n, grid, notes = pre.kern, pre.epsilon, pre.X, pre.n, pre.grid, pre.notes
-    spec = kernel_spec(kern, grid)
-    P = check_pairs(pairs, n)
-    R = check_noise_bits(noise_bits)
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if P == "all" and not (isinstance(delta, numbers.Real) and 0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
-    from .ghazi import split_budget
-    eps_aux = 0.0
-    if kern.aux is not None:
-        eps_aux, _ = split_budget(eps, kern, aux_epsilon_fraction)
-    eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
-    priv = privacy_plan(eps_pairs, P, n, delta, spec, R)
+    pre, spec, P, R, eps_aux, priv = _plan(records, kernel, epsilon, bins, pairs, delta,
+                                           noise_bits, levels, aux_epsilon_fraction)
+    kern, eps, X, n, grid, notes = pre.kern, pre.epsilon, pre.X, pre.n, pre.grid, pre.notes
     plan = priv["noise"]
     table = plan["table"] if plan else None
 
+    if session is not None and not session.single_process:
+        _check_public_levels(kern, levels)
     session, run_rng = C.open_session(n, session, seed, label="bell-2pc-run")
     net = session.net
+    if engine == "plain" and not session.single_process:
+        raise ValueError("engine='plain' evaluates every pair in the clear in one process; a "
+                         "run of several processes needs engine='gc'")
     C.broadcast_seed(session)
-    g, e = make_pairs(n, P, run_rng.derive("public-pairing"))
+    g, e = make_pairs(n, P, session.agreed(run_rng.derive("public-pairing")))
     cells = grid.cells(X)
     rec = pack_records(cells, spec.col_bits)
     circuit = pair_circuit(spec, table, R)
@@ -271,16 +274,52 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
                         evaluation=ev, notes=notes)
 
 
+def _check_public_levels(kern, levels) -> None:
+    """In a run of several processes the circuit must not depend on records held elsewhere."""
+    declared = kern.extra.get("levels", {})
+    missing = [c for c in sorted(kern.categorical) if c not in declared and not (
+        isinstance(levels, numbers.Integral) or isinstance(levels, dict) and c in levels)]
+    if missing:
+        raise ValueError(f"categorical column(s) {missing} of kernel {kern.name!r} need their "
+                         "number of levels (levels=) in a run of several processes: every "
+                         "process must build the same circuit without reading others' records")
+
+
+def _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels, aux_fraction):
+    """The run's public planning: grid, kernel spec, pairs, noise bits, budget split, privacy."""
+    pre = C.prepare_degree2(records, kernel, "bell-2pc", epsilon, bins, levels)
+    spec = kernel_spec(pre.kern, pre.grid)
+    P = check_pairs(pairs, pre.n)
+    R = check_noise_bits(noise_bits)
+    if P == "all" and not (isinstance(delta, numbers.Real) and 0 < delta < 1):
+        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
+    from .ghazi import split_budget
+    eps, eps_aux = pre.epsilon, 0.0
+    if pre.kern.aux is not None:
+        eps_aux, _ = split_budget(eps, pre.kern, aux_fraction)
+    eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
+    return pre, spec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, delta, spec, R)
+
+
+def planned_delta(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta: float = 1e-8,
+                  noise_bits: int = DEFAULT_NOISE_BITS, levels=None,
+                  aux_epsilon_fraction: float = 0.1, **_) -> float:
+    """The delta :func:`run_bell_2pc` will report with these arguments, before running it."""
+    return _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels,
+                 aux_epsilon_fraction)[-1]["delta_total"]
+
+
 def _aux_sums(net, X, kern, eps_aux, run_rng) -> list:
-    """A kernel's auxiliary sums (AUC: positive count) by binary RR, one bit per user, 1 round."""
+    """A kernel's auxiliary sums (AUC: positive count) by binary RR, one bit per user, 1 round;
+    the aggregator estimates them from the reports it received."""
     if kern.aux is None:
         return []
-    from .ghazi import ldp_aux_sums
+    from .ghazi import aux_estimate, ldp_aux_sums
 
-    sums, rep = ldp_aux_sums(X, kern, eps_aux, run_rng.derive("aux-randomizers"))
+    _, rep = ldp_aux_sums(X, kern, eps_aux, run_rng.derive("aux-randomizers"))
     with net.phase("bell-2pc-aux"), net.round():
         net.send(net.parties, net.role("aggregator"), rep, 1)
-    return list(sums)
+    return list(aux_estimate(rep, eps_aux))
 
 
 def _evaluation(pre, g, e, P, plan, spec) -> dict:

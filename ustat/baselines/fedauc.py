@@ -338,3 +338,11 @@ def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "lapl
                         epsilon=eps, delta=params["delta"], n=M, params=params,
                         dp_model="label-local", trust=TRUST_LAP, t_start=t_start, theory=theory,
                         evaluation=ev, notes=notes)
+
+
+def planned_delta(records, kernel="auc", *, epsilon=1.0, mechanism: str = "laplace",
+                  delta: float = 1e-6, **_) -> float:
+    """The delta :func:`run_fedauc_lap` will report: ``delta`` for the Gaussian mechanism at a
+    finite epsilon, else 0 (discrete Laplace is pure DP)."""
+    gaussian = mechanism == "gaussian" and math.isfinite(float(epsilon))
+    return float(check_delta(delta)) if gaussian else 0.0

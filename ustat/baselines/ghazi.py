@@ -133,20 +133,30 @@ def public_factorization(session, run_rng, A, eps_vector, dim, sparsity, kind, n
     return fac, d_paper
 
 
-def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
-    """The factorization the run uses (see :mod:`ustat.baselines.factor`) and the paper's d."""
-    T = A.shape[0]
+def factor_dimension(T: int, n: int, eps_vector, dim, kind: str) -> tuple:
+    """(d the run uses, the paper's d): the JL dimension, or T for the exact factorization
+    (asked for, or when the JL dimension would not compress). Public parameters only."""
     d_paper = F.paper_dimension(T, n, eps_vector)
     if kind not in ("jl", "exact"):
         raise ValueError(f"factorization must be 'jl' or 'exact', got {kind!r}")
     if kind == "exact":
-        return F.exact_factorization(A), d_paper
+        return T, d_paper
     d = d_paper if dim is None else C.check_int(dim, "dim")
-    if d >= T:
-        notes.append(f"JL dimension d = {d} >= T = {T} would not compress: the exact "
+    return (T if d >= T else int(d)), d_paper
+
+
+def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
+    """The factorization the run uses (see :mod:`ustat.baselines.factor`) and the paper's d."""
+    T = A.shape[0]
+    d, d_paper = factor_dimension(T, n, eps_vector, dim, kind)
+    if kind == "exact":
+        return F.exact_factorization(A), d_paper
+    if d == T:
+        asked = d_paper if dim is None else dim
+        notes.append(f"JL dimension d = {asked} >= T = {T} would not compress: the exact "
                      f"factorization L = I, R = A (d = T) is used")
         return F.exact_factorization(A), d_paper
-    return F.jl_factorization(A, int(d), C.check_int(sparsity, "sparsity"), coins), d_paper
+    return F.jl_factorization(A, d, C.check_int(sparsity, "sparsity"), coins), d_paper
 
 
 def conditional_variance(hist, fac: F.Factorization, c_left, c_right, kappa) -> float:
@@ -185,12 +195,19 @@ def ldp_aux_sums(X, kern, epsilon, rng):
     a = vals.shape[1]
     bit = (rng.random(vals.shape) < vals).astype(np.int64)
     if not math.isfinite(epsilon):
-        return bit.sum(axis=0).astype(float), bit
-    e = epsilon / a
-    rep = C.k_rr(bit.ravel(), 2, e, rng).reshape(bit.shape)
-    keep = math.exp(e) / (math.exp(e) + 1)
-    est = (rep.sum(axis=0) - X.shape[0] * (1 - keep)) / (2 * keep - 1)
-    return est, rep
+        return aux_estimate(bit, epsilon), bit
+    rep = C.k_rr(bit.ravel(), 2, epsilon / a, rng).reshape(bit.shape)
+    return aux_estimate(rep, epsilon), rep
+
+
+def aux_estimate(rep, epsilon) -> np.ndarray:
+    """The aggregator's unbiased estimates of the aux sums from the reports ``(n, a)``
+    (:func:`ldp_aux_sums`; epsilon infinite: the bits themselves)."""
+    if not math.isfinite(epsilon):
+        return rep.sum(axis=0).astype(float)
+    keep = math.exp(epsilon / rep.shape[1])
+    keep = keep / (keep + 1)
+    return (rep.sum(axis=0) - rep.shape[0] * (1 - keep)) / (2 * keep - 1)
 
 
 def split_budget(eps: float, kern, aux_fraction: float) -> tuple[float, float]:

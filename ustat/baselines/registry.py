@@ -36,6 +36,9 @@ class ProtocolInfo:
     kernels: str            # "any" (every degree), "degree-2", or "auc"
     uses_bins: bool
     paper: str
+    #: ``planned_delta(records, kernel, *, epsilon, **params) -> float``: the delta the run will
+    #: report, from its public planning, before it runs (None: pure epsilon-DP, delta 0)
+    planned_delta: Callable | None = None
 
 
 PROTOCOLS: dict[str, ProtocolInfo] = {}
@@ -82,6 +85,25 @@ def run_protocol(name, records, kernel, *, epsilon=1.0, bins=None, seed=None, se
     return res
 
 
+def planned_delta(name, records, kernel, *, epsilon=1.0, bins=None, **params) -> float:
+    """The delta protocol ``name`` will spend on ``records`` with these arguments (what its
+    :class:`ProtocolResult` will report), computed before running it: a budget is charged
+    before a release is computed."""
+    info = get(name)
+    if info.planned_delta is None:
+        return 0.0
+    kwargs = dict(params)
+    if info.uses_bins:
+        kwargs["bins"] = DEFAULT_BINS if bins is None else bins
+    return float(info.planned_delta(records, kernel, epsilon=epsilon, **kwargs))
+
+
+def _umpc_delta(records, kernel, *, epsilon=1.0, **params) -> float:
+    from ..umpc.privacy import delta_spent
+
+    return delta_spent(kernel, len(records), epsilon, **params)
+
+
 # -- U-MPC through the same interface -------------------------------------------------------
 UMPC_TRUST = {
     "dis": ("central DP without a trusted curator (MPC): records are secret-shared inside "
@@ -119,9 +141,11 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
             "max_degree": r.max_degree}
     theory = {"sensitivity": r.sensitivity, "noise_scale": r.noise_scale,
               "dp_variance": 2 * r.noise_scale ** 2 if math.isfinite(r.epsilon) else 0.0}
+    delta = _umpc_delta(records, kern, epsilon=epsilon, threat_model=r.threat_model,
+                        **{k: params[k] for k in ("committee_size", "fail", "f_h") if k in params})
     return ProtocolResult(
         protocol="umpc", kernel=r.kernel, statistic=r.statistic, estimate=r.estimate,
-        u_hat=r.u_hat, epsilon=r.epsilon, delta=0.0, n=r.n, params=used, dp_model="central",
+        u_hat=r.u_hat, epsilon=r.epsilon, delta=delta, n=r.n, params=used, dp_model="central",
         trust=UMPC_TRUST.get(r.threat_model, UMPC_TRUST["dis"]), online_bits=r.online_bits,
         offline_bits=r.offline_bits, rounds=r.rounds, max_party_bits=r.max_party_bits,
         mean_party_bits=r.mean_party_bits, seconds=time.perf_counter() - t_start,
@@ -137,7 +161,8 @@ def _builtin():
                      "U-MPC (Sinh-Ramon Protocol 3.1): MPC over a sampled hypergraph of edges, "
                      "distributed discrete Laplace noise, central DP; any degree",
                      "central", UMPC_TRUST["dis"], "any", False,
-                     "Sinh & Ramon, Federated U-statistics of higher degree, Protocol 3.1"),
+                     "Sinh & Ramon, Federated U-statistics of higher degree, Protocol 3.1",
+                     _umpc_delta),
         ProtocolInfo("bell-ldp", bell_ldp.run_bell_ldp,
                      "Bell et al. Algorithm 1: t bins per column, T-ary randomized response, "
                      "unbiased estimate from the noisy histogram; any degree-2 kernel",
@@ -157,7 +182,8 @@ def _builtin():
                      "GhaziSM: Ghazi et al.'s factorization with the vector sums computed in the "
                      "multi-message shuffle model (Balle et al. 2020), central DP",
                      "shuffle", ghazi_shuffle.TRUST, "degree-2", True,
-                     "Ghazi et al.; Balle, Bell, Gascon, Nissim CCS 2020; Sinh-Ramon Sect. 5"),
+                     "Ghazi et al.; Balle, Bell, Gascon, Nissim CCS 2020; Sinh-Ramon Sect. 5",
+                     ghazi_shuffle.planned_delta),
         ProtocolInfo("fedauc-rr", fedauc.run_fedauc_rr,
                      "FedAUC_RR (Sun et al. Algorithms 1-3): labels flipped by randomized "
                      "response, AUC from ranks, debiased; scores public, label-DP",
@@ -167,13 +193,15 @@ def _builtin():
                      "FedAUC_Lap (Sun et al. Algorithm 4, Section 5.3): discrete Laplace or "
                      "Gaussian noise on the label statistics, adaptive budget allocation",
                      "label-local", fedauc.TRUST_LAP, "auc", False,
-                     "Sun et al., label-DP AUC in vertical FL, Algorithm 4 and Section 5.3"),
+                     "Sun et al., label-DP AUC in vertical FL, Algorithm 4 and Section 5.3",
+                     fedauc.planned_delta),
         ProtocolInfo("bell-2pc", bell_2pc.run_bell_2pc,
                      "Bell et al. Section 5 / Theorem 5: P pairs per user (or all pairs), each "
                      "pair computes f(x_i, x_j) + eta by Yao garbled circuits with the noise drawn "
                      "in the circuit; kendall, gini, auc, duplicate, renyi2, rand",
                      "2pc-cdp", bell_2pc.TRUST, "degree-2", True,
-                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 5, Theorem 5"),
+                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 5, Theorem 5",
+                     bell_2pc.planned_delta),
     ]
     for info in rows:
         register(info)

@@ -32,7 +32,8 @@ from mpc import memory
 
 from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
                        print_protocols)
-from .common import UsageError, error_text
+from .budget import Charge
+from .common import UsageError, check_csv_flags, error_text, warn
 from .estimate import cmd_estimate
 from .records import CLEAR_CHECKS
 
@@ -72,9 +73,10 @@ def main(argv=None) -> int:
             ap.print_help()
             return 0
         run, show = _COMMANDS[args.command]
+        check_csv_flags(args)
         if memory.wanted():
             memory.retain_freed_memory()    # reuse freed pages: faster, same results
-        res = run(args)
+        res = _charged_run(run, args)
         if args.json:
             print(json.dumps(res, default=_json_default))
         else:
@@ -86,24 +88,67 @@ def main(argv=None) -> int:
             return _broken_pipe()
         print(f"ustat: error: {error_text(exc)}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("ustat: error: not enough memory for this run; use fewer records (--n), edges "
+              "(--edges) or thresholds (--thresholds), or more --workers chunks", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("ustat: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("ustat: terminated", file=sys.stderr)
+        return 143
+
+
+def _charged_run(run, args) -> dict:
+    """run(args) with its --budget-file reservation confirmed on success and given back when it
+    fails or is interrupted (the command reserves through ``args.charge``)."""
+    charge = args.charge = Charge(args)
+    try:
+        res = run(args)
+    except BaseException:
+        try:
+            charge.settle(ok=False)
+        except (ValueError, OSError) as exc:        # the original error matters more
+            warn(f"the budget reservation could not be given back: {exc}")
+        raise
+    charge.settle(ok=True)
+    summary = charge.summary()
+    if summary is not None:
+        res["budget"] = summary
+    return res
+
+
+class Terminated(BaseException):
+    """SIGTERM in the ``ustat`` command: stop like Ctrl-C (reservations given back), status 143."""
 
 
 def entry() -> int:
     """The ``ustat`` command (and ``python -m ustat``): :func:`main`, then a quiet exit on a
     Ctrl-C that arrives while the interpreter shuts down.
 
-    After the result is printed, the interpreter still joins the worker
-    pool's threads (workers finish the chunk they hold); a Ctrl-C then would
-    end in a ``KeyboardInterrupt`` traceback from ``threading``, or kill the
-    process by the signal. From here on it exits at once with 130, as one
-    during the run does. Only the command installs this handler: :func:`main`
-    called from a program leaves the caller's signal handling alone.
+    SIGTERM (``kill``) during the run stops it like Ctrl-C: the budget
+    reservation is given back and the status is 143. After the result is
+    printed, the interpreter still joins the worker pool's threads (workers
+    finish the chunk they hold); a Ctrl-C then would end in a
+    ``KeyboardInterrupt`` traceback from ``threading``, or kill the process by
+    the signal. From here on it exits at once with 130, as one during the run
+    does. Only the command installs these handlers: :func:`main` called from
+    a program leaves the caller's signal handling alone.
     """
+    pid = os.getpid()
+
+    def terminate(signum, frame):
+        if os.getpid() != pid:              # a forked worker: die as it would by default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated()
+
+    signal.signal(signal.SIGTERM, terminate)
     code = main()
     signal.signal(signal.SIGINT, _exit_interrupted)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return code
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 
-__all__ = ["UsageError", "warn", "float_arg", "split_list", "error_text", "strip_warning",
-           "with_flag_names", "cli_words", "API_FLAGS"]
+__all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list",
+           "error_text", "strip_warning", "with_flag_names", "cli_words", "API_FLAGS",
+           "EPSILON_RANGE",
+           "check_epsilon_option", "check_memory", "check_csv_flags", "installed",
+           "require_extra"]
 
 
 class UsageError(Exception):
@@ -25,11 +30,122 @@ def warn(msg: str):
     print(f"ustat: warning: {strip_warning(msg)}", file=sys.stderr)
 
 
+def progress(args, msg: str):
+    """One line of progress on stderr (``ustat: ...``), unless ``--no-progress``."""
+    if not getattr(args, "no_progress", False):
+        print(f"ustat: {msg}", file=sys.stderr, flush=True)
+
+
 def float_arg(text: str) -> float:
     try:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def int_arg(text: str) -> int:
+    """An integer option: ``1000``, or a number written with an exponent that is an integer
+    (``1e6``); ``1.5`` or ``abc`` is refused naming the value."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not (math.isfinite(v) and v == int(v)):
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return int(v)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error convention: a mistake is one line (``ustat: error: ...``,
+    exit status 2, raised as :class:`UsageError`) pointing at ``--help``, not a usage block."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+#: Epsilons the commands accept: below, the noise swamps any 64-bit encoding and the exact
+#: samplers' rational scales; above, the noise is below their resolution (use ``inf``).
+EPSILON_RANGE = (1e-6, 1e8)
+
+
+def check_epsilon_option(eps: float) -> float:
+    """``--epsilon`` > 0 within :data:`EPSILON_RANGE`, or inf (no noise, with a warning)."""
+    lo, hi = EPSILON_RANGE
+    if math.isnan(eps) or eps <= 0:
+        raise UsageError(f"--epsilon must be > 0 (or inf), got {eps}")
+    if math.isinf(eps):
+        return eps
+    if eps < lo:
+        raise UsageError(f"--epsilon {eps:g} is below {lo:g}: its noise would not fit a 64-bit "
+                         f"encoding or the exact samplers; use --epsilon {lo:g} or more")
+    if eps > hi:
+        raise UsageError(f"--epsilon {eps:g} is above {hi:g}: its noise would be below the exact "
+                         f"samplers' resolution; use --epsilon {hi:g} or less, or --epsilon inf "
+                         f"for no noise (not private)")
+    return eps
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (an optional extra), without importing it."""
+    import importlib.util
+
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_extra(flag: str, modules, extra: str) -> None:
+    """UsageError naming the extra to install when ``flag`` needs a module that is missing."""
+    missing = [m for m in modules if not installed(m)]
+    if missing:
+        raise UsageError(f"{flag} needs {', '.join(missing)}, which is not installed: pip install "
+                         f"'ustat-mpc[{extra}]' (or run without {flag})")
+
+
+#: (flag, attribute, value when not given) of options that only describe a --csv file.
+CSV_FLAGS = (("--sep", "sep", None), ("--no-header", "no_header", False),
+             ("--encoding", "encoding", None))
+
+
+def check_csv_flags(args) -> None:
+    """File-format options without ``--csv`` would be ignored: refused; then the encoding's
+    default (UTF-8) is filled in."""
+    if not hasattr(args, "csv"):
+        return
+    if args.csv is None:
+        given = [flag for flag, key, unset in CSV_FLAGS if getattr(args, key, unset) != unset]
+        if given:
+            raise UsageError(f"{' and '.join(given)} describe{'s' if len(given) == 1 else ''} "
+                             f"the --csv file, which is not given (the synthetic default has no "
+                             f"file)")
+    if getattr(args, "encoding", "") is None:
+        args.encoding = "utf-8"
+
+
+def check_memory(n: int, bytes_per_record: int, flag: str = "--n"):
+    """Refuse a size whose records alone exceed this machine's memory, before allocating."""
+    need = int(n) * int(bytes_per_record)
+    try:
+        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):       # pragma: no cover - non-POSIX
+        return
+    if need > have:
+        raise UsageError(f"{flag} {n} needs at least {_bytes(need)} of memory for the records "
+                         f"alone, and this machine has {_bytes(have)}: use a smaller {flag}")
+
+
+def _bytes(b: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
 
 
 def split_list(text: str | None) -> list | None:

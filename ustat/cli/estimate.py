@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 
-from .common import UsageError, warn, with_flag_names
+from .budget import check_options
+from .common import (UsageError, check_epsilon_option, progress, require_extra, warn,
+                     with_flag_names)
 from .records import load_records
 
-__all__ = ["cmd_estimate", "edges_option", "umpc_kwargs", "budget"]
+__all__ = ["cmd_estimate", "edges_option", "umpc_kwargs"]
 
 #: (flag, run_umpc keyword): passed only when given on the command line.
 UMPC_OPTIONS = (
@@ -64,6 +65,8 @@ def _check_values(args):
         raise UsageError(f"--confidence must be in (0, 1), e.g. 0.95, got {c}")
     if args.pool is not None and args.workers == 1:
         raise UsageError("--pool applies with --workers > 1")
+    if args.scheduler is not None:
+        require_extra("--scheduler", ("dask", "distributed"), "dask")
     p = getattr(args, "processes", None)
     if p is not None:
         if p < 1:
@@ -92,44 +95,10 @@ def umpc_kwargs(args) -> dict:
     return out
 
 
-def budget(args, meta, kern):
-    """Reserve this run's epsilon in --budget-file: (file, reservation), (None, None) without it."""
-    if not args.budget_file:
-        if args.budget_total is not None:
-            raise UsageError("--budget-total needs --budget-file")
-        return None, None
-    from noise.budget_file import BudgetFile
-
-    if args.csv is None:
-        raise UsageError("--budget-file needs --csv (a budget belongs to a data set)")
-    if math.isinf(args.epsilon):
-        raise UsageError("--epsilon inf is not private and cannot be charged to --budget-file")
-    bf = BudgetFile(args.budget_file)
-    key = f"sha256:{meta['sha256']}"
-    desc = {"path": os.path.abspath(args.csv), "sha256": meta["sha256"], "rows": meta["rows"]}
-    details = {"kernel": kern.name, "columns": meta["columns"], "path": os.path.abspath(args.csv),
-               "protocol": args.protocol}
-    return bf, bf.reserve(key, args.epsilon, total=args.budget_total, label=kern.name,
-                          details=details, description=desc)
-
-
-def _charged(args, meta, kern, run):
-    """run() with this run's epsilon reserved in --budget-file, released if the run fails."""
-    bf, reservation = budget(args, meta, kern)
-    try:
-        res = run()
-    except BaseException:
-        if reservation is not None:
-            bf.cancel(reservation)          # nothing was released
-        raise
-    if reservation is not None:
-        bf.confirm(reservation)
-    return res, reservation
-
-
-#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them).
+#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them;
+#: aux_epsilon_fraction None: chosen by run_umpc from public parameters).
 UMPC_DEFAULTS = {"edges": "2n", "sampler": "balanced", "threat_model": "dis",
-                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": 0.1}
+                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": None}
 
 
 def _umpc_defaults(args):
@@ -174,6 +143,36 @@ def _run_umpc(args, kern, X, raw, meta, notes):
         progress=not args.no_progress, **kwargs), flags)
 
 
+def _check_kernel_flags(args, kern):
+    """Options that this kernel would ignore are refused (never silently dropped)."""
+    if args.aux_epsilon_fraction is not None and kern.aux is None:
+        owners = ", ".join(k for k in _aux_kernels())
+        raise UsageError(f"--aux-epsilon-fraction applies to kernels with class counts "
+                         f"({owners}), not {kern.name!r}")
+
+
+def _aux_kernels() -> list:
+    from .. import kernels
+
+    return [name for name in kernels.names() if kernels.get(name).aux is not None]
+
+
+def _planned_delta(args, info, kern, X) -> float:
+    """The delta this run will spend, from its public parameters (charged before it runs)."""
+    if info is None:
+        from ..umpc.privacy import delta_spent
+
+        return delta_spent(kern, X.shape[0], args.epsilon, threat_model=args.threat_model,
+                           committee_size=args.committee_size, fail=args.fail,
+                           f_h=args.honest_fraction, noise_method=args.noise_method,
+                           backend=args.backend or "dealer",
+                           max_colluders=None if args.max_colluders == "half" else
+                           args.max_colluders)
+    from . import protocols
+
+    return protocols.planned_delta(args, info, kern, X)
+
+
 def cmd_estimate(args) -> dict:
     from .. import kernels
     from . import output, protocols
@@ -182,9 +181,10 @@ def cmd_estimate(args) -> dict:
         kern = kernels.get(args.kernel)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    if math.isnan(args.epsilon) or args.epsilon <= 0:
-        raise UsageError(f"--epsilon must be > 0 (or inf), got {args.epsilon}")
+    check_epsilon_option(args.epsilon)
+    check_options(args)
     info = protocols.check(args, kern)
+    _check_kernel_flags(args, kern)
     if info is None:
         _umpc_defaults(args)
     X, warnings, meta, raw = load_records(args, kern)
@@ -193,6 +193,7 @@ def cmd_estimate(args) -> dict:
         run = _run_umpc(args, kern, X, raw, meta, notes)
     else:
         run = protocols.runner(args, info, kern, X)
+    delta = _planned_delta(args, info, kern, X)
     for w in warnings:
         warn(w)
     if math.isinf(args.epsilon):
@@ -200,11 +201,28 @@ def cmd_estimate(args) -> dict:
              "(evaluation only)")
     if args.seed is not None:
         warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
-    res, reservation = _charged(args, meta, kern, run)
+    if meta.get("columns"):
+        args.charge.reserve(meta["columns"], epsilon=args.epsilon, delta=delta, label=kern.name,
+                            details={"kernel": kern.name, "protocol": args.protocol})
     if info is not None:
-        out = protocols.output(args, kern, res, meta, warnings + notes, reservation)
+        progress(args, f"{info.name}: {X.shape[0]} parties, epsilon {args.epsilon:g}"
+                       + (f", delta {delta:.3g}" if delta else ""))
+    res = run()
+    if info is not None:
+        _check_delta(res.delta, delta)
+        out = protocols.output(args, kern, res, meta, warnings + notes)
     else:
-        out = output.estimate_output(args, kern, res, X, meta, warnings + notes, reservation)
+        _check_delta(getattr(res, "delta", 0.0), delta)
+        out = output.estimate_output(args, kern, res, X, meta, warnings + notes,
+                                     getattr(res, "delta", delta))
+    args.charge.actual_delta = out["delta"]
     for w in out.get("warnings", []):
         warn(w)
     return out
+
+
+def _check_delta(actual: float, planned: float):
+    """A release never spends more delta than was charged before it ran (a bug otherwise)."""
+    if actual > planned * (1 + 1e-9):
+        raise RuntimeError(f"the run reports delta {actual:.6g} but {planned:.6g} was planned "
+                           f"and charged; this is a bug in the protocol's planned_delta")

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 
+from .budget import print_budget
 from .common import cli_words, strip_warning
 
-__all__ = ["public_meta", "estimate_output", "print_estimate", "epsilon_text", "fmt", "size_text", "traffic_text"]
+__all__ = ["public_meta", "estimate_output", "print_estimate", "epsilon_text", "fmt", "size_text",
+           "traffic_text", "delta_text"]
 
 NEW_FIELDS = ("estimate_raw", "noise_std", "confidence", "ci", "ci_method", "precision")
 
@@ -68,18 +70,17 @@ def _evaluation(kern, res, X) -> dict:
     return ev
 
 
-def estimate_output(args, kern, res, X, meta, notes, reservation) -> dict:
+def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict:
     out = {
         "protocol": "umpc", "kernel": res.kernel, "statistic": res.statistic,
         "estimate": res.estimate, "epsilon": res.epsilon if math.isfinite(res.epsilon) else "inf",
         "n": res.n, "degree": res.degree, "edges": res.edges, "sampler": res.sampler,
         "max_degree": res.max_degree, "threat_model": res.threat_model,
         "noise_method": getattr(res, "noise_method", "") or None,
-        "delta": getattr(res, "delta", 0.0),
         "backend": getattr(res, "backend", "dealer"), "trust": _trust(res),
         "backend_trust": getattr(res, "backend_trust", ""),
         "workers": getattr(res, "workers", None), "scheduler": getattr(res, "scheduler", None),
-        "noise_scale": res.noise_scale, "u_hat": res.u_hat,
+        "delta": delta, "noise_scale": res.noise_scale, "u_hat": res.u_hat,
         "online_bits": res.online_bits, "offline_bits": res.offline_bits, "rounds": res.rounds,
         "max_party_bits": res.max_party_bits, "mean_party_bits": res.mean_party_bits,
         "seconds": res.seconds, "stage_seconds": getattr(res, "stage_seconds", {}),
@@ -120,8 +121,6 @@ def estimate_output(args, kern, res, X, meta, notes, reservation) -> dict:
         out["aux_epsilon"] = res.aux["epsilon"]
     if res.evaluation is not None:
         out["evaluation"] = _evaluation(kern, res, X)
-    if reservation is not None:
-        out["budget"] = budget_dict(args, reservation)
     return out
 
 
@@ -138,7 +137,8 @@ def wire_summary(res) -> dict:
 def _params(args, res) -> dict:
     """The U-MPC parameters of this run: resolved ones and every option the user gave."""
     out = {"edges": res.edges, "sampler": res.sampler, "threat_model": res.threat_model,
-           "aux_epsilon_fraction": args.aux_epsilon_fraction,
+           "aux_epsilon_fraction": getattr(res, "aux_epsilon_fraction", None)
+           if args.aux_epsilon_fraction is None else args.aux_epsilon_fraction,
            "backend": getattr(res, "backend", "dealer")}
     for key in ("max_colluders", "committee_size", "honest_fraction", "fail", "workers", "pool",
                 "scheduler", "bits", "frac_bits", "resolution", "confidence", "noise_method"):
@@ -166,11 +166,6 @@ def _trust(res) -> str:
     return text.replace(dealer, said) if dealer in text else f"{text}; {said}"
 
 
-def budget_dict(args, reservation) -> dict:
-    return {"file": args.budget_file, "total": reservation.total, "spent": reservation.spent,
-            "this_run": reservation.epsilon, "remaining": reservation.remaining}
-
-
 _THREAT_TEXT = {
     "dis": "M_Dis: noise among all parties",
     "hf": "M_HF: honest fraction, noise by a random committee",
@@ -193,6 +188,11 @@ def epsilon_text(eps, split: dict | None) -> str:
         name = _SPLIT_NAMES.get(k, f"class counts ({k})" if k.startswith("n_") else k)
         parts.append(f"{v:.4g} {name}")
     return head + " = " + " + ".join(parts)
+
+
+def delta_text(delta) -> str:
+    """", delta 7.3e-13" for a release that spends one, else ""."""
+    return f", delta {delta:.3g}" if delta else ""
 
 
 def size_text(bits) -> str:
@@ -270,10 +270,9 @@ def print_estimate(res: dict):
     if res.get("ci_method"):
         print(_wrapped("interval", res["ci_method"]))
     method = _METHOD_TEXT.get(res.get("noise_method"))
-    print(f"  privacy   : {epsilon_text(res['epsilon'], res.get('epsilon_split'))} "
-          f"(threat model {_THREAT_TEXT[res['threat_model']]}"
-          + (f", {method})" if method else ")")
-          + (f", delta {res['delta']:.3g}" if res.get("delta") else ""))
+    print(f"  privacy   : {epsilon_text(res['epsilon'], res.get('epsilon_split'))}"
+          f"{delta_text(res.get('delta'))} (threat model {_THREAT_TEXT[res['threat_model']]}"
+          + (f", {method})" if method else ")"))
     coll = res.get("collusion")
     if coll:
         print(f"  inputs    : {coll['input_privacy'].removeprefix('inputs ')}")
@@ -310,13 +309,6 @@ def print_classes(res: dict):
         c = res["classes"]
         pairs = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(c["classes"]))
         print(f"  classes   : {c['column']}: {pairs} ({c['rule']})")
-
-
-def print_budget(res: dict):
-    if "budget" in res:
-        b = res["budget"]
-        print(f"  budget    : spent {b['spent']:g} of {b['total']:g} on this data set "
-              f"(this run {b['this_run']:g}, remaining {b['remaining']:g}) in {b['file']}")
 
 
 def print_evaluation(res: dict, sampled: str | None = None, encoded: str = "the encoded inputs"):

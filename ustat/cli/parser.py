@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import re
 
-from .common import float_arg
+from .common import Parser, float_arg, int_arg
 from .records import CLEAR_CHECKS, SYNTHETIC_N
 
-__all__ = ["build_parser", "join_dash_values", "EXTENSIONS", "THREAT_HELP"]
+__all__ = ["build_parser", "join_dash_values", "budget_options", "EXTENSIONS", "THREAT_HELP"]
 
 THREAT_HELP = """\
 Who must collude. Input privacy: under dis (M_Dis) no coalition of up to
@@ -35,8 +35,9 @@ contributor."""
 
 EXIT_CODES = """\
 Exit status: 0 success; 2 a user mistake (bad option, data or parameter;
-one line on stderr, no traceback); 130 interrupted (Ctrl-C); 141 the
-reader of stdout went away (e.g. `ustat kernels | head`)."""
+one line on stderr, no traceback); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM); 141 the reader of stdout went away (e.g. `ustat
+kernels | head`)."""
 
 
 def _runtime_names() -> tuple[list, list]:
@@ -65,7 +66,7 @@ def _data_options(e):
     d.add_argument("--sep", default=None, help="field separator (default: sniffed: , ; or TAB)")
     d.add_argument("--no-header", action="store_true",
                    help="the file has no header line: columns are 1, 2, ... (for --columns)")
-    d.add_argument("--encoding", default="utf-8", help="text encoding of --csv (default utf-8)")
+    d.add_argument("--encoding", default=None, help="text encoding of --csv (default utf-8)")
     d.add_argument("--columns", help="comma-separated column names, one per kernel column "
                                      "(default: the columns named like the kernel's, else the "
                                      "whole file if it has as many columns)")
@@ -79,22 +80,25 @@ def _data_options(e):
     d.add_argument("--classes", metavar="A,B[,C]",
                    help="the class labels in order: vus (3 classes, default codes 0,1,2) or "
                         "auc (NEGATIVE,POSITIVE)")
-    d.add_argument("--n", type=int, default=SYNTHETIC_N, help="records of the synthetic default")
+    d.add_argument("--n", type=int_arg, default=None,
+                   help=f"records of the synthetic default (default {SYNTHETIC_N}; not with --csv)")
 
 
 def _privacy_options(e):
     p = e.add_argument_group("privacy")
     p.add_argument("--epsilon", type=float_arg, default=1.0, help="DP budget (inf: no noise)")
     p.add_argument("--aux-epsilon-fraction", type=float_arg, default=None, metavar="F",
-                   help="share of epsilon for the class counts of auc/vus (default 0.1)")
+                   help="share of epsilon for the class counts of auc/vus (default: chosen "
+                        "from public parameters to minimise the noise, 0.27 for auc with the "
+                        "default edges; baselines: 0.1)")
     p.add_argument("--confidence", type=float_arg, default=None, metavar="LEVEL",
                    help="umpc: level of the reported interval, combining DP noise and edge "
                         "sampling (default 0.95)")
     p.add_argument("--budget-file", metavar="FILE",
-                   help="JSON file keeping a privacy budget per data set across runs; a run "
-                        "that would exceed it is refused")
-    p.add_argument("--budget-total", type=float_arg, metavar="EPS",
-                   help="the data set's total epsilon, required when --budget-file first sees it")
+                   help="JSON file keeping a privacy budget (epsilon and delta) per data set, "
+                        "recognised by its content, across runs; a run that would exceed it is "
+                        "refused before computing")
+    budget_options(p)
     t = e.add_argument_group("threat model (umpc)")
     t.add_argument("--threat-model", default=None, choices=("dis", "hf"),
                    help="dis: M_Dis (default), hf: M_HF (committee noise)")
@@ -106,7 +110,7 @@ def _privacy_options(e):
     t.add_argument("--max-colluders", type=_max_colluders_arg, default=None, metavar="T",
                    help="dis: parties that may collude with the aggregator while epsilon holds: "
                         "an integer, half (default) or all (n - 1; n times the noise variance)")
-    t.add_argument("--committee-size", type=int, default=None, metavar="M",
+    t.add_argument("--committee-size", type=int_arg, default=None, metavar="M",
                    help="hf: noise committee size (default: the smallest whose variance cost is "
                         "within 2x of the best, 188 members for f_H = 0.5)")
     t.add_argument("--honest-fraction", type=float_arg, default=None, metavar="F",
@@ -116,19 +120,31 @@ def _privacy_options(e):
                                      "honest members than assumed (default 2^-40)")
 
 
+def budget_options(p):
+    """``--budget-total`` and ``--budget-delta`` (every private release; :mod:`.budget`)."""
+    p.add_argument("--budget-total", type=float_arg, metavar="EPS",
+                   help="the data set's total epsilon, required when --budget-file first sees it")
+    p.add_argument("--budget-delta", type=float_arg, metavar="DELTA",
+                   help="the data set's total delta, set when --budget-file first sees it "
+                        "(default 1e-6); spends add up by basic composition")
+
+
 def _protocol_options(e, protocols):
     g = e.add_argument_group("protocol")
     g.add_argument("--protocol", default="umpc", metavar="NAME",
                    help="umpc (default: U-MPC, central DP by MPC) or a baseline: "
                         + ", ".join(p for p in protocols if p != "umpc")
                         + " (docs/baselines.md)")
-    g.add_argument("--bins", type=int, default=None, metavar="T",
+    g.add_argument("--bins", type=int_arg, default=None, metavar="T",
                    help="bins per numeric column of the discretizing protocols (default 64)")
     g.add_argument("--pairs", default=None, metavar="P|all",
                    help="bell-2pc: pairs per user (default 1), or all pairs")
     g.add_argument("--delta", type=float_arg, default=None,
-                   help="bell-2pc with --pairs all: delta of advanced composition (default 1e-8)")
-    g.add_argument("--noise-bits", type=int, default=None, metavar="R",
+                   help="bell-2pc with --pairs all: delta of advanced composition (default "
+                        "1e-8); fedauc-lap with --mechanism gaussian: its delta (default 1e-6)")
+    g.add_argument("--mechanism", default=None, choices=("laplace", "gaussian"),
+                   help="fedauc-lap: discrete Laplace (default, pure DP) or Gaussian noise")
+    g.add_argument("--noise-bits", type=int_arg, default=None, metavar="R",
                    help="bell-2pc: random bits of the in-circuit noise sampler (default 40)")
     g.add_argument("--engine", default=None, choices=("gc", "plain"),
                    help="bell-2pc: gc (garbled circuits, default) or plain (the same circuit in "
@@ -140,18 +156,18 @@ def _engine_options(e, backends):
     g.add_argument("--backend", default=None, metavar="NAME",
                    help="how each edge computes f(x_e): " + " or ".join(backends or ["dealer"])
                         + " (default dealer)")
-    g.add_argument("--workers", type=int, default=None, metavar="N",
+    g.add_argument("--workers", type=int_arg, default=None, metavar="N",
                    help="chunks computed in parallel (default: all cores; 1: in this process)")
     g.add_argument("--pool", default=None, choices=("processes", "threads"),
                    help="worker pool for --workers > 1 (default processes)")
     g.add_argument("--scheduler", default=None, metavar="local|ADDRESS",
                    help="run the chunks on Dask: local, or a scheduler address tcp://host:port")
-    g.add_argument("--processes", type=int, default=None, metavar="P",
+    g.add_argument("--processes", type=int_arg, default=None, metavar="P",
                    help="spread the parties, the dealer and the aggregator over P processes on "
                         "this machine, connected by loopback sockets (same release for a seed)")
-    g.add_argument("--bits", type=int, default=None, metavar="L",
+    g.add_argument("--bits", type=int_arg, default=None, metavar="L",
                    help="ring bits l of the fixed-point encoding (default: chosen per kernel)")
-    g.add_argument("--frac-bits", type=int, default=None, metavar="C",
+    g.add_argument("--frac-bits", type=int_arg, default=None, metavar="C",
                    help="fractional bits c of the encoding (default: chosen per kernel)")
     g.add_argument("--resolution", type=float_arg, default=None, metavar="R",
                    help="smallest input difference, in raw data units, that comparisons must "
@@ -217,7 +233,7 @@ def build_parser(commands: dict) -> argparse.ArgumentParser:
     """The parser; extensions add their (run, show) pairs to ``commands``."""
     from .. import __version__
 
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="ustat", description="Private U-statistics and ECDFs among simulated parties.",
         epilog=EXIT_CODES + " Reference: docs/cli.md", formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"ustat {__version__}")
@@ -228,8 +244,8 @@ def build_parser(commands: dict) -> argparse.ArgumentParser:
     pl = sub.add_parser("protocols", help="list the protocols of estimate --protocol")
     pl.add_argument("--json", action="store_true")
     d = sub.add_parser("demo", help="engine demo: share, multiply, open; print the report")
-    d.add_argument("--parties", type=int, default=3)
-    d.add_argument("--batch", type=int, default=100_000)
+    d.add_argument("--parties", type=int_arg, default=3)
+    d.add_argument("--batch", type=int_arg, default=100_000)
     d.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
     d.add_argument("--json", action="store_true")
     for register in _extension_registrars():

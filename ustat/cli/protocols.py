@@ -14,10 +14,11 @@ import inspect
 import math
 
 from .common import UsageError, with_flag_names
-from .output import (budget_dict, epsilon_text, fmt, print_budget, print_classes, print_evaluation,
-                     public_meta, traffic_text)
+from .budget import print_budget
+from .output import (delta_text, epsilon_text, fmt, print_classes, print_evaluation, public_meta,
+                     traffic_text)
 
-__all__ = ["protocol_names", "check", "runner", "output", "print_protocol",
+__all__ = ["protocol_names", "check", "runner", "planned_delta", "output", "print_protocol",
            "UMPC_ONLY", "BASELINE_OPTIONS"]
 
 #: (flag, args attribute): options of the U-MPC protocol only.
@@ -25,11 +26,13 @@ UMPC_ONLY = (("--edges", "edges"), ("--sampler", "sampler"), ("--threat-model", 
              ("--max-colluders", "max_colluders"), ("--committee-size", "committee_size"),
              ("--honest-fraction", "honest_fraction"), ("--committee-fail", "fail"),
              ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
-             ("--scheduler", "scheduler"), ("--resolution", "resolution"),
+             ("--scheduler", "scheduler"), ("--processes", "processes"),
+             ("--resolution", "resolution"),
              ("--confidence", "confidence"), ("--noise-method", "noise_method"))
 
 #: (flag, args attribute, runner keyword): options of some baseline protocols.
 BASELINE_OPTIONS = (("--pairs", "pairs", "pairs"), ("--delta", "delta", "delta"),
+                    ("--mechanism", "mechanism", "mechanism"),
                     ("--noise-bits", "noise_bits", "noise_bits"), ("--engine", "engine", "engine"),
                     ("--aux-epsilon-fraction", "aux_epsilon_fraction", "aux_epsilon_fraction"),
                     ("--bits", "bits", "bits"), ("--frac-bits", "frac_bits", "frac_bits"))
@@ -52,7 +55,7 @@ def check(args, kern):
     except ValueError as exc:
         raise UsageError(f"--protocol: {exc}") from None
     if info.name == "umpc":
-        for flag, key, _ in (("--bins", "bins", None),) + BASELINE_OPTIONS[:4]:
+        for flag, key, _ in (("--bins", "bins", None),) + BASELINE_OPTIONS[:5]:
             if getattr(args, key) is not None:
                 raise UsageError(f"{flag} does not apply to --protocol umpc (it applies to "
                                  f"--protocol {', '.join(_owners(key))})")
@@ -91,10 +94,8 @@ def _pairs(text: str):
         raise UsageError(f"--pairs must be a positive integer or 'all', got {text!r}") from None
 
 
-def runner(args, info, kern, X):
-    """A callable running the protocol with the options the user gave."""
-    from ..baselines import run_protocol
-
+def _kwargs(args, info) -> dict:
+    """The runner's keywords for the options the user gave (refused if it does not take one)."""
     accepted = inspect.signature(info.runner).parameters
     kwargs = {}
     for flag, key, kw in BASELINE_OPTIONS:
@@ -105,14 +106,43 @@ def runner(args, info, kern, X):
             raise UsageError(f"{flag} does not apply to --protocol {info.name} "
                              f"(it applies to {', '.join(_owners(kw)) or 'no protocol'})")
         kwargs[kw] = _pairs(value) if kw == "pairs" else value
+    if kwargs.get("delta") is not None and not _uses_delta(info.name, kwargs):
+        raise UsageError(f"--delta applies to --protocol bell-2pc with --pairs all and to "
+                         f"fedauc-lap with --mechanism gaussian, not to this {info.name} run")
+    return kwargs
+
+
+def _uses_delta(name: str, kwargs: dict) -> bool:
+    return ((name == "bell-2pc" and kwargs.get("pairs") == "all")
+            or (name == "fedauc-lap" and kwargs.get("mechanism") == "gaussian"))
+
+
+def _flags() -> dict:
     flags = {kw: flag for flag, _, kw in BASELINE_OPTIONS}
     flags["bins"] = "--bins"
+    return flags
+
+
+def runner(args, info, kern, X):
+    """A callable running the protocol with the options the user gave."""
+    from ..baselines import run_protocol
+
+    kwargs = _kwargs(args, info)
     return with_flag_names(lambda: run_protocol(info.name, X, kern, epsilon=args.epsilon,
                                                 bins=args.bins, seed=args.seed,
-                                                evaluate=args.evaluate, **kwargs), flags)
+                                                evaluate=args.evaluate, **kwargs), _flags())
 
 
-def output(args, kern, res, meta, notes, reservation) -> dict:
+def planned_delta(args, info, kern, X) -> float:
+    """The delta the run will spend (:func:`ustat.baselines.planned_delta`), before it runs."""
+    from ..baselines import planned_delta as plan
+
+    kwargs = _kwargs(args, info)
+    return with_flag_names(lambda: plan(info.name, X, kern, epsilon=args.epsilon,
+                                        bins=args.bins, **kwargs), _flags())()
+
+
+def output(args, kern, res, meta, notes) -> dict:
     from ..baselines.registry import get
 
     info = get(res.protocol)
@@ -128,17 +158,14 @@ def output(args, kern, res, meta, notes, reservation) -> dict:
         raw, enc = ev.get("statistic_complete"), ev.get("statistic_discretized")
         ev["exact_raw"], ev["exact_encoded"] = raw, enc
         ev["encoding_error"] = None if raw is None or enc is None else enc - raw
-    if reservation is not None:
-        out["budget"] = budget_dict(args, reservation)
     return out
 
 
 def print_protocol(res: dict):
     print(f"{res['statistic']} ({res['kernel']}) by {res['protocol']} = {res['estimate']:.6g}")
     eps = res["epsilon"]
-    delta = res.get("delta") or 0.0
     print(f"  privacy   : {epsilon_text(eps if isinstance(eps, str) else float(eps), None)}"
-          + (f", delta {delta:.3g}" if delta else "") + f" ({res['dp_model']} DP)")
+          + delta_text(res.get("delta")) + f" ({res['dp_model']} DP)")
     print(f"  protocol  : {res['description']}")
     print(f"  trust     : {res['trust']}")
     params = ", ".join(f"{k}={v}" for k, v in res["params"].items()

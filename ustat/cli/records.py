@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import UsageError, split_list
+from .common import UsageError, check_memory, split_list
 
 __all__ = ["SYNTHETIC_N", "SYNTHETIC_LEVELS", "CLEAR_CHECKS", "bounds_option", "label_options",
-           "load_records"]
+           "load_records", "require_bounds"]
 
 SYNTHETIC_N = 1000
 #: number of categories of each categorical column in the synthetic default
@@ -29,9 +29,9 @@ declared classes (--positive / --classes or a label whose meaning is fixed),
 that a value lies within the public --bounds (an error unless --clip). An
 error names the first such line. Nothing computed across records is checked
 or printed outside the DP release: not the class counts (or whether a class
-is empty), not the number of distinct labels, not the min/max (except
-without --bounds, which is warned about as a leak). A class that is empty or
-nearly so shows up in the released, noisy class counts (a note says so)."""
+is empty), not the number of distinct labels, not the min/max (--bounds is
+required with --csv at a finite epsilon). A class that is empty or nearly
+so shows up in the released, noisy class counts (a note says so)."""
 
 
 def label_options(args, kern) -> tuple:
@@ -53,6 +53,21 @@ def label_options(args, kern) -> tuple:
     return args.positive, classes
 
 
+def require_bounds(args, roles) -> None:
+    """Without ``--bounds`` a release would use, and print, the data's exact minimum and
+    maximum outside the DP mechanism: refused at a finite epsilon (``--epsilon inf`` is not
+    private anyway and may use them, with a warning)."""
+    import math
+
+    if math.isinf(args.epsilon):
+        return
+    names = ", ".join(repr(r) for r in roles)
+    raise UsageError(f"--bounds is required with --csv at a finite epsilon: give public bounds "
+                     f"lo:hi for {names}, known without looking at the data (e.g. --bounds "
+                     f"{','.join(['0:100'] * len(roles))}; --clip clips values outside them). "
+                     f"The data's own min/max would be released outside the DP mechanism")
+
+
 def bounds_option(text: str, d: int) -> list:
     """--bounds parsed into d (lo, hi) pairs; a mistake is reported with the flag's name."""
     from ..data import parse_bounds
@@ -71,9 +86,10 @@ def _synthetic(args, kern):
     if args.columns or args.bounds or args.positive is not None or args.classes is not None:
         raise UsageError("--columns, --bounds, --positive and --classes need --csv (the synthetic "
                          "default has public bounds [0, 1] and class codes 0, 1, ...)")
-    n = args.n
+    n = SYNTHETIC_N if args.n is None else args.n
     if n < kern.degree:
         raise UsageError(f"--n must be >= {kern.degree} for kernel {kern.name!r}")
+    check_memory(n, 8 * (kern.columns + 2 * kern.degree))     # records and the 2n edges
     g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
     X = data.synthetic_uniform(n, kern.columns, g)
     levels = kern.extra.get("levels", {})
@@ -138,6 +154,10 @@ def load_records(args, kern):
 
     if args.csv is None:
         return _synthetic(args, kern)
+    if args.n is not None:
+        raise UsageError("--n sets the size of the synthetic default; with --csv the records are "
+                         "the file's rows (drop --n)")
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
     label_options(args, kern)
     warnings: list = []
     table = data.read_table(args.csv, _chooser(args, kern, warnings), args.sep,
@@ -153,10 +173,11 @@ def load_records(args, kern):
         X[:, c], mapping = _column_values(args, kern, table, c, name, not args.columns)
         if mapping is not None:
             meta["classes"] = mapping
-    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
     raw = None
     if numeric:
         bounds = bounds_option(args.bounds, len(numeric)) if args.bounds else None
+        if bounds is None:
+            require_bounds(args, [names[c] for c in numeric])
         normed, warn = data.normalize(X[:, numeric], bounds, clip=args.clip,
                                       names=[names[c] for c in numeric])
         if warn:

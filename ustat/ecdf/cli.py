@@ -16,6 +16,9 @@ import time
 
 import numpy as np
 
+from ustat.cli.common import int_arg
+from ustat.cli.parser import budget_options
+
 __all__ = ["register"]
 
 DEFAULT_THRESHOLDS = "256"
@@ -31,8 +34,8 @@ def _warn(msg: str):
 
 
 def _progress(args, msg: str):
-    if not getattr(args, "no_progress", False):
-        print(f"ustat: {msg}", file=sys.stderr, flush=True)
+    from ustat.cli.common import progress
+    progress(args, msg)
 
 
 def _number(text: str) -> float:
@@ -49,7 +52,7 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
     p.add_argument("--sep", default=None, help="field separator (default: sniffed)")
     p.add_argument("--no-header", action="store_true",
                    help="the file has no header line: columns are 1, 2, ...")
-    p.add_argument("--encoding", default="utf-8", help="text encoding of --csv (default utf-8)")
+    p.add_argument("--encoding", default=None, help="text encoding of --csv (default utf-8)")
     p.add_argument("--thresholds", default=thresholds,
                    help=f"N (a grid of N thresholds within the bounds) or a FILE with one "
                         f"threshold per line (default {thresholds})")
@@ -57,8 +60,9 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
     p.add_argument("--backend", default="fss", choices=("fss", "pointwise", "central"),
                    help="fss: 2 FSS servers (default); pointwise: a secure sum per query; "
                         "central: trusted curator (reference)")
-    p.add_argument("--servers", type=int, default=2, help="servers m (fss: 2; pointwise: >= 2)")
-    p.add_argument("--noise", default="each", choices=("each", "split", "mpc"),
+    p.add_argument("--servers", type=int_arg, default=None,
+                   help="servers m (fss: 2, the default; pointwise: >= 2)")
+    p.add_argument("--noise", default=None, choices=("each", "split", "mpc"),
                    help="each: every server adds a full discrete Laplace per node (epsilon "
                         "holds against a server that sees the output; default); split: Polya "
                         "halves summing to one (half the variance); mpc: the servers sample "
@@ -72,9 +76,15 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
         p.add_argument("--smooth", choices=("l1", "l2", "isotonic"),
                        help="post-process into a non-decreasing curve in [0, 1]")
     p.add_argument("--plot", help="write a PNG figure (needs matplotlib)")
+    p.add_argument("--confidence", type=_number, default=0.95,
+                   help="level of the reported intervals / band (default 0.95)")
     p.add_argument("--evaluate", action="store_true",
                    help="also report the exact values (reads the data in the clear)")
     p.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
+    p.add_argument("--budget-file", metavar="FILE",
+                   help="JSON file keeping a privacy budget (epsilon and delta) per data set "
+                        "across runs; this release is charged to it (see ustat estimate --help)")
+    budget_options(p)
     p.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -86,7 +96,8 @@ def _one_column(p):
     p.add_argument("--clip", action="store_true", help="clip values outside --bounds")
     p.add_argument("--grid", default="regular", choices=("regular", "geometric"),
                    help="grid for --thresholds N: regular (default) or geometric (lo > 0)")
-    p.add_argument("--n", type=int, default=1000, help="records of the synthetic default")
+    p.add_argument("--n", type=int_arg, default=None,
+                   help="records of the synthetic default (default 1000; not with --csv)")
 
 
 def _labelled(p, value_flag: str, value_help: str):
@@ -103,7 +114,8 @@ def register(subparsers, commands):
                                           "thresholds, epsilon-DP with tree noise.")
     _one_column(e)
     _common(e)
-    e.add_argument("--bins", type=int, default=20, help="histogram bins in the plot")
+    e.add_argument("--bins", type=int_arg, default=None,
+                   help="histogram bins in the --plot (default 20)")
     q = subparsers.add_parser("quantile", help="private quantiles from one ECDF release",
                               description="Quantiles by binary search (Algorithm 1) on a private "
                                           "ECDF; any number of levels at no extra epsilon.")
@@ -122,7 +134,10 @@ def register(subparsers, commands):
                               description="Hosmer-Lemeshow statistic and p-value (Algorithm 2, "
                                           "Theorem 5.1 accounting).")
     _labelled(h, "--prob", "the predicted probability column (values in [0, 1])")
-    h.add_argument("--groups", type=int, default=10, help="number of groups Q (default 10)")
+    h.add_argument("--groups", type=int_arg, default=10, help="number of groups Q (default 10)")
+    h.add_argument("--null", default="calibrated", choices=("calibrated", "fitted"),
+                   help="calibrated: y ~ Bernoulli(p) for the given p (default, df Q); fitted: "
+                        "p fitted by logistic regression on these records (df Q - 2)")
     _common(h, thresholds="1024", smooth=False)
     from . import cli_run
     commands.update({"ecdf": (cli_run.run_ecdf, cli_run.show_ecdf),
@@ -133,15 +148,68 @@ def register(subparsers, commands):
 
 # -- shared argument handling (used by cli_run) -----------------------------------------------
 def check_epsilon(args) -> float:
-    e = args.epsilon
-    if math.isnan(e) or e <= 0:
-        raise _usage(f"--epsilon must be > 0 (or inf), got {e}")
+    """Every check that needs no data, before anything is read or computed (epsilon, budget,
+    flags that would be ignored, the plot path, optional extras), then the warnings."""
+    from ustat.cli.budget import check_options
+    from ustat.cli.common import check_epsilon_option
+
+    e = check_epsilon_option(args.epsilon)
+    check_options(args)
+    _check_ignored_flags(args)
+    _check_outputs(args)
     if math.isinf(e):
         _warn("--epsilon inf: no noise is added; the release is NOT differentially private "
               "(evaluation only)")
     if args.seed is not None:
         _warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
+    c = getattr(args, "confidence", 0.95)
+    if not 0 < c < 1:
+        raise _usage(f"--confidence must be a level in (0, 1), e.g. 0.95, got {c}")
     return e
+
+
+def _check_ignored_flags(args):
+    """A flag this run would ignore is refused; then the defaults are filled in."""
+    rules = [("--n", "n", args.csv is not None, "sets the size of the synthetic default; with "
+              "--csv the records are the file's rows"),
+             ("--column", "column", args.csv is None, "names a column of --csv, which is not "
+              "given"),
+             ("--bins", "bins", not getattr(args, "plot", None), "sets the histogram of --plot"),
+             ("--clip", "clip", not getattr(args, "bounds", None), "clips to --bounds, which are "
+              "not given"),
+             ("--servers", "servers", args.backend == "central", "applies to --backend fss or "
+              "pointwise, not central"),
+             ("--noise", "noise", args.backend == "central", "applies to --backend fss or "
+              "pointwise (central draws one noise per node)")]
+    for flag, key, ignored, why in rules:
+        if ignored and getattr(args, key, None) not in (None, False):
+            raise _usage(f"{flag} {why}: drop it")
+    if getattr(args, "grid", "regular") != "regular" and not str(args.thresholds).strip().isdigit():
+        raise _usage("--grid applies to --thresholds N, not to a file of thresholds: drop it")
+    for key, value in (("servers", 2), ("noise", "each"), ("bins", 20), ("n", 1000)):
+        if getattr(args, key, 0) is None:
+            setattr(args, key, value)
+
+
+def _check_outputs(args):
+    """The plot path and the optional packages a run needs, before it computes anything."""
+    from ustat.cli.common import require_extra
+
+    smooth = getattr(args, "smooth", None)
+    if smooth in ("l1", "l2"):
+        require_extra(f"--smooth {smooth}", ("scipy",) + (("clarabel",) if smooth == "l2" else ()),
+                      "smooth")
+    if args.plot:
+        require_extra("--plot", ("matplotlib",), "plots")
+        folder = os.path.dirname(os.path.abspath(args.plot))
+        if os.path.isdir(args.plot):
+            raise _usage(f"--plot {args.plot} is a directory; give a file name such as "
+                         f"{os.path.join(args.plot, args.command + '.png')}")
+        if not os.path.isdir(folder):
+            raise _usage(f"--plot {args.plot}: directory {folder} does not exist (create it, or "
+                         f"write the figure elsewhere)")
+        if not os.access(folder, os.W_OK):
+            raise _usage(f"--plot {args.plot}: directory {folder} is not writable")
 
 
 def deploy_kwargs(args, n_points: int) -> dict:
@@ -220,10 +288,11 @@ def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: 
 
 
 def data_bounds(args, x, column: str):
-    from ustat.cli.records import bounds_option
+    from ustat.cli.records import bounds_option, require_bounds
     from ustat.data import DATA_BOUNDS_WARNING
     if args.bounds:
         return tuple(bounds_option(args.bounds, 1)[0]), None
+    require_bounds(args, [column])
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
         hi = lo + 1.0

@@ -10,11 +10,24 @@ import math
 
 import numpy as np
 
+from ustat.cli.common import check_memory
+
 from .cli import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
                   deploy_kwargs, make_thresholds, read_labels)
 
 __all__ = ["run_ecdf", "show_ecdf", "run_quantile", "show_quantile", "run_roc", "show_roc",
            "run_hl", "show_hl"]
+
+
+def _g(v) -> str:
+    """A number of the account in 4 significant digits; "inf" (epsilon inf) as it is."""
+    return v if isinstance(v, str) else format(v, ".4g")
+
+
+def _charge(args, columns):
+    """This release's epsilon (pure DP: delta 0) reserved in --budget-file, before computing."""
+    args.charge.reserve(columns, epsilon=args.epsilon, delta=0.0, label=args.command,
+                        details={"backend": args.backend})
 
 
 def _jsonable(v):
@@ -27,6 +40,7 @@ def _load_column(args):
     if args.csv is None:
         if args.n < 1:
             raise _usage(f"--n must be >= 1, got {args.n}")
+        check_memory(args.n, 32)
         g = as_rng(None if args.seed is None else f"synthetic:{args.seed}")
         return g.random(args.n), "x", f"synthetic: {args.n} uniform records in [0, 1)"
     cols = [args.column] if args.column else None
@@ -72,6 +86,7 @@ def run_ecdf(args) -> dict:
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     tau = make_thresholds(args, bounds, grid=args.grid)
+    _charge(args, [column])
     rel = _release(args, x, tau, bounds)
     sm = _smoothed(args, rel)
     out = {"command": "ecdf", "column": column, "source": source, "n": rel.n,
@@ -82,6 +97,7 @@ def run_ecdf(args) -> dict:
            "insecure_seed": rel.insecure_seed, "notes": [note] if note else []}
     if sm is not None:
         out["ecdf_smoothed"] = sm.tolist()
+    out["intervals"] = _ecdf_intervals_json(rel.intervals(args.confidence))
     if rel.exact is not None:
         ex = rel.exact / rel.n
         best = sm if sm is not None else rel.values
@@ -99,12 +115,27 @@ def run_ecdf(args) -> dict:
     return out
 
 
+def _ecdf_intervals_json(iv: dict) -> dict:
+    keys = ("pointwise_lo", "pointwise_hi", "band_lo", "band_hi")
+    out = {k: np.asarray(iv[k]).tolist() for k in keys}
+    out.update({k: iv[k] for k in ("confidence", "noise_std", "noise_std_counts",
+                                   "pointwise_halfwidth_counts", "band_halfwidth_counts",
+                                   "method")})
+    return out
+
+
 def _plot(fn):
     from .smoothing import MissingDependency
     try:
         fn()
     except MissingDependency as exc:
         raise _usage(str(exc)) from None
+
+
+def _wrap(label: str, text: str) -> str:
+    import textwrap
+    return textwrap.fill(text, width=100, initial_indent=f"  {label:<10}: ",
+                         subsequent_indent=" " * 14)
 
 
 def _head(res: dict):
@@ -118,6 +149,7 @@ def _head(res: dict):
 
 
 def _tail(res: dict):
+    from ustat.cli.budget import print_budget
     c = res.get("communication")
     if c:
         print(f"  traffic   : offline {c['offline_bits'] / 8e3:.1f} kB, online "
@@ -126,6 +158,7 @@ def _tail(res: dict):
         print(f"  note      : {note}")
     if "plot" in res:
         print(f"  plot      : {res['plot']}")
+    print_budget(res)
     if res.get("insecure_seed"):
         print("  WARNING: seeded run (insecure randomness)")
 
@@ -134,14 +167,19 @@ def show_ecdf(res: dict):
     print(f"Private ECDF of {res['column']} (n = {res['n']}, {len(res['thresholds'])} thresholds "
           f"in [{res['bounds'][0]:g}, {res['bounds'][1]:g}], backend {res['backend']})")
     _head(res)
+    iv = res["intervals"]
+    print(f"  interval  : noise std {iv['noise_std']:.3g} per point; {100 * iv['confidence']:g}% "
+          f"pointwise +-{iv['pointwise_halfwidth_counts'] / res['n']:.3g}, simultaneous band "
+          f"+-{iv['band_halfwidth_counts'] / res['n']:.3g} (ECDF units)")
     tau, F = np.asarray(res["thresholds"]), np.asarray(res.get("ecdf_smoothed", res["ecdf"]))
     pick = np.unique(np.linspace(0, tau.size - 1, min(11, tau.size)).round().astype(int))
     label = "smoothed" if "ecdf_smoothed" in res else "noisy"
-    print(f"  {'threshold':>12}  {'F (' + label + ')':>14}" +
+    print(f"  {'threshold':>12}  {'F (' + label + ')':>14}  {'band':>15}" +
           ("  F (true)" if "evaluation" in res else ""))
     for i in pick:
         extra = f"  {res['evaluation']['ecdf'][i]:.4f}" if "evaluation" in res else ""
-        print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}{extra}")
+        band = f"[{iv['band_lo'][i]:.4f}, {iv['band_hi'][i]:.4f}]"
+        print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}  {band:>15}{extra}")
 
 
 def run_quantile(args) -> dict:
@@ -156,19 +194,28 @@ def run_quantile(args) -> dict:
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     tau = make_thresholds(args, bounds, grid=args.grid)
+    _charge(args, [column])
     if args.smooth:
         rel = _release(args, x, tau, bounds)
         qs = quantiles(_smoothed(args, rel), levels, thresholds=tau)
         acc, comm, n = rel.account, rel.communication, rel.n
+        counts, law, tree = rel.counts, rel.noise_law, rel.tree
     else:
         _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
-                        f"ceil(log2 {tau.size}) query rounds")
+                        f"ceil(log2 {tau.size}) query rounds, then all {tau.size} points for "
+                        "the intervals")
         dep = deploy(x, tau, args.epsilon, bounds=bounds, clip=args.clip,
                      **deploy_kwargs(args, tau.size))
         qs = quantiles(dep, levels)
+        counts = dep.query(np.arange(tau.size))      # node noise reused: no extra epsilon
         acc, comm, n = dep.account(), dep.communication(), dep.n
+        law, tree = dep.noise.law, dep.tree
+    from .intervals import quantile_intervals
+    qi = quantile_intervals(counts, tau, n, law, tree, levels, args.confidence)
     out = {"command": "quantile", "column": column, "source": source, "n": n, "q": levels.tolist(),
-           "quantiles": qs.tolist(), "thresholds_count": int(tau.size), "bounds": list(bounds),
+           "quantiles": qs.tolist(), "quantile_ci": np.stack([qi["lo"], qi["hi"]], 1).tolist(),
+           "confidence": qi["confidence"], "quantile_ci_method": qi["method"],
+           "thresholds_count": int(tau.size), "bounds": list(bounds),
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in acc.items()},
            "communication": comm_summary(comm), "notes": [note] if note else [],
@@ -185,9 +232,12 @@ def show_quantile(res: dict):
           f"{res['thresholds_count']} thresholds, backend {res['backend']})")
     _head(res)
     ev = res.get("evaluation")
+    print(_wrap("interval", res["quantile_ci_method"]))
     for i, (p, v) in enumerate(zip(res["q"], res["quantiles"])):
         extra = f"   (true {ev['quantiles'][i]:.6g})" if ev else ""
-        print(f"  q = {p:<6g} -> {v:.6g}{extra}")
+        lo, hi = res["quantile_ci"][i]
+        print(f"  q = {p:<6g} -> {v:.6g}   {100 * res['confidence']:g}% CI [{lo:.6g}, {hi:.6g}]"
+              f"{extra}")
 
 
 def run_roc(args) -> dict:
@@ -205,10 +255,16 @@ def run_roc(args) -> dict:
                     f"{tau.size} thresholds")
     kw = deploy_kwargs(args, tau.size)
     seed = kw.pop("seed")
+    _charge(args, [args.score, args.label])
     r = private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip, smooth=args.smooth,
-                    evaluate=args.evaluate, seed=seed, **kw)
+                    evaluate=args.evaluate, seed=seed, confidence=args.confidence, **kw)
+    iv = r.intervals
     out = {"command": "roc", "score": args.score, "label": args.label, "n": int(s.size),
-           "auc": r.auc, "fpr": r.fpr.tolist(), "tpr": r.tpr.tolist(),
+           "auc": r.auc, "auc_ci": iv["auc_ci"], "auc_noise_std": iv["auc_noise_std"],
+           "auc_unsmoothed": iv["auc_unsmoothed"], "confidence": iv["confidence"],
+           "roc_band": {k: np.asarray(iv[k]).tolist() for k in ("fpr_lo", "fpr_hi", "tpr_lo",
+                                                               "tpr_hi")},
+           "interval_method": iv["method"], "fpr": r.fpr.tolist(), "tpr": r.tpr.tolist(),
            "thresholds": r.thresholds.tolist(), "n_pos_noisy": r.n_pos, "n_neg_noisy": r.n_neg,
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in r.account.items()},
@@ -229,8 +285,11 @@ def run_roc(args) -> dict:
 
 def show_roc(res: dict):
     ev = res.get("evaluation")
-    print(f"Private ROC of {res['score']} for {res['label']}: AUC = {res['auc']:.4f}"
-          + (f"   (true {ev['auc']:.4f})" if ev else ""))
+    lo, hi = res["auc_ci"]
+    print(f"Private ROC of {res['score']} for {res['label']}: AUC = {res['auc']:.4f}, "
+          f"{100 * res['confidence']:g}% CI [{lo:.4f}, {hi:.4f}], noise std "
+          f"{res['auc_noise_std']:.3g}" + (f"   (true {ev['auc']:.4f})" if ev else ""))
+    print(_wrap("interval", res["interval_method"] + "; the ROC band is in 'roc_band' (--json)"))
     print(f"  data      : n = {res['n']}, noisy class sizes n+ ~ {res['n_pos_noisy']:.0f}, "
           f"n- ~ {res['n_neg_noisy']:.0f}"
           + (f" (true {ev['n_pos']}, {ev['n_neg']})" if ev else ""))
@@ -257,12 +316,16 @@ def run_hl(args) -> dict:
         raise _usage(f"--thresholds must be >= 1, got {N}")
     kw = deploy_kwargs(args, N)
     kw.pop("branching")
+    _charge(args, [args.prob, args.label])
     _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
                     f"then {args.groups} x 4 noisy sums")
     r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
-                                evaluate=args.evaluate, **kw)
+                                evaluate=args.evaluate, null=args.null, **kw)
     out = {"command": "hl", "prob": args.prob, "label": args.label, "n": int(p.size),
-           "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.groups - 2,
+           "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.df,
+           "null": r.null, "p_value_method": r.method,
+           "detectable_miscalibration": r.detectable_miscalibration,
+           "noise_sd_per_group": r.noise_sd,
            "edges": r.edges.tolist(), "table": r.table, "clamped_expectations": r.clamped,
            "backend": args.backend, "account": {k: _jsonable(v) for k, v in r.account.items()},
            "communication": comm_summary(r.communication), "notes": notes,
@@ -274,7 +337,7 @@ def run_hl(args) -> dict:
         _plot(lambda: plot_hl(args.plot, r, prob=args.prob))
         out["plot"] = args.plot
     if r.clamped:
-        _warn(f"{r.clamped} noisy expected count(s) below 1 were raised to 1 before dividing")
+        _warn(f"{r.clamped} noisy expected count(s) below 0 were taken as 0 in the variances")
     out["seconds"] = clock() - t0
     return out
 
@@ -285,8 +348,11 @@ def show_hl(res: dict):
           f"H = {res['statistic']:.4g}, df = {res['df']}, p = {res['p_value']:.4g}"
           + (f"   (true H = {ev['statistic']:.4g}, p = {ev['p_value']:.4g})" if ev else ""))
     acc = res["account"]
-    print(f"  privacy   : epsilon = {acc['epsilon']} = tree {acc['tree_epsilon']:.4g} + sums "
-          f"{acc['sums_epsilon']:.4g} (epsilon' = {acc['epsilon_prime']:.4g}, noise "
+    print(f"  privacy   : epsilon = {acc['epsilon']} = tree {_g(acc['tree_epsilon'])} + sums "
+          f"{_g(acc['sums_epsilon'])} (epsilon' = {_g(acc['epsilon_prime'])}, noise "
           f"{acc['noise_mode']})")
     print(f"  groups    : edges {', '.join(f'{e:.3g}' for e in res['edges'])}")
+    print(_wrap("test", f"{res['p_value_method']}; detects a miscalibration of "
+                        f"{res['detectable_miscalibration']:.3g} (probability units) half the "
+                        "time at level 0.05"))
     _tail(res)

@@ -3,10 +3,13 @@
 Algorithm 2 with the accounting of Theorem 5.1. Every party holds a
 predicted probability p_i in [0, 1] and a 0/1 label y_i.
 
-  1. eps' = eps / (Delta + 8), Delta the tree sensitivity in node units
-     (the paper's L + 1 with ``sensitivity="paper"``: eps' = eps / (L + 9)).
+  1. The tree gets ``TREE_SHARE`` (1/4) of epsilon, the sums the rest, as
+     eps' = 3 eps / 16 per unit of their L1 sensitivity 4 (the paper's
+     eps' = eps / (L + 9) for both, with ``sensitivity="paper"``). The group
+     edges only need to split the records roughly evenly (any edges make a
+     valid test: they depend on p alone), the sums carry the test's power.
   2. Group edges t_q = F^^-1(q / Q), q = 1..Q-1, by Algorithm 1 on the
-     tree-noise ECDF of p (node scale 1/eps', so Delta eps'-DP, whatever the
+     tree-noise ECDF of p (node scale Delta / (eps / 4): eps / 4-DP, whatever the
      number of searches) on a grid of N thresholds in [0, 1]; t_0 = 0, t_Q = 1.
   3. Groups g_q = {i : t_{q-1} < p_i <= t_q} (the first group includes 0):
      half-open so that each record is in exactly one group. The 4 Q sums
@@ -16,12 +19,14 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
      group, so the servers do not learn the group) to the m servers, which
      add their parts of a discrete Laplace noise of scale 1/eps' per sum
      (E sums in fixed point with 2^c units, scale 2^c / eps') and open to the
-     analyst. One record moves at most between 2 groups: 8 sums change by
-     <= 1, so they cost 8 eps' together.
-  4. H = sum_q (O1 - E1)^2 / E1 + (O0 - E0)^2 / E0; p-value from chi-square
-     with Q - 2 degrees of freedom (:func:`chi2_sf`). Noisy E below 1 are
-     raised to 1 before dividing (post-processing; counted in the result).
-Total: Delta eps' + 8 eps' = eps (Theorem 5.1).
+     analyst. A record adds (p, 1 - p, y, 1 - y) to one group, a vector of
+     L1 norm 2, so replacing it changes the 4Q sums by at most 4 in L1: they
+     cost 4 eps' together (the paper counts 8 sums changing by <= 1: 8 eps',
+     twice the noise needed; ``sensitivity="paper"`` keeps it).
+  4. The noise-aware statistic T and its p-value under a null that includes
+     the DP noise (:mod:`ustat.ecdf.hl_test`); the test refuses before
+     anything is computed when the noise dominates (public parameters only).
+Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 
 Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend),
 then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l (to the
@@ -40,12 +45,18 @@ from mpc.rng import as_rng
 from mpc.sharing import additive_share
 from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
+from .hl_test import MAX_DETECTABLE, NULLS, detectable_miscalibration, hl_pvalue, hl_statistic
+from .noise_law import NodeNoiseLaw
 from .quantiles import quantiles, search
 from .release import check_values, deploy, exact_counts
 from .servers import make_session, open_to_analyst, server_ids
 from .thresholds import grid_rank, regular
 
 __all__ = ["HLResult", "private_hosmer_lemeshow", "hosmer_lemeshow", "chi2_sf", "FRAC_BITS"]
+
+#: Share of epsilon for the group edges (the tree); the rest goes to the 4Q sums. Any edges give
+#: a valid test (they depend on p only), so the edges need little accuracy and the sums most.
+TREE_SHARE = 0.25
 
 #: Fixed-point fractional bits of the expected counts E (rounding <= n 2^-(c+1)).
 FRAC_BITS = 16
@@ -78,7 +89,14 @@ def hosmer_lemeshow(E1, E0, O1, O0) -> float:
 
 @dataclass
 class HLResult:
-    """The private HL statistic, its p-value, the group table and the accounting."""
+    """The private HL statistic, its p-value, the group table and the accounting.
+
+    ``statistic`` is the noise-aware T of :mod:`ustat.ecdf.hl_test` (the
+    classical HL statistic when epsilon = inf), ``p_value`` its tail under
+    ``null`` with the DP noise, ``df`` the chi-square degrees of freedom of
+    the noise-free null, ``clamped`` the number of noisy E below 0 (taken as
+    0 in the variances).
+    """
 
     statistic: float
     p_value: float
@@ -89,6 +107,11 @@ class HLResult:
     communication: dict | None = None
     clamped: int = 0
     exact: dict | None = field(default=None, repr=False)
+    df: int = 0
+    null: str = "calibrated"
+    method: str = ""
+    detectable_miscalibration: float = 0.0
+    noise_sd: float = 0.0
 
 
 def _group_sums(p, y, edges, Q):
@@ -97,18 +120,18 @@ def _group_sums(p, y, edges, Q):
                         np.bincount(g, y, Q), np.bincount(g, 1 - y, Q)])
 
 
-def _exact(p, y, tau, Q) -> dict:
+def _exact(p, y, tau, Q, df) -> dict:
     """The noise-free pipeline: exact grid quantiles as edges, exact sums (evaluation)."""
     counts = exact_counts(grid_rank(p, tau), tau.size)
     idx = search(lambda i: counts[i], tau.size, p.size * (np.arange(1, Q) / Q))
     edges = np.concatenate([[0.0], tau[idx], [1.0]])
     _, (e1, e0, o1, o0) = _group_sums(p, y, edges, Q)
     H = hosmer_lemeshow(e1, e0, o1, o0)
-    return {"statistic": H, "p_value": chi2_sf(H, Q - 2), "edges": edges.tolist(),
+    return {"statistic": H, "p_value": chi2_sf(H, df), "edges": edges.tolist(),
             "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
 
 
-def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
+def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode, eps_sums=None):
     """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open."""
     ring, net = session.ring, session.net
     sid = server_ids(session)
@@ -125,8 +148,7 @@ def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
     parts, delta = None, 0.0
     if mode == "mpc" and scale_o is not None:       # the servers sample the 4Q noises in MPC
         from .node_noise import sum_noise_mpc
-        parts, delta = sum_noise_mpc(session, [(scale_e, 2 * Q), (scale_o, 2 * Q)],
-                                     8 / float(scale_o))
+        parts, delta = sum_noise_mpc(session, [(scale_e, 2 * Q), (scale_o, 2 * Q)], eps_sums)
     with net.phase("hl sums"):
         with net.round():
             for j in range(m):                      # loop over the m servers
@@ -156,14 +178,20 @@ def _noise_part(scale, size, m, mode, rng):
 def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_thresholds=1024,
                             backend: str = "fss", servers: int = 2, noise_mode=None,
                             sensitivity: str = "exact", seed=None, evaluate: bool = False,
-                            bits: int = 48) -> HLResult:
+                            bits: int = 48, null: str = "calibrated",
+                            max_detectable: float | None = MAX_DETECTABLE) -> HLResult:
     """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
 
     ``groups`` Q in 3..min(N, n // 10) (at least 10 records per group on
     average; df = Q - 2 >= 1). ``n_thresholds`` N: the grid on [0, 1] for the
     group edges. ``backend`` "central" computes the sums in the clear
-    (reference).
+    (reference). ``null``: ``"calibrated"`` (y ~ Bernoulli(p), df Q) or
+    ``"fitted"`` (p fitted on these records, df Q - 2). ``max_detectable``:
+    refuse (ValueError) when the miscalibration detected half the time
+    exceeds it (None: never refuse); :mod:`ustat.ecdf.hl_test`.
     """
+    if null not in NULLS:
+        raise ValueError(f"null must be one of {NULLS}, got {null!r}")
     p = check_values(probs, (0.0, 1.0), name="probabilities (must lie in [0, 1])")
     y = np.asarray(labels)
     if y.shape != p.shape or y.dtype.kind not in "biu" or (y.size and (y.min() < 0 or y.max() > 1)):
@@ -184,35 +212,67 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
         session = make_session(n, servers, bits=bits, seed=seed)
     from .tree import Tree
     delta = Tree(tau.size).sensitivity(sensitivity)
-    eps1 = eps / (delta + 8)
-    dep = deploy(p, tau, eps1 * delta if math.isfinite(eps) else eps, backend=backend,
+    sums_sens = 8 if sensitivity == "paper" else 4
+    if sensitivity == "paper":               # the paper's split: eps' per unit of sensitivity
+        eps1 = eps / (delta + sums_sens)
+        eps_tree_req = eps1 * delta
+    else:                                    # the edges only group; the sums carry the test
+        eps_tree_req = TREE_SHARE * eps
+        eps1 = (eps - eps_tree_req) / sums_sens
+    df = Q if null == "calibrated" else Q - 2
+    scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
+    scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
+    copies = servers if (backend != "central" and (noise_mode or "each") == "each") else 1
+    o_law, e_law = NodeNoiseLaw(scale_o, copies), NodeNoiseLaw(scale_e, copies)
+    noise_var = (o_law.variance + e_law.variance / float(1 << FRAC_BITS) ** 2) / 2.0
+    detect = detectable_miscalibration(n, Q, noise_var, df)
+    if max_detectable is not None and detect > max_detectable:
+        raise ValueError(
+            f"hl: the DP noise dominates at epsilon {eps:g} with n = {n} and {Q} groups: the "
+            f"noise sd per group ({math.sqrt(noise_var):.3g} records) would hide any "
+            f"miscalibration below {detect:.2f} in probability (half the time); refusing "
+            "rather than report a test without power. Use a larger epsilon, more records or "
+            "fewer groups (--groups)")
+    dep = deploy(p, tau, eps_tree_req if math.isfinite(eps) else eps, backend=backend,
                  servers=servers, noise_mode=noise_mode, sensitivity=sensitivity, seed=seed,
                  session=session)
     edges = np.concatenate([[0.0], quantiles(dep, np.arange(1, Q) / Q), [1.0]])
     g, exact_sums = _group_sums(p, y, edges, Q)
-    scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
-    scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
     mode = dep.noise.mode
     sums_delta = 0.0
     if session is None:
-        rng = as_rng(seed).derive("ecdf", "hl-central-noise")
+        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
+        rng = g.fresh("ecdf", "hl-central") if g is seed else g.derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
         if scale_o is not None:
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
-        sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
+        sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode,
+                                      sums_sens / float(scale_o) if scale_o is not None else None)
     E1, E0, O1, O0 = sums
-    clamped = int(np.sum(E1 < 1) + np.sum(E0 < 1))
-    H = hosmer_lemeshow(np.maximum(E1, 1.0), np.maximum(E0, 1.0), O1, O0)
+    clamped = int(np.sum(E1 < 0) + np.sum(E0 < 0))
+    T = hl_statistic(E1, E0, O1, O0, noise_var)
+    noise = None if scale_o is None else {"o_law": o_law, "e_law": e_law,
+                                          "frac_bits": FRAC_BITS}
+    pv = hl_pvalue(T, E1, E0, noise, null)
     eps_tree = dep.noise.epsilon
-    eps_sums = 8 * (1.0 / float(scale_o)) if scale_o is not None else math.inf
+    eps_sums = sums_sens * (1.0 / float(scale_o)) if scale_o is not None else math.inf
     account = {"epsilon": eps_tree + eps_sums if math.isfinite(eps) else math.inf,
                "epsilon_requested": eps, "epsilon_prime": eps1, "tree_epsilon": eps_tree,
                "sums_epsilon": eps_sums, "sensitivity_nodes": delta,
-               "noise_mode": mode, "backend": backend,
+               "noise_mode": mode, "backend": backend, "sums_sensitivity": sums_sens,
+               "sums_noise": {"observed": o_law.to_dict(), "expected": e_law.to_dict(),
+                              "expected_units": f"2^-{FRAC_BITS}"},
                "delta": dep.noise.delta + sums_delta}
-    exact = _exact(p, y, tau, Q) if evaluate else None
+    method = (f"noise-aware HL: T = sum_q D_q^2 / (V_q + s^2) with D_q the two noisy copies of "
+              f"O1 - E1 averaged (noise sd s = {math.sqrt(noise_var):.3g} per group) and V_q = "
+              f"E1 E0 / n_q; p-value from {'the chi-square tail' if noise is None else 'a simulated null'}"
+              f" (null '{null}': {'y ~ Bernoulli(p)' if null == 'calibrated' else 'p fitted on these records'}"
+              f", df {df} without noise) that includes the DP noise law, released values and "
+              "public parameters only")
+    exact = _exact(p, y, tau, Q, df) if evaluate else None
     table = {"E1": E1.tolist(), "E0": E0.tolist(), "O1": O1.tolist(), "O0": O0.tolist()}
     comm = session.net.report() if session is not None else None
-    return HLResult(H, chi2_sf(H, Q - 2), Q, edges, table, account, comm, clamped, exact)
+    return HLResult(T, pv, Q, edges, table, account, comm, clamped, exact, df, null, method,
+                    detect, math.sqrt(noise_var))

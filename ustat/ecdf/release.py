@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .intervals import ecdf_intervals, quantile_intervals
+from .noise_law import NodeNoiseLaw
 from .pointwise import PointwiseServers
 from .servers import FSSServers, check_query, make_session
 from .thresholds import check_thresholds, grid_rank
@@ -110,7 +112,7 @@ class Deployment:
             "sensitivity_nodes": nz.sensitivity, "levels": nz.tree.levels + 1,
             "branching": nz.tree.branching, "nodes": nz.tree.n_nodes, "noise_mode": nz.mode,
             "servers": nz.servers if nz.mode != "central" else 0,
-            "mse_counts": nz.mse_counts, "mse": nz.mse(self.n),
+            "mse_counts": nz.mse_counts, "mse": nz.mse(self.n), "node_noise": nz.law.to_dict(),
             "epsilon_vs_server_seeing_output": nz.coalition_epsilon(),
             "delta": nz.delta,
         }
@@ -146,7 +148,8 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
         weights = weights.astype(np.int64)
     if backend == "central":
         from mpc.rng import as_rng
-        rng = as_rng(seed).derive("ecdf", "central-noise") if seed is not None else as_rng(None)
+        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
+        rng = g.fresh("ecdf", "central-noise") if g is seed else g.derive("ecdf", "central-noise")
         noise = draw_noise(tree, epsilon, rng, mode="central", rule=sensitivity)
         return Deployment(tau, tree, noise, backend, n, None,
                           _Central(ranks, tree, noise, weights))
@@ -202,6 +205,27 @@ class ECDFRelease:
     @property
     def epsilon(self) -> float:
         return self.account["epsilon"]
+
+    @property
+    def tree(self) -> Tree:
+        return Tree(self.thresholds.size, self.account["branching"])
+
+    @property
+    def noise_law(self) -> NodeNoiseLaw:
+        """The node-noise law the release carries (``account["node_noise"]``)."""
+        return NodeNoiseLaw.from_dict(self.account.get("node_noise"))
+
+    def intervals(self, confidence: float = 0.95) -> dict:
+        """Pointwise intervals and a simultaneous band for the data's ECDF
+        (:func:`ustat.ecdf.intervals.ecdf_intervals`)."""
+        return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree, confidence)
+
+    def quantile_intervals(self, q, confidence: float = 0.95) -> dict:
+        """CIs for the data's grid quantiles at levels ``q``
+        (:func:`ustat.ecdf.intervals.quantile_intervals`)."""
+        from .quantiles import check_levels
+        return quantile_intervals(self.counts, self.thresholds, self.n, self.noise_law,
+                                  self.tree, check_levels(q), confidence)
 
 
 def release(values, thresholds, epsilon, *, evaluate: bool = False, **kwargs) -> ECDFRelease:

@@ -23,6 +23,22 @@ With epsilon = inf and the distinct scores as thresholds it is exactly
 ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``. AUC: trapezoids
 over the points, as ``sklearn.metrics.auc``. Smoothing (optional) is applied
 to each class ECDF c^/n^ (post-processing).
+
+Uncertainty (post-processing of the two released curves and the public node-
+noise law, :mod:`ustat.ecdf.noise_law`): a parametric bootstrap. The plug-in
+truth is the isotonic (non-decreasing) fit of each noisy class curve; ``B``
+fresh path noises of each tree (same law, fixed seed) are added to it and
+the unsmoothed estimator recomputed. The AUC CI is the basic bootstrap
+interval [AUC^ - q_(1-alpha/2), AUC^ - q_(alpha/2)] of those errors,
+``auc_noise_std`` their sd; the ROC band is simultaneous over the
+thresholds: TPR^_k +- t s_k and FPR^_k +- t s'_k with s, s' the pointwise
+bootstrap sds and t the (1 - alpha) quantile of the largest studentised
+error over k and both coordinates. They cover the data's ROC points at the
+release's thresholds and its AUC there (trapezoids: the AUC of the scores
+rounded up to the grid, ties counted half; ``roc_auc_score`` when the grid
+holds every distinct score). With smoothing, the curve and AUC shown are the
+smoothed ones, the intervals are those of the unsmoothed estimator
+(``auc_unsmoothed``), which is what they are calibrated for.
 """
 
 from __future__ import annotations
@@ -32,12 +48,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from mpc.rng import CSPRNG
+
 from .release import deploy, exact_counts, check_values
 from .servers import make_session
+from .intervals import check_confidence, simulate_path_noise
+from .noise_law import SIM_SEED
+from .smoothing import isotonic
 from .smoothing import smooth as _smooth
 from .thresholds import check_thresholds, grid_rank
 
-__all__ = ["ROCRelease", "private_roc", "roc_points", "auc"]
+__all__ = ["ROCRelease", "private_roc", "roc_points", "auc", "roc_intervals", "BOOTSTRAP_DRAWS"]
+
+BOOTSTRAP_DRAWS = 2000
 
 
 def roc_points(c_pos, c_neg, n_pos, n_neg):
@@ -70,6 +93,75 @@ class ROCRelease:
     smoothing: str | None = None
     communication: dict | None = None
     exact: dict | None = field(default=None, repr=False)
+    intervals: dict | None = None       # auc_ci, auc_noise_std, band, method (roc_intervals)
+
+
+def _auc_rows(c_pos, c_neg) -> np.ndarray:
+    """Trapezoidal AUC of each row of cumulative class counts (last column = class size)."""
+    n_pos, n_neg = c_pos[..., -1:], c_neg[..., -1:]
+    one = np.ones(c_pos.shape[:-1] + (1,))
+    tpr = np.concatenate([one, (n_pos - c_pos) / n_pos], axis=-1)
+    fpr = np.concatenate([one, (n_neg - c_neg) / n_neg], axis=-1)
+    return -np.sum(np.diff(fpr, axis=-1) * (tpr[..., 1:] + tpr[..., :-1]) / 2.0, axis=-1)
+
+
+def _plug_in(counts) -> np.ndarray:
+    """A non-decreasing curve in [0, n^] fitted to noisy cumulative counts (isotonic)."""
+    c = np.asarray(counts, dtype=np.float64)
+    top = max(float(c[-1]), 1.0)
+    return np.maximum(isotonic(c / top) * top, 0.0)
+
+
+def roc_intervals(c_pos, c_neg, law_pos, law_neg, tree, confidence: float = 0.95,
+                  draws: int = BOOTSTRAP_DRAWS) -> dict:
+    """AUC CI and simultaneous ROC band from the released class curves (module docstring)."""
+    confidence = check_confidence(confidence)
+    alpha = 1.0 - confidence
+    cp, cn = (np.asarray(c, dtype=np.float64) for c in (c_pos, c_neg))
+    raw = float(_auc_rows(cp, cn)) if cp[-1] > 0 and cn[-1] > 0 else math.nan
+    method = ("parametric bootstrap from the released curves: plug-in = isotonic fit of each "
+              f"noisy class curve, {draws} fresh path noises per class from the release's "
+              "node-noise law (fixed seed), basic interval for the AUC, simultaneous "
+              "studentised band over the thresholds; covers the data's AUC and ROC points at "
+              "these thresholds")
+    if law_pos.noiseless and law_neg.noiseless:
+        return {"confidence": confidence, "auc_ci": [raw, raw], "auc_noise_std": 0.0,
+                "auc_unsmoothed": raw, "band_t": 0.0, "tpr_sd": np.zeros(cp.size + 1),
+                "fpr_sd": np.zeros(cp.size + 1), "method": "no noise: the intervals are points"}
+    gen = np.random.default_rng(SIM_SEED)
+    hp, hn = _plug_in(cp), _plug_in(cn)
+    sp = hp[None, :] + simulate_path_noise(law_pos, tree, draws, gen)
+    sn = hn[None, :] + simulate_path_noise(law_neg, tree, draws, gen)
+    sp[:, -1], sn[:, -1] = np.maximum(sp[:, -1], 1.0), np.maximum(sn[:, -1], 1.0)
+    err = _auc_rows(sp, sn)
+    err -= err.mean()                       # the spread only: the estimator is ~unbiased
+    lo_q, hi_q = np.quantile(err, [alpha / 2.0, 1.0 - alpha / 2.0])
+    ci = [min(max(raw - hi_q, 0.0), 1.0), min(max(raw - lo_q, 0.0), 1.0)] \
+        if math.isfinite(raw) else [0.0, 1.0]
+    d_tpr = (sp[:, -1:] - sp) / sp[:, -1:] - (hp[-1] - hp) / hp[-1]
+    d_fpr = (sn[:, -1:] - sn) / sn[:, -1:] - (hn[-1] - hn) / hn[-1]
+    s_tpr, s_fpr = (np.maximum(d.std(axis=0), 1e-12) for d in (d_tpr, d_fpr))
+    t = np.maximum(np.abs(d_tpr) / s_tpr, np.abs(d_fpr) / s_fpr).max(axis=1)
+    band_t = float(np.quantile(t, confidence, method="higher"))
+    zero = np.zeros(1)                                # the public point (1, 1) first
+    return {"confidence": confidence, "auc_ci": ci, "auc_noise_std": float(err.std()),
+            "auc_unsmoothed": raw, "band_t": band_t,
+            "tpr_sd": np.concatenate([zero, s_tpr]), "fpr_sd": np.concatenate([zero, s_fpr]),
+            "method": method}
+
+
+def band_arrays(fpr, tpr, iv) -> dict:
+    """The band's corners at every point of a released curve (clipped to [0, 1])."""
+    m = min(len(fpr), len(iv["tpr_sd"]))
+    t = iv["band_t"]
+    pad = np.zeros(len(fpr) - m)
+
+    def clip(v):
+        return np.clip(v, 0.0, 1.0)
+
+    st, sf = np.concatenate([iv["tpr_sd"][:m], pad]), np.concatenate([iv["fpr_sd"][:m], pad])
+    return {"tpr_lo": clip(tpr - t * st), "tpr_hi": clip(tpr + t * st),
+            "fpr_lo": clip(fpr - t * sf), "fpr_hi": clip(fpr + t * sf)}
 
 
 def _labels(labels, n: int) -> np.ndarray:
@@ -85,14 +177,16 @@ def _labels(labels, n: int) -> np.ndarray:
 
 def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool = False,
                 smooth: str | None = None, backend: str = "fss", evaluate: bool = False,
-                seed=None, **kwargs) -> ROCRelease:
+                seed=None, confidence: float = 0.95, **kwargs) -> ROCRelease:
     """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
 
     ``thresholds``: increasing grid inside ``bounds``; the upper bound is
     appended if missing. Each class ECDF spends epsilon / 2 (tree noise,
     :func:`ustat.ecdf.release.deploy`; ``kwargs`` go there, e.g. branching,
     noise_mode, servers). ``smooth``: None, "isotonic", "l1" or "l2".
+    ``confidence``: level of the AUC CI and the ROC band (:func:`roc_intervals`).
     """
+    confidence = check_confidence(confidence)
     x = check_values(scores, bounds, clip, name="scores")
     y = _labels(labels, x.size)
     tau = check_thresholds(thresholds, bounds)
@@ -108,15 +202,22 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
         session = make_session(x.size, kwargs.pop("servers", 2), bits=kwargs.pop("bits", 32),
                                seed=seed, record_views=kwargs.pop("record_views", False))
     common = dict(backend=backend, bounds=bounds, clip=clip, seed=seed, session=session, **kwargs)
+    seeds = [seed, seed]
     if backend == "central":
         common.pop("session")
-    deps = [deploy(x, tau, half, weights=w, **common) for w in (y, 1 - y)]
+        if seed is not None and not isinstance(seed, CSPRNG):   # not the same noise twice
+            seeds[1] = f"{seed!r}/negative class"
+    common.pop("seed")
+    deps = [deploy(x, tau, half, weights=w, seed=sd, **common) for w, sd in ((y, seeds[0]),
+                                                                             (1 - y, seeds[1]))]
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])
     if n_pos <= 0 or n_neg <= 0:
-        raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): "
-                         "epsilon is too small for these class sizes")
+        raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): the "
+                         f"class is empty or too small for this epsilon; "
+                         f"check the label column and the positive label (matched exactly), or "
+                         f"use a larger epsilon")
     if smooth is None:
         fpr, tpr = roc_points(c_pos, c_neg, n_pos, n_neg)
     else:
@@ -138,4 +239,10 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
         exact = {"fpr": f, "tpr": t, "auc": auc(f, t), "n_pos": int(y.sum()),
                  "n_neg": int((1 - y).sum())}
     comm = session.net.report() if session is not None else None
-    return ROCRelease(tau, fpr, tpr, auc(fpr, tpr), n_pos, n_neg, acc, smooth, comm, exact)
+    iv = roc_intervals(c_pos, c_neg, deps[0].noise.law, deps[1].noise.law, deps[0].tree,
+                       confidence)
+    iv.update(band_arrays(*roc_points(c_pos, c_neg, n_pos, n_neg), iv))
+    acc["node_noise"] = {"positives": deps[0].noise.law.to_dict(),
+                         "negatives": deps[1].noise.law.to_dict()}
+    area = min(max(auc(fpr, tpr), 0.0), 1.0)
+    return ROCRelease(tau, fpr, tpr, area, n_pos, n_neg, acc, smooth, comm, exact, iv)

@@ -16,20 +16,23 @@ overlapping queries reuse them: the whole curve costs epsilon once.
 
 Sensitivity (why the nodes on the path are enough). Replacing one record
 moves its grid rank from t1 to t2, changing the count vector by the
-indicator of the leaf interval [t1, t2) (a suffix [t, 2^L) when a record is
-added or removed). Write a node covering [s, s + b^l) as the edge s -- s + b^l
-between boundary points 0..b^L. A node-noise shift chi (integers) absorbs
-the change iff chi is a unit flow from t1 to t2 in that graph, and it costs
+indicator of the leaf interval [t1, t2) (a suffix [t, N) when a record is
+added or removed). Write a node covering leaves [s, min(s + b^l, N)) as the
+edge s -- min(s + b^l, N) between boundary points 0..N. A node-noise shift
+chi (integers) absorbs the change iff chi is a unit flow from t1 to t2 in
+that graph, and it costs
 ||chi||_1 / scale of epsilon with discrete Laplace noise (ratio a^-|shift|
 per node). The cheapest integral unit flow is a shortest path, so
 
     Delta = max over t1 < t2 of dist(t1, t2) = diameter of the boundary graph,
 
 and node scale Delta / epsilon gives epsilon-DP for the whole release.
-:func:`interval_sensitivity` computes the diameter of the full b-ary tree
-exactly (a DP over levels, checked against BFS in the tests). For b = 2 it
-is L (for L >= 1): the paper's bound L + 1 (Lemma 1, Theorem 3.1) holds and
-is one unit loose; ``rule="paper"`` reproduces the paper's (L + 1) / epsilon.
+:func:`ustat.ecdf.sensitivity.tree_sensitivity` computes the diameter
+exactly for every N and b (a DP over levels, checked against BFS); for a
+full binary tree (N = 2^L) it is L (for L >= 1), for other N it can be
+smaller (N = 78: 6, not L = 7). The paper's bound L + 1 (Lemma 1,
+Theorem 3.1) holds and is at least one unit loose; ``rule="paper"``
+reproduces the paper's (L + 1) / epsilon.
 Proof sketch for b = 2: an end-to-end lemma d(a, 0) + d(a, 2^K) <= K + 1 by
 induction, then for t1 < 2^(L-1) < t2 the two routes (via the midpoint, or
 via 0 -- 2^L) sum to at most 2L + 1, so one of them is <= L.
@@ -58,6 +61,9 @@ from fractions import Fraction
 import numpy as np
 
 from noise.samplers import as_fraction, discrete_laplace, polya, polya_pmf, round_scale_up
+
+from .noise_law import NodeNoiseLaw
+from .sensitivity import tree_sensitivity
 
 __all__ = ["Tree", "TreeNoise", "interval_sensitivity", "dlap_variance", "draw_noise",
            "best_branching", "NOISE_MODES"]
@@ -117,7 +123,8 @@ class Tree:
     def sensitivity(self, rule: str = "exact") -> int:
         """Node units needed to absorb one record's change (see the module docstring).
 
-        ``"exact"``: the diameter of the boundary graph (:func:`interval_sensitivity`);
+        ``"exact"``: the diameter of the boundary graph over the N leaves
+        (:func:`ustat.ecdf.sensitivity.tree_sensitivity`; below L when N is not b^L);
         ``"paper"``: L + 1 (Theorem 3.1; b = 2 only).
         """
         if rule == "paper":
@@ -126,45 +133,18 @@ class Tree:
             return self.levels + 1
         if rule != "exact":
             raise ValueError(f"sensitivity rule must be 'exact' or 'paper', got {rule!r}")
-        return interval_sensitivity(self.branching, self.levels)
+        return tree_sensitivity(self.n_points, self.branching)
 
 
 def interval_sensitivity(branching: int, levels: int) -> int:
-    """Diameter of the boundary graph of the full b-ary tree of depth L (exact).
+    """Diameter of the boundary graph of the full b-ary tree of depth L (N = b^L leaves).
 
-    Vertices 0..b^L; node [s, s + b^l) is the edge s -- s + b^l. A DP over
-    levels keeps, for the points a of one depth-K subtree, the Pareto-maximal
-    pairs (dist(a, left end), dist(a, right end)) and the subtree diameter.
-    In a depth-K subtree the child boundaries 0, B, .., bB (B = b^(K-1)) form
-    a cycle of length b + 1 (b child edges plus the subtree's own edge), and a
-    path leaving a child passes through one of its two ends.
-    Cost: O(L b^2 |S|^2) with |S| the Pareto set size (a few).
+    The full-tree case of :func:`ustat.ecdf.sensitivity.tree_sensitivity`, which
+    handles every N (a truncated last subtree can make the diameter smaller).
     """
     b = _int(branching, "branching", 2, 64)
     L = _int(levels, "levels", 0, 64)
-    pairs = {(0, 1), (1, 0)}
-    diam = 1
-    for _ in range(L):
-        cyc = np.array([[min(abs(i - j), b + 1 - abs(i - j)) for j in range(b + 1)]
-                        for i in range(b + 1)])
-        # dist from a point of child k (pair p, q) to every boundary j of this subtree
-        rows = []
-        for k in range(b):
-            for p, q in pairs:
-                rows.append(np.minimum(p + cyc[k], q + cyc[k + 1]))
-        d = np.array(rows)                           # (b |S|, b + 1)
-        child = np.repeat(np.arange(b), len(pairs))
-        # two points in different children: min over exits e, f of d(a, e) + cyc(e, f) + d(c, f)
-        best = np.full((d.shape[0], d.shape[0]), np.iinfo(np.int64).max)
-        for e in range(b + 1):
-            best = np.minimum(best, d[:, e][:, None] + d[:, e][None, :])
-        cross = child[:, None] != child[None, :]
-        if cross.any():
-            diam = max(diam, int(best[cross].max()))
-        ends = {(int(r[0]), int(r[b])) for r in d}
-        pairs = {pq for pq in ends if not any(o != pq and o[0] >= pq[0] and o[1] >= pq[1]
-                                               for o in ends)}
-    return diam
+    return tree_sensitivity(b ** L, b)
 
 
 def dlap_variance(scale) -> float:
@@ -245,6 +225,13 @@ class TreeNoise:
     def share_at(self, server: int, idx) -> np.ndarray:
         """Server ``server``'s part of the noise on the points ``idx``."""
         return self.shares[server][self.tree.path(idx)].sum(axis=1)
+
+    @property
+    def law(self) -> NodeNoiseLaw:
+        """The law of one node's total noise (what every interval is computed from)."""
+        if self.scale is None:
+            return NodeNoiseLaw(None)
+        return NodeNoiseLaw(self.scale, self.servers if self.mode == "each" else 1)
 
     @property
     def node_variance(self) -> float:

@@ -31,6 +31,11 @@ bits in 2 rounds. :func:`edge_costs` evaluates these; the network measures
 them (tests check equality). Time: dominated by the base OTs (3 elliptic-curve
 scalar multiplications per OT, one Python call each).
 
+Processes: on a chunk session linked to the run's processes
+(:meth:`mpc.routing.Link.sub`) each member's process checks that member's
+record, garbles the edges it garbles and evaluates those it evaluates
+(:mod:`mpc.gc.yao`); every message carries its bytes.
+
 Threat model: static semi-honest adversary corrupting one member of an edge
 (Yao with half-gates and OT: the evaluator's view is simulatable from its
 input and output share, the garbler's from its input); **no dealer**: the
@@ -80,7 +85,11 @@ class GCBackend:
         return edge_costs(kernel, spec)
 
     def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp) -> np.ndarray:
-        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once."""
+        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once.
+
+        Each call takes its garbler and evaluator streams from ``session.rng.fresh``: two
+        calls on one session never reuse Delta, a label, an OT secret or the output mask.
+        """
         from mpc.gc.yao import yao
 
         self.check(kernel)
@@ -90,12 +99,13 @@ class GCBackend:
         kc = circuit_for(kernel, _widths(session, input_fp))
         cols = np.stack([np.asarray(x[i][c], dtype=_U64) for i in range(2)
                          for c in range(kernel.columns)], axis=1)        # (2 members, 2 d, m)
-        check_domain(kc, cols, session.ring)
+        check_domain(kc, cols, session.ring, session.net.is_local(holders))
         net = session.net
         g_in, e_in = kc.operand_shares(cols[0], 0), kc.operand_shares(cols[1], 1)
         m = holders.shape[1]
         step = max(1, min(MAX_EDGES_PER_CALL, TABLE_BYTES // (32 * max(1, kc.n_and))))
         out = np.empty((2, m), dtype=_U64)
+        call = session.rng.fresh("gc-backend")    # a new stream per call: Delta, labels, OT
         with net.parallel():                 # sub-batches bound memory; their rounds count once
             for at in range(0, m, step):     # loop over memory blocks, not edges
                 sl = slice(at, at + step)
@@ -103,8 +113,8 @@ class GCBackend:
                     res = yao(session, kc.circuit, holders[0, sl], holders[1, sl],
                               [v[sl] for v in g_in], [v[sl] for v in e_in],
                               output="additive", phase=net.current_phase[0],
-                              rng_garbler=session.rng.derive("gc-backend", "garblers", at),
-                              rng_evaluator=session.rng.derive("gc-backend", "evaluators", at))
+                              rng_garbler=call.derive("garblers", at),
+                              rng_evaluator=call.derive("evaluators", at))
                 out[0, sl], out[1, sl] = res.garbler[0], res.evaluator[0]
         return out & session.ring.mask
 
@@ -114,18 +124,21 @@ def _widths(session, input_fp):
                            input_frac_bits=input_fp.frac_bits)
 
 
-def check_domain(kc, cols: np.ndarray, ring) -> None:
+def check_domain(kc, cols: np.ndarray, ring, local=True) -> None:
     """Each member checks its own encoded record against the circuit's domain (local).
 
-    ``cols``: ``(2, 2 d, m)`` shares. Member i knows its own record; the
-    simulation reconstructs it from the shares only to run that check.
+    ``cols``: ``(2, 2 d, m)`` shares; ``local``: ``(2, m)`` mask of the
+    members that run in this process (True: all). Member i split its record
+    into both shares itself (the sharing step), so its process holds both
+    and checks it; a member elsewhere is checked there.
     """
     d = len(kc.domain) // 2
+    local = np.broadcast_to(np.asarray(local, dtype=bool), (2, cols.shape[2]))
     for c, iv in enumerate(kc.domain):
         if iv is None:
             continue
         v = ring.to_signed((cols[0, c] + cols[1, c]) & ring.mask)
-        bad = np.flatnonzero((v < iv[0]) | (v > iv[1]))
+        bad = np.flatnonzero(((v < iv[0]) | (v > iv[1])) & local[c // d])
         if bad.size:
             raise ValueError(
                 f"records: column {c % d} of member {c // d} of edge {bad[0]} encodes to "

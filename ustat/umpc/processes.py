@@ -47,14 +47,14 @@ def run_across_processes(records, kernel, processes, timeout, kwargs, *, session
                          "its own part of every chunk)")
     if kwargs.get("evaluate"):
         raise ValueError("evaluate reads every record in the clear: not with processes=")
-    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) \
-            or processes < 1:
+    if groups is None and (isinstance(processes, bool) or not isinstance(
+            processes, (int, np.integer)) or processes < 1):
         raise ValueError(f"processes must be a positive integer, got {processes!r}")
     X = np.asarray(records)
     if X.ndim == 1:
         X = X[:, None]
     n = X.shape[0]
-    groups = groups_for(n, ROLES, int(processes), groups)
+    groups = groups_for(n, ROLES, None if processes is None else int(processes), groups)
     owner = Placement.from_groups(n, ROLES, groups).owner[:n]
     filler = _filler(X, kwargs.get("bounds"))
 

@@ -88,6 +88,7 @@ from .inputs import check_positive_int
 from .merge import merge_chunk
 from .progress import Progress, StageClock
 from .release import check_confidence, release_fields
+from .privacy import resolve_noise_method
 from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
 
 DEFAULT_CHUNK = 1 << 17
@@ -146,6 +147,7 @@ class UMPCResult:
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)
+    aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -162,6 +164,7 @@ class _Noise:
     eps_aux: float                  # epsilon spent on each aux sum
     guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
     seconds: float = 0.0                            # the noise draws' wall time
+    notes: list = field(default_factory=list)       # why the default method was not "mpc"
 
 
 def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
@@ -169,7 +172,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
              chunk_size: int = DEFAULT_CHUNK,
              evaluate=False, progress: bool = False, hypergraph=None,
-             fail: float = 2.0**-40, f_h: float = 0.5, aux_epsilon_fraction: float = 0.1,
+             fail: float = 2.0**-40, f_h: float = 0.5,
+             aux_epsilon_fraction: Optional[float] = None,
              record_views: bool = False, workers: Optional[int] = None,
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
@@ -229,18 +233,22 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         (k = 2 kernels only: garbled circuits between the two members of
         each edge, oblivious transfer instead of a dealer, computational
         security; slower, see docs/gc.md).
+    aux_epsilon_fraction : the class counts' share of epsilon (AUC, VUS); None
+        (default) chooses it from public parameters to minimise the released
+        statistic's noise (:func:`ustat.umpc.release.choose_aux_fraction`:
+        0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
         given (its defaults otherwise); max_colluders is a Polya parameter.
     noise_method : ``"mpc"`` (one discrete Laplace sampled inside MPC from the
         contributors' coins: the central model's variance, epsilon against
-        all but one contributor, delta <= 2^-40), ``"polya"`` (Polya shares:
-        cheaper, variance x n / (n - t) or the committee's factor, epsilon
-        only against the tolerated coalition), or None (default): ``"mpc"``
-        where it serves (backend "dealer", epsilon small enough for a
-        64-bit sampler), else ``"polya"`` (backend "gc": dealer-free MPC
-        noise needs OT between every pair of contributors; ``max_colluders``
-        given). ``noise_guarantee`` in the result states what was used.
+        all but one contributor, delta <= 2^-40 per noise), ``"polya"``
+        (Polya shares: cheaper, variance x n / (n - t) or the committee's
+        factor, epsilon only against the tolerated coalition), or None
+        (default): ``"mpc"`` where it serves, else ``"polya"``
+        (:func:`ustat.umpc.privacy.resolve_noise_method`: backend "gc",
+        ``max_colluders`` given, epsilon > 12). ``noise_method``, ``delta``
+        and ``noise_guarantee`` in the result state what was used.
     processes : spread the parties and roles over this many processes on
         this machine, connected by loopback sockets (:mod:`ustat.umpc.processes`;
         default None: the simulator, everyone in this process). Each process
@@ -277,9 +285,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         workers, scheduler, progress = 1, None, False
     clock = StageClock()
     workers = _check_engine(workers, pool, scheduler, backend)
-    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h,
-                "method": resolve_noise_method(noise_method, backend, max_colluders),
-                "triples": "ot" if backend == "gc" else "dealer", "auto": noise_method is None}
+    method, method_note = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
+    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h, "method": method,
+                "triples": "ot" if backend == "gc" else "dealer"}
     noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
                                            ("committee_size", committee_size)) if v is not None})
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
@@ -300,10 +308,12 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             noise = []                             # step 3 runs while the workers compute
             _share_and_compute(run, z, chunk_size, bar, **where,
                                meanwhile=lambda: noise.append(
-                                   _noise(run, z, aux_epsilon_fraction, noise_kw)))
+                                   _noise(run, z, run.aux_fraction, noise_kw)))
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
+        if method_note and math.isfinite(run.eps):
+            noise[0].notes.append(method_note)
         clock.lap("computing")
         bar.stage("aggregation")
         u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
@@ -351,11 +361,11 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info) + ([noise.guarantee["note"]] if "note" in noise.guarantee
-                                         else []), noise_method=noise.guarantee.get("method", ""),
+        notes=_notes(run, noise.info) + noise.notes, noise_method=noise.guarantee.get("method", ""),
         delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
         noise_seconds=noise.seconds, costs=costs, released=released,
-        processes=session.placement.n_procs, **engine)
+        processes=session.placement.n_procs,
+        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
 
 
 def _check_engine(workers, pool, scheduler, backend) -> int:
@@ -406,6 +416,8 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
 
     Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
     """
+    from noise.distributed import shared_dlap_noises
+
     kern, session, eps = run.kern, run.session, run.eps
     ring, net = session.ring, session.net
     aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
@@ -423,7 +435,7 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
                  + [(eps_aux, kern.aux_sensitivity)] * n_aux)
         t0 = time.perf_counter()
         with net.phase("noise"):
-            noises = _draw_noises(session, specs, noise_kw)
+            noises = shared_dlap_noises(session, specs, **noise_kw)
         seconds = time.perf_counter() - t0
         z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
         info["u"] = _noise_summary(noises[0])
@@ -431,42 +443,24 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
             aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
             info[kern.aux_names[a]] = _noise_summary(nz)
         guarantee = _noise_guarantee(noises)
-        if noise_kw.get("auto") and noise_kw["method"] != guarantee["method"]:
-            guarantee["note"] = ("noise: epsilon is too large for the in-MPC sampler (more than "
-                                 "64 coin bits per digit at delta 2^-40): Polya shares were used")
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds)
 
 
-def resolve_noise_method(method, backend: str, max_colluders=None) -> str:
-    """The noise method a run uses: ``method`` if given, else "mpc" where it serves (run_umpc)."""
-    if method is not None:
-        if method not in ("mpc", "polya"):
-            raise ValueError(f"noise_method must be 'mpc' or 'polya', got {method!r}")
-        return method
-    return "polya" if backend == "gc" or max_colluders is not None else "mpc"
-
-
-def _draw_noises(session, specs, noise_kw) -> list:
-    """All noises of the release; an epsilon too large for the in-MPC sampler's 64 coin bits
-    falls back to Polya when the method was the default (``auto``), else raises."""
-    from noise.distributed import shared_dlap_noises
-
-    kw = {k: v for k, v in noise_kw.items() if k != "auto"}
-    try:
-        return shared_dlap_noises(session, specs, **kw)
-    except ValueError as exc:
-        if not (noise_kw.get("auto") and kw["method"] == "mpc" and "coin bits" in str(exc)) \
-                or (kw["threat_model"] == "dis" and session.n_parties > PIDLAP_MAX_PARTIES):
-            raise
-    return shared_dlap_noises(session, specs, **dict(kw, method="polya"))
-
-
 def _noise_guarantee(noises) -> dict:
-    """The release's (epsilon, delta) against its stated coalition, and its noise variance."""
+    """The release's (epsilon, delta) against its stated coalition, and its noise variance.
+
+    delta: the in-MPC sampler's per noise, plus the M_HF committee's failure
+    probability (once for the one committee of the MPC noise, once per noise
+    for Polya's committee per noisy sum; :mod:`ustat.umpc.privacy`).
+    """
     plan = noises[0].collusion
-    return {"method": noises[0].method,
+    method = noises[0].method
+    sampler = float(sum(nz.delta for nz in noises))
+    committees = 1 if method == "mpc" else len(noises)
+    fail = plan.fail_probability * committees if plan.threat_model == "hf" else 0.0
+    return {"method": method,
             "epsilon": float(sum(nz.epsilon for nz in noises)),
-            "delta": float(sum(nz.delta for nz in noises)),
+            "delta": min(1.0, sampler + fail), "sampler_delta": sampler,
             "max_colluders": plan.max_colluders, "contributors": plan.contributors,
             "fail_probability": plan.fail_probability,
             "variance_ratio": plan.variance_factor, "coalition": plan.describe()}

@@ -31,6 +31,7 @@ from .engines import start_prefetch
 from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
                      encode_records, resolve_edges, validate_records)
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
+from .release import choose_aux_fraction
 
 THREAT_MODELS = ("dis", "hf")
 DEFAULT_THREAT_MODEL = "dis"
@@ -56,6 +57,7 @@ class Run:
     bounds: Optional[list] = None
     spec: Optional[ChunkSpec] = None    # what every chunk needs besides its inputs
     prefetch: object = None         # chunks dealt while E was drawn (ustat.umpc.prefetch)
+    aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
 
     @property
     def n(self) -> int:
@@ -85,10 +87,11 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
     check_positive_int(chunk_size, "chunk_size")
-    if not 0 < aux_fraction < 1:
+    if aux_fraction is not None and not 0 < aux_fraction < 1:
         raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
     engine = dict(engine)
     noise_method = engine.pop("noise_method", "polya")
+    given_fraction = aux_fraction
     if math.isfinite(eps) and threat_model == "dis" and noise_method == "polya" \
             and n > PIDLAP_MAX_PARTIES:
         raise ValueError(
@@ -115,6 +118,9 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
         runtime = session.runtime
 
     def ring_and_spec(m, delta_max):
+        nonlocal aux_fraction
+        if given_fraction is None:      # from public parameters (ustat.umpc.release)
+            aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
                                 aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
@@ -147,7 +153,7 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
         check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
         return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
                    encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
-                   spec, prefetch)
+                   spec, prefetch, aux_fraction)
     except BaseException:
         if prefetch is not None:
             prefetch.close()

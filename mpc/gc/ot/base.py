@@ -38,24 +38,21 @@ points must be rejected; both backends here have cofactor 1 and decode only
 valid points. (3) Reusing A across receivers is safe for semi-honest
 parties only; a malicious receiver could correlate its B with another
 receiver's.
+
+Processes: each side computes only with its own scalars and what it
+received. A process computes A for the base senders it holds, B and the
+receiver's key for the OTs whose base receiver it holds (decoding A from the
+received encoding when its sender runs elsewhere), and the sender's keys
+for the OTs whose base sender it holds (from the received B); the other rows
+stay zero. A and the B points travel as their 33-byte encodings.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .group import POINT_BITS, POINT_BYTES, SCALAR_RAW_BYTES
-
-
-def views_payload(net, flat: np.ndarray, counts: np.ndarray):
-    """One payload per message (group) for recorded views; ``None`` when views are off."""
-    if not net.record_views:
-        return None
-    parts = np.split(flat, np.cumsum(counts)[:-1])
-    out = np.empty(len(parts), dtype=object)
-    for i, part in enumerate(parts):
-        out[i] = part
-    return out
+from .group import POINT_BYTES, SCALAR_RAW_BYTES
+from .messages import send_groups
 
 
 class BaseOTBatch:
@@ -74,55 +71,98 @@ class BaseOTBatch:
         uniq, self._inv = np.unique(np.asarray(sender_key), return_inverse=True)
         self.n_senders = uniq.size
         self.sender_roles = uniq % 2          # the caller's convention: key = 2 party + role
+        self._who = np.repeat(self._inv, self.counts)       # sender key of every OT
         self._setup = None
 
+    def _local_ots(self, local_groups: np.ndarray) -> np.ndarray:
+        """The OTs of the groups ``local_groups`` (a mask) as positions, in order."""
+        return np.flatnonzero(np.repeat(local_groups, self.counts))
+
     def send_a(self, net, raw_a: np.ndarray, offline):
-        """Step 1: every base sender draws a (from ``raw_a``, 40 bytes per sender) and sends A."""
+        """Step 1: every local base sender draws a (``raw_a``: 40 bytes per sender), sends A.
+
+        Returns the encodings of A per group ``uint8 (G, 33)``: the rows of
+        groups whose sender runs elsewhere arrive at the end of the round.
+        """
         g = self.grp
         raw = raw_a.tobytes()
-        self._setup = []
-        for u in range(self.n_senders):
+        self._mine_s = np.asarray(net.is_local(self.bs), dtype=bool)
+        self._mine_r = np.asarray(net.is_local(self.br), dtype=bool)
+        local = np.zeros(self.n_senders, dtype=bool)
+        local[self._inv[self._mine_s]] = True
+        self._setup = [None] * self.n_senders
+        enc = np.zeros((self.n_senders, POINT_BYTES), dtype=np.uint8)
+        for u in np.flatnonzero(local).tolist():       # one curve call per local sender
             a = g.scalar(raw[u * SCALAR_RAW_BYTES:(u + 1) * SCALAR_RAW_BYTES])
-            self._setup.append((a,) + g.setup(a))
-        enc = np.frombuffer(b"".join(s[2] for s in self._setup), dtype=np.uint8)
-        enc = enc.reshape(self.n_senders, POINT_BYTES)[self._inv]
-        net.send(self.bs, self.br, enc, 8, offline=offline)
-        return enc
+            self._setup[u] = (a,) + g.setup(a)
+            enc[u] = np.frombuffer(self._setup[u][2], dtype=np.uint8)
+        self.a_enc = enc[self._inv]
+        net.send(self.bs, self.br, self.a_enc, 8, offline=offline)
+        return self.a_enc
+
+    def _a_points(self, ots: np.ndarray) -> dict:
+        """Sender key -> (A, its encoding) for the OTs ``ots``: the sender's own point where it
+        runs here, else decoded from the encoding received (once per sender)."""
+        points = {}
+        group_of = np.repeat(np.arange(self.counts.size), self.counts)
+        keys, first = np.unique(self._who[ots], return_index=True)
+        for u, k in zip(keys.tolist(), ots[first].tolist()):   # loop over senders (few)
+            if self._setup[u] is not None:
+                points[u] = self._setup[u][1], self._setup[u][2]
+            else:
+                enc = self.a_enc[group_of[k]].tobytes()
+                points[u] = self.grp.point(enc), enc
+        return points
 
     def choose(self, net, choices: np.ndarray, raw_b: np.ndarray, offline):
         """Step 2: receivers send B_k for every OT; returns their keys ``uint8 (N, 16)``.
 
         ``choices``: ``(N,)`` bits, OTs ordered by group; ``raw_b``: 40 random
-        bytes per OT from the receivers' streams.
+        bytes per OT from the receivers' streams. Only the OTs of local
+        receivers are computed (the other rows: zero); one message per group.
         """
         g = self.grp
-        setup = self._setup
-        who = np.repeat(self._inv, self.counts).tolist()
-        raw = raw_b.tobytes()
-        encs, keys = [], []
-        for k, (u, c) in enumerate(zip(who, choices.tolist())):
-            _, A, a_enc, _ = setup[u]
-            b = g.scalar(raw[k * SCALAR_RAW_BYTES:(k + 1) * SCALAR_RAW_BYTES])
-            b_enc, key = g.choose(A, a_enc, b, c)
-            encs.append(b_enc)
-            keys.append(key)
-        self._b = b"".join(encs)
-        b_arr = np.frombuffer(self._b, dtype=np.uint8).reshape(-1, POINT_BYTES)
-        net.send_bits(self.br, self.bs, self.counts * POINT_BITS,
-                      views_payload(net, b_arr, self.counts), offline=offline)
-        return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16)
+        n = int(self.counts.sum())
+        self.b_enc = np.zeros((n, POINT_BYTES), dtype=np.uint8)
+        keys = np.zeros((n, 16), dtype=np.uint8)
+        ots = self._local_ots(self._mine_r)
+        if ots.size:
+            points = self._a_points(ots)
+            raw = raw_b.tobytes()
+            cs = choices[ots].tolist()
+            encs, ks = [], []
+            for k, u, c in zip(ots.tolist(), self._who[ots].tolist(), cs):
+                A, a_enc = points[u]
+                b = g.scalar(raw[k * SCALAR_RAW_BYTES:(k + 1) * SCALAR_RAW_BYTES])
+                b_enc, key = g.choose(A, a_enc, b, c)
+                encs.append(b_enc)
+                ks.append(key)
+            sel = slice(None) if ots.size == n else ots
+            self.b_enc[sel] = np.frombuffer(b"".join(encs), dtype=np.uint8).reshape(-1, POINT_BYTES)
+            keys[sel] = np.frombuffer(b"".join(ks), dtype=np.uint8).reshape(-1, 16)
+        self._b_landing = send_groups(net, self.br, self.bs, self.b_enc, self.counts,
+                                      offline=offline)
+        return keys
 
     def sender_keys(self):
-        """Step 3 (local): the senders' key pairs ``(k0, k1)``, each ``uint8 (N, 16)``."""
+        """Step 3 (local, after the round of step 2): the local senders' key pairs ``(k0, k1)``,
+        each ``uint8 (N, 16)`` (zero rows for senders elsewhere)."""
+        self._b_landing.land()
         g = self.grp
-        setup = self._setup
-        who = np.repeat(self._inv, self.counts).tolist()
-        b = self._b
-        k0, k1 = [], []
-        for k, u in enumerate(who):
-            a, _, a_enc, neg_aa = setup[u]
-            x0, x1 = g.keys(a, a_enc, neg_aa, b[k * POINT_BYTES:(k + 1) * POINT_BYTES])
-            k0.append(x0)
-            k1.append(x1)
-        return (np.frombuffer(b"".join(k0), dtype=np.uint8).reshape(-1, 16),
-                np.frombuffer(b"".join(k1), dtype=np.uint8).reshape(-1, 16))
+        n = int(self.counts.sum())
+        k0 = np.zeros((n, 16), dtype=np.uint8)
+        k1 = np.zeros((n, 16), dtype=np.uint8)
+        ots = self._local_ots(self._mine_s)
+        if ots.size:
+            setup = self._setup
+            b = self.b_enc.tobytes()
+            x0s, x1s = [], []
+            for k, u in zip(ots.tolist(), self._who[ots].tolist()):
+                a, _, a_enc, neg_aa = setup[u]
+                x0, x1 = g.keys(a, a_enc, neg_aa, b[k * POINT_BYTES:(k + 1) * POINT_BYTES])
+                x0s.append(x0)
+                x1s.append(x1)
+            sel = slice(None) if ots.size == n else ots
+            k0[sel] = np.frombuffer(b"".join(x0s), dtype=np.uint8).reshape(-1, 16)
+            k1[sel] = np.frombuffer(b"".join(x1s), dtype=np.uint8).reshape(-1, 16)
+        return k0, k1

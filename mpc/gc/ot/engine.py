@@ -1,6 +1,10 @@
 """The OT engine behind :mod:`mpc.gc.ot.protocols`: grouping, the rounds, the last step.
 
 See :mod:`mpc.gc.ot.protocols` for the protocol, its costs and threat model.
+Each step sends inside its round block and the receivers read what arrived
+after the block (their payload arrays are filled in place in a run of
+several processes); work whose party runs elsewhere is skipped where it is
+expensive (curve operations, the IKNP matrices).
 Inputs here are already validated; outputs are in *grouped flat order* (the
 instances sorted by ordered pair, then their m OTs) and
 :meth:`_Plan.unflat` puts them back in the caller's (P, m) order.
@@ -10,9 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import BaseOTBatch, views_payload
+from .base import BaseOTBatch
 from .group import SCALAR_RAW_BYTES, get_group
-from .iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix, u_payload
+from .iknp import KAPPA, Layout, receiver_matrix, rows, send_u, sender_matrix
+from .messages import Landing, send_groups
 from .prg import expand_keys, hash_rows
 
 _U64 = np.uint64
@@ -48,8 +53,15 @@ class _Plan:
         out[self.order] = flat.reshape((self.order.size, self.m) + flat.shape[1:])
         return out
 
-    def uniform_delta(self, delta):
-        """Per group: do all its instances share one delta?"""
+    def uniform_delta(self, delta, distinct=None):
+        """Per group: do all its instances share one delta?
+
+        ``distinct=True``: every instance has its own delta, so only groups of
+        one instance share one (public: no delta value read); None: read
+        from ``delta``, which must then hold the same pattern in every process.
+        """
+        if distinct:
+            return self.cnt == 1
         d = delta[self.order]
         same = np.all(d == d[np.repeat(self.first_inst, self.cnt)], axis=1)
         return np.logical_and.reduceat(same, self.first_inst)
@@ -67,7 +79,8 @@ def _contiguous(idx: np.ndarray):
 
 
 def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
-        method, crossover, group, offline, delta=None, m0=None, m1=None, length=16):
+        method, crossover, group, offline, delta=None, m0=None, m1=None, length=16,
+        distinct_deltas=None):
     """The protocol for validated inputs; returns ``(plan, outputs)`` in grouped flat order."""
     net = session.net
     plan = _Plan(net, senders, receivers, choices.shape[1], method, crossover)
@@ -78,7 +91,7 @@ def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
     raw_groups = np.zeros(ig.size, dtype=bool)
     s_bytes = rng_sender.bytes_array(16 * ig.size).reshape(ig.size, 16)
     if kind == "correlated" and ig.size:
-        raw_groups = plan.uniform_delta(delta)[ig]
+        raw_groups = plan.uniform_delta(delta, distinct_deltas)[ig]
         s_bytes[raw_groups] = delta[plan.order[plan.first_inst[ig[raw_groups]]]]
     s_bits = np.unpackbits(s_bytes, axis=1, bitorder="little")
     k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(group), dg, ig, c[D], s_bits,
@@ -87,20 +100,34 @@ def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
     ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=m0, m1=m1,
                length=length, out=out)
     nd = D.size
+    landing, received = Landing(), None
     with net.round():
         if ig.size:
             layout = Layout(plan.M[ig])
-            t_mat, u = receiver_matrix(k0_base[nd:].reshape(-1, KAPPA, 16),
-                                       k1_base[nd:].reshape(-1, KAPPA, 16), c[I], layout)
-            net.send_bits(plan.gr[ig], plan.gs[ig], KAPPA * plan.M[ig],
-                          u_payload(net, u, layout), offline=offline)
-            q_mat = sender_matrix(kc_base[nd:].reshape(-1, KAPPA, 16), s_bits, u, layout)
-            q, t = rows(q_mat, layout), rows(t_mat, layout)
+            t_mat, u = _receiver_step(net, plan.gr[ig], k0_base[nd:], k1_base[nd:], c[I], layout)
+            send_u(net, plan.gr[ig], plan.gs[ig], u, layout, offline=offline, landing=landing)
         if nd:
-            _finish(ctx, D, dg, c[D], k0_base[:nd], k1_base[:nd], kc_base[:nd])
+            received = _finish(ctx, D, dg, c[D], k0_base[:nd], k1_base[:nd], kc_base[:nd],
+                               landing)
+    landing.land()
+    if received is not None:
+        received()
     if ig.size:
-        _iknp_outputs(ctx, c, I, ig, raw_groups, s_bytes, q, t)
+        if np.any(net.is_local(plan.gs[ig])):         # S's step 3, from the u it received
+            q_mat = sender_matrix(kc_base[nd:].reshape(-1, KAPPA, 16), s_bits, u, layout)
+            q = rows(q_mat, layout)
+        else:
+            q = np.zeros((I.size, 16), dtype=np.uint8)
+        _iknp_outputs(ctx, c, I, ig, raw_groups, s_bytes, q, rows(t_mat, layout))
     return plan, out
+
+
+def _receiver_step(net, receivers, k0, k1, r, layout):
+    """R's step 2 (t, u) where an IKNP receiver runs here; zeros (u to be received) elsewhere."""
+    if np.any(net.is_local(receivers)):
+        return receiver_matrix(k0.reshape(-1, KAPPA, 16), k1.reshape(-1, KAPPA, 16), r, layout)
+    shape = (KAPPA, layout.n_blocks, 2)
+    return np.zeros(shape, dtype=_U64), np.zeros(shape, dtype=_U64)
 
 
 def _base_ots(net, plan, grp, dg, ig, c_direct, s_bits, rng_sender, rng_receiver, offline):
@@ -120,7 +147,7 @@ def _base_ots(net, plan, grp, dg, ig, c_direct, s_bits, rng_sender, rng_receiver
                             _draw_scalars(rng_sender, ig.size * KAPPA)])
     with net.round():
         kc = base.choose(net, np.concatenate([c_direct, s_bits.reshape(-1)]), raw_b, offline)
-    k0, k1 = base.sender_keys()
+    k0, k1 = base.sender_keys()                   # from the B points received
     return k0, k1, kc
 
 
@@ -144,8 +171,12 @@ def _iknp_outputs(ctx, c, I, ig, raw_groups, s_bytes, q, t):
     k0 = hash_rows(qw, idx).view(np.uint8).reshape(-1, 16)
     k1 = hash_rows(qw, idx, offset=s_ot.view(_U64)).view(np.uint8).reshape(-1, 16)
     kc = hash_rows(np.ascontiguousarray(t).view(_U64), idx).view(np.uint8).reshape(-1, 16)
+    landing = Landing()
     with net.round():
-        _finish(ctx, idx, ig[~raw_groups], c[idx], k0, k1, kc)
+        received = _finish(ctx, idx, ig[~raw_groups], c[idx], k0, k1, kc, landing)
+    landing.land()
+    if received is not None:
+        received()
 
 
 class _Outputs:
@@ -158,8 +189,12 @@ class _Outputs:
         self.c = np.empty((n, width), np.uint8) if kind != "correlated" else None
 
 
-def _finish(ctx, idx, groups, c, k0, k1, kc):
-    """Last step for the OTs ``idx`` (of the groups ``groups``) from their keys."""
+def _finish(ctx, idx, groups, c, k0, k1, kc, landing):
+    """Last step for the OTs ``idx`` (of the groups ``groups``) from their keys.
+
+    Sends the sender's message inside the caller's round and returns the
+    receiver's part, to run after the round (None when nothing is sent).
+    """
     net, plan, kind, out = ctx["net"], ctx["plan"], ctx["kind"], ctx["out"]
     counts = plan.M[groups]
     sel = _contiguous(idx)
@@ -167,19 +202,24 @@ def _finish(ctx, idx, groups, c, k0, k1, kc):
     if kind == "random":
         out.a[sel], out.b[sel] = expand_keys(k0, L, idx), expand_keys(k1, L, idx)
         out.c[sel] = expand_keys(kc, L, idx)
-        return
+        return None
     inst = plan.order[idx // plan.m]
     if kind == "correlated":
         d = k0 ^ k1 ^ ctx["delta"][inst]
-        net.send_bits(plan.gs[groups], plan.gr[groups], 128 * counts,
-                      views_payload(net, d, counts), offline=ctx["offline"])
+        send_groups(net, plan.gs[groups], plan.gr[groups], d, counts, offline=ctx["offline"],
+                    landing=landing)
         out.a[sel] = k0
-        out.b[sel] = kc ^ (d * c[:, None])
-        return
+
+        def received():
+            out.b[sel] = kc ^ (d * c[:, None])
+        return received
     j = idx % plan.m
     y = np.empty((idx.size, 2, L), dtype=np.uint8)
     np.bitwise_xor(ctx["m0"][inst, j], expand_keys(k0, L, idx), out=y[:, 0])
     np.bitwise_xor(ctx["m1"][inst, j], expand_keys(k1, L, idx), out=y[:, 1])
-    net.send_bits(plan.gs[groups], plan.gr[groups], 16 * L * counts,
-                  views_payload(net, y, counts), offline=ctx["offline"])
-    out.c[sel] = y[np.arange(idx.size), c] ^ expand_keys(kc, L, idx)
+    send_groups(net, plan.gs[groups], plan.gr[groups], y, counts, offline=ctx["offline"],
+                landing=landing)
+
+    def received():
+        out.c[sel] = y[np.arange(idx.size), c] ^ expand_keys(kc, L, idx)
+    return received

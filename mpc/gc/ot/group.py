@@ -56,6 +56,10 @@ class _Secp256k1:
     def neg(self, s):
         return (self.order - int.from_bytes(s, "big")).to_bytes(32, "big")
 
+    def point(self, enc: bytes):
+        """The point of a received encoding (ValueError if it is not one)."""
+        return self._pk(enc)
+
     def setup(self, a):
         """(A, encoding of A, -aA) for the sender's scalar ``a``."""
         A = self._pk.from_valid_secret(a)
@@ -76,15 +80,21 @@ class _Secp256k1:
         return kdf(a_enc, b_enc, T.format()), kdf(a_enc, b_enc, T1.format())
 
 
+#: The order of NIST P-256's base point (FIPS 186-4, D.1.2.3); checked against the library.
+P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
+
+
 class _P256:
     name = "p256"
 
     def __init__(self):
         from Crypto.PublicKey import ECC
         self._ecc = ECC
-        curve = ECC._curves["P-256"]
-        self.order = int(curve.order)
-        self._g = curve.G
+        # public API only: G is the public point of the key with d = 1
+        self._g = ECC.construct(curve="P-256", d=1).pointQ
+        self.order = P256_ORDER
+        if not (self._g * P256_ORDER).is_point_at_infinity():
+            raise RuntimeError("pycryptodome's P-256 base point does not have the standard order")
 
     def scalar(self, raw: bytes):
         return int.from_bytes(raw, "little") % (self.order - 1) + 1
@@ -95,6 +105,8 @@ class _P256:
 
     def _dec(self, enc: bytes):
         return self._ecc.import_key(enc, curve_name="P-256").pointQ
+
+    point = _dec
 
     def setup(self, a):
         A = self._g * a

@@ -123,12 +123,37 @@ def rows(matrix: np.ndarray, layout: Layout) -> np.ndarray:
     return transpose_bits(flat)[layout.columns]
 
 
-def u_payload(net, u: np.ndarray, layout: Layout):
-    """Per-pair slices of u (padded to whole blocks) for recorded views, else ``None``."""
-    if not net.record_views:
-        return None
-    out = np.empty(layout.counts.size, dtype=object)
-    for g in range(layout.counts.size):
-        f, b = int(layout.first[g]), int(layout.blocks[g])
-        out[g] = u[:, f:f + b].view(np.uint8).reshape(KAPPA, 16 * b)
-    return out
+def send_u(net, senders, receivers, u: np.ndarray, layout: Layout, *, offline, landing):
+    """Step 2's message: pair g's M_g columns of u (128 rows of M_g bits), one message per pair.
+
+    Counted as 128 M_g bits. A pair whose M_g is a multiple of 8 sends the
+    bytes of its columns (a view of ``u`` when it is the only pair of its size,
+    so the received matrix lands in ``u`` itself); otherwise the bits
+    themselves (one per element, packed on the wire). Copies are written back
+    into ``u`` by ``landing`` after the round, so S reads the received u from
+    ``u`` in every case; padding columns are not sent.
+    """
+    u8 = u.view(np.uint8).reshape(KAPPA, 16 * layout.n_blocks)
+    counts = layout.counts
+    for M in np.unique(counts).tolist():              # loop over distinct sizes (few)
+        sel = np.flatnonzero(counts == M)
+        nb = -(-M // 8)
+        if M % 8 == 0 and sel.size == 1:
+            f = 16 * int(layout.first[sel[0]])
+            net.send(senders[sel], receivers[sel], u8[None, :, f:f + nb], 8, offline=offline)
+            continue
+        cols = ((16 * layout.first[sel])[:, None] + np.arange(nb)).reshape(-1)
+        got = u8[:, cols].reshape(KAPPA, sel.size, nb).transpose(1, 0, 2)
+        if M % 8 == 0:
+            payload, bits = np.ascontiguousarray(got), 8
+        else:
+            payload, bits = np.unpackbits(got, axis=2, count=M, bitorder="little"), 1
+        net.send(senders[sel], receivers[sel], payload, bits, offline=offline)
+        landing.keep(_u_writer(u8, cols, payload, bits == 1))
+
+
+def _u_writer(u8, cols, payload, as_bits: bool):
+    def write_back():
+        by = np.packbits(payload, axis=2, bitorder="little") if as_bits else payload
+        u8[:, cols] = by.transpose(1, 0, 2).reshape(KAPPA, -1)
+    return write_back

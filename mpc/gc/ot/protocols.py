@@ -69,6 +69,13 @@ every group is direct, else 4; correlated: 3, or 4 if an IKNP group has
 distinct deltas. An empty batch sends nothing. :func:`ot_cost` evaluates
 these formulas and the tests check them against the network's counts.
 
+Processes: every side computes with its own secrets and what it received
+(:mod:`mpc.gc.ot.base`, :mod:`mpc.gc.ot.iknp`), and every message carries
+its bytes: the B points (33 bytes each), the IKNP matrix (a pair's M
+columns: M / 8 bytes per row, or M bits when M is not a multiple of 8), the
+corrections. In a run of several processes the outputs of a party held
+elsewhere are zero or meaningless; each party's are exact.
+
 Threat model: static semi-honest adversary corrupting the sender or the
 receiver of a pair (IKNP's passive security; Chou-Orlandi's caveats in
 :mod:`mpc.gc.ot.base`); private authenticated channels; no dealer: OT is the
@@ -106,22 +113,33 @@ def _prepare(session, senders, receivers, choices, rng_sender, rng_receiver, met
 
 def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rng_receiver,
                   method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group=None,
-                  offline: bool | None = None):
+                  offline: bool | None = None, distinct_deltas: bool | None = None):
     """Correlated OT for free-XOR labels: ``t = q ^ choices * delta`` per instance.
 
     Returns ``(q, t)``, both ``uint8 (P, m, 16)``: ``q`` is the sender's
     (pseudorandom) zero-strings, ``t`` the receiver's. Cost and rounds: see
     the module docstring (IKNP with one delta per pair: 128 bits per OT plus
     the pair's 128 base OTs, 3 rounds).
+
+    Which instances of a pair share one delta decides the steps (and rounds),
+    so it must be public: ``distinct_deltas=True`` says that every instance
+    has its own (only a pair's lone instance then skips the last step; no
+    delta value is read for it, as :func:`mpc.gc.yao.yao` uses it); None
+    reads the pattern from ``delta``, which every process of a run must then
+    pass with the same pattern (the sender's values, or the same public
+    stand-in).
     """
     net, s, r, c, rs, rr, method, crossover, offline = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     d = check_delta(delta, s.size)
+    if distinct_deltas is not None and not isinstance(distinct_deltas, bool):
+        raise TypeError(f"distinct_deltas must be None or a bool, got {distinct_deltas!r}")
     if c.size == 0:
         return (np.zeros(c.shape + (16,), np.uint8),) * 2
     plan, out = run(session, s, r, c, rs, rr, kind="correlated", method=method,
-                    crossover=crossover, group=group, offline=offline, delta=d)
+                    crossover=crossover, group=group, offline=offline, delta=d,
+                    distinct_deltas=distinct_deltas)
     return plan.unflat(out.a), plan.unflat(out.b)
 
 

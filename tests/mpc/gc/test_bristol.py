@@ -125,6 +125,9 @@ def _bad(gates, header="2 5\n2 1 1\n1 1\n"):
     (_bad(["2 1 0 1 3 AND", "2 1 3 1 4 XOR"], "2 3\n2 1 1\n1 2\n"),
      r"line 3: 2 input and 2 output wires do not fit in 3"),
     (_bad(["1 1 7 4 EQ"], "1 5\n2 1 1\n1 1\n"), r"line 5: EQ constant must be 0 or 1"),
+    (_bad(["2 1 0 1 3 AND", "2 1 3 1 4 XOR"], "2 1000000000000\n2 1 1\n1 1\n"),
+     r"line 1: header says 1000000000000 wires, but the 2 input wires and 2 gate outputs set "
+     r"at most 4"),
     ("", r"line 1: empty"),
 ])
 def test_malformed_bristol_fashion(text, match):
@@ -137,6 +140,7 @@ def test_malformed_bristol_fashion(text, match):
     ("2 5\n1 1 1\n\n2 1 0 1 3 AND\n", r"line 4: header says 2 gates, file has 1"),
     ("1 4\n1 1 1\n\n2 1 0 5 3 XOR\n", r"line 4: input wire 5 out of range"),
     ("1 4\n1 1 1\n\n2 1 0 3 3 XOR\n", r"line 4: cycle"),
+    ("1 1000000000000\n1 1 1\n\n2 1 0 1 3 XOR\n", r"line 1: header says 1000000000000 wires"),
 ])
 def test_malformed_old_format(text, match):
     with pytest.raises(ValueError, match=match):

@@ -105,3 +105,20 @@ def test_secp256k1_points_are_the_library_encoding():
     _, a_enc, _ = g.setup(a)
     assert a_enc == PrivateKey(a).public_key.format(compressed=True)
     assert a == (1).to_bytes(32, "big")
+
+
+def test_p256_uses_public_pycryptodome_api_only():
+    """The P-256 backend takes G and the order from public calls (``ECC.construct``), not
+    ``ECC._curves``: its generator encodes as SEC1's, and a private-attribute change in a
+    pycryptodome release cannot break it. The point encodings match the library's own."""
+    import inspect
+
+    from Crypto.PublicKey import ECC
+
+    from mpc.gc.ot import group
+    assert "_curves" not in inspect.getsource(group)
+    g = get_group("p256")
+    _, a_enc, _ = g.setup(1)                           # scalar 1 -> A = generator
+    lib = ECC.construct(curve="P-256", d=1).public_key().export_key(format="SEC1",
+                                                                     compress=True)
+    assert a_enc == lib and g.order == group.P256_ORDER

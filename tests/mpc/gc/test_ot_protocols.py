@@ -265,3 +265,24 @@ def test_bad_messages_and_length():
         random_ot(s, [0, 1], [1, 2], c, rng_sender=rs, rng_receiver=rr, group="x25519")
     with pytest.raises(TypeError, match="session must have a network"):
         random_ot(object(), [0, 1], [1, 2], c, rng_sender=rs, rng_receiver=rr)
+
+
+def test_distinct_deltas_is_a_public_pattern():
+    """distinct_deltas=True reads no delta: a pair's several instances take the last step (as
+    with distinct values), a lone instance does not; the outputs stay exact."""
+    rs, rr = _rngs("cot-distinct")
+    m = 60
+    c = rr.bits((SENDERS.size, m))
+    d = _delta(rs, SENDERS.size)
+    d[[1, 5]] = d[0]                         # equal values: None would skip the last step
+    runs = {}
+    for flag in (None, True):
+        s = _session()
+        q, t = correlated_ot(s, SENDERS, RECEIVERS, c, d, rng_sender=rs, rng_receiver=rr,
+                             method="iknp", distinct_deltas=flag)
+        assert np.array_equal(t, q ^ c[..., None] * d[:, None, :])
+        runs[flag] = s.net.report()["online"]["rounds"]
+    assert runs == {None: 3, True: 4}
+    with pytest.raises(TypeError, match="distinct_deltas must be None or a bool"):
+        correlated_ot(_session(), [0], [1], c[:1], d[:1], rng_sender=rs, rng_receiver=rr,
+                      distinct_deltas="yes")

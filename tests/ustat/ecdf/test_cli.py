@@ -93,12 +93,22 @@ def test_roc_and_hl_commands(scores_csv, tmp_path, capsys):
                            "--evaluate", "--backend", "central"] + _plot(tmp_path / "roc.png"))
     assert res["evaluation"]["n_pos"] == y.sum() and res["auc"] == res["evaluation"]["auc"]
     assert abs(res["auc"] - roc_auc_score(y, p)) < 0.02        # 64-threshold grid
+    assert res["auc_ci"] == [res["auc"], res["auc"]] and res["auc_noise_std"] == 0.0
     assert (tmp_path / "roc.png").exists() == ("plot" in res)
+    res, out = _run(capsys, ["roc", "--csv", scores_csv, "--score", "prob", "--label", "y",
+                             "--bounds", "0:1", "--thresholds", "64", "--epsilon", "4",
+                             "--backend", "central", "--seed", "3"])
+    lo, hi = res["auc_ci"]
+    assert lo < res["auc"] < hi and 0 < res["auc_noise_std"] < hi - lo
+    band = res["roc_band"]
+    assert len(band["tpr_lo"]) == len(res["tpr"]) and np.all(np.array(band["tpr_lo"])
+                                                            <= np.array(band["tpr_hi"]))
     res, _ = _run(capsys, ["hl", "--csv", scores_csv, "--prob", "prob", "--label", "y",
                            "--groups", "10", "--epsilon", "inf", "--evaluate",
                            "--thresholds", "512", "--backend", "central"]
                   + _plot(tmp_path / "hl.png"))
-    assert res["df"] == 8 and res["statistic"] == pytest.approx(res["evaluation"]["statistic"])
+    assert res["df"] == 10 and res["statistic"] == pytest.approx(res["evaluation"]["statistic"])
+    assert res["null"] == "calibrated" and "simulated null" not in res["p_value_method"]
     assert 0 <= res["p_value"] <= 1 and (tmp_path / "hl.png").exists() == ("plot" in res)
 
 

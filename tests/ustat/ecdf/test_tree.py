@@ -8,6 +8,7 @@ import pytest
 from mpc.rng import CSPRNG
 from noise.samplers import discrete_laplace, discrete_laplace_pmf, round_scale_up
 from tests.noise._stats import chisq_pvalue
+from ustat.ecdf.sensitivity import brute_force_sensitivity
 from ustat.ecdf.tree import Tree, best_branching, dlap_variance, draw_noise, interval_sensitivity
 
 
@@ -51,23 +52,36 @@ def test_sensitivity_binary_is_L_and_paper_bound_holds():
         Tree(100).sensitivity("loose")
 
 
-def test_flow_equals_minimal_node_representation():
-    """min ||chi||_1 over integer chi with chi . Z = 1[a, c) equals the graph distance (MILP)."""
+def test_sensitivity_exact_for_every_n_against_bfs():
+    """Every N in 1..130 and b in 2..8 (truncated trees included): the DP equals BFS over the
+    boundary graph; Bank's age (N = 78) needs 6, not L = 7; never above the full tree's."""
+    for b in range(2, 9):
+        for N in range(1, 131):
+            t = Tree(N, b)
+            assert t.sensitivity() == brute_force_sensitivity(N, b), (N, b)
+            assert t.sensitivity() <= interval_sensitivity(b, t.levels)
+    assert Tree(78).sensitivity() == 6 and Tree(78).levels == 7
+    assert Tree(78).sensitivity("paper") == 8
+
+
+@pytest.mark.parametrize("N,b", [(8, 2), (9, 3), (6, 2), (11, 2), (7, 3)])
+def test_flow_equals_minimal_node_representation(N, b):
+    """min ||chi||_1 over integer chi with chi . Z = 1[a, c) equals the graph distance (MILP),
+    for full and truncated trees."""
     from scipy.optimize import LinearConstraint, milp
-    for b, L in ((2, 3), (3, 2)):
-        t = Tree(b ** L, b)
-        N, M = t.n_points, t.n_nodes
-        Z = np.zeros((N, M))
-        Z[np.repeat(np.arange(N), L + 1), t.path(np.arange(N)).ravel()] = 1
-        worst = 0
-        for a in range(N):
-            for c in range(a + 1, N + 1):
-                target = ((np.arange(N) >= a) & (np.arange(N) < c)).astype(float)
-                A = np.hstack([Z, -Z])                      # chi = u - w, u, w >= 0
-                res = milp(np.ones(2 * M), constraints=LinearConstraint(A, target, target),
-                           integrality=np.ones(2 * M))
-                worst = max(worst, round(res.fun))
-        assert worst == interval_sensitivity(b, L)
+    t = Tree(N, b)
+    N, M, L = t.n_points, t.n_nodes, t.levels
+    Z = np.zeros((N, M))
+    Z[np.repeat(np.arange(N), L + 1), t.path(np.arange(N)).ravel()] = 1
+    worst = 0
+    for a in range(N):
+        for c in range(a + 1, N + 1):
+            target = ((np.arange(N) >= a) & (np.arange(N) < c)).astype(float)
+            A = np.hstack([Z, -Z])                      # chi = u - w, u, w >= 0
+            res = milp(np.ones(2 * M), constraints=LinearConstraint(A, target, target),
+                       integrality=np.ones(2 * M))
+            worst = max(worst, round(res.fun))
+    assert worst == t.sensitivity() == brute_force_sensitivity(N, b)
 
 
 def test_tree_paths_follow_the_paper():

@@ -1,0 +1,235 @@
+"""Protocols composed from secure values, in one process and in several, against MPyC.
+
+Usage: python benchmarks/compose.py [--json] [--quick] [--repeats N] [--no-mpyc]
+
+Two programs, each written once (SPMD) and run by the simulator (one
+process holding every party and the dealer) and by separate processes on
+loopback sockets (:mod:`mpc.launch`):
+
+- a three-party argmax over N = 10^4 instances (:func:`argmax_program`:
+  ``session.input``, ``argmax``, ``session.output``), with the three
+  parties and the dealer in four processes (``_3proc``: three party
+  processes; the dealer has its own, since a dealer in a party's process
+  would see that party's masks);
+- N = 10^6 comparisons of 32-bit values between two parties, with the
+  dealer in a third process (:func:`lt_program`; FSS gates, one online round).
+
+MPyC (if installed) runs the same two programs (``np_argmax`` and ``<`` on
+``SecInt(32)`` arrays) with ``-M1`` and with ``-M3`` (three real processes
+on loopback); its comparisons are timed on 10^4 values (10^6 would take
+about ten minutes) and reported per second. Timings are medians over
+``--repeats`` runs; ``*_cold`` is the first run in a fresh interpreter
+state (numba loading, first allocations) and reported apart. The
+multi-process figures are the slowest process's program time (start-up of
+the processes apart: ``*_launch_seconds``).
+
+Trust models differ and are reported side by side: ours is semi-honest
+with a trusted dealer for preprocessing (Beaver triples, FSS keys) and no
+assumption on how many holders are honest (secure against all but one
+holder; FSS: against either key holder alone); MPyC's is semi-honest with
+an honest majority (Shamir, t = 1 of 3) and no dealer.
+
+Keys: argmax_1e4_seconds_1proc (+ _cold), argmax_1e4_seconds_3proc (+ _launch_seconds),
+mpyc_argmax_1e4_seconds_m1, mpyc_argmax_1e4_seconds_m3, argmax_program_lines (ours,
+protocol lines only, and ``mpyc_argmax_program_lines``), lt_per_s_1proc, lt_per_s_3proc,
+mpyc_lt_per_s_m1, mpyc_lt_per_s_m3, lt_ratio_3proc_vs_mpyc_m3 (target >= 100),
+argmax_ratio_3proc_vs_mpyc_m3, trust (text), wire bytes of the 3-process runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
+
+import fss  # noqa: F401,E402  (registers the FSS comparisons)
+from mpc.launch import launch  # noqa: E402
+from mpc.session import Session  # noqa: E402
+
+GROUPS_ARGMAX = [[0], [1], [2], ["dealer"]]
+GROUPS_LT = [[0], [1], ["dealer"]]
+
+
+def argmax_program(rt, data):
+    s = Session(3, runtime=rt, roles=("dealer",))
+    x = s.input(data, by=[0, 1, 2], bound=2**31)
+    return s.output(x.argmax(axis=0), to=[0, 1, 2])
+
+
+def lt_program(rt, data):
+    s = Session(2, runtime=rt, roles=("dealer",))
+    x = s.input(data, by=[0, 1], bound=2**31)
+    return s.output(x[0] < x[1], to=[0, 1])
+
+
+MPYC_ARGMAX = """
+    x = [mpc.input(secint.array(data[i]), senders=i % len(mpc.parties)) for i in range(3)]
+    i = mpc.np_argmax(mpc.np_vstack([v.reshape(1, N) for v in x]), axis=0)
+    out = await mpc.output(i)
+"""
+
+MPYC_SCRIPT = """
+import sys, time
+import numpy as np
+from mpyc.runtime import mpc
+
+N = int(sys.argv[1]); WHAT = sys.argv[2]
+
+async def main():
+    await mpc.start()
+    secint = mpc.SecInt(32)
+    rng = np.random.default_rng(1)
+    data = rng.integers(-2**31, 2**31, size=(3, N))
+    t = time.perf_counter()
+    if WHAT == "argmax":
+{argmax}
+        ok = np.array_equal(np.asarray(out).ravel(), np.argmax(data, axis=0))
+    else:
+        a = mpc.input(secint.array(data[0]), senders=0)
+        b = mpc.input(secint.array(data[1]), senders=min(1, len(mpc.parties) - 1))
+        out = await mpc.output(a < b)
+        ok = np.array_equal(np.asarray(out).ravel().astype(bool), data[0] < data[1])
+    dt = time.perf_counter() - t
+    if mpc.pid == 0:
+        print(f"RESULT {{dt}} {{ok}}", flush=True)
+    await mpc.shutdown()
+
+mpc.run(main())
+"""
+
+
+def program_lines(fn) -> int:
+    """Lines of a program's body, its session included (MPyC's count leaves out its
+    ``mpc.start()``, ``SecInt`` and ``shutdown``)."""
+    body = inspect.getsource(fn).splitlines()[1:]
+    return len([ln for ln in body if ln.strip()])
+
+
+def _ours_1proc(program, data, repeats):
+    t = time.perf_counter()
+    out = program(None, data)
+    cold = time.perf_counter() - t
+    warm = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = program(None, data)
+        warm.append(time.perf_counter() - t)
+    return cold, statistics.median(warm), out
+
+
+def _ours_procs(program, data, groups, repeats):
+    runs, launches, wire = [], [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        res = launch(program, data, groups=groups)
+        launches.append(time.perf_counter() - t)
+        runs.append(max(r.seconds for r in res))
+        wire = {"payload_bytes": sum(r.wire["payload_bytes_sent"] for r in res),
+                "header_bytes": sum(r.wire["header_bytes_sent"] for r in res),
+                "frames": sum(r.wire["frames_sent"] for r in res)}
+        out = next(r.value for r in res if r.value is not None)
+    return statistics.median(runs), statistics.median(launches), wire, out
+
+
+def _mpyc(what, n, parties, repeats, script):
+    """Median program time of MPyC with ``parties`` real processes (-M), or None."""
+    times = []
+    for _ in range(repeats):
+        if parties == 1:
+            cmds = [[sys.executable, script, str(n), what, "-M1"]]
+        else:
+            cmds = [[sys.executable, script, str(n), what, f"-M{parties}", f"-I{i}"]
+                    for i in range(parties)]
+        procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True) for c in cmds]
+        outs = []
+        try:
+            for p in procs:
+                outs.append(p.communicate(timeout=1800)[0])
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        m = re.search(r"RESULT (\S+) (\S+)", outs[0])
+        if not m or m.group(2) != "True":
+            raise RuntimeError(f"MPyC {what} -M{parties} failed: {outs[0][-500:]}")
+        times.append(float(m.group(1)))
+    return statistics.median(times)
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="10^3 argmax, 10^4 comparisons")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--no-mpyc", action="store_true")
+    args = ap.parse_args(argv)
+    n_arg = 10**3 if args.quick else 10**4
+    n_lt = 10**4 if args.quick else 10**6
+    n_mpyc_lt = 10**3 if args.quick else 10**4
+    reps = 1 if args.quick else args.repeats
+    rng = np.random.default_rng(20261127)
+    data_arg = rng.integers(-2**31, 2**31, size=(3, n_arg))
+    data_lt = rng.integers(-2**31, 2**31, size=(2, n_lt))
+    res = {"argmax_instances": n_arg, "lt_comparisons": n_lt,
+           "argmax_program_lines": program_lines(argmax_program),
+           "mpyc_argmax_program_lines": len(textwrap.dedent(MPYC_ARGMAX).strip().splitlines()),
+           "groups_argmax_3proc": "parties 0, 1, 2 and the dealer in 4 processes",
+           "groups_lt_3proc": "parties 0, 1 and the dealer in 3 processes",
+           "trust": {"ours": "semi-honest; trusted dealer for preprocessing (Beaver triples, "
+                             "FSS keys, masks); secure against any coalition missing one "
+                             "holder (p-party circuit), FSS against either key holder alone; "
+                             "no honest majority needed",
+                     "mpyc": "semi-honest; honest majority (Shamir, t = 1 of 3); no dealer "
+                             "(pseudorandom secret sharing)"}}
+    cold, warm, out = _ours_1proc(argmax_program, data_arg, reps)
+    assert np.array_equal(out, np.argmax(data_arg, axis=0))
+    res.update(argmax_1e4_seconds_1proc=warm, argmax_1e4_seconds_1proc_cold=cold)
+    run, launch_s, wire, out = _ours_procs(argmax_program, data_arg, GROUPS_ARGMAX, reps)
+    assert np.array_equal(out, np.argmax(data_arg, axis=0))
+    res.update(argmax_1e4_seconds_3proc=run, argmax_1e4_launch_seconds_3proc=launch_s,
+               argmax_wire_3proc=wire)
+    cold, warm, out = _ours_1proc(lt_program, data_lt, reps)
+    assert np.array_equal(out.astype(bool), data_lt[0] < data_lt[1])
+    res.update(lt_per_s_1proc=n_lt / warm, lt_seconds_1proc_cold=cold)
+    run, launch_s, wire, out = _ours_procs(lt_program, data_lt, GROUPS_LT, reps)
+    assert np.array_equal(out.astype(bool), data_lt[0] < data_lt[1])
+    res.update(lt_per_s_3proc=n_lt / run, lt_launch_seconds_3proc=launch_s, lt_wire_3proc=wire)
+    if not args.no_mpyc:
+        try:
+            import mpyc  # noqa: F401
+        except ImportError:
+            res["mpyc"] = "not installed (pip install mpyc)"
+        else:
+            res["mpyc_version"] = mpyc.__version__
+            with tempfile.TemporaryDirectory() as tmp:
+                script = os.path.join(tmp, "mpyc_bench.py")
+                with open(script, "w") as f:
+                    f.write(MPYC_SCRIPT.format(argmax=textwrap.indent(
+                        textwrap.dedent(MPYC_ARGMAX).strip(), " " * 8)))
+                for p in (1, 3):
+                    res[f"mpyc_argmax_1e4_seconds_m{p}"] = _mpyc("argmax", n_arg, p, reps,
+                                                                  script)
+                    res[f"mpyc_lt_per_s_m{p}"] = n_mpyc_lt / _mpyc("lt", n_mpyc_lt, p, reps,
+                                                                   script)
+            res["mpyc_lt_comparisons"] = n_mpyc_lt
+            res["lt_ratio_3proc_vs_mpyc_m3"] = res["lt_per_s_3proc"] / res["mpyc_lt_per_s_m3"]
+            res["argmax_ratio_3proc_vs_mpyc_m3"] = (res["mpyc_argmax_1e4_seconds_m3"]
+                                                    / res["argmax_1e4_seconds_3proc"])
+    res["load_avg"] = os.getloadavg()[0]
+    emit(res, args.json)
+
+
+if __name__ == "__main__":
+    main()

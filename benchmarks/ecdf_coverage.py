@@ -1,0 +1,255 @@
+"""Coverage of the private releases' intervals on real data (benchmarks/ecdf.py imports this).
+
+Data (../shared/data): Bank (bank.csv, n = 4521), Heart Disease (Cleveland,
+n = 297 complete rows), Diabetes (n = 101766). Scores for ROC/HL: a
+logistic regression (numpy IRLS) on each data set's numeric columns; HL's
+calibrated labels are drawn y ~ Bernoulli(score) afresh per run. Every run
+draws fresh DP noise through the real release code (backend "central":
+the same node-noise law as the servers' "split" mode) and checks the
+interval against the statistic computed on the raw data. Epsilons 0.1,
+0.5, 1, 5; ``runs`` per setting. Pooled figures are over all settings,
+``*_by_setting`` gives each (data set, epsilon): coverage, mean width and
+how often the interval was the whole range or a single grid point.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(os.path.dirname(ROOT), "shared", "data")
+EPSILONS = (0.1, 0.5, 1.0, 5.0)
+
+
+def _logistic(X, y, iters=25):
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    A = np.column_stack([np.ones(len(X)), X])
+    w = np.zeros(A.shape[1])
+    for _ in range(iters):                       # IRLS
+        p = 1.0 / (1.0 + np.exp(-A @ w))
+        W = p * (1 - p) + 1e-9
+        w += np.linalg.solve(A.T @ (A * W[:, None]) + 1e-6 * np.eye(A.shape[1]), A.T @ (y - p))
+    return np.clip(1.0 / (1.0 + np.exp(-A @ w)), 1e-6, 1 - 1e-6)
+
+
+def load() -> dict | None:
+    """{name: {"column", "bounds", "thresholds", "scores", "labels"}} or None without data."""
+    if not os.path.isdir(DATA):
+        return None
+    out = {}
+    with open(os.path.join(DATA, "bank", "bank.csv")) as f:
+        rows = list(csv.DictReader(f, delimiter=";"))
+    num = np.array([[float(r[c]) for c in ("age", "balance", "duration", "campaign", "pdays",
+                                           "previous")] for r in rows])
+    y = np.array([r["y"] == "yes" for r in rows], dtype=np.int64)
+    out["bank"] = {"column": num[:, 0], "bounds": (18.0, 95.0),
+                   "thresholds": np.arange(18.0, 96.0), "scores": _logistic(num, y), "labels": y}
+    raw = np.genfromtxt(os.path.join(DATA, "heart-disease", "processed.cleveland.data"),
+                        delimiter=",", missing_values="?", filling_values=np.nan)
+    raw = raw[~np.isnan(raw).any(axis=1)]
+    y = (raw[:, 13] > 0).astype(np.int64)
+    out["heart"] = {"column": raw[:, 4], "bounds": (100.0, 600.0),
+                    "thresholds": np.linspace(100.0, 600.0, 256),
+                    "scores": _logistic(raw[:, [0, 3, 4, 7, 9]], y), "labels": y}
+    cols = ("time_in_hospital", "num_lab_procedures", "num_procedures", "num_medications",
+            "number_outpatient", "number_emergency", "number_inpatient", "number_diagnoses")
+    with open(os.path.join(DATA, "diabetes", "diabetic_data.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    num = np.array([[float(r[c]) for c in cols] for r in rows])
+    y = np.array([r["readmitted"] == "<30" for r in rows], dtype=np.int64)
+    out["diabetes"] = {"column": num[:, 1], "bounds": (1.0, 132.0),
+                       "thresholds": np.arange(1.0, 133.0), "scores": _logistic(num, y),
+                       "labels": y}
+    return out
+
+
+def _summary(hits, widths, degenerate=None):
+    d = {"coverage": float(np.mean(hits)), "mean_width": float(np.mean(widths)),
+         "runs": int(np.size(hits))}
+    if degenerate is not None:
+        d["whole_range_or_point"] = float(np.mean(degenerate))
+    return d
+
+
+def ecdf_coverage(data, runs) -> dict:
+    """Pointwise, band and quantile intervals of the ECDF release."""
+    from ustat.ecdf import release
+    from ustat.ecdf.release import exact_counts
+    from ustat.ecdf.thresholds import grid_rank
+    levels = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    pooled = {"pt": [], "band": [], "q": []}
+    by = {}
+    for name, d in data.items():
+        x, tau = d["column"], d["thresholds"]
+        F = exact_counts(grid_rank(x, tau), tau.size) / x.size
+        Q = tau[np.argmax(F[None, :] >= levels[:, None], axis=1)]
+        for eps in EPSILONS:
+            pt, band, q, qw, qd = [], [], [], [], []
+            for _ in range(runs):
+                r = release(x, tau, eps, backend="central", bounds=d["bounds"])
+                iv = r.intervals()
+                pt.append(np.mean((iv["pointwise_lo"] <= F) & (F <= iv["pointwise_hi"])))
+                band.append(bool(np.all((iv["band_lo"] <= F) & (F <= iv["band_hi"]))))
+                qi = r.quantile_intervals(levels)
+                q.extend((qi["lo"] <= Q) & (Q <= qi["hi"]))
+                qw.extend(qi["hi"] - qi["lo"])
+                qd.extend((qi["lo"] == qi["hi"]) | ((qi["lo"] == tau[0]) & (qi["hi"] == tau[-1])))
+            by[f"{name}_eps{eps:g}"] = {"pointwise": float(np.mean(pt)),
+                                        "band": float(np.mean(band)),
+                                        "quantile": _summary(q, qw, qd),
+                                        "band_halfwidth": iv["band_halfwidth_counts"] / r.n}
+            pooled["pt"].extend(pt)
+            pooled["band"].extend(band)
+            pooled["q"].extend(q)
+    return {"ecdf_pointwise_coverage": float(np.mean(pooled["pt"])),
+            "ecdf_band_coverage": float(np.mean(pooled["band"])),
+            "quantile_ci_coverage": float(np.mean(pooled["q"])),
+            "ecdf_coverage_by_setting": by}
+
+
+def roc_coverage(data, runs, n_thresholds=128) -> dict:
+    """AUC CI and the simultaneous ROC band."""
+    from ustat.ecdf import private_roc
+    from ustat.ecdf.release import exact_counts
+    from ustat.ecdf.roc import auc, roc_points
+    from ustat.ecdf.thresholds import grid_rank
+    tau = np.linspace(0.0, 1.0, n_thresholds)
+    pooled_auc, pooled_band, by = [], [], {}
+    for name, d in data.items():
+        s, y = d["scores"], d["labels"]
+        r = grid_rank(s, tau)
+        f, t = roc_points(exact_counts(r, tau.size, y), exact_counts(r, tau.size, 1 - y),
+                          float(y.sum()), float((1 - y).sum()))
+        A = auc(f, t)
+        for eps in EPSILONS:
+            hits, widths, whole, band = [], [], [], []
+            for _ in range(runs):
+                try:
+                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central")
+                except ValueError:                  # a noisy class size <= 0: no release
+                    continue
+                iv = rr.intervals
+                lo, hi = iv["auc_ci"]
+                hits.append(lo <= A <= hi)
+                widths.append(hi - lo)
+                whole.append(lo == 0.0 and hi == 1.0)
+                band.append(bool(np.all((iv["tpr_lo"] <= t) & (t <= iv["tpr_hi"])
+                                        & (iv["fpr_lo"] <= f) & (f <= iv["fpr_hi"]))))
+            by[f"{name}_eps{eps:g}"] = dict(_summary(hits, widths, whole), auc=A,
+                                            band=float(np.mean(band)) if band else None)
+            pooled_auc.extend(hits)
+            pooled_band.extend(band)
+    return {"roc_auc_ci_coverage": float(np.mean(pooled_auc)),
+            "roc_band_coverage": float(np.mean(pooled_band)), "roc_coverage_by_setting": by}
+
+
+def hl_rejection(data, runs) -> dict:
+    """False rejections at alpha = 0.05 on calibrated labels; refused settings listed."""
+    from ustat.ecdf import private_hosmer_lemeshow
+    gen = np.random.default_rng(7)
+    pooled, by, refused = [], {}, []
+    for name, d in data.items():
+        p = d["scores"]
+        for eps in EPSILONS:
+            rej = []
+            for _ in range(runs):
+                y = (gen.random(p.size) < p).astype(np.int64)
+                try:
+                    r = private_hosmer_lemeshow(p, y, 10, eps, backend="central")
+                except ValueError as exc:
+                    if "noise dominates" not in str(exc):
+                        raise
+                    refused.append(f"{name}_eps{eps:g}")
+                    break
+                rej.append(r.p_value < 0.05)
+            if rej:
+                by[f"{name}_eps{eps:g}"] = {"false_rejection_rate": float(np.mean(rej)),
+                                            "runs": len(rej)}
+                pooled.extend(rej)
+    return {"hl_false_rejection_rate": float(np.mean(pooled)) if pooled else None,
+            "hl_by_setting": by, "hl_refused_settings": refused}
+
+
+def estimate_coverage(runs) -> dict:
+    """ustat estimate's CI on Bank at epsilon 1 (defaults: BalancedSamp 2n edges, M_Dis)."""
+    from ustat import kernels as K
+    from ustat.umpc import run_umpc
+    with open(os.path.join(DATA, "bank", "bank.csv")) as f:
+        rows = list(csv.DictReader(f, delimiter=";"))
+    age = np.array([float(r["age"]) for r in rows])
+    bal = np.array([float(r["balance"]) for r in rows])
+    dur = np.array([float(r["duration"]) for r in rows])
+    y = np.array([r["y"] == "yes" for r in rows], dtype=np.float64)
+    out = {}
+    cases = {"kendall": (np.column_stack([age, bal]), [(18, 95), (-10000, 110000)]),
+             "auc": (np.column_stack([dur, y]), [(0, 5000), None])}
+    for name, (X, bounds) in cases.items():
+        kern = K.get(name)
+        scaled = np.column_stack([(X[:, j] - b[0]) / (b[1] - b[0]) if b else X[:, j]
+                                  for j, b in enumerate(bounds)])
+        aux = [float(y.sum())] if name == "auc" else []
+        truth = kern.release(K.complete_u(kern, scaled), aux, X.shape[0])
+        hits, half, sd = [], [], []
+        for _ in range(runs):
+            r = run_umpc(X, name, epsilon=1.0, workers=1, bounds=bounds)
+            hits.append(r.ci[0] <= truth <= r.ci[1])
+            half.append((r.ci[1] - r.ci[0]) / 2)
+            sd.append(r.noise_std)
+        out[f"estimate_ci_coverage_{name}"] = float(np.mean(hits))
+        out[f"estimate_ci_mean_halfwidth_{name}"] = float(np.mean(half))
+        out[f"estimate_noise_std_{name}"] = float(np.mean(sd))
+    X, bounds = cases["auc"]
+    hf = [run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, threat_model="hf")
+          for _ in range(max(1, runs // 20))]
+    out["estimate_ci_halfwidth_over_noise_std"] = float(
+        np.mean([(r.ci[1] - r.ci[0]) / 2 / r.noise_std for r in hf]))
+    share = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11)
+    old = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11,
+                   aux_epsilon_fraction=0.1)
+    out["auc_noise_std_ratio_vs_default"] = share.noise_std / old.noise_std
+    out["auc_aux_epsilon_fraction"] = share.aux_epsilon_fraction
+    out["estimate_runs"] = runs
+    return out
+
+
+def sensitivity_exact(quick: bool) -> dict:
+    """Every N in 2..2000, b in 2..8: the release's sensitivity is the DP's exact diameter; the
+    DP equals BFS on every N <= 300 (quick: 64) and on a sample of larger N up to 2000."""
+    from ustat.ecdf.sensitivity import brute_force_sensitivity, tree_sensitivity
+    from ustat.ecdf.tree import Tree
+    t0 = time.perf_counter()
+    small = 64 if quick else 300
+    big = [] if quick else list(range(small + 1, 2001, 97)) + [2000]
+    ok, brute = True, 0
+    for b in range(2, 9):
+        for N in range(2, 2001):
+            ok &= Tree(N, b).sensitivity() == tree_sensitivity(N, b)
+        for N in list(range(2, small + 1)) + big:
+            ok &= tree_sensitivity(N, b) == brute_force_sensitivity(N, b)
+            brute += 1
+    return {"ecdf_sensitivity_exact": bool(ok), "ecdf_sensitivity_brute_force_cases": brute,
+            "ecdf_sensitivity_bank_age_N78": Tree(78).sensitivity(),
+            "ecdf_sensitivity_seconds": time.perf_counter() - t0}
+
+
+def coverage_metrics(quick: bool) -> dict:
+    out = sensitivity_exact(quick)
+    data = load()
+    if data is None:
+        out["coverage_skipped"] = "../shared/data is absent"
+        return out
+    runs = 5 if quick else 200
+    t0 = time.perf_counter()
+    out.update(ecdf_coverage(data, runs))
+    out.update(roc_coverage(data, 3 if quick else 200))
+    out.update(hl_rejection(data, runs))
+    out.update(estimate_coverage(1 if quick else 200))
+    out["coverage_runs"] = runs
+    out["coverage_seconds"] = time.perf_counter() - t0
+    out["coverage_nominal"] = 0.95
+    return out

@@ -1,0 +1,161 @@
+"""--budget-file charges every private release of every command, epsilon and delta, to a data
+set recognised by its content; a failed or interrupted run gives its reservation back."""
+
+import json
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import shared_data
+from ustat.cli import main
+
+
+def _run(capsys, argv):
+    code = main(argv + ["--json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _err(capsys, argv):
+    code = main(argv + ["--no-progress"])
+    return code, capsys.readouterr().err
+
+
+def _spends(path):
+    (entry,) = json.loads(path.read_text())["datasets"].values()
+    return entry["spends"]
+
+
+@pytest.fixture
+def data(tmp_path):
+    rows = [f"{(i * 37) % 101 / 101:.3f},{(i * 53) % 97 / 97:.3f},{i % 2}" for i in range(120)]
+    path = tmp_path / "d.csv"
+    path.write_text("p,q,y\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_every_command_is_charged_to_one_budget(capsys, data, tmp_path):
+    b = tmp_path / "b.json"
+    common = ["--csv", str(data), "--budget-file", str(b), "--seed", "1"]
+    runs = [(["estimate", "gini", "--columns", "p", "--bounds", "0:1", "--budget-total", "10"],
+             1.0),
+            (["ecdf", "--column", "p", "--bounds", "0:1", "--thresholds", "16"], 1.0),
+            (["quantile", "--column", "q", "--bounds", "0:1", "--thresholds", "16"], 0.5),
+            (["roc", "--score", "p", "--label", "y", "--bounds", "0:1", "--thresholds", "16",
+              "--backend", "central"], 2.0),
+            (["hl", "--prob", "p", "--label", "y", "--groups", "4", "--thresholds", "64",
+              "--backend", "central"], 2.0),
+            (["estimate", "kendall", "--columns", "p,q", "--bounds", "0:1,0:1",
+              "--protocol", "bell-ldp", "--bins", "4"], 0.5)]
+    spent = 0.0
+    for argv, eps in runs:
+        res = _run(capsys, argv[:1] + common + argv[1:] + ["--epsilon", str(eps)])
+        spent += eps
+        assert res["budget"]["spent"] == pytest.approx(spent) and res["budget"]["this_run"] == eps
+    assert [s["label"] for s in _spends(b)] == ["gini", "ecdf", "quantile", "roc", "hl", "kendall"]
+    assert all(s["status"] == "spent" for s in _spends(b))
+    code, err = _err(capsys, ["ecdf"] + common + ["--column", "p", "--bounds", "0:1",
+                                                  "--epsilon", "4"])
+    assert code == 2 and "epsilon: spent 7 of 10, asked 4" in err
+
+
+def test_shuffled_crlf_copy_shares_the_budget(capsys, data, tmp_path):
+    b = tmp_path / "b.json"
+    lines = data.read_text().splitlines()
+    order = np.random.default_rng(3).permutation(len(lines) - 1) + 1
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(("\r\n".join([lines[0]] + [lines[i] for i in order]) + "\r\n").encode())
+    assert copy.read_bytes() != data.read_bytes()
+    _run(capsys, ["ecdf", "--csv", str(data), "--column", "p", "--bounds", "0:1", "--epsilon",
+                  "0.75", "--budget-file", str(b), "--budget-total", "1"])
+    code, err = _err(capsys, ["ecdf", "--csv", str(copy), "--column", "p", "--bounds", "0:1",
+                              "--epsilon", "0.5", "--budget-file", str(b)])
+    assert code == 2 and "spent 0.75 of 1, asked 0.5" in err
+    # another column of the same people (and a renamed header) is the same data set too
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(data.read_text().replace("p,q,y", "score,other,label", 1))
+    res = _run(capsys, ["estimate", "auc", "--csv", str(renamed), "--columns", "other,label",
+                        "--bounds", "0:1", "--epsilon", "0.25", "--budget-file", str(b)])
+    assert res["budget"]["spent"] == 1.0 and res["budget"]["remaining"] == 0.0
+
+
+def test_failed_and_interrupted_runs_give_their_reservation_back(capsys, data, tmp_path,
+                                                                 monkeypatch):
+    b = tmp_path / "b.json"
+    base = ["--csv", str(data), "--budget-file", str(b), "--budget-total", "1"]
+    _run(capsys, ["ecdf"] + base + ["--column", "p", "--bounds", "0:1", "--epsilon", "0.5"])
+    import importlib
+
+    release = importlib.import_module("ustat.ecdf.release")   # the package's name is a function
+    roc = importlib.import_module("ustat.ecdf.roc")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(release, "release", interrupted)
+    assert main(["ecdf"] + base + ["--column", "p", "--bounds", "0:1", "--epsilon", "0.25",
+                                   "--no-progress"]) == 130
+    monkeypatch.setattr(roc, "deploy", interrupted)
+    assert main(["roc"] + base + ["--score", "p", "--label", "y", "--bounds", "0:1",
+                                  "--epsilon", "0.25", "--no-progress"]) == 130
+    capsys.readouterr()
+    code, err = _err(capsys, ["estimate", "gini"] + base + ["--columns", "p", "--bounds", "0:1",
+                                                             "--epsilon", "0.25", "--edges",
+                                                             "100000"])
+    assert code == 2 and "exceeds" in err                    # failed after reserving
+    assert [s["status"] for s in _spends(b)] == ["spent"]    # only the completed release
+
+
+def test_sigterm_gives_the_reservation_back(tmp_path, data):
+    """``kill`` (SIGTERM) of the ustat command stops it like Ctrl-C, status 143."""
+    b = tmp_path / "b.json"
+    script = ("import sys, time\n"
+              "import importlib\n"
+              "r = importlib.import_module('ustat.ecdf.release')\n"
+              "def slow(*a, **k):\n"
+              "    print('computing', flush=True); time.sleep(60)\n"
+              "r.release = slow\n"
+              "from ustat.cli import entry\n"
+              "sys.argv = ['ustat'] + sys.argv[1:]\n"
+              "sys.exit(entry())\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, "ecdf", "--csv", str(data), "--column",
+                             "p", "--bounds", "0:1", "--budget-file", str(b), "--budget-total",
+                             "1", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "computing"
+        assert [s["status"] for s in _spends(b)] == ["reserved"]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143 and "ustat: terminated" in err and "Traceback" not in err
+    assert _spends(b) == []
+
+
+def test_delta_is_charged_for_committee_and_composition(capsys, tmp_path):
+    path = shared_data("bank", "bank.csv")
+    b = tmp_path / "b.json"
+    res = _run(capsys, ["estimate", "auc", "--csv", path, "--columns", "duration,y", "--bounds",
+                        "0:5000", "--threat-model", "hf", "--seed", "2", "--budget-file", str(b),
+                        "--budget-total", "3"])
+    # two committees (the AUC's sum and the positive count), each failing w.p. the exact tail
+    assert 0 < res["delta"] < 2 * 2.0 ** -40 and res["budget"]["this_run_delta"] == res["delta"]
+    assert res["budget"]["total_delta"] == 1e-6 and _spends(b)[0]["delta"] == res["delta"]
+    res = _run(capsys, ["estimate", "kendall", "--csv", path, "--columns", "age,balance",
+                        "--bounds", "18:95,-8019:102127", "--protocol", "ghazi-sm", "--bins", "8",
+                        "--seed", "2", "--budget-file", str(b), "--epsilon", "0.5"])
+    assert 0 < res["delta"] < 1e-9 and _spends(b)[1]["delta"] == res["delta"]
+    code, err = _err(capsys, ["estimate", "kendall", "--csv", path, "--columns", "age,balance",
+                              "--bounds", "18:95,-8019:102127", "--protocol", "bell-2pc",
+                              "--pairs", "all", "--delta", "1e-6", "--engine", "plain",
+                              "--budget-file", str(b), "--epsilon", "0.5"])
+    assert code == 2 and "delta: spent" in err and "of 1e-06, asked" in err
+    assert "--budget-delta" in err
+    assert len(_spends(b)) == 2                                   # refused before running

@@ -1,0 +1,124 @@
+"""``--budget-file``: every private release of every command charged to its data set's budget.
+
+:func:`ustat.cli.main` gives each run a :class:`Charge` (``args.charge``).
+A command reserves its (epsilon, delta) with :meth:`Charge.reserve` once its
+data is read and before it computes anything; ``main`` confirms the spend
+when the command returns and gives the reservation back when it fails or is
+interrupted (Ctrl-C, or SIGTERM from the ``ustat`` command), so that only a
+release that was computed is charged. The data set is recognised by its
+parsed content (:mod:`ustat.data_identity`), delta is charged as well as
+epsilon, and the budget adds up by basic composition
+(:mod:`noise.budget_file`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from .common import UsageError
+
+__all__ = ["Charge", "check_options", "print_budget"]
+
+
+def check_options(args) -> None:
+    """Flag combinations and the budget file's path, before anything is read or computed."""
+    path = getattr(args, "budget_file", None)
+    if not path:
+        for flag, key in (("--budget-total", "budget_total"), ("--budget-delta", "budget_delta")):
+            if getattr(args, key, None) is not None:
+                raise UsageError(f"{flag} needs --budget-file")
+        return
+    if getattr(args, "csv", None) is None:
+        raise UsageError("--budget-file needs --csv (a budget belongs to a data set)")
+    if math.isinf(args.epsilon):
+        raise UsageError("--epsilon inf is not private and cannot be charged to --budget-file")
+    if os.path.isdir(path):
+        raise UsageError(f"--budget-file {path} is a directory; give a file path such as "
+                         f"{os.path.join(path, 'budget.json')}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--budget-file {path}: directory {parent} does not exist")
+    total, delta = getattr(args, "budget_total", None), getattr(args, "budget_delta", None)
+    if total is not None and not 0 < total < math.inf:
+        raise UsageError(f"--budget-total must be > 0 and finite, got {total}")
+    if delta is not None and not 0 <= delta < 1:
+        raise UsageError(f"--budget-delta must be in [0, 1), got {delta}")
+
+
+class Charge:
+    """One run's spend in ``--budget-file`` (nothing without the flag)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.file = None
+        self.reservation = None
+        self.actual_delta = None
+
+    def reserve(self, columns, *, epsilon: float, delta: float = 0.0, label: str,
+                details: dict | None = None):
+        """Reserve (epsilon, delta) on the data set of ``--csv`` (``columns``: the ones read);
+        a no-op without ``--budget-file``. Refused (UsageError) when it would overspend."""
+        args = self.args
+        check_options(args)
+        if not getattr(args, "budget_file", None):
+            return None
+        from noise.budget_file import DEFAULT_TOTAL_DELTA, BudgetFile
+
+        from ..data_identity import dataset_identity
+
+        ident = dataset_identity(args.csv, columns, sep=args.sep, header=not args.no_header,
+                                 encoding=args.encoding)
+        self.file = BudgetFile(args.budget_file)
+        info = {"command": args.command, "columns": list(columns), **(details or {}),
+                "path": ident.description["path"]}
+        try:
+            self.reservation = self.file.reserve(
+                ident.keys, epsilon, delta, total=args.budget_total,
+                total_delta=getattr(args, "budget_delta", None),
+                default_total_delta=DEFAULT_TOTAL_DELTA, label=label, details=info,
+                description=ident.description)
+        except ValueError as exc:
+            raise UsageError(_budget_hint(str(exc), delta)) from None
+        return self.reservation
+
+    def settle(self, ok: bool) -> None:
+        """Confirm the reservation (with the run's exact delta when it set one), or cancel it."""
+        if self.reservation is None:
+            return
+        if ok:
+            self.file.confirm(self.reservation, delta=self.actual_delta)
+        else:
+            self.file.cancel(self.reservation)
+
+    def summary(self) -> dict | None:
+        r = self.reservation
+        if r is None:
+            return None
+        this_delta = r.delta if self.actual_delta is None else self.actual_delta
+        spent_delta = r.spent_delta - r.delta + this_delta
+        return {"file": self.args.budget_file, "total": r.total, "spent": r.spent,
+                "this_run": r.epsilon, "remaining": r.remaining, "total_delta": r.total_delta,
+                "spent_delta": spent_delta, "this_run_delta": this_delta,
+                "remaining_delta": max(0.0, r.total_delta - spent_delta),
+                "composition": "basic (epsilons add up, deltas add up)"}
+
+
+def _budget_hint(text: str, delta: float) -> str:
+    """The budget file's refusal with what the user can do about it."""
+    if "delta: spent" in text:
+        return (f"{text} (this run spends delta {delta:.3g}; a data set's total delta is set when "
+                f"its budget is created, with --budget-delta)")
+    if "epsilon: spent" in text:
+        return f"{text} (ask for a smaller --epsilon, or release no more on this data set)"
+    return text
+
+
+def print_budget(res: dict):
+    """The text line of a run's budget (every command)."""
+    if "budget" in res:
+        b = res["budget"]
+        delta = (f", delta {b['spent_delta']:.3g} of {b['total_delta']:.3g}"
+                 if b.get("total_delta") else "")
+        print(f"  budget    : spent {b['spent']:g} of {b['total']:g} on this data set "
+              f"(this run {b['this_run']:g}, remaining {b['remaining']:g}){delta} in {b['file']}")
