@@ -3,8 +3,10 @@
 Shares are plain ``uint64`` arrays, party axis first: ``(p, *rows, W)``. A
 batch of I instances is bit-sliced as in :mod:`mpc.gc.plain`: instance i is
 bit i % 64 of word i // 64, so one numpy operation on a row acts on 64
-instances; bits past I in the last word stay 0 (``GMW.mask``) and are never
-counted as sent. Holder j's XOR share of a row is ``shares[j]``.
+instances; bits past I in the last word stay 0 (``GMW.mask``). A message
+carries the ceil(I/8) bytes of each row that hold instances (counted as
+sent: at most 7 bits of padding per row). Holder j's XOR share of a row is
+``shares[j]``.
 
 Protocol (Goldreich, Micali, Wigderson 1987, with Beaver's triples):
 
@@ -106,6 +108,7 @@ class GMW:
         self.p = int(self.h.size)
         self.I = int(n_instances)
         self.W = -(-self.I // 64)
+        self._row_bytes = -(-self.I // 8)
         self.mask = np.full(self.W, ~_U64(0), dtype=_U64)
         if self.I % 64:
             self.mask[-1] = _U64((1 << (self.I % 64)) - 1)
@@ -144,25 +147,27 @@ class GMW:
     def _dealer_words(self, shape) -> np.ndarray:
         return self.s.dealer.rng.uint64(tuple(shape) + (self.W,)) & self.mask
 
-    def _bits(self, rows) -> int:
-        return int(rows) * self.I
+    def _wire(self, rows: np.ndarray) -> np.ndarray:
+        """What a message of word rows ``(m, ..., W)`` carries: the ceil(I/8) bytes of each row
+        that hold instances, as a view (the runtime writes received rows into the words)."""
+        return rows.view(np.uint8)[..., :self._row_bytes]
 
     # -- openings ---------------------------------------------------------------
     def open(self, shares: np.ndarray) -> np.ndarray:
         """Open XOR shares ``(p, *rows, W)``; returns every holder's copy of the value (same shape).
 
         p = 2: one round (the holders swap rows); p > 2: two rounds through
-        the king (module docstring). Bits counted: the real instances only.
+        the kings (module docstring). Sent and counted: the ceil(I/8) bytes of
+        each row that hold instances.
         """
         sh = shares
         p, net = self.p, self.net
-        nbits = self._bits(np.prod(sh.shape[1:-1], dtype=np.int64))
         self.openings += 1
         if p == 1:
             return sh.copy()
         if p == 2:
             with net.round():
-                net.send_bits(self.h, self.h[::-1], nbits, _wire(sh))
+                net.send(self.h, self.h[::-1], self._wire(sh), 8)
             out = np.empty_like(sh)
             out[:] = sh[0] ^ sh[1]
             return out
@@ -172,11 +177,11 @@ class GMW:
         blocks = self._king_blocks(flat.shape[1])
         with net.round():
             for k, r0, r1 in blocks:
-                self._send_around(k, flat[:, r0:r1], self._bits(r1 - r0), to_king=True)
+                self._send_around(k, flat[:, r0:r1], to_king=True)
         flat_out[:] = np.bitwise_xor.reduce(flat, axis=0)   # each king's XOR of its rows
         with net.round():
             for k, r0, r1 in blocks:
-                self._send_around(k, flat_out[:, r0:r1], self._bits(r1 - r0), to_king=False)
+                self._send_around(k, flat_out[:, r0:r1], to_king=False)
         return out
 
     def _king_blocks(self, R: int):
@@ -187,16 +192,16 @@ class GMW:
         self._king_cursor += q
         return [((start + b) % self.p, int(cuts[b]), int(cuts[b + 1])) for b in range(q)]
 
-    def _send_around(self, k, rows, nbits, *, to_king: bool):
+    def _send_around(self, k, rows, *, to_king: bool):
         """Holders other than the king (position k) send their rows to it, or receive them."""
         king = int(self.h[k])
         for sl in (slice(0, k), slice(k + 1, self.p)):
             if sl.stop > sl.start:
                 others = self.h[sl]
                 if to_king:
-                    self.net.send_bits(others, king, nbits, _wire(rows[sl]))
+                    self.net.send(others, king, self._wire(rows[sl]), 8)
                 else:
-                    self.net.send_bits(king, others, nbits, _wire(rows[sl]))
+                    self.net.send(king, others, self._wire(rows[sl]), 8)
 
     # -- triples ----------------------------------------------------------------------
     def reserve(self, rows: int) -> None:
@@ -237,7 +242,7 @@ class GMW:
         sh[0, 1] ^= b
         sh[0, 2] ^= a & b
         with net.round():
-            net.send_bits(self.s.dealer.id, self.h, 3 * self._bits(rows), _wire(sh), offline=True)
+            net.send(self.s.dealer.id, self.h, self._wire(sh), 8, offline=True)
         return sh[:, 0], sh[:, 1], sh[:, 2]
 
     def _ot_triples(self, rows):
@@ -247,7 +252,7 @@ class GMW:
         c = a & b
         if p == 1:
             return a, b, c
-        nb = self._bits(rows)
+        nb = rows * self.I
         a_bits = unpack_rows(a, self.I).reshape(p, nb)
         b_bits = unpack_rows(b, self.I).reshape(p, nb)
         ii, jj = np.nonzero(~np.eye(p, dtype=bool))        # ordered pairs i != j
@@ -273,7 +278,7 @@ class GMW:
         s0 = m0[..., 0] & 1
         f = a_i ^ s0 ^ (m1[..., 0] & 1)                    # the sender's correction
         with net.round():
-            net.send_bits(self.h[i], self.h[j], f.shape[1], f, offline=True)
+            net.send(self.h[i], self.h[j], f, 1, offline=True)
         r = (mc[..., 0] & 1) ^ (choices & f)
         return s0, r
 
@@ -320,10 +325,9 @@ class GMW:
             ar_sh[0] = ring.sub(r_int, ring.sum(ar_sh[1:], axis=0))
         else:
             xor_sh[0], ar_sh[0] = r, r_int
-        nb = self._bits(rows)
         with net.round():
-            net.send_bits(self.s.dealer.id, self.h, nb, _wire(xor_sh), offline=True)
-            net.send_bits(self.s.dealer.id, self.h, nb * ring.bits, _wire(ar_sh), offline=True)
+            net.send(self.s.dealer.id, self.h, self._wire(xor_sh), 8, offline=True)
+            net.send(self.s.dealer.id, self.h, ar_sh, ring.bits, offline=True)
         e = unpack_rows(self.open(bits ^ xor_sh), self.I).astype(_U64)   # (p, rows, I)
         out = ring.mul(ar_sh, (_U64(1) - _U64(2) * e) & ring.mask)
         out[0] = ring.add(out[0], e[0])
@@ -352,12 +356,6 @@ class GMW:
             acc[:k] = ring.add(acc[:k], ring.add(s, s))                  # a_j - 2 (-s_j)
             acc[k] = ring.sub(b[k].astype(_U64), ring.add(prod, prod))   # b_k - 2 sum(s_j + b_k a_j)
         return acc.reshape(p, rows, self.I)
-
-
-def _wire(rows: np.ndarray) -> np.ndarray:
-    """The bytes of word rows ``(m, ..., W)`` as a view (one row per message): what a message
-    carries across processes, received in place into the words it was sent from."""
-    return rows.view(np.uint8)
 
 
 def _ot_blocks(n_pairs: int, nb: int):

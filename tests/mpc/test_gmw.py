@@ -44,7 +44,7 @@ def test_and_and_to_arith_are_exact(p, triples):
 @pytest.mark.parametrize("p", [2, 3, 6])
 def test_opening_traffic(p):
     """p = 2: one round, 2 messages; p > 2: the rows split among min(p, rows) kings, 2 rounds,
-    2 (p - 1) messages per king, the bits of the real instances only."""
+    2 (p - 1) messages per king; each row sends the ceil(I / 8) bytes that hold instances."""
     I, rows = 70, 4
     s = Session(p, seed=1)
     ctx = GMW(s, np.arange(p), I, s.rng.derive("t"))
@@ -54,11 +54,11 @@ def test_opening_traffic(p):
     assert all(np.array_equal(out[j], _xor(x)) for j in range(p))    # every holder's copy
     rep = s.net.report()["phases"]["t"]["online"]
     if p == 2:
-        assert (rep["rounds"], rep["messages"], rep["bits"]) == (1, 2, 2 * rows * I)
+        assert (rep["rounds"], rep["messages"], rep["bits"]) == (1, 2, 2 * rows * 8 * -(-I // 8))
     else:
         kings = min(p, rows)
         assert rep["rounds"] == 2 and rep["messages"] == kings * 2 * (p - 1)
-        assert rep["bits"] == 2 * (p - 1) * rows * I
+        assert rep["bits"] == 2 * (p - 1) * rows * 8 * -(-I // 8)
 
 
 def test_kings_spread_the_load():
@@ -80,7 +80,7 @@ def test_dealer_triples_are_offline_and_counted():
     with s.net.phase("t"):
         ctx.reserve(rows)
     off = s.net.report()["phases"]["t"]["offline"]
-    assert off["bits"] == 3 * rows * I * p and off["rounds"] == 1
+    assert off["bits"] == 3 * rows * 8 * -(-I // 8) * p and off["rounds"] == 1
 
 
 def test_holder_rows_depend_on_the_holder_only():

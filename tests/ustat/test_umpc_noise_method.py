@@ -38,8 +38,8 @@ def test_default_is_the_central_law_with_its_guarantee(tm):
                  evaluate="incomplete")
     g = r.noise_guarantee
     assert r.noise_method == g["method"] == "mpc" and g["variance_ratio"] == 1.0
-    assert g["epsilon"] == pytest.approx(1.0) and 0 < g["sampler_delta"] <= 2 * MAX_DELTA
-    assert r.delta == g["delta"] == g["sampler_delta"] + (g["fail_probability"] if tm == "hf" else 0)
+    assert g["epsilon"] == pytest.approx(1.0) and 0 < g["sampler_delta"] < 2 * MAX_DELTA
+    assert r.delta == g["delta"] == 2 * MAX_DELTA + (g["fail_probability"] if tm == "hf" else 0)
     assert g["max_colluders"] == g["contributors"] - 1
     # hf: the smallest committee with an honest member but for 2^-40 (hypergeometric, n = 300)
     assert g["contributors"] == (300 if tm == "dis" else 37) and "inside MPC" in g["coalition"]
@@ -87,7 +87,7 @@ def test_cli_noise_method(capsys):
         return json.loads(out)
 
     res = run(["estimate", "kendall", "--n", "60", "--seed", "1"])
-    assert res["noise_method"] == "mpc" and 0 < res["delta"] <= MAX_DELTA
+    assert res["noise_method"] == "mpc" and res["delta"] == MAX_DELTA
     c = res["collusion"]
     assert c["method"] == "mpc" and c["max_colluders"] == 59 and c["epsilon_all_but_one"] == 1.0
     assert c["variance_factor"] == 1.0
@@ -96,7 +96,7 @@ def test_cli_noise_method(capsys):
     assert res["params"]["noise_method"] == "polya"
     assert main(["estimate", "kendall", "--n", "60", "--seed", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "epsilon 1, delta 3." in out and "sampled inside MPC)" in out
+    assert "epsilon 1, delta 9.09e-13 (" in out and "sampled inside MPC)" in out
     assert "with all but one contributor colluding: epsilon 1" in out
     assert main(["estimate", "kendall", "--n", "60", "--protocol", "bell-2pc",
                  "--noise-method", "mpc", "--no-progress"]) == 2
@@ -120,5 +120,5 @@ def test_budget_charges_the_sampler_delta(tmp_path, capsys):
             "--budget-total", "2", "--threat-model", "hf", "--json", "--no-progress"]
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["noise_method"] == "mpc" and res["delta"] == res["budget"]["this_run_delta"] > 0
-    assert res["delta"] <= MAX_DELTA + res["collusion"]["fail_probability"] * (1 + 1e-12)
+    assert res["noise_method"] == "mpc" and res["delta"] == res["budget"]["this_run_delta"]
+    assert res["delta"] == pytest.approx(MAX_DELTA + res["collusion"]["fail_probability"])

@@ -142,7 +142,8 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
     theory = {"sensitivity": r.sensitivity, "noise_scale": r.noise_scale,
               "dp_variance": 2 * r.noise_scale ** 2 if math.isfinite(r.epsilon) else 0.0}
     delta = _umpc_delta(records, kern, epsilon=epsilon, threat_model=r.threat_model,
-                        **{k: params[k] for k in ("committee_size", "fail", "f_h") if k in params})
+                        **{k: params[k] for k in ("committee_size", "fail", "f_h", "noise_method",
+                                                  "backend", "max_colluders") if k in params})
     return ProtocolResult(
         protocol="umpc", kernel=r.kernel, statistic=r.statistic, estimate=r.estimate,
         u_hat=r.u_hat, epsilon=r.epsilon, delta=delta, n=r.n, params=used, dp_model="central",

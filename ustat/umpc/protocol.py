@@ -449,18 +449,24 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
 def _noise_guarantee(noises) -> dict:
     """The release's (epsilon, delta) against its stated coalition, and its noise variance.
 
-    delta: the in-MPC sampler's per noise, plus the M_HF committee's failure
-    probability (once for the one committee of the MPC noise, once per noise
-    for Polya's committee per noisy sum; :mod:`ustat.umpc.privacy`).
+    delta, as :func:`ustat.umpc.privacy.delta_spent` plans and charges it: the
+    in-MPC sampler's bound 2^-40 per noise (``sampler_delta``: the exact
+    figure, below it) plus the M_HF committee's failure probability, once
+    for the one committee of the MPC noise, once per noisy sum for Polya's.
     """
+    from noise.mpc_sampler import MAX_DELTA
+
     plan = noises[0].collusion
     method = noises[0].method
     sampler = float(sum(nz.delta for nz in noises))
-    committees = 1 if method == "mpc" else len(noises)
-    fail = plan.fail_probability * committees if plan.threat_model == "hf" else 0.0
+    hf = plan.threat_model == "hf"
+    if method == "mpc":
+        delta = len(noises) * MAX_DELTA + (plan.fail_probability if hf else 0.0)
+    else:
+        delta = len(noises) * plan.fail_probability if hf else 0.0
     return {"method": method,
             "epsilon": float(sum(nz.epsilon for nz in noises)),
-            "delta": min(1.0, sampler + fail), "sampler_delta": sampler,
+            "delta": min(1.0, delta), "sampler_delta": sampler,
             "max_colluders": plan.max_colluders, "contributors": plan.contributors,
             "fail_probability": plan.fail_probability,
             "variance_ratio": plan.variance_factor, "coalition": plan.describe()}
