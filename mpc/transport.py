@@ -109,12 +109,19 @@ class Outgoing:
 
 @dataclass(frozen=True)
 class Expected:
-    """One frame a step must receive from a peer."""
+    """One frame a step must receive from a peer.
+
+    ``into``: where the payload's bytes may land directly (a writable,
+    C-contiguous uint8 view of the receiver's array of exactly the payload's
+    size, for elements that travel at full width); the frame then yields
+    None and the bytes are already in place. None: a new buffer.
+    """
 
     segment: int
     dtype: np.dtype
     bits: int
     shape: tuple
+    into: object = None
 
 
 class _Reader:
@@ -380,10 +387,14 @@ class SocketMesh:
                                 receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
                                 bits=spec.bits, who=who)
                 self.counts.header_bytes_received += fr.header_size(h["ndim"])
-                rd.stage, rd.buf, rd.pos = "payload", np.empty(h["nbytes"], np.uint8), 0
+                into = spec.into
+                buf = into if into is not None and into.size == h["nbytes"] else \
+                    np.empty(h["nbytes"], np.uint8)
+                rd.stage, rd.buf, rd.pos = "payload", buf, 0
             else:
                 spec = rd.specs[rd.i]
-                rd.out.append(fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
+                rd.out.append(None if rd.buf is spec.into else
+                              fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
                 self.counts.frames_received += 1
                 self.counts.payload_bytes_received += rd.buf.size
                 rd.i += 1

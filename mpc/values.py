@@ -311,7 +311,7 @@ class SecureArray:
         hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
         fn = _comparison_for(self.session, flat.shape[0])
         gate = "eqz" if op == "==" else "ltz"
-        out = fn(self.session, np.ascontiguousarray(flat), hflat, gate, in_bits)
+        out = _in_chunks(self.session, fn, np.ascontiguousarray(flat), hflat, gate, in_bits)
         if op == ">=":                                      # 1 - [z < 0]
             out = _neg(out, a.ring)
             out[0] = (out[0] + np.uint64(1)) & a.ring.mask
@@ -489,6 +489,35 @@ def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
         if with_index:
             idx = new_i
     return vals[0], (idx[0] if with_index else None)
+
+
+#: comparisons per chunk of a large batch (bounds the dealer's keys in memory, and lets the
+#: processes of a run overlap one chunk's key generation with the previous chunk's evaluation)
+CHUNK = 1 << 17
+
+
+def _in_chunks(session, fn, z, holders, gate, in_bits):
+    """``fn`` on a (p, m) batch, in chunks of :data:`CHUNK` that travel together.
+
+    Each chunk is a lane of one ``net.parallel()`` block: their rounds count
+    once, as one batch's would; the bits are the same. In a run across
+    processes nothing waits for the whole batch: the dealer deals the next
+    chunk while the holders evaluate this one. Inside an open parallel block
+    (or for a small batch) the batch goes in one piece.
+    """
+    m = z.shape[1]
+    net = session.net
+    if m <= CHUNK or net._lanes is not None or net._round_depth:
+        return fn(session, z, holders, gate, in_bits)
+    out = np.empty_like(z)
+    per_instance = holders.ndim > 1
+    with net.parallel():
+        for a in range(0, m, CHUNK):
+            b = min(a + CHUNK, m)
+            with net.lane():
+                out[:, a:b] = fn(session, np.ascontiguousarray(z[:, a:b]),
+                                 holders[:, a:b] if per_instance else holders, gate, in_bits)
+    return out
 
 
 def _moveaxis(x: SecureArray, ax: int) -> SecureArray:
