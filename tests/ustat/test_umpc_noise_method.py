@@ -122,3 +122,17 @@ def test_budget_charges_the_sampler_delta(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert res["noise_method"] == "mpc" and res["delta"] == res["budget"]["this_run_delta"]
     assert res["delta"] == pytest.approx(MAX_DELTA + res["collusion"]["fail_probability"])
+
+
+@pytest.mark.parametrize("tm", ["dis", "hf"])
+def test_mpc_noise_across_processes(tm):
+    """The noise sampled inside MPC runs across processes: the same bits and traffic as the
+    simulator for a seeded run (messages cross as bytes and land in their rows)."""
+    X = synthetic_uniform(12, 2, CSPRNG(7))
+    kw = dict(epsilon=1.0, seed=5, threat_model=tm, workers=1, noise_method="mpc",
+              committee_size=5 if tm == "hf" else None, f_h=0.9 if tm == "hf" else 0.5)
+    one = run_umpc(X, "kendall", **kw)
+    two = run_umpc(X, "kendall", processes=2, **kw)
+    assert two.u_hat == one.u_hat and two.noise_method == "mpc"
+    assert (two.online_bits, two.offline_bits, two.rounds) == \
+        (one.online_bits, one.offline_bits, one.rounds)
