@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["noise_draws", "delta_spent", "resolve_noise_method", "MPC_MAX_EPSILON"]
+__all__ = ["noise_draws", "delta_spent", "resolve_noise_method", "noise_guarantee",
+           "MPC_MAX_EPSILON"]
 
 #: Above this epsilon the default noise is Polya: the in-MPC sampler's 64 coin bits would not
 #: reach delta 2^-40 for the widest ring (1 + e^epsilon multiplies its total variation).
@@ -87,3 +88,32 @@ def delta_spent(kernel, n: int, epsilon, *, threat_model: str = "dis", committee
 
     plan = noise_plan("hf", int(n), committee_size=committee_size, fail=fail, f_h=f_h)
     return min(1.0, draws * plan.fail_probability)
+
+
+def noise_guarantee(noises) -> dict:
+    """A release's (epsilon, delta) against its stated coalition, and its noise variance.
+
+    ``noises``: the :class:`noise.distributed.NoiseShares` of the release (the
+    U-statistic's, then the auxiliary sums').
+
+    delta, as :func:`delta_spent` plans and charges it: the
+    in-MPC sampler's bound 2^-40 per noise (``sampler_delta``: the exact
+    figure, below it) plus the M_HF committee's failure probability, once
+    for the one committee of the MPC noise, once per noisy sum for Polya's.
+    """
+    from noise.mpc_sampler import MAX_DELTA
+
+    plan = noises[0].collusion
+    method = noises[0].method
+    sampler = float(sum(nz.delta for nz in noises))
+    hf = plan.threat_model == "hf"
+    if method == "mpc":
+        delta = len(noises) * MAX_DELTA + (plan.fail_probability if hf else 0.0)
+    else:
+        delta = len(noises) * plan.fail_probability if hf else 0.0
+    return {"method": method,
+            "epsilon": float(sum(nz.epsilon for nz in noises)),
+            "delta": min(1.0, delta), "sampler_delta": sampler,
+            "max_colluders": plan.max_colluders, "contributors": plan.contributors,
+            "fail_probability": plan.fail_probability,
+            "variance_ratio": plan.variance_factor, "coalition": plan.describe()}

@@ -88,7 +88,7 @@ from .inputs import check_positive_int
 from .merge import merge_chunk
 from .progress import Progress, StageClock
 from .release import check_confidence, release_fields
-from .privacy import resolve_noise_method
+from .privacy import noise_guarantee, resolve_noise_method
 from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
 
 DEFAULT_CHUNK = 1 << 17
@@ -442,34 +442,8 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
         for a, nz in enumerate(noises[1:]):
             aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
             info[kern.aux_names[a]] = _noise_summary(nz)
-        guarantee = _noise_guarantee(noises)
+        guarantee = noise_guarantee(noises)
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds)
-
-
-def _noise_guarantee(noises) -> dict:
-    """The release's (epsilon, delta) against its stated coalition, and its noise variance.
-
-    delta, as :func:`ustat.umpc.privacy.delta_spent` plans and charges it: the
-    in-MPC sampler's bound 2^-40 per noise (``sampler_delta``: the exact
-    figure, below it) plus the M_HF committee's failure probability, once
-    for the one committee of the MPC noise, once per noisy sum for Polya's.
-    """
-    from noise.mpc_sampler import MAX_DELTA
-
-    plan = noises[0].collusion
-    method = noises[0].method
-    sampler = float(sum(nz.delta for nz in noises))
-    hf = plan.threat_model == "hf"
-    if method == "mpc":
-        delta = len(noises) * MAX_DELTA + (plan.fail_probability if hf else 0.0)
-    else:
-        delta = len(noises) * plan.fail_probability if hf else 0.0
-    return {"method": method,
-            "epsilon": float(sum(nz.epsilon for nz in noises)),
-            "delta": min(1.0, delta), "sampler_delta": sampler,
-            "max_colluders": plan.max_colluders, "contributors": plan.contributors,
-            "fail_probability": plan.fail_probability,
-            "variance_ratio": plan.variance_factor, "coalition": plan.describe()}
 
 
 def _aggregate(run: Run, z, aux_z):
