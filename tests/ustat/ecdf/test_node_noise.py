@@ -80,3 +80,19 @@ def test_infinite_epsilon_and_errors():
     from ustat.ecdf.tree import Tree, draw_noise
     with pytest.raises(ValueError, match="draw_noise_mpc"):
         draw_noise(Tree(8), 1.0, 1, mode="mpc")
+
+
+def test_cli_charges_the_sampler_delta(tmp_path, capsys):
+    import json
+
+    from noise.mpc_sampler import MAX_DELTA
+    from ustat.cli import main
+
+    f = tmp_path / "v.csv"
+    f.write_text("x\n" + "".join(f"{v:.4f}\n" for v in _values(200)))
+    b = tmp_path / "b.json"
+    assert main(["ecdf", "--csv", str(f), "--column", "x", "--bounds", "0:1", "--thresholds", "16",
+                 "--noise", "mpc", "--budget-file", str(b), "--budget-total", "2",
+                 "--no-progress", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["budget"]["this_run_delta"] == MAX_DELTA
