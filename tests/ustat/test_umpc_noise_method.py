@@ -136,3 +136,29 @@ def test_mpc_noise_across_processes(tm):
     assert two.u_hat == one.u_hat and two.noise_method == "mpc"
     assert (two.online_bits, two.offline_bits, two.rounds) == \
         (one.online_bits, one.offline_bits, one.rounds)
+
+
+@pytest.mark.slow
+def test_audit_of_whole_releases_stays_at_the_claim():
+    """The threshold audit on whole releases (M_Dis, noise sampled inside MPC) of Kendall on
+    neighbours whose sum moves by its full sensitivity (benchmarks/umpc_noise.py runs 5000 per
+    side): at or below the claimed epsilon; releases at epsilon 4 are caught above 1 (power)."""
+    from noise.audit import threshold_audit
+
+    D0 = np.column_stack([np.arange(5) / 4, (np.arange(5) + 1) / 8])     # all pairs concordant
+    D1 = D0.copy()
+    D1[0, 1] = 1.0                                       # its 4 pairs discordant: 10 -> 2
+
+    def views(D, eps, R):
+        out = []
+        for _ in range(R):
+            r = run_umpc(D, "kendall", epsilon=eps, edges="all", sampler="all", workers=1,
+                         noise_method="mpc")
+            out.append(round(r.u_hat * r.edges * 2 ** r.precision["frac_bits"]))
+        assert r.aux["noise"]["u"]["method"] == "mpc"
+        return np.array(out, dtype=np.int64)
+
+    claimed, _ = threshold_audit(views(D1, 1.0, 500), views(D0, 1.0, 500))
+    assert claimed <= 1.0
+    loose, _ = threshold_audit(views(D1, 4.0, 300), views(D0, 4.0, 300))
+    assert loose > 1.0
