@@ -168,9 +168,9 @@ def public_meta(meta: dict) -> dict:
 
 
 def _trust(res) -> str:
-    from ..baselines.registry import UMPC_TRUST
+    from ..baselines.registry import umpc_trust
 
-    text = UMPC_TRUST.get(res.threat_model, UMPC_TRUST["dis"])
+    text = umpc_trust(res.threat_model, getattr(res, "noise_method", None))
     backend_trust = getattr(res, "backend_trust", "")
     if not backend_trust:
         return text
