@@ -56,7 +56,10 @@ def program(rt, seed, views=True, cases=CASES, n=N):
             rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "pointwise":
             r = release(x, TAU, eps, backend="pointwise", noise_mode="split", session=s)
-            rows = {"counts": r.counts}
+            # live queries: the servers add noise on the paths the analyst asked (sent to them)
+            q = private_quantiles(x, TAU, LEVELS, 4 * eps, backend="pointwise", noise_mode="mpc",
+                                  session=s)
+            rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "roc":
             r = private_roc(x, y, TAU, 2 * eps, bounds=(0.0, 1.0), session=s)
             rows = {"fpr": r.fpr, "tpr": r.tpr, "auc": [r.auc]}
