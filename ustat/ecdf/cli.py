@@ -62,10 +62,13 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
                         "central: trusted curator (reference)")
     p.add_argument("--servers", type=int_arg, default=None,
                    help="servers m (fss: 2, the default; pointwise: >= 2)")
-    p.add_argument("--noise", default=None, choices=("each", "split"),
+    p.add_argument("--noise", default=None, choices=("each", "split", "mpc"),
                    help="each: every server adds a full discrete Laplace per node (epsilon "
                         "holds against a server that sees the output; default); split: Polya "
-                        "halves summing to one (half the variance)")
+                        "halves summing to one (half the variance); mpc: the servers sample "
+                        "one discrete Laplace per node inside MPC (half the variance and "
+                        "epsilon against a server that sees the output, delta <= 2^-40; "
+                        "costs an OT-based computation between the servers)")
     p.add_argument("--branching", default="2", help="tree branching factor b >= 2, or 'auto'")
     p.add_argument("--sensitivity", default="exact", choices=("exact", "paper"),
                    help="node sensitivity: exact diameter (default) or the paper's L + 1")
@@ -172,8 +175,8 @@ def _check_ignored_flags(args):
     """A flag this run would ignore is refused; then the defaults are filled in."""
     rules = [("--n", "n", args.csv is not None, "sets the size of the synthetic default; with "
               "--csv the records are the file's rows"),
-             ("--column", "column", args.csv is None, "names a column of --csv, which is not "
-              "given"),
+             ("--column", "column", args.csv is None and getattr(args, "deployment", None) is None,
+              "names a column of --csv, which is not given"),
              ("--bins", "bins", not getattr(args, "plot", None), "sets the histogram of --plot"),
              ("--clip", "clip", not getattr(args, "bounds", None), "clips to --bounds, which are "
               "not given"),
@@ -246,6 +249,9 @@ def deploy_kwargs(args, n_points: int) -> dict:
                sensitivity=args.sensitivity, seed=args.seed)
     if getattr(args, "processes", None) is not None:
         out["processes"] = args.processes
+    deployed = getattr(args, "deployment", None)
+    if deployed is not None:
+        out["runtime"] = deployed.runtime
     return out
 
 
