@@ -15,7 +15,8 @@ Section 4.2 analyses the FSS servers' costs. Three measured panels:
     plus the analyst), per query in a batch of 32;
 (c) bits versus the number of queries Q at n = 10^4: FSS (keys once, then
     2 (index bits + l) per query) against pointwise secure aggregation
-    (every party for every query), from the network counters, with the
+    (every party for every query; the indices go to the two servers too),
+    from the network counters, with the
     Section 4.2 formulas drawn as lines.
 
 The machine is shared (2 cores, other jobs): timings are noisy.
@@ -108,7 +109,7 @@ def traffic(run, n: int, n_points: int, queries) -> list:
             rep = dep.communication()
             total = rep["offline"]["bits"] + rep["online"]["bits"]
             formula = (2 * x.size * K + Q * 2 * (ib + BITS) if backend == "fss"
-                       else x.size * Q * ib + 2 * x.size * Q * BITS + 2 * Q * BITS)
+                       else (x.size + 2) * Q * ib + 2 * x.size * Q * BITS + 2 * Q * BITS)
             rows.append({"panel": "traffic", "backend": backend, "n": x.size, "N": n_points,
                          "queries": Q, "total_bits": total, "formula_bits": formula,
                          "online_rounds": rep["online"]["rounds"]})

@@ -113,7 +113,9 @@ def explain_std(stats, eps) -> tuple[str, float, float]:
 
 def claims(stats, eps_list, pis) -> list:
     fin = [e for e in eps_list if math.isfinite(e)]
-    ratios = [stats[("main", e)]["std"] / stats[("tenth", e)]["std"] for e in fin]
+    # a tenth of the data at a large epsilon may flip no label in a few runs: std 0 (nan)
+    ratios = [stats[("main", e)]["std"] / stats[("tenth", e)]["std"]
+              if stats[("tenth", e)]["std"] > 0 else math.nan for e in fin]
     paper_ratios = [PAPER_T6[e][1] / PAPER_T5[e][1] for e in fin if e in PAPER_T5]
     mono = all(stats[("main", a)]["std"] > stats[("main", b)]["std"]
                for a, b in zip(fin, fin[1:]))

@@ -182,11 +182,9 @@ def _sr_common(rows, kernel_dims, protocols):
             assert int(r["edges"]) == (2 * n if r["protocol"] != "umpc-002"
                                        else int(0.02 * math.comb(n, 2)))
             assert r["threat_model"] == "hf"
-            # the paper's law: one discrete Laplace; ours under M_HF: a collusion margin
-            if r["protocol"] in ("umpc", "umpc-default"):
-                assert _num(r["variance_factor"]) > 1
-            else:
-                assert _num(r["variance_factor"]) == 1.0
+            # one discrete Laplace in every variant: the paper's law (Polya shares without a
+            # collusion margin) and ours (since issue 30 sampled inside MPC by default)
+            assert _num(r["variance_factor"]) == 1.0
             assert _num(r["dp_error"]) == pytest.approx(
                 _num(r["estimate"]) - _num(r["incomplete"]), abs=1e-12)
 
@@ -245,7 +243,7 @@ def check_sr_duplicates(out):
             assert _num(r[f"{law}_dp_error"]) == pytest.approx(
                 _num(r[f"{law}_estimate"]) - _num(r["incomplete"]), abs=1e-12)
         assert _num(r["paper_variance_factor"]) == 1.0          # one discrete Laplace
-        assert 1.5 < _num(r["default_variance_factor"]) <= 2.0  # half the parties may collude
+        assert _num(r["default_variance_factor"]) == 1.0        # sampled inside MPC
         if r["sampler"] != "bernoulli":
             assert int(r["edges"]) == m
         if r["sampler"] == "balanced":
