@@ -21,56 +21,69 @@ _U64 = np.uint64
 _ONE = _U64(1)
 
 
-def send_keys(s, h, scheme, params, keys, batch_shape):
-    """Dealer -> key holders, one message per key holder (or per instance), offline.
+def send_keys(s, h, scheme, params, gen_args, batch_shape, workers=None):
+    """Make (where the dealer runs) and send the key pair of ``scheme`` to the key holders.
 
-    Counted at the serialized payload size (``key.nbits``: what
-    ``scheme.to_bytes`` writes after its header). With ``record_views``, or
-    when a key holder runs in another process than the dealer, the payload
-    bytes themselves travel (uint8: the batch payload, or one row of
-    ``scheme.instance_payloads`` per instance) and are counted from their
-    length, so view tests see exactly what a key holder receives.
+    ``gen_args``: (alpha, beta) for ``scheme.gen``, drawn from the dealer's
+    stream by the caller. One message per key holder (or per instance when
+    the holders differ per instance), offline, counted at the serialized
+    payload size (``key.nbits``: what ``scheme.to_bytes`` writes after its
+    header). With ``record_views``, or when a key holder runs in another
+    process than the dealer, the payload bytes themselves travel (uint8:
+    the batch payload, or one row of ``scheme.instance_payloads`` per
+    instance) and are counted from their length, so view tests see exactly
+    what a key holder receives; a dealer sending to other processes writes
+    the keys straight into their wire format (``scheme.gen_bytes``).
 
     Call inside the dealer's round block; returns ``finish``: called after
-    the round, it gives the key pair as the key holders of this process
-    received it (parsed and validated from the bytes that arrived; in the
-    dealer's process, or the simulator, the keys as made). ``keys`` may be
-    None where the dealer does not run (nothing is generated there).
+    the round, it gives the key pair as this process holds it: the keys as
+    made in the simulator; in a run across processes, each key parsed and
+    validated from its bytes where its key holder runs here, None where not.
     """
     net, did = s.net, s.dealer.id
     remote = net.link is not None
+    dealer_here = net.is_local(did)
     rec = scheme.wire_bits(params) // 8
     shape = tuple(int(d) for d in np.atleast_1d(batch_shape)) if np.ndim(batch_shape) or \
         isinstance(batch_shape, tuple) else (int(batch_shape),)
-    batch = int(np.prod(shape, dtype=np.int64))
-    B = batch
-    payloads = [None, None]
+    B = int(np.prod(shape, dtype=np.int64))
+    keys, payloads = None, [None, None]
+    if dealer_here and remote and h.ndim == 1:
+        wire = scheme.gen_bytes(params, *gen_args, s.dealer.rng, workers=workers)
+        payloads = [np.frombuffer(w, dtype=np.uint8)[len(w) - B * rec:] for w in wire]
+    elif dealer_here:
+        keys = scheme.gen(params, *gen_args, s.dealer.rng, workers=workers)
     for b in (0, 1):
         key = None if keys is None else keys[b]
         if h.ndim == 1:
             if net.record_views or remote:
-                if key is not None:
-                    data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
-                    payload = data[data.size - key.nbits // 8:]        # sent, never written
-                else:
-                    payload = np.zeros(rec * batch, dtype=np.uint8)
-                payloads[b] = payload
-                net.send_bits(did, int(h[b]), 8 * payload.size, payload, offline=True)
+                if payloads[b] is None:
+                    if key is not None:
+                        data = np.frombuffer(scheme.to_bytes(key), dtype=np.uint8)
+                        payloads[b] = data[data.size - key.nbits // 8:]   # sent, never written
+                    else:
+                        payloads[b] = np.zeros(rec * B, dtype=np.uint8)
+                net.send_bits(did, int(h[b]), 8 * payloads[b].size, payloads[b], offline=True)
             else:
                 net.send_bits(did, int(h[b]), key.nbits, offline=True)
         else:
-            rows = None
             if net.record_views or remote:
-                rows = scheme.instance_payloads(key) if key is not None else                     np.zeros((B, rec), dtype=np.uint8)
-                payloads[b] = rows
-            per = 8 * rec
-            net.send_bits(did, h[b].reshape(-1), per, rows, offline=True)
+                payloads[b] = scheme.instance_payloads(key) if key is not None else \
+                    np.zeros((B, rec), dtype=np.uint8)
+            net.send_bits(did, h[b].reshape(-1), 8 * rec, payloads[b], offline=True)
 
     def finish():
-        if not remote or net.is_local(did):
+        if not remote:
             return keys
-        return tuple(_parse_keys(s, scheme, params, b, payloads[b], h.ndim > 1, shape)
-                     for b in (0, 1))
+        out = []
+        for b in (0, 1):
+            if keys is not None and keys[b] is not None:
+                out.append(keys[b])
+            elif np.any(net.is_local(h[b])):
+                out.append(_parse_keys(s, scheme, params, b, payloads[b], h.ndim > 1, shape))
+            else:
+                out.append(None)                # no key holder b here: never evaluated here
+        return tuple(out)
 
     return finish
 
@@ -114,9 +127,7 @@ def deal_msb(s, h, batch, d, workers=None):
             r_sh = deal_shares(s, h, rd, r)
             w_sh = deal_shares(s, h, ring, r_msb, key_holders_only=True)
         beta = np.where(r_msb == 0, _ONE, ring.mask).astype(_U64)   # 1 - 2 MSB(r)
-        keys = _dcf.gen(params, r & low, beta, s.dealer.rng, workers=workers) \
-            if s.net.is_local(s.dealer.id) else None
-        finish = send_keys(s, h, _dcf, params, keys, batch)
+        finish = send_keys(s, h, _dcf, params, (r & low, beta), batch, workers)
     k0, k1 = finish()
     return r_sh, w_sh, k0, k1
 
@@ -154,8 +165,6 @@ def deal_masked_keys(s, h, batch, scheme, params, workers=None):
     with s.net.round():
         r = s.dealer.rng.ring_elements(ring, batch)
         _, r_sh, w_sh = deal_masks_given(s, h, r, np.zeros(batch, _U64))
-        keys = scheme.gen(params, r, 1, s.dealer.rng, workers=workers) \
-            if s.net.is_local(s.dealer.id) else None
-        finish = send_keys(s, h, scheme, params, keys, batch)
+        finish = send_keys(s, h, scheme, params, (r, 1), batch, workers)
     k0, k1 = finish()
     return r_sh, w_sh, k0, k1

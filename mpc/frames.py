@@ -167,15 +167,23 @@ def pack(arr: np.ndarray, bits: int) -> np.ndarray:
 
 
 def unpack(buf, dtype, bits: int, shape) -> np.ndarray:
-    """Inverse of :func:`pack`: a new array of ``dtype`` and ``shape`` from a payload buffer."""
+    """Inverse of :func:`pack`: an array of ``dtype`` and ``shape`` from a payload buffer.
+
+    A writable uint8 ndarray ``buf`` (a receive buffer the caller owns) is
+    viewed in place when the elements travel at full width; anything else is
+    copied into a new array.
+    """
     dtype = np.dtype(dtype)
     count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
-    raw = np.frombuffer(buf, dtype=np.uint8)
+    owned = isinstance(buf, np.ndarray) and buf.dtype == np.uint8 and buf.flags.writeable \
+        and buf.flags.c_contiguous
+    raw = buf if owned else np.frombuffer(buf, dtype=np.uint8)
     if dtype == np.bool_:
         return np.unpackbits(raw, count=count, bitorder="little").astype(np.bool_).reshape(shape)
     size = dtype.itemsize
     if bits == size * 8:
-        return raw.view(dtype).reshape(shape).copy()
+        out = raw.view(dtype).reshape(shape)
+        return out if owned else out.copy()
     if size == 1 and bits == 1:
         return np.unpackbits(raw, count=count, bitorder="little").view(dtype).reshape(shape)
     out = np.zeros((count, size), dtype=np.uint8)

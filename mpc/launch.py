@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 
+from .hosts import Plan, holds_text as _holds, join, open_mesh, open_relay, party_hosts, run_relay
 from .placement import layout
-from .runtime import Runtime
-from .transport import DEFAULT_TIMEOUT, SocketMesh, TransportError, new_session_id
+from .relay import RelayError
+from .transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, TransportError, new_session_id
 
 _CTX = None
 
@@ -55,6 +57,7 @@ class ProcessResult:
     value: object               # the program's return value
     wire: dict                  # mpc.transport.WireCounts.to_dict()
     seconds: float              # the program's wall time in the process
+    relay: dict | None = None   # (results[0] of a run with a relay) what the relay forwarded
 
 
 def context():
@@ -77,7 +80,8 @@ def groups_for(n_parties: int, roles, processes: int | None = None, groups=None)
 
 
 def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIMEOUT,
-           delay: float = 0.0, grace: float = 3.0, run_timeout: float | None = None):
+           delay: float = 0.0, grace: float = 3.0, run_timeout: float | None = None,
+           tls: bool = False, relay: bool = False, connect_timeout: float | None = None):
     """Run ``program(runtime, *args, **kwargs_for(rank))`` in ``len(groups)`` processes.
 
     ``groups[r]``: what process r holds (party ids, ranges, role names).
@@ -87,35 +91,57 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
     for network latency, see :class:`~mpc.transport.SocketMesh`).
     ``run_timeout``: seconds the whole run may take (default unbounded:
     the per-exchange timeout bounds every wait).
-    Returns a list of :class:`ProcessResult`, by rank.
+    ``tls``: every connection TLS 1.3 with certificates of a CA made for
+    this run (in a temporary directory, removed afterwards); ``relay``: the
+    party-only processes reach each other through a relay process (one
+    more process; frames sealed end to end when ``tls``), as a deployment
+    does (:mod:`mpc.hosts`).
+    Returns a list of :class:`ProcessResult`, by rank (the relay's counts,
+    if any, are in ``results[0].relay``).
     """
     groups = [list(g) for g in groups]
     P = len(groups)
     if P < 1:
         raise ValueError("groups must name at least one process")
+    relayed = party_hosts(groups) if relay else []
+    if relay and len(relayed) < 2:
+        raise ValueError("relay=True needs two or more processes that hold only parties")
     ctx = context()
-    session = new_session_id()
+    plan = Plan(names=[f"process-{r}" for r in range(P)], groups=groups, addresses=[],
+                session=new_session_id(), relay=("127.0.0.1", 0) if relay else None,
+                relayed=relayed, timeout=timeout, delay=delay,
+                labels=[f"process {r}" for r in range(P)],
+                connect_timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout)
     pipes, procs = [], []
+    tmp = tempfile.TemporaryDirectory(prefix="ustat-tls-") if tls else None
     try:
-        for rank in range(P):
+        creds = {}
+        if tls:
+            from .tls import make_deployment
+            creds = make_deployment(tmp.name, plan.names + [plan.relay_name], "launch")
+        ranks = list(range(P)) + (["relay"] if relay else [])
+        for rank in ranks:
             parent, child = ctx.Pipe()
-            kw = kwargs_for(rank) if kwargs_for is not None else {}
-            p = ctx.Process(target=_child, name=f"mpc-rank-{rank}", daemon=True,
-                            args=(child, rank, groups, session, program, args, kw, timeout,
-                                  delay))
+            if rank == "relay":
+                target, a = _relay_child, (child, plan, creds.get(plan.relay_name))
+            else:
+                kw = kwargs_for(rank) if kwargs_for is not None else {}
+                target, a = _child, (child, rank, plan, program, args, kw,
+                                     creds.get(plan.names[rank]))
+            p = ctx.Process(target=target, name=f"mpc-rank-{rank}", daemon=True, args=a)
             p.start()
             child.close()
             pipes.append(parent)
             procs.append(p)
-        ports = [_recv(pipes[r], procs[r], 60.0, r, groups) for r in range(P)]
-        for r in range(P):
-            if ports[r][0] != "port":
-                raise LaunchError(f"process {r} failed at start-up: {ports[r][1]}",
-                                  {r: ports[r][1]})
+        labels = [_holds(g) for g in groups] + (["relay"] if relay else [])
+        ports = [_recv(pipes[r], procs[r], 60.0, r, labels) for r in range(len(ranks))]
+        for r, got in enumerate(ports):
+            if got[0] != "port":
+                raise LaunchError(f"process {r} failed at start-up: {got[1]}", {r: got[1]})
         addresses = [("127.0.0.1", port) for _, port in ports]
         for pipe in pipes:
             pipe.send(addresses)
-        return _collect(pipes, procs, groups, grace, run_timeout)
+        return _collect(pipes, procs, labels, grace, run_timeout, relay)
     finally:
         for p in procs:
             if p.is_alive():
@@ -127,9 +153,11 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
                 p.join(5)
         for pipe in pipes:
             pipe.close()
+        if tmp is not None:
+            tmp.cleanup()
 
 
-def _collect(pipes, procs, groups, grace, run_timeout):
+def _collect(pipes, procs, labels, grace, run_timeout, relay=False):
     P = len(pipes)
     results, errors = {}, {}
     deadline = None if run_timeout is None else time.monotonic() + run_timeout
@@ -155,7 +183,7 @@ def _collect(pipes, procs, groups, grace, run_timeout):
                 msg = ("error", f"process exited without a result (exit status {code})")
             pending.discard(r)
             if msg[0] == "ok":
-                results[r] = ProcessResult(r, groups[r], msg[1], msg[2], msg[3])
+                results[r] = msg
             else:
                 errors[r] = msg[1]
                 if first_error is None:
@@ -167,64 +195,84 @@ def _collect(pipes, procs, groups, grace, run_timeout):
                 if first_error is None:
                     first_error = time.monotonic()
     if errors:
-        lines = [f"process {r} ({_holds(groups[r])}): {errors[r]}" for r in sorted(errors)]
+        lines = [(f"process {r}" if r < len(labels) - relay else "the relay") +
+                 f" ({labels[r]}): {errors[r]}" for r in sorted(errors)]
         raise LaunchError("the run stopped with no result:\n  " + "\n  ".join(lines), errors)
-    return [results[r] for r in range(P)]
+    n = P - relay
+    out = [ProcessResult(r, results[r][4], results[r][1], results[r][2], results[r][3])
+           for r in range(n)]
+    if relay:
+        out[0].relay = results[n][1]
+    return out
 
 
-def _recv(pipe, proc, timeout, rank, groups):
+def _recv(pipe, proc, timeout, rank, labels):
     if pipe.poll(timeout):
         try:
             return pipe.recv()
         except EOFError:
             pass
-    return ("error", f"no port from process {rank} ({_holds(groups[rank])}); exit status "
+    return ("error", f"no port from process {rank} ({labels[rank]}); exit status "
                      f"{proc.exitcode}")
 
 
-def _holds(group) -> str:
-    """``party 3``, ``parties 0-9``, ``dealer``: what a group holds, for messages."""
-    out = []
-    for g in group:
-        if isinstance(g, range):
-            out.append(f"parties {g.start}-{g.stop - 1}" if len(g) > 1 else f"party {g.start}")
-        elif isinstance(g, str):
-            out.append(g)
-        else:
-            ids = [int(i) for i in (g if hasattr(g, "__len__") else [g])]
-            out.append(("party " if len(ids) == 1 else "parties ") + ", ".join(map(str, ids)))
-    return ", ".join(out) or "nothing"
-
-
-def _child(pipe, rank, groups, session, program, args, kw, timeout, delay):
+def _child(pipe, rank, plan, program, args, kw, creds):
     """A launched process: listen, learn the others' ports, connect, agree a key, run."""
     mesh, status = None, 1
     try:
-        mesh = SocketMesh.open(rank, len(groups), session, timeout=timeout, delay=delay,
-                               describe=lambda r: f"process {r} ({_holds(groups[r])})")
+        mesh = open_mesh(plan, rank, creds, host="127.0.0.1", port=0)
         pipe.send(("port", mesh.port))
-        if not pipe.poll(60.0):
-            raise TransportError("the launcher sent no addresses")
-        addresses = pipe.recv()
-        mesh.connect(addresses)
-        rt = Runtime(rank, groups, mesh)
-        rt.agree_key()
-        mesh.counts.restart()
+        plan = _with_addresses(pipe, plan)
+        rt = join(mesh, plan, creds)
         t0 = time.perf_counter()
         value = program(rt, *args, **kw)
         seconds = time.perf_counter() - t0
-        pipe.send(("ok", value, mesh.counts.to_dict(), seconds))
+        mesh.sample_tcp()
+        pipe.send(("ok", value, mesh.counts.to_dict(), seconds, plan.groups[rank]))
         status = 0
     except BaseException as e:          # noqa: BLE001 - reported to the launcher, then exit
-        detail = f"{type(e).__name__}: {e}"
-        if not isinstance(e, (TransportError, ValueError, TypeError)):
-            detail += "\n" + traceback.format_exc(limit=8)
-        try:
-            pipe.send(("error", detail))
-        except (BrokenPipeError, OSError):
-            pass
+        _report(pipe, e)
     finally:
         if mesh is not None:
             mesh.close()
         pipe.close()
         os._exit(status)
+
+
+def _relay_child(pipe, plan, creds):
+    """The relay of a launched run: forward between the party-only processes until done."""
+    relay, status = None, 1
+    try:
+        relay = open_relay(plan, creds, host="127.0.0.1", port=0)
+        pipe.send(("port", relay.port))
+        _with_addresses(pipe, plan)
+        pipe.send(("ok", run_relay(relay), None, 0.0, ["relay"]))
+        status = 0
+    except BaseException as e:          # noqa: BLE001
+        _report(pipe, e)
+    finally:
+        if relay is not None:
+            relay.close()
+        pipe.close()
+        os._exit(status)
+
+
+def _with_addresses(pipe, plan):
+    if not pipe.poll(60.0):
+        raise TransportError("the launcher sent no addresses")
+    addresses = pipe.recv()
+    n = len(plan.groups)
+    plan.addresses = addresses[:n]
+    if plan.relay is not None:
+        plan.relay = addresses[n]
+    return plan
+
+
+def _report(pipe, e) -> None:
+    detail = f"{type(e).__name__}: {e}"
+    if not isinstance(e, (TransportError, ValueError, TypeError, RelayError)):
+        detail += "\n" + traceback.format_exc(limit=8)
+    try:
+        pipe.send(("error", detail))
+    except (BrokenPipeError, OSError):
+        pass

@@ -65,7 +65,8 @@ class Exchange:
 
     def _add_in(self, q, dtype, bits, shape, fill):
         specs = self.expect.setdefault(int(q), [])
-        specs.append(Expected(len(specs), np.dtype(dtype), int(bits), tuple(shape)))
+        specs.append(Expected(len(specs), np.dtype(dtype), int(bits), tuple(shape),
+                              _landing(fill, dtype, bits, shape)))
         self.fills.setdefault(int(q), []).append(fill)
         return fill
 
@@ -94,7 +95,7 @@ class Exchange:
         if out_rows.any():
             for q in np.unique(ro[out_rows]).tolist():
                 idx = np.flatnonzero(out_rows & (ro == q))
-                self._add_out(q, payload[idx], bits)
+                self._add_out(q, payload[_as_slice(idx)], bits)
         if in_rows.any():
             _writable(payload, s)
             ss, rr = np.broadcast_to(s, (m,)), np.broadcast_to(r, (m,))
@@ -158,7 +159,32 @@ class Exchange:
         """Write every received frame into its payload array (in place)."""
         for q, arrays in got.items():
             for fill, arr in zip(self.fills[q], arrays):
-                fill.target[fill.index] = arr[:, 0] if fill.first else arr
+                if arr is not None:             # None: received in place (_landing)
+                    fill.target[_as_slice(fill.index)] = arr[:, 0] if fill.first else arr
+
+
+def _landing(fill: _Fill, dtype, bits, shape):
+    """The bytes of the target rows a frame fills, when the transport may receive into them
+    directly: full-width elements, rows that are one contiguous block of the target."""
+    dtype = np.dtype(dtype)
+    if fill.first or bits != dtype.itemsize * 8 or fill.target.dtype != dtype:
+        return None
+    index = fill.index if fill.index is Ellipsis else _as_slice(fill.index)
+    if not (index is Ellipsis or isinstance(index, slice)):
+        return None
+    region = fill.target[index]
+    if not region.flags.c_contiguous or not region.flags.writeable \
+            or region.shape != tuple(shape):
+        return None
+    return region.reshape(-1).view(np.uint8)
+
+
+def _as_slice(index):
+    """A run of consecutive row indices as a slice (a memcpy instead of a gather-scatter)."""
+    if isinstance(index, np.ndarray) and index.ndim == 1 and index.size \
+            and index[-1] - index[0] + 1 == index.size:
+        return slice(int(index[0]), int(index[-1]) + 1)
+    return index
 
 
 def _writable(payload: np.ndarray, sender) -> None:

@@ -29,8 +29,25 @@ Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
 bytes written and read, so that what went over the sockets can be compared
 with what the network counted.
 
-Threat model (plain TCP): peers are the run's own processes on one machine;
-channels are neither encrypted nor authenticated (loopback only).
+TLS (``wrap=``, an :class:`mpc.tls.Wrapper`): every connection is TLS 1.3
+with mutual authentication; the peer's certificate must chain to the
+deployment's CA and name the participant its rank must be, checked after
+the handshake and the greeting, before any frame is read. A connection
+that fails is refused and named in the error if its peer never comes.
+The sockets stay non-blocking in the same selector loop: ``SSLWantRead``
+/ ``SSLWantWrite`` mean "not now", and bytes TLS has already decrypted
+(``pending()``, invisible to ``select``) are read before waiting.
+
+Relay (``relayed=`` ranks, ``connect(..., relay=...)``): frames to those
+peers go through the relay, sealed end to end (:mod:`mpc.relay_client`).
+
+Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
+bytes written and read, so that what went over the sockets can be compared
+with what the network counted; and the bytes TCP carried (TLS records,
+handshakes and envelopes included), read from the kernel (``TCP_INFO``).
+
+Threat model: plain TCP (no ``wrap``) only between the run's own processes
+on one machine (loopback); across hosts, TLS as above.
 """
 
 from __future__ import annotations
@@ -38,13 +55,15 @@ from __future__ import annotations
 import os
 import selectors
 import socket
-import struct
+import ssl
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import frames as fr
+from .sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dial, pending as _pending,
+                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes)
 
 #: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
 DEFAULT_TIMEOUT = 60.0
@@ -54,7 +73,8 @@ CONNECT_TIMEOUT = 30.0
 MAX_FRAME_BYTES = 1 << 34
 _CHUNK = 1 << 22                # bytes per send/recv call
 
-_HELLO = struct.Struct("<2sBBQII")
+#: bytes of later steps' frames a host may hold from the relay before it refuses more
+MAX_BUFFERED_BYTES = 1 << 32
 
 
 class TransportError(RuntimeError):
@@ -83,12 +103,19 @@ class WireCounts:
     wait_seconds: float = 0.0
     per_peer_sent: dict = field(default_factory=dict)     # rank -> bytes (headers + payload)
     setup_bytes_sent: int = 0       # the run's start-up (the joint key), not a protocol's
+    tcp_bytes_sent: int = 0         # what TCP carried since the restart (TLS records included)
+    tcp_bytes_received: int = 0
+    tcp_setup_bytes_sent: int = 0   # TCP bytes of the start-up: handshakes, greetings, keys
+    tls: bool = False
 
-    def restart(self) -> None:
+    def restart(self, tcp_sent: int = 0) -> None:
         """Start counting the protocol: what was sent so far becomes set-up traffic."""
         setup = self.header_bytes_sent + self.payload_bytes_sent + self.setup_bytes_sent
+        tls = self.tls
         self.__init__()
         self.setup_bytes_sent = setup
+        self.tcp_setup_bytes_sent = tcp_sent
+        self.tls = tls
 
     def to_dict(self) -> dict:
         out = dict(self.__dict__)
@@ -109,12 +136,19 @@ class Outgoing:
 
 @dataclass(frozen=True)
 class Expected:
-    """One frame a step must receive from a peer."""
+    """One frame a step must receive from a peer.
+
+    ``into``: where the payload's bytes may land directly (a writable,
+    C-contiguous uint8 view of the receiver's array of exactly the payload's
+    size, for elements that travel at full width); the frame then yields
+    None and the bytes are already in place. None: a new buffer.
+    """
 
     segment: int
     dtype: np.dtype
     bits: int
     shape: tuple
+    into: object = None
 
 
 class _Reader:
@@ -148,7 +182,8 @@ class SocketMesh:
     """
 
     def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
-                 describe=None, delay: float = 0.0, wrap=None):
+                 describe=None, delay: float = 0.0, wrap=None, relayed=(),
+                 connect_timeout: float | None = None):
         self.rank = int(rank)
         self.n_procs = int(n_procs)
         self.session = int(session)
@@ -157,6 +192,13 @@ class SocketMesh:
         self.describe = describe or (lambda r: f"process {r}")
         self.counts = WireCounts()
         self._wrap = wrap            # (sock, server_side, peer) -> socket: TLS in mpc.tls
+        self.counts.tls = wrap is not None
+        self.connect_timeout = CONNECT_TIMEOUT if connect_timeout is None \
+            else float(connect_timeout)
+        self.relayed = frozenset(int(r) for r in relayed)   # peers reached through the relay
+        self.relay = None            # mpc.relay_client.RelayClient once connected
+        self.refused: list = []      # connections refused while waiting for peers (why)
+        self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
         self._listener = None
@@ -177,25 +219,30 @@ class SocketMesh:
         mesh.port = lst.getsockname()[1]
         return mesh
 
-    def connect(self, addresses) -> None:
-        """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host, port))."""
-        deadline = time.monotonic() + CONNECT_TIMEOUT
+    def connect(self, addresses, relay=None, endpoint=None) -> None:
+        """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host,
+        port)), except the ``relayed`` ranks: those are reached through the relay at ``relay``
+        (host, port), sealed by ``endpoint`` (:class:`mpc.e2e.Endpoint`). A peer that never
+        connects is named (with the connections refused meanwhile) before any step."""
+        deadline = time.monotonic() + self.connect_timeout
         for r in range(self.rank):
-            self._peers[r] = self._dial(r, addresses[r], deadline)
-        waiting = set(range(self.rank + 1, self.n_procs))
+            if r not in self.relayed:
+                self._peers[r] = self._dial(r, addresses[r], deadline)
+        waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
         while waiting:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TransportError("never connected: " + ", ".join(
-                    self.describe(r) for r in sorted(waiting)), min(waiting), None)
+                    self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
+                    min(waiting), None)
             self._listener.settimeout(left)
             try:
-                sock, _ = self._listener.accept()
+                sock, addr = self._listener.accept()
             except socket.timeout:
                 continue
-            peer = self._greeted(sock, deadline)
-            if peer is None or peer not in waiting:
-                sock.close()
+            peer, sock = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
+                                         waiting, self.refused, addr)
+            if peer is None:
                 continue
             waiting.discard(peer)
             self._peers[peer] = sock
@@ -203,41 +250,56 @@ class SocketMesh:
         self._listener = None
         for sock in self._peers.values():
             sock.setblocking(False)
+        if self.relayed:
+            if relay is None:
+                raise ValueError("relayed peers need the relay's address")
+            from .relay_client import RelayClient
+            self.relay = RelayClient.join(
+                relay, rank=self.rank, session=self.session, wrap=self._wrap,
+                endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
+                error=TransportError, counts=self.counts, deadline=deadline,
+                max_buffered=MAX_BUFFERED_BYTES)
+        self._tcp_base = self.tcp_bytes()
 
     def _dial(self, r, addr, deadline):
         host, port = addr
-        while True:
-            try:
-                sock = socket.create_connection((host, port), timeout=5)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TransportError(f"could not connect to {self.describe(r)} at "
-                                         f"{host}:{port}", r, None) from None
-                time.sleep(0.05)
-        _tune(sock)
-        if self._wrap is not None:
-            sock = self._wrap(sock, False, r)
+        sock = dial(host, port, deadline)
+        if sock is None:
+            raise TransportError(f"could not connect to {self.describe(r)} at {host}:{port}",
+                                 r, None)
         sock.settimeout(max(0.1, deadline - time.monotonic()))
-        sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank, r))
+        try:
+            if self._wrap is not None:
+                sock = self._wrap(sock, False, r)
+            sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank,
+                                     r))
+        except (OSError, ssl.SSLError) as e:
+            sock.close()
+            raise TransportError(f"{self.describe(r)} at {host}:{port} refused the connection "
+                                 f"or is not who it should be: {_reason(e)}", r, None) from None
         return sock
 
-    def _greeted(self, sock, deadline):
-        """The rank a new connection claims (None if its greeting is not for this run)."""
-        try:
-            _tune(sock)
-            sock.settimeout(max(0.1, deadline - time.monotonic()))
-            if self._wrap is not None:
-                sock = self._wrap(sock, True, None)
-            data = _recv_exact(sock, _HELLO.size)
-        except (OSError, ConnectionError):
-            return None
-        magic, version, kind, session, sender, receiver = _HELLO.unpack(data)
-        if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO) \
-                or session != self.session or receiver != self.rank \
-                or not self.rank < sender < self.n_procs:
-            return None
-        return sender
+    def tcp_bytes(self) -> tuple:
+        """(sent, received) bytes TCP carried on every connection of this process (TLS
+        records, handshakes and relay envelopes included), from the kernel's ``TCP_INFO``."""
+        socks = list(self._peers.values()) + ([self.relay.sock] if self.relay else [])
+        sent = received = 0
+        for sock in socks:
+            a, b = tcp_info_bytes(sock)
+            sent, received = sent + a, received + b
+        return sent, received
+
+    def restart_counts(self) -> None:
+        """Start counting the protocol (what was sent so far is the run's start-up)."""
+        now = self.tcp_bytes()
+        self.counts.restart(now[0])
+        self._tcp_base = now
+
+    def sample_tcp(self) -> None:
+        """Update the counters' TCP bytes (since :meth:`restart_counts`) from the kernel."""
+        now = self.tcp_bytes()
+        self.counts.tcp_bytes_sent = now[0] - self._tcp_base[0]
+        self.counts.tcp_bytes_received = now[1] - self._tcp_base[1]
 
     # -- exchanges ----------------------------------------------------------------------------
     def exchange(self, step: int, out: dict, expect: dict) -> dict:
@@ -258,21 +320,37 @@ class SocketMesh:
             self.counts.exchanges += 1
 
     def _exchange(self, step, out, expect):
+        rel = self.relay
+        if rel is not None:
+            rel.begin(step, {p: f for p, f in out.items() if p in self.relayed and f},
+                      {p: e for p, e in expect.items() if p in self.relayed and e})
         sends = {}
         for peer, frames in out.items():
-            if frames:
+            if frames and peer not in self.relayed:
                 sends[peer] = self._queue(step, peer, frames)
-        readers = {peer: _Reader(peer, specs) for peer, specs in expect.items() if specs}
+        readers = {peer: _Reader(peer, specs) for peer, specs in expect.items()
+                   if specs and peer not in self.relayed}
         for peer in set(sends) | set(readers):
             self._watch(peer, peer in sends, peer in readers)
         deadline = time.monotonic() + self.timeout
         try:
-            while sends or any(not r.done for r in readers.values()):
+            while sends or any(not r.done for r in readers.values()) or \
+                    (rel is not None and not rel.done):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._timed_out(step, sends, readers)
-                for key, mask in self._sel.select(min(left, 1.0)):
+                if rel is not None:
+                    select_socket(self._sel, rel.sock, selectors.EVENT_READ |
+                                 (selectors.EVENT_WRITE if rel.queue else 0), "relay")
+                events = self._sel.select(0 if self._has_pending(readers) else min(left, 1.0))
+                for key, mask in events:
                     peer = key.data
+                    if peer == "relay":
+                        if mask & selectors.EVENT_WRITE:
+                            rel.write(step)
+                        if mask & selectors.EVENT_READ:
+                            rel.read(step)
+                        continue
                     if mask & selectors.EVENT_WRITE and peer in sends:
                         if self._write(step, peer, sends[peer]):
                             del sends[peer]
@@ -283,10 +361,31 @@ class SocketMesh:
                         self._read(step, readers[peer])
                         if readers[peer].done:
                             self._watch(peer, peer in sends, False)
+                self._read_pending(step, readers, sends)
         finally:
             for peer in self._peers:
                 self._watch(peer, False, False)
-        return {peer: r.out for peer, r in readers.items()}
+            if rel is not None:
+                select_socket(self._sel, rel.sock, 0, "relay")
+        got = {peer: r.out for peer, r in readers.items()}
+        if rel is not None:
+            got.update(rel.take())
+        return got
+
+    def _has_pending(self, readers) -> bool:
+        if self.relay is not None and self.relay.pending():
+            return True
+        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items())
+
+    def _read_pending(self, step, readers, sends) -> None:
+        """Bytes TLS already decrypted: ``select`` does not report them, so read them now."""
+        if self.relay is not None and self.relay.pending():
+            self.relay.read(step)
+        for peer, r in readers.items():
+            if not r.done and _pending(self._peers[peer]):
+                self._read(step, r)
+                if r.done:
+                    self._watch(peer, peer in sends, False)
 
     def _queue(self, step, peer, frames):
         parts = []
@@ -307,19 +406,8 @@ class SocketMesh:
     def _watch(self, peer, write: bool, read: bool):
         """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
         nothing for this step is not read: what it sent for later steps waits in the kernel)."""
-        sock = self._peers[peer]
         ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
-        try:
-            key = self._sel.get_key(sock)
-        except KeyError:
-            key = None
-        if ev == 0:
-            if key is not None:
-                self._sel.unregister(sock)
-        elif key is None:
-            self._sel.register(sock, ev, peer)
-        elif key.events != ev:
-            self._sel.modify(sock, ev, peer)
+        select_socket(self._sel, self._peers[peer], ev, peer)
 
     def _write(self, step, peer, parts) -> bool:
         """Send as much of ``parts`` as the socket takes; True when all is sent."""
@@ -328,7 +416,7 @@ class SocketMesh:
             mv = parts[0]
             try:
                 n = sock.send(mv[:_CHUNK])
-            except (BlockingIOError, InterruptedError):
+            except WOULD_BLOCK:
                 return False
             except OSError as e:
                 raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
@@ -350,7 +438,7 @@ class SocketMesh:
             if len(view):
                 try:
                     n = sock.recv_into(view, min(len(view), _CHUNK))
-                except (BlockingIOError, InterruptedError):
+                except WOULD_BLOCK:
                     return
                 except OSError as e:
                     raise TransportError(f"{who} disconnected at step {step} ({e})",
@@ -380,10 +468,14 @@ class SocketMesh:
                                 receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
                                 bits=spec.bits, who=who)
                 self.counts.header_bytes_received += fr.header_size(h["ndim"])
-                rd.stage, rd.buf, rd.pos = "payload", np.empty(h["nbytes"], np.uint8), 0
+                into = spec.into
+                buf = into if into is not None and into.size == h["nbytes"] else \
+                    np.empty(h["nbytes"], np.uint8)
+                rd.stage, rd.buf, rd.pos = "payload", buf, 0
             else:
                 spec = rd.specs[rd.i]
-                rd.out.append(fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
+                rd.out.append(None if rd.buf is spec.into else
+                              fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
                 self.counts.frames_received += 1
                 self.counts.payload_bytes_received += rd.buf.size
                 rd.i += 1
@@ -393,15 +485,25 @@ class SocketMesh:
             raise TransportError(str(e), rd.peer, step) from None
 
     def _timed_out(self, step, sends, readers):
-        waiting = [p for p, r in readers.items() if not r.done] or list(sends)
-        who = ", ".join(self.describe(p) for p in waiting) or "a peer"
-        what = "for" if any(not r.done for r in readers.values()) else "to write to"
+        waiting = [p for p, r in readers.items() if not r.done]
+        relayed = self.relay.waiting_for() if self.relay is not None else []
+        names = [self.describe(p) for p in waiting] + \
+            [f"{self.describe(p)} through the relay" for p in relayed]
+        if not names:
+            names = [self.describe(p) for p in sends] or (
+                ["the relay"] if self.relay is not None else [])
+        what = "for" if waiting or relayed else "to write to"
+        first = (waiting + relayed + list(sends) + [None])[0]
         raise TransportError(f"timed out after {self.timeout:g} s at step {step} waiting "
-                             f"{what} {who}", waiting[0] if waiting else None, step)
+                             f"{what} {', '.join(names) or 'a peer'}", first, step)
 
     # -- plumbing -----------------------------------------------------------------------------
     def close(self) -> None:
-        """Close every connection (idempotent)."""
+        """Close every connection (idempotent). Through the relay: BYE after a clean run, ABORT
+        with the error after a broken one (the relay tells the other hosts)."""
+        if self.relay is not None:
+            self.relay.close(self._broken is None, str(self._broken or ""))
+            self.relay = None
         for sock in self._peers.values():
             try:
                 self._sel.unregister(sock)
@@ -416,24 +518,6 @@ class SocketMesh:
             self._listener.close()
             self._listener = None
         self._sel.close()
-
-
-def _recv_exact(sock, n: int) -> bytes:
-    buf = bytearray(n)
-    view, pos = memoryview(buf), 0
-    while pos < n:
-        got = sock.recv_into(view[pos:])
-        if got == 0:
-            raise ConnectionError("connection closed")
-        pos += got
-    return bytes(buf)
-
-
-def _tune(sock) -> None:
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError:
-        pass
 
 
 def new_session_id() -> int:

@@ -96,7 +96,8 @@ def _comparison_for(session, p: int):
 
 
 class SecureArray:
-    """A secret-shared array (see the module docstring). Make one with ``session.input``."""
+    """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
+    and the methods below (module docstring). Make one with ``session.input``."""
 
     __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
     __array_priority__ = 100            # numpy scalars and arrays defer to our operators
@@ -121,14 +122,17 @@ class SecureArray:
     # -- what it is -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
+        """The public shape of the secret (the shares' shape without the holder axis)."""
         return self._shares.shape[1:]
 
     @property
     def p(self) -> int:
+        """Number of holders (share rows)."""
         return self._shares.shape[0]
 
     @property
     def ndim(self) -> int:
+        """Number of dimensions of the secret."""
         return self._shares.ndim - 1
 
     def __len__(self) -> int:
@@ -307,7 +311,7 @@ class SecureArray:
         hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
         fn = _comparison_for(self.session, flat.shape[0])
         gate = "eqz" if op == "==" else "ltz"
-        out = fn(self.session, np.ascontiguousarray(flat), hflat, gate, in_bits)
+        out = _in_chunks(self.session, fn, np.ascontiguousarray(flat), hflat, gate, in_bits)
         if op == ">=":                                      # 1 - [z < 0]
             out = _neg(out, a.ring)
             out[0] = (out[0] + np.uint64(1)) & a.ring.mask
@@ -347,6 +351,7 @@ class SecureArray:
         return self._like(shares, holders=h)
 
     def reshape(self, *shape):
+        """The same secret with another shape (local)."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         h = self.holders if self.holders.ndim == 1 else \
             self.holders.reshape((self.p,) + tuple(shape))
@@ -367,15 +372,20 @@ class SecureArray:
         return (self * other).sum(axis=-1)
 
     def max(self, axis=0):
+        """Maximum over ``axis``: ceil(log2 n) levels of one comparison and one product round."""
         return _tournament(self, axis, "max")[0]
 
     def min(self, axis=0):
+        """Minimum over ``axis`` (as :meth:`max`)."""
         return _tournament(self, axis, "min")[0]
 
     def argmax(self, axis=0):
+        """Index of the maximum over ``axis`` (the first on ties, as numpy), secret, as
+        :meth:`max` with the indices selected in the same product rounds."""
         return _tournament(self, axis, "max", with_index=True)[1]
 
     def argmin(self, axis=0):
+        """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
 
     # -- XOR values -------------------------------------------------------------------------------
@@ -481,6 +491,35 @@ def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
     return vals[0], (idx[0] if with_index else None)
 
 
+#: comparisons per chunk of a large batch (bounds the dealer's keys in memory, and lets the
+#: processes of a run overlap one chunk's key generation with the previous chunk's evaluation)
+CHUNK = 1 << 17
+
+
+def _in_chunks(session, fn, z, holders, gate, in_bits):
+    """``fn`` on a (p, m) batch, in chunks of :data:`CHUNK` that travel together.
+
+    Each chunk is a lane of one ``net.parallel()`` block: their rounds count
+    once, as one batch's would; the bits are the same. In a run across
+    processes nothing waits for the whole batch: the dealer deals the next
+    chunk while the holders evaluate this one. Inside an open parallel block
+    (or for a small batch) the batch goes in one piece.
+    """
+    m = z.shape[1]
+    net = session.net
+    if m <= CHUNK or net._lanes is not None or net._round_depth:
+        return fn(session, z, holders, gate, in_bits)
+    out = np.empty_like(z)
+    per_instance = holders.ndim > 1
+    with net.parallel():
+        for a in range(0, m, CHUNK):
+            b = min(a + CHUNK, m)
+            with net.lane():
+                out[:, a:b] = fn(session, np.ascontiguousarray(z[:, a:b]),
+                                 holders[:, a:b] if per_instance else holders, gate, in_bits)
+    return out
+
+
 def _moveaxis(x: SecureArray, ax: int) -> SecureArray:
     if ax == 0:
         return x
@@ -530,8 +569,8 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
 
 
 # -- input and output -------------------------------------------------------------------------------
-def input_values(session, values, by, *, holders=None, bound=None, frac_bits: int = 0,
-                 kind: str = "additive") -> SecureArray:
+def input_values(session, values, by, *, holders=None, bound=None,
+                 frac_bits: int = 0) -> SecureArray:
     """Parties ``by`` secret-share their inputs among ``holders`` (one round).
 
     ``values``: ``(len(by), *shape)``, row j given by party ``by[j]`` (only

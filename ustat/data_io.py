@@ -98,7 +98,7 @@ def _looks_numeric(fields) -> bool:
 
 
 def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str | None = None, *,
-               header: bool = True, encoding: str = "utf-8") -> Table:
+               header: bool = True, encoding: str = "utf-8", rows: range | None = None) -> Table:
     """Read a delimited text file (CSV, ';' or TAB; gzip transparently) into a :class:`Table`.
 
     ``columns``: names to keep, in order (default all), or a callable
@@ -107,9 +107,13 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
     Raises :class:`DataError` (a ValueError) naming the file and line for an
     empty file, undecodable bytes (naming the encoding), a missing or
     duplicated column and a row with the wrong number of fields.
+    ``rows``: keep only the records of these indices (0-based, in file
+    order; a party host's own rows): the other records are split into fields
+    but their cells are never kept or parsed; ``n_rows`` counts the kept ones.
     Cost: one pass over the file.
     """
     path = os.fspath(path)
+    keep = None if rows is None else range(rows.start, rows.stop)
     text, raw = _read_text(path, encoding)
     first = text.split("\n", 1)[0]
     if not first.strip():
@@ -135,9 +139,15 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
         lines: list[int] = []
         rows = reader if header else _prepend(first_row, reader)
         width = len(head)
+        index = -1
         for row in rows:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank line
+            index += 1
+            if keep is not None and index not in keep:
+                if index >= keep.stop:
+                    break
+                continue
             if len(row) != width:
                 raise DataError(f"{path}: line {reader.line_num}: expected {width} fields "
                                 f"(as in the {'header' if header else 'first line'}), got {len(row)}",

@@ -29,3 +29,12 @@ def test_every_snippet_runs(capsys):
             exec(compile(code, f"docs/composing.md block {i + 1}", "exec"), ns)
         except Exception as e:          # noqa: BLE001 - name the failing block
             raise AssertionError(f"docs/composing.md block {i + 1} failed: {e!r}") from e
+
+
+def test_the_mpc_api_page_is_generated_from_the_code():
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(DOC), "make_mpc_api.py")
+    done = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -130,3 +130,66 @@ def test_fuzz_the_header_parser_raises_only_frame_errors(data):
                         dtype=np.uint64, bits=40, who="process 1")
     except fr.FrameError:
         pass
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.binary(min_size=0, max_size=120), st.integers(0, 3))
+def test_fuzz_the_relay_framing_raises_only_its_documented_errors(data, cut):
+    """Relay envelopes (any 30 bytes: an envelope or ValueError) and sealed frames (any bytes
+    under a pair's key: E2EError, a ValueError); 10^4 cases."""
+    from mpc import relay
+    from mpc.e2e import E2EError
+
+    if _PAIR[0] is None:
+        pytest.skip("cryptography is not installed")
+    head = data[:relay.ENVELOPE_SIZE]
+    if len(head) == relay.ENVELOPE_SIZE:
+        try:
+            h = relay.parse(head)
+            assert h["kind"] in relay.KINDS
+        except ValueError:
+            pass
+    with pytest.raises(E2EError, match="fails authentication"):
+        _PAIR[1].open(0, 3 + cut, 0, data)
+
+
+def _pair():
+    """Two endpoints of a deployment made once (keys and certificates in a temporary dir)."""
+    import tempfile
+
+    pytest.importorskip("cryptography")
+    from mpc import tls
+    from mpc.e2e import Endpoint
+
+    d = tempfile.mkdtemp(prefix="ustat-fuzz-")
+    creds = tls.make_deployment(d, ["host-0", "host-1"], "fuzz")
+    a = Endpoint(creds["host-0"], ["host-0", "host-1"], 0, 7)
+    b = Endpoint(creds["host-1"], ["host-0", "host-1"], 1, 7)
+    a.accept(1, b.announcement())
+    b.accept(0, a.announcement())
+    return a, b
+
+
+try:
+    _PAIR = _pair()
+except Exception:                       # noqa: BLE001 - no cryptography: the test skips
+    _PAIR = (None, None)
+
+
+def test_a_sealed_frame_opens_only_at_its_step_segment_and_receiver():
+    a, b = _PAIR
+    if a is None:
+        pytest.skip("cryptography is not installed")
+    sealed = a.seal(1, 5, 2, b"frame bytes")
+    assert b.open(0, 5, 2, sealed) == b"frame bytes"
+    from mpc.e2e import E2EError
+    for step, seg in ((6, 2), (5, 1)):
+        with pytest.raises(E2EError):
+            b.open(0, step, seg, sealed)
+    flipped = bytearray(sealed)
+    flipped[3] ^= 0x10
+    with pytest.raises(E2EError):
+        b.open(0, 5, 2, bytes(flipped))
+    with pytest.raises(E2EError, match="does not verify"):       # a key not signed by host-0
+        b.accept(0, b.announcement())

@@ -41,20 +41,21 @@ def test_seeded_runs_release_the_same_bits_for_any_number_of_processes(kernel, t
     assert got.ci == sim.ci and got.noise_std == sim.noise_std
 
 
-def _views_program(rt, records, seed):
+def _views_program(rt, records, seed, threat_model="dis"):
     s = Session(records.shape[0], seed=seed, runtime=rt, record_views=True, bits=40,
                 frac_bits=14)
-    res = run_umpc(records, "kendall", session=s, epsilon=1.0)
+    res = run_umpc(records, "kendall", session=s, epsilon=1.0, threat_model=threat_model)
     views = {p: [(r.phase, r.round, r.offline, r.sender, np.asarray(r.payload).tolist())
                  for r in s.net.view(p)] for p in range(s.net.size) if s.is_local(p)}
     return (res.estimate if res.released else None), s.net.report(), views
 
 
-def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulator():
+@pytest.mark.parametrize("threat_model", ["dis", "hf"])
+def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulator(threat_model):
     records = X[:12]
-    sim = _views_program(None, records, 9)
+    sim = _views_program(None, records, 9, threat_model)
     groups = [[range(0, 6)], [range(6, 12)], ["dealer"], ["aggregator"]]
-    res = launch(_views_program, records, 9, groups=groups)
+    res = launch(_views_program, records, 9, threat_model, groups=groups)
     seen = set()
     for r in res:
         if r.value[0] is not None:
@@ -79,6 +80,15 @@ def test_secure_runs_compute_the_complete_statistic(threat_model):
     noisy = run_umpc(records, "gini", epsilon=1.0, edges="all", processes=3,
                      threat_model=threat_model)
     assert abs(noisy.estimate - exact) < 50 * noisy.noise_std      # noise, not garbage
+
+
+def test_secure_runs_agree_on_public_randomness_with_class_counts():
+    """AUC's class counts are masked on a public cycle: every process must draw the same one."""
+    data = X[:20].copy()
+    data[:, 1] = (data[:, 1] > 0.5).astype(float)
+    exact = run_umpc(data, "auc", epsilon=math.inf, edges="all", seed=1).estimate
+    got = run_umpc(data, "auc", epsilon=math.inf, edges="all", processes=4)
+    assert got.estimate == pytest.approx(exact, abs=1e-9)
 
 
 def test_socket_bytes_are_the_counted_bits_plus_framing():

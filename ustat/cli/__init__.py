@@ -55,6 +55,11 @@ _COMMANDS = {
 }
 
 
+#: commands whose process shares its machine with other processes of the same run (a deployment):
+#: each retaining up to a quarter of the memory made a 7-process local run 6x slower (measured)
+SHARED_HOST_COMMANDS = ("serve", "party", "deploy")
+
+
 def build_parser():
     """The ``ustat`` argument parser (extension subcommands registered too)."""
     from .parser import build_parser as _build
@@ -74,7 +79,7 @@ def main(argv=None) -> int:
             return 0
         run, show = _COMMANDS[args.command]
         check_csv_flags(args)
-        if memory.wanted():
+        if memory.wanted() and args.command not in SHARED_HOST_COMMANDS:
             memory.retain_freed_memory()    # reuse freed pages: faster, same results
         res = _charged_run(run, args)
         if args.json:

@@ -128,7 +128,9 @@ def _records_for_umpc(args, X, raw, meta, kwargs) -> tuple:
     return X, kwargs
 
 
-def _run_umpc(args, kern, X, raw, meta, notes):
+def _run_umpc(args, kern, X, raw, meta, notes, **extra):
+    """A callable that runs U-MPC as the options say (``extra``: e.g. ``runtime=`` of a
+    process of a deployment, :mod:`ustat.deploy`)."""
     from .. import umpc
 
     edges, sampler = edges_option(args, X.shape[0], kern.degree, notes)
@@ -140,7 +142,7 @@ def _run_umpc(args, kern, X, raw, meta, notes):
         records, kern, epsilon=args.epsilon, edges=edges, sampler=sampler,
         threat_model=args.threat_model, seed=args.seed,
         aux_epsilon_fraction=args.aux_epsilon_fraction, evaluate=args.evaluate,
-        progress=not args.no_progress, **kwargs), flags)
+        progress=not args.no_progress, **kwargs, **extra), flags)
 
 
 def _check_kernel_flags(args, kern):

@@ -201,7 +201,7 @@ def _estimate_parser(sub):
 
 #: Modules that add subcommands: each has ``register(subparsers, commands)``,
 #: which adds its parsers and puts ``name -> (run, show)`` into ``commands``.
-EXTENSIONS = ("ustat.ecdf.cli",)
+EXTENSIONS = ("ustat.ecdf.cli", "ustat.deploy.cli")
 
 
 def _extension_registrars():

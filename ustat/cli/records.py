@@ -147,9 +147,10 @@ def _column_values(args, kern, table, c, name, by_default):
         raise UsageError(exc.for_cli(hint)) from None
 
 
-def load_records(args, kern):
+def load_records(args, kern, rows: range | None = None):
     """Records (n, d) normalized into [0, 1], warnings, metadata, and the raw records with
-    their public bounds per kernel column (None for the synthetic default)."""
+    their public bounds per kernel column (None for the synthetic default). ``rows``: only
+    these records of the file (a party host's own, :mod:`ustat.deploy`)."""
     from .. import data
 
     if args.csv is None:
@@ -161,10 +162,13 @@ def load_records(args, kern):
     label_options(args, kern)
     warnings: list = []
     table = data.read_table(args.csv, _chooser(args, kern, warnings), args.sep,
-                            header=not args.no_header, encoding=args.encoding)
+                            header=not args.no_header, encoding=args.encoding, rows=rows)
     warnings = [w.for_cli() for w in table.warnings] + warnings
     names = table.names
-    if table.n_rows < kern.degree:
+    if rows is not None and table.n_rows != len(rows):
+        raise UsageError(f"{args.csv} has no record {rows.start + table.n_rows} (this host holds "
+                         f"records {rows.start}-{rows.stop - 1})")
+    if rows is None and table.n_rows < kern.degree:
         raise UsageError(f"kernel {kern.name!r} needs at least {kern.degree} records, "
                          f"the file has {table.n_rows}")
     X = np.empty((table.n_rows, kern.columns))

@@ -446,7 +446,7 @@ def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
     """
     n = values.shape[0]
     ring, net = session.ring, session.net
-    order = rng.derive("aux-cycle").permutation(n)
+    order = session.agreed(rng.derive("aux-cycle")).permutation(n)     # public: every process
     succ = np.empty(n, dtype=np.int64)
     succ[order] = np.roll(order, -1)
     r = rng.derive("aux-masks").ring_elements(ring, values.shape)

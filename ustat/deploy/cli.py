@@ -1,0 +1,207 @@
+"""``ustat deploy init|run``, ``ustat serve`` and ``ustat party``: a deployment from the command line.
+
+- ``ustat deploy init --parties N [--hosts H] --out DIR -- estimate KERNEL --columns ...
+  --bounds ...``: the configuration, the CA and every participant's key and
+  certificate (:mod:`.create`).
+- ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``:
+  one role's process (:mod:`.runner`); the aggregator prints the release.
+- ``ustat party --config DIR/deploy.toml --id I-J --csv FILE``: the party
+  host holding parties I..J, one record each (rows I..J of FILE, the only
+  rows it reads).
+- ``ustat deploy run --local DIR --csv FILE``: every participant as its own
+  process on this machine (:mod:`.local`), the release and every
+  participant's bytes on the wire.
+
+Exit status 3: the run stopped (a participant disconnected, stalled past
+the timeout, sent a bad frame or certificate); the message names it and the
+step, and nothing is released.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..cli.common import UsageError, float_arg, int_arg
+
+FAULT_STATUS = 3
+
+
+def register(sub, commands):
+    d = sub.add_parser("deploy", help="a deployment: keys, configuration, a local run",
+                       description="Set up a deployment (one process per role and per party "
+                                   "host, TLS with the deployment's own CA) or run one here.")
+    dsub = d.add_subparsers(dest="deploy_command", required=True)
+    i = dsub.add_parser("init", help="write DIR/deploy.toml and DIR/keys/ (CA, keys, certs)")
+    i.add_argument("--parties", type=int_arg, required=True, help="data parties (records)")
+    i.add_argument("--hosts", type=int_arg, default=None,
+                   help="party-host processes, each holding a block of parties (default 4, "
+                        "at most --parties)")
+    i.add_argument("--roles", default=None,
+                   help="comma-separated roles (default dealer,aggregator, plus relay with 2 "
+                        "or more hosts)")
+    i.add_argument("--out", required=True, help="the deployment directory (new)")
+    i.add_argument("--address", action="append", default=[], metavar="NAME=HOST:PORT",
+                   help="where a participant listens (repeatable; default 127.0.0.1 and "
+                        "ports from --base-port)")
+    i.add_argument("--base-port", type=int_arg, default=7100)
+    i.add_argument("--name", default="deployment", help="the deployment's name (in its CA)")
+    i.add_argument("--source", default="", help="how the release names the data")
+    i.add_argument("--timeout", type=float_arg, default=60.0,
+                   help="seconds a step may wait for a peer (default 60, a LAN's margin)")
+    i.add_argument("--connect-timeout", type=float_arg, default=30.0,
+                   help="seconds to wait for every participant at start-up (default 30)")
+    i.add_argument("protocol", nargs=argparse.REMAINDER,
+                   help="after --: the ustat command the participants run, e.g. -- estimate "
+                        "kendall --columns age,balance --bounds 18:95,-8019:102127")
+    i.add_argument("--json", action="store_true")
+    r = dsub.add_parser("run", help="run every participant as a process on this machine")
+    r.add_argument("--local", required=True, metavar="DIR", help="the deployment directory")
+    r.add_argument("--csv", help="the records (each party host reads only its own rows)")
+    r.add_argument("--json", action="store_true")
+    s = sub.add_parser("serve", help="run one role of a deployment (dealer, aggregator, relay)")
+    s.add_argument("--config", required=True, help="DIR/deploy.toml")
+    s.add_argument("--role", required=True,
+                   help="dealer|aggregator|relay|server-0|server-1|analyst (or a participant "
+                        "name)")
+    _process_flags(s)
+    p = sub.add_parser("party", help="run a party host: parties I..J, one record each")
+    p.add_argument("--config", required=True, help="DIR/deploy.toml")
+    p.add_argument("--id", required=True, metavar="I|I-J", help="the parties this host holds")
+    p.add_argument("--csv", required=True, help="the records; this host reads rows I..J only")
+    p.add_argument("--columns", help="must equal the protocol's --columns if given")
+    _process_flags(p)
+    commands["deploy"] = (cmd_deploy, show_deploy)
+    commands["serve"] = (cmd_process, show_process)
+    commands["party"] = (cmd_process, show_process)
+
+
+def _process_flags(p):
+    p.add_argument("--plain", action="store_true",
+                   help="plain TCP instead of TLS (loopback tests only: nothing is authenticated)")
+    p.add_argument("--report", metavar="FILE", help="also write the result and wire counts here")
+    p.add_argument("--json", action="store_true")
+
+
+def _config(path):
+    from .config import load
+
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise UsageError(f"no deployment configuration at {path}") from None
+
+
+def _log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _fault(exc):
+    print(f"ustat: error: {exc}", file=sys.stderr, flush=True)
+    raise SystemExit(FAULT_STATUS)
+
+
+def cmd_process(args) -> dict:
+    from mpc.relay import RelayError
+    from mpc.transport import TransportError
+
+    from .config import parse_range
+    from .runner import run_participant
+
+    cfg = _config(args.config)
+    if args.command == "party":
+        me = cfg.host_for(parse_range(args.id))
+        given = [c.strip() for c in (args.columns or "").split(",") if c.strip()]
+        proto = cfg.protocol.get("args", [])
+        want = proto[proto.index("--columns") + 1].split(",") if "--columns" in proto else []
+        if given and given != want:
+            raise UsageError(f"--columns {args.columns} differs from the protocol's "
+                             f"{','.join(want)} (deploy.toml)")
+        csv = args.csv
+    else:
+        me = next((p for p in cfg.participants if p.name == args.role), None) \
+            or cfg.by_role(args.role)
+        if me.parties is not None:
+            raise UsageError(f"{me.name} is a party host: run it with `ustat party`")
+        csv = None
+    try:
+        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log)
+    except (TransportError, RelayError) as exc:
+        _fault(exc)
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(out, f, default=_plain)
+    return out["release"] if out["release"] is not None else out
+
+
+def show_process(res: dict):
+    from ..cli.output import print_estimate
+
+    if "estimate" in res:
+        print_estimate(res)
+    else:
+        w = res["wire"]
+        sent = w.get("tcp_bytes_sent", 0)
+        print(f"{res['name']} ({res['role']}): done in {res['seconds']:.2f} s, {sent:,} bytes "
+              f"sent on the wire")
+
+
+def cmd_deploy(args) -> dict:
+    if args.deploy_command == "init":
+        from .create import init
+
+        proto = list(args.protocol)
+        if proto and proto[0] == "--":
+            proto = proto[1:]
+        addresses = {}
+        for a in args.address:
+            name, _, addr = a.partition("=")
+            if not addr:
+                raise UsageError(f"--address NAME=HOST:PORT, got {a!r}")
+            addresses[name] = addr
+        roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
+        hosts = args.hosts if args.hosts is not None else min(4, args.parties)
+        cfg = init(args.out, args.parties, proto, hosts=hosts, roles=roles,
+                   base_port=args.base_port, addresses=addresses, name=args.name,
+                   timeout=args.timeout, connect_timeout=args.connect_timeout,
+                   source=args.source)
+        return {"command": "deploy init", "config": cfg.path,
+                "participants": [{"name": p.name, "role": p.role,
+                                  "parties": None if p.parties is None else
+                                  [p.parties.start, p.parties.stop - 1],
+                                  "address": f"{p.address[0]}:{p.address[1]}"}
+                                 for p in cfg.participants]}
+    from .local import DeployError, run_local
+    from .wire import summary
+
+    try:
+        out = run_local(args.local, args.csv)
+    except DeployError as exc:
+        _fault(exc)
+    release = dict(out["release"])
+    release["participants"] = out["participants"]
+    release["wire"] = summary(release, out["participants"])
+    release["deployment_seconds"] = out["seconds"]
+    return release
+
+
+def show_deploy(res: dict):
+    from ..cli.output import print_estimate
+
+    if res.get("command") == "deploy init":
+        print(f"wrote {res['config']} and its keys; participants:")
+        for p in res["participants"]:
+            held = "" if p["parties"] is None else f"  parties {p['parties'][0]}-{p['parties'][1]}"
+            print(f"  {p['name']:<12} {p['role']:<11} {p['address']}{held}")
+        return
+    print_estimate(res)
+    from .wire import print_wire
+    print_wire(res)
+
+
+def _plain(obj):
+    for attr in ("tolist", "item"):
+        if callable(getattr(obj, attr, None)):
+            return getattr(obj, attr)()
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")

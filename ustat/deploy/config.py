@@ -1,0 +1,242 @@
+"""``deploy.toml``: who takes part in a deployment, where each listens, and what they compute.
+
+A deployment directory holds ``deploy.toml`` and ``keys/`` (the CA and one
+key and certificate per participant). The file::
+
+    [deployment]
+    name = "bank-kendall"
+    session = 1234567890123          # the run's tag (frames of another deployment are refused)
+    timeout = 60.0                   # seconds one step may wait for a peer
+    connect_timeout = 30.0           # seconds to wait for every participant at start-up
+    delay = 0.0                      # added to every step (latency studies)
+    source = "bank.csv"              # how the release names the data
+
+    [protocol]
+    command = "estimate"             # the ustat command the participants run together
+    args = ["kendall", "--columns", "age,balance", "--bounds", "18:95,-8019:102127"]
+    parties = 4521                   # data parties (one record each)
+
+    [[participant]]
+    name = "host-0"                  # the name in its certificate
+    role = "parties"                 # parties | dealer | aggregator | relay | server-0 | ...
+    parties = "0-1130"               # a party host: the records it holds (one party each)
+    address = "10.0.0.5:7100"        # where it listens (the relay and every process)
+    key = "keys/host-0.key"
+    cert = "keys/host-0.pem"
+
+The ranks of the run are the participants in file order, the relay left
+out. Everything here is public; the keys are the only secrets (mode 0600).
+The TOML reader is the standard library's ``tomllib`` (Python 3.11+) or
+``tomli``; the writer emits the small subset above.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+ROLES = ("dealer", "aggregator", "relay", "server-0", "server-1", "analyst")
+FILE = "deploy.toml"
+
+
+@dataclass
+class Participant:
+    name: str
+    role: str                   # "parties" for a party host, else one of ROLES
+    address: tuple              # (host, port)
+    key: str = ""
+    cert: str = ""
+    parties: range | None = None
+
+
+@dataclass
+class Config:
+    """A parsed ``deploy.toml`` (see the module docstring); paths are absolute."""
+
+    path: str
+    name: str
+    session: int
+    protocol: dict
+    participants: list
+    timeout: float = 60.0
+    connect_timeout: float = 30.0
+    delay: float = 0.0
+    source: str = ""
+    ca: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def ranked(self) -> list:
+        """The participants that are ranks of the run (all but the relay), in order."""
+        return [p for p in self.participants if p.role != "relay"]
+
+    @property
+    def relay(self) -> Participant | None:
+        return next((p for p in self.participants if p.role == "relay"), None)
+
+    def get(self, name: str) -> Participant:
+        for p in self.participants:
+            if p.name == name:
+                return p
+        raise ValueError(f"{self.path}: no participant named {name!r}; participants: "
+                         + ", ".join(p.name for p in self.participants))
+
+    def by_role(self, role: str) -> Participant:
+        found = [p for p in self.participants if p.role == role]
+        if not found:
+            raise ValueError(f"{self.path}: no participant has role {role!r}; roles: "
+                             + ", ".join(sorted({p.role for p in self.participants})))
+        return found[0]
+
+    def host_for(self, ids: range) -> Participant:
+        for p in self.participants:
+            if p.parties == ids:
+                return p
+        hosts = ", ".join(f"{p.name} ({_range_text(p.parties)})" for p in self.participants
+                          if p.parties is not None)
+        raise ValueError(f"{self.path}: no party host holds exactly parties "
+                         f"{_range_text(ids)}; hosts: {hosts}")
+
+    def groups(self) -> list:
+        return [[p.parties] if p.parties is not None else [p.role] for p in self.ranked]
+
+    def plan(self):
+        """The run's :class:`mpc.hosts.Plan`."""
+        from mpc.hosts import Plan
+
+        ranked = self.ranked
+        relay = self.relay
+        hosts = [r for r, p in enumerate(ranked) if p.parties is not None]
+        return Plan(names=[p.name for p in ranked], groups=self.groups(),
+                    addresses=[p.address for p in ranked], session=self.session,
+                    relay=relay.address if relay is not None else None,
+                    relayed=hosts if relay is not None and len(hosts) > 1 else (),
+                    relay_name=relay.name if relay is not None else "relay",
+                    timeout=self.timeout, connect_timeout=self.connect_timeout,
+                    delay=self.delay)
+
+    def credentials(self, name: str):
+        from mpc.tls import Credentials
+
+        p = self.get(name)
+        return Credentials(name, p.key, p.cert, self.ca)
+
+
+def parse_range(text) -> range:
+    """``"5"`` -> range(5, 6); ``"0-1130"`` -> range(0, 1131)."""
+    s = str(text).strip()
+    try:
+        if "-" in s:
+            a, b = s.split("-", 1)
+            lo, hi = int(a), int(b)
+        else:
+            lo = hi = int(s)
+    except ValueError:
+        raise ValueError(f"a party id or range I-J, got {text!r}") from None
+    if lo < 0 or hi < lo:
+        raise ValueError(f"a party range needs 0 <= I <= J, got {text!r}")
+    return range(lo, hi + 1)
+
+
+def _range_text(r: range | None) -> str:
+    if r is None:
+        return "-"
+    return f"{r.start}" if len(r) == 1 else f"{r.start}-{r.stop - 1}"
+
+
+def _address(text: str) -> tuple:
+    host, _, port = str(text).rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"an address host:port, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def _toml():
+    try:
+        import tomllib
+    except ModuleNotFoundError:                     # Python 3.10
+        try:
+            import tomli as tomllib
+        except ModuleNotFoundError:
+            raise ImportError("reading deploy.toml on Python 3.10 needs tomli: "
+                              "pip install 'ustat-mpc[deploy]'") from None
+    return tomllib
+
+
+def load(path: str) -> Config:
+    """Read and check a ``deploy.toml`` (a directory means its ``deploy.toml``)."""
+    if os.path.isdir(path):
+        path = os.path.join(path, FILE)
+    path = os.path.abspath(path)
+    with open(path, "rb") as f:
+        try:
+            doc = _toml().load(f)
+        except Exception as e:                      # noqa: BLE001 - TOMLDecodeError
+            raise ValueError(f"{path}: not valid TOML ({e})") from None
+    base = os.path.dirname(path)
+    dep, proto = doc.get("deployment", {}), doc.get("protocol", {})
+    parts = []
+    for i, p in enumerate(doc.get("participant", [])):
+        try:
+            role = p["role"]
+            if role != "parties" and role not in ROLES:
+                raise ValueError(f"role {role!r} (one of parties, {', '.join(ROLES)})")
+            parts.append(Participant(
+                p["name"], role, _address(p["address"]),
+                os.path.join(base, p.get("key", "")), os.path.join(base, p.get("cert", "")),
+                parse_range(p["parties"]) if role == "parties" else None))
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"{path}: participant {i + 1}: bad or missing {e}") from None
+    if not parts:
+        raise ValueError(f"{path}: no [[participant]]")
+    names = [p.name for p in parts]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: participant names must be distinct")
+    cfg = Config(path, dep.get("name", "deployment"), int(dep["session"]), proto, parts,
+                 float(dep.get("timeout", 60.0)), float(dep.get("connect_timeout", 30.0)),
+                 float(dep.get("delay", 0.0)), dep.get("source", ""),
+                 os.path.join(base, dep.get("ca", "keys/ca.pem")))
+    _check_parties(cfg)
+    return cfg
+
+
+def _check_parties(cfg: Config) -> None:
+    n = int(cfg.protocol.get("parties", 0))
+    held = sorted((p.parties for p in cfg.participants if p.parties is not None),
+                  key=lambda r: r.start)
+    at = 0
+    for r in held:
+        if r.start != at:
+            raise ValueError(f"{cfg.path}: the party hosts must hold parties 0..{n - 1} once "
+                             f"each; parties {at}-{r.start - 1} are missing or held twice")
+        at = r.stop
+    if at != n:
+        raise ValueError(f"{cfg.path}: the party hosts hold parties 0..{at - 1}, the protocol "
+                         f"has {n}")
+
+
+def dump(cfg_dict: dict) -> str:
+    """The TOML text of a deployment: {"deployment": {...}, "protocol": {...},
+    "participant": [{...}, ...]} with string, number and list-of-string values."""
+    out = []
+    for table in ("deployment", "protocol"):
+        out.append(f"[{table}]")
+        out += [f"{k} = {_value(v)}" for k, v in cfg_dict[table].items()]
+        out.append("")
+    for p in cfg_dict["participant"]:
+        out.append("[[participant]]")
+        out += [f"{k} = {_value(v)}" for k, v in p.items()]
+        out.append("")
+    return "\n".join(out)
+
+
+def _value(v) -> str:
+    import json
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return json.dumps(str(v))           # a TOML basic string is a JSON string

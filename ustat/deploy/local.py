@@ -1,0 +1,138 @@
+"""``ustat deploy run --local DIR``: every participant of a deployment as its own process here.
+
+:func:`run_local` starts one ``ustat serve`` per role and one ``ustat
+party`` per party host (``python -m ustat ...``, each a separate OS
+process listening on its address from ``deploy.toml``, normally
+127.0.0.1), waits for them, and returns the release printed by the
+aggregator together with what every participant wrote to its sockets. It
+is the demo of a deployment and what the tests run; on real hosts the same
+commands run one per machine (README, "Running on real hosts").
+
+Faults: when a process exits non-zero, the others must stop by
+themselves within the step timeout (their peers' errors cascade through
+the connections and the relay); any still running ``timeout + grace``
+seconds later is killed and reported. :class:`DeployError` carries every
+participant's last error line; no release is returned.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from .config import Config, load
+
+
+class DeployError(RuntimeError):
+    """A deployed run stopped with no release; ``errors`` maps participant -> its error."""
+
+    def __init__(self, message, errors, statuses, killed=()):
+        super().__init__(message)
+        self.errors = errors
+        self.statuses = statuses
+        self.killed = set(killed)       # those the supervisor had to kill
+
+
+def commands(cfg: Config, csv: str | None, report_dir: str, *, json_out: bool = True) -> dict:
+    """The command line of every participant: ``{name: argv}``."""
+    out = {}
+    for p in cfg.participants:
+        base = [sys.executable, "-m", "ustat"]
+        if p.parties is not None:
+            if csv is None:
+                raise ValueError("the party hosts need --csv FILE (each reads its own rows)")
+            r = p.parties
+            argv = base + ["party", "--config", cfg.path, "--id",
+                           f"{r.start}-{r.stop - 1}", "--csv", csv]
+        else:
+            argv = base + ["serve", "--config", cfg.path, "--role", p.role]
+        argv += ["--report", os.path.join(report_dir, f"{p.name}.json")]
+        if json_out:
+            argv.append("--json")
+        out[p.name] = argv
+    return out
+
+
+def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
+              env: dict | None = None, on_start=None) -> dict:
+    """Run every participant of the deployment in ``directory`` as a process here.
+
+    Returns ``{"release": the aggregator's release (the dict of ``ustat
+    estimate --json``), "participants": [{"name", "role", "wire", "seconds",
+    "status"}], "seconds": wall time}``. ``on_start(procs)``: called with
+    ``{name: Popen}`` and ``{name: file}`` (each one's stderr, its progress)
+    once all are started (tests use it to inject faults).
+    Raises :class:`DeployError` when any participant fails.
+    """
+    cfg = load(directory)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="ustat-deploy-") as reports:
+        argv = commands(cfg, csv, reports)
+        procs = {}
+        logs = {}
+        try:
+            for name, cmd in argv.items():
+                logs[name] = tempfile.TemporaryFile()
+                procs[name] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                               stderr=logs[name], stdin=subprocess.DEVNULL,
+                                               env=env)
+            if on_start is not None:
+                on_start(procs, logs)
+            statuses, killed = _wait(procs, cfg.timeout + grace)
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.wait(10)
+        errors = {n: _last_error(logs[n]) for n, s in statuses.items() if s != 0}
+        for f in logs.values():
+            f.close()
+        if errors:
+            lines = [f"{n} (exit status {statuses[n]}"
+                     + (", killed by the supervisor" if n in killed else "") + f"): {errors[n]}"
+                     for n in errors]
+            raise DeployError("the deployment stopped with no release:\n  "
+                              + "\n  ".join(lines), errors, statuses, killed)
+        parts, release = [], None
+        for p in cfg.participants:
+            with open(os.path.join(reports, f"{p.name}.json")) as f:
+                rep = json.load(f)
+            release = rep.get("release") or release
+            parts.append({"name": p.name, "role": p.role, "wire": rep["wire"],
+                          "seconds": rep["seconds"], "status": statuses[p.name]})
+    return {"release": release, "participants": parts, "seconds": time.perf_counter() - t0}
+
+
+def _wait(procs, stop_limit):
+    """Wait for every process; after the first failure, give the others ``stop_limit`` s to
+    stop by themselves, then kill them. Returns (exit statuses, names killed)."""
+    statuses, killed = {}, set()
+    first_fail = None
+    while len(statuses) < len(procs):
+        for name, p in procs.items():
+            code = None if name in statuses else p.poll()
+            if code is not None:
+                statuses[name] = code
+                if code != 0 and first_fail is None:
+                    first_fail = time.monotonic()
+        if first_fail is not None and time.monotonic() > first_fail + stop_limit:
+            for name, p in procs.items():
+                if name not in statuses:
+                    p.kill()
+                    statuses[name] = p.wait(10)
+                    killed.add(name)
+            break
+        time.sleep(0.05)
+    return statuses, killed
+
+
+def _last_error(f) -> str:
+    f.seek(0)
+    lines = [ln for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
+    errs = [ln for ln in lines if ln.startswith("ustat: error:")]
+    return (errs[-1][len("ustat: error: "):] if errs else lines[-1] if lines else
+            "no message (killed?)")
