@@ -204,7 +204,8 @@ def instance_records(key, dcf: bool) -> np.ndarray:
     lb = (l + 7) // 8
 
     def words(a, k):
-        return np.ascontiguousarray(a, dtype="<u8").view(np.uint8).reshape(B, k, 8)[:, :, :lb].reshape(B, -1)
+        raw = np.ascontiguousarray(a, dtype="<u8").view(np.uint8).reshape(B, k, 8)
+        return raw[:, :, :lb].reshape(B, k * lb)
 
     parts = [np.ascontiguousarray(key.seed, dtype="<u8").view(np.uint8).reshape(B, 16),
              np.ascontiguousarray(key.cw_seed.transpose(1, 0, 2), dtype="<u8").view(np.uint8).reshape(B, 16 * n),

@@ -155,7 +155,7 @@ def _check_params(params) -> DCFParams:
 
 
 # -- generation --------------------------------------------------------------------------
-def gen(params: DCFParams, alpha, beta, rng, *, workers=None):
+def gen(params: DCFParams, alpha, beta, rng, *, workers=None, only=None):
     """Keys (k0, k1) for f(x) = beta * [x < alpha], one instance per entry of ``alpha``.
 
     Parameters
@@ -166,6 +166,11 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None):
     rng : mpc.rng.CSPRNG; a seed (int/str/bytes) or a seeded CSPRNG gives
         keys flagged ``insecure`` (a raw seed also warns)
     workers : threads for the block loop (None: all cores for large batches)
+    only : None, or a boolean mask of the batch: the keys of those instances
+        only (a batch of their count, in order), made from the root seeds the
+        whole batch draws, so they are exactly the keys ``gen`` without
+        ``only`` makes for them (a process that runs some of the key owners
+        of a batch draws the same stream and does only their work)
 
     Steps (EUROCRYPT 2021, Fig. 1), vectorized over the batch, one AES call
     per level for both parties: expand both words towards both branches,
@@ -178,6 +183,9 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None):
     params = _check_params(params)
     n, l = params.n_bits, params.out_bits
     alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
+    if only is not None:
+        sel = np.flatnonzero(np.broadcast_to(np.asarray(only, dtype=bool), shape).reshape(-1))
+        alpha, beta, roots, shape = alpha[sel], beta[sel], roots[:, sel], (sel.size,)
     cw_seed, cw_tl, cw_tr, cw_v, cw_last = _tree.gen_batch(n, l, "dcf", alpha, beta, roots, w)
     k0 = DCFKey(0, n, l, shape, roots[0], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
     k1 = DCFKey(1, n, l, shape, roots[1], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
@@ -272,6 +280,29 @@ def from_bytes(data) -> DCFKey:
 def instance_payloads(key: DCFKey) -> np.ndarray:
     """uint8 (batch, wire_bits / 8): the payload of each instance alone (per-instance messages)."""
     return _keyio.instance_records(key, True)
+
+
+def from_instance_payloads(rows, party: int, params: DCFParams, *,
+                           insecure: bool = False) -> DCFKey:
+    """Party ``party``'s batch key from B per-instance payloads (the rows of
+    :func:`instance_payloads`: what B key owners send, one message each).
+
+    ``rows``: uint8 ``(B, wire_bits / 8)``. Every field is validated as by
+    :func:`from_bytes` (``ValueError`` naming it); the key's arrays are
+    read-only. ``insecure``: the flag of the keys (not carried per instance).
+    Cost: one pass over the bytes.
+    """
+    params = _check_params(params)
+    party = _util.check_party(party)
+    rows = np.asarray(rows)
+    if rows.dtype != np.uint8 or rows.ndim != 2:
+        raise TypeError(f"rows must be a 2-d uint8 array, got {rows.dtype} of shape {rows.shape}")
+    n, l, B = params.n_bits, params.out_bits, rows.shape[0]
+    payload = _keyio.records_payload(rows, True, n, l)
+    payload.flags.writeable = False          # the key's arrays are views of it from here on
+    a = _keyio.parse_arrays(payload, True, n, l, B, 0)
+    return DCFKey(party, n, l, (B,), a["seed"], a["cw_seed"], a["cw_t_left"], a["cw_t_right"],
+                  a["cw_value"], a["cw_last"], bool(insecure))
 
 
 def serialized_payload_bits(key: DCFKey) -> int:

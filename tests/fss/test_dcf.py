@@ -370,3 +370,32 @@ def test_key_fields_are_validated_and_read_only(rng):
         dataclasses.replace(k0, cw_value=np.zeros((7, 4), U64))
     with pytest.raises(ValueError, match="party"):
         dataclasses.replace(k0, party=2)
+
+
+def test_gen_only_makes_the_full_batchs_keys_of_those_instances(rng):
+    """A process that runs some key owners makes exactly their keys of the whole batch."""
+    p = dcf.DCFParams(10, 24)
+    alpha = rng.uint64(37) >> U64(54)
+    for only in (np.arange(37) % 3 == 1, np.zeros(37, bool), np.ones(37, bool)):
+        full = dcf.gen(p, alpha, np.arange(37), CSPRNG(5))
+        part = dcf.gen(p, alpha, np.arange(37), CSPRNG(5), only=only)
+        for f, k in zip(full, part):
+            assert k.shape == (int(only.sum()),)
+            assert np.array_equal(dcf.instance_payloads(k), dcf.instance_payloads(f)[only])
+
+
+def test_keys_parse_back_from_their_instance_payloads(rng):
+    p = dcf.DCFParams(9, 30)
+    k0, k1 = dcf.gen(p, rng.uint64(11) >> U64(55), 7, CSPRNG(4))
+    for k in (k0, k1):
+        rows = dcf.instance_payloads(k)
+        back = dcf.from_instance_payloads(rows, k.party, p, insecure=True)
+        assert back == k and not back.seed.flags.writeable
+    bad = dcf.instance_payloads(k0)
+    bad[3, -1] = 0xFF                       # cw_last above 2^30: not a canonical key
+    with pytest.raises(ValueError, match="cw_last"):
+        dcf.from_instance_payloads(bad, 0, p)
+    with pytest.raises(ValueError, match="instance records"):
+        dcf.from_instance_payloads(bad[:, :-1], 0, p)
+    with pytest.raises(TypeError, match="uint8"):
+        dcf.from_instance_payloads(bad.astype(np.int64), 0, p)

@@ -24,6 +24,12 @@ probability e^-eps; repeat until kept. The kept value has exactly the k-RR
 law (the proposal weights are 1 and e^-eps, normalized by the same constant),
 for the rational epsilon the float represents. Expected proposals
 k / (1 + (k - 1) e^-eps); loops run over rounds of the batch, not parties.
+Every round draws a proposal and a coin for *every* value, kept or not, so
+the draws that decide value i are those at its own positions: one party's
+report depends on its own value and the stream only, never on the others'
+values (in a run across processes each process draws the same rounds and
+gets its own parties' reports exactly; the rounds stop when its own parties
+are done). Cost: O(n) per round, about log(n) / log(1 / (1 - p_keep)) rounds.
 """
 
 from __future__ import annotations
@@ -213,26 +219,43 @@ def pair_sum(A: np.ndarray, hist: np.ndarray) -> float:
 
 
 # -- exact randomized response ---------------------------------------------------------------
-def k_rr(values: np.ndarray, k: int, epsilon: float, rng) -> np.ndarray:
-    """k-ary randomized response of every value in [0, k), exact (see the module docstring)."""
+def k_rr(values: np.ndarray, k: int, epsilon: float, rng, *, mine=None) -> np.ndarray:
+    """k-ary randomized response of every value in [0, k), exact (see the module docstring).
+
+    ``mine``: a boolean mask of the values whose reports are needed (a
+    process's own parties; default all): the rounds stop once these are
+    kept (the others' entries are then meaningless).
+    """
     x = np.asarray(values, dtype=np.int64)
-    out = np.empty_like(x)
+    out = np.zeros_like(x)
     if not math.isfinite(epsilon):
         out[:] = x
         return out
-    todo = np.arange(x.size)
-    while todo.size:
-        prop = rng.integers(k, (todo.size,))
-        keep = (prop == x[todo]) | bernoulli_exp(epsilon, (todo.size,), rng)
-        out[todo[keep]] = prop[keep]
-        todo = todo[~keep]
+    pending = np.ones(x.shape, dtype=bool)
+    need = pending if mine is None else np.asarray(mine, dtype=bool)
+    while np.any(pending & need):                  # rounds of the whole batch
+        prop = rng.integers(k, x.shape)
+        keep = pending & ((prop == x) | bernoulli_exp(epsilon, x.shape, rng))
+        out[keep] = prop[keep]
+        pending &= ~keep
     return out
 
 
 def keep_sign(shape, epsilon: float, rng) -> np.ndarray:
-    """+1 with probability e^eps / (e^eps + 1), else -1 (exact: binary RR of the value +1)."""
+    """+1 with probability e^eps / (e^eps + 1), else -1 (exact: binary RR of the value +1).
+
+    Every value is the same (+1), so the stream's use depends on no record: the rounds draw
+    for the pending values only (each party's sign is still the same in every process).
+    """
     m = int(np.prod(shape, dtype=np.int64))
-    flip = k_rr(np.zeros(m, dtype=np.int64), 2, epsilon, rng)
+    flip = np.zeros(m, dtype=np.int64)
+    if math.isfinite(epsilon):
+        todo = np.arange(m)
+        while todo.size:
+            prop = rng.integers(2, (todo.size,))
+            keep = (prop == 0) | bernoulli_exp(epsilon, (todo.size,), rng)
+            flip[todo[keep]] = prop[keep]
+            todo = todo[~keep]
     return (1 - 2 * flip).reshape(shape)
 
 
@@ -281,9 +304,25 @@ class Prepared:
         return evaluation(self.kern, self.X, self.grid.discretize(self.X), u_discretized=u_q)
 
 
-def prepare_degree2(records, kernel, protocol: str, epsilon, bins, levels) -> Prepared:
-    """Validate the arguments, discretize the records and build the kernel matrix."""
+def check_public_levels(kern, levels) -> None:
+    """In a run of several processes the grid must not depend on records held elsewhere: every
+    categorical column needs its number of levels declared (by the kernel or ``levels=``)."""
+    declared = kern.extra.get("levels", {})
+    missing = [c for c in sorted(kern.categorical) if c not in declared and not (
+        isinstance(levels, numbers.Integral) or isinstance(levels, dict) and c in levels)]
+    if missing:
+        raise ValueError(f"categorical column(s) {missing} of kernel {kern.name!r} need their "
+                         "number of levels (levels=) in a run of several processes: every "
+                         "process must build the same grid without reading others' records")
+
+
+def prepare_degree2(records, kernel, protocol: str, epsilon, bins, levels,
+                    session=None) -> Prepared:
+    """Validate the arguments, discretize the records and build the kernel matrix
+    (``session``: the run's, when given: across processes the levels must be public)."""
     kern = check_kernel_degree2(kernel, protocol)
+    if session is not None and not session.single_process:
+        check_public_levels(kern, levels)
     eps = check_epsilon(epsilon)
     t = check_bins(bins)
     X = validate_records(records, kern)

@@ -223,7 +223,7 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
     table = plan["table"] if plan else None
 
     if session is not None and not session.single_process:
-        _check_public_levels(kern, levels)
+        C.check_public_levels(kern, levels)
     session, run_rng = C.open_session(n, session, seed, label="bell-2pc-run")
     net = session.net
     if engine == "plain" and not session.single_process:
@@ -272,17 +272,6 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
                         epsilon=eps, delta=priv["delta_total"], n=n, params=params,
                         dp_model="2pc-cdp", trust=TRUST, t_start=t_start, theory=theory,
                         evaluation=ev, notes=notes)
-
-
-def _check_public_levels(kern, levels) -> None:
-    """In a run of several processes the circuit must not depend on records held elsewhere."""
-    declared = kern.extra.get("levels", {})
-    missing = [c for c in sorted(kern.categorical) if c not in declared and not (
-        isinstance(levels, numbers.Integral) or isinstance(levels, dict) and c in levels)]
-    if missing:
-        raise ValueError(f"categorical column(s) {missing} of kernel {kern.name!r} need their "
-                         "number of levels (levels=) in a run of several processes: every "
-                         "process must build the same circuit without reading others' records")
 
 
 def _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels, aux_fraction):

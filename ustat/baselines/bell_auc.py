@@ -46,6 +46,9 @@ AUC of the binned scores.
 
 Cost: 2 bits per party online (oracle bit + public label), 128 bits per
 party offline (the public seed), 1 online round; server O(n + d log d).
+Processes: the labels are public (assumption (ii)): every process knows
+them (the groups are drawn from them and agreed coins), the scores only of
+its own parties.
 Threat model / DP: epsilon-LDP for the scores; labels are public (revealed
 to the aggregator); nobody needs to be trusted.
 """
@@ -172,7 +175,7 @@ def _private_levels(session, run_rng, leaves, labels, pos, neg, alpha, eps):
     agg = net.role("aggregator")
     n = leaves.size
     C.broadcast_seed(session, SEED_BITS)
-    coins = run_rng.derive("public-coins")
+    coins = session.agreed(run_rng.derive("public-coins"))
     rows = np.zeros(n, dtype=np.int64)
     level_of = np.zeros(n, dtype=np.int64)
     per_class = {}
@@ -184,9 +187,11 @@ def _private_levels(session, run_rng, leaves, labels, pos, neg, alpha, eps):
         per_class[cls] = groups
     node = leaves >> (alpha - level_of)
     bit = hadamard_entry(rows, node) * C.keep_sign(n, eps, run_rng.derive("party-randomizers"))
+    minus = (bit < 0).astype(np.uint8)                    # the +-1 bit on the wire: 1 for -1
     with net.phase("report"), net.round():
-        got = net.send(net.parties, agg, bit, 1)
+        net.send(net.parties, agg, minus, 1)
         net.send(net.parties, agg, labels, 1)              # public labels, in the clear
+    got = 1 - 2 * minus.astype(np.int64)                  # what the aggregator received
     c_const = oracle_constant(eps) ** 2
     est_p = oracle_estimates(per_class["pos"], got, rows, pos.size, alpha, eps)
     est_n = oracle_estimates(per_class["neg"], got, rows, neg.size, alpha, eps)

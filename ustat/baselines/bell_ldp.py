@@ -119,7 +119,7 @@ def run_bell_ldp(records, kernel, *, epsilon=1.0, bins: int = 64, levels=None, s
                  session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
     """Run Bell et al.'s Algorithm 1; returns a :class:`ProtocolResult` (module docstring)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "bell-ldp", epsilon, bins, levels)
+    pre = C.prepare_degree2(records, kernel, "bell-ldp", epsilon, bins, levels, session)
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
     T = grid.domain
@@ -128,8 +128,10 @@ def run_bell_ldp(records, kernel, *, epsilon=1.0, bins: int = 64, levels=None, s
     net = session.net
     agg = net.role("aggregator")
     cells = grid.index(X)
-    # each party's private coins (one batched stream standing for the n local streams)
-    reports = C.k_rr(cells, T, eps, run_rng.derive("party-randomizers"))
+    # each party's private coins (one batched stream standing for the n local streams; a
+    # party's report depends on its own cell only, k_rr draws every round for everyone)
+    reports = C.k_rr(cells, T, eps, run_rng.derive("party-randomizers"),
+                     mine=net.is_local(net.parties))
     with net.phase("report"), net.round():
         received = net.send(net.parties, agg, reports, C.index_bits(T))
     beta = rr_beta(T, eps)

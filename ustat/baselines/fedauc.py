@@ -197,7 +197,8 @@ def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition
                                      if math.isfinite(eps) else 0.0),
               "variance_delta_method": delta_method_variance(
                   lambda S, P: debias(auc_from_sums(S, P, M), P, M - P, eps)[0],
-                  [ranks @ ey, ey.sum()], cov) if math.isfinite(eps) else 0.0}
+                  [ranks @ ey, ey.sum()], cov) if math.isfinite(eps) else 0.0} \
+        if session.single_process else {**info, "auc_noisy": auc_noisy}  # variances: all labels
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = {"clients": K, "partition": partition if clients is not None else "one record each",
               "flip_probability": rho}
@@ -329,7 +330,8 @@ def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "lapl
                   lambda S, P: auc_from_sums(S, P, M), [ranks @ y, float(n_pos)], cov),
               "variance_paper_eq9_one_record": (K * (K - 1) * (2 * K - 1) / 3
                                                 / (n_pos * n_neg) ** 2 / eps ** 2
-                                                if math.isfinite(eps) else 0.0)}
+                                                if math.isfinite(eps) else 0.0)} \
+        if session.single_process else {**theory_alloc, "grid": gamma, "mechanism": mechanism}
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = {"clients": K, "partition": partition if clients is not None else "one record each",
               "mechanism": mechanism, "allocation": allocation, "grid_bits": g,

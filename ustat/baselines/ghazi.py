@@ -127,7 +127,7 @@ def stochastic_round(values: np.ndarray, scale: int, limit: int, rng) -> np.ndar
 def public_factorization(session, run_rng, A, eps_vector, dim, sparsity, kind, notes):
     """The factorization the run uses and the paper's d; a JL matrix comes from a public seed."""
     fac, d_paper = choose_factorization(A, session.n_parties, eps_vector, dim, sparsity, kind,
-                                        run_rng.derive("public-coins"), notes)
+                                        session.agreed(run_rng.derive("public-coins")), notes)
     if fac.kind == "jl":
         C.broadcast_seed(session, SEED_BITS)
     return fac, d_paper
@@ -225,7 +225,7 @@ def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsit
               seed=None, session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
     """Run Ghazi et al.'s non-interactive LDP protocol (see the module docstring)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "ghazi", epsilon, bins, levels)
+    pre = C.prepare_degree2(records, kernel, "ghazi", epsilon, bins, levels, session)
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
     eps_aux, eps_vec = split_budget(eps, kern, aux_epsilon_fraction)
@@ -238,28 +238,36 @@ def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsit
     c_left = float(fac.left_norms()[0].max())
     c_right = float(np.linalg.norm(fac.R, axis=0).max()) or 1.0
     cells = grid.index(X)
-    noise_rng = run_rng.derive("party-randomizers")
+    noise_rng = run_rng.derive("party-randomizers")      # one stream per chunk of parties
+    mine = np.asarray(net.is_local(net.parties), dtype=bool)
     d = fac.dim
     S_L, S_R, diag = np.zeros(d), np.zeros(d), 0.0
     chunk = max(1, _CHUNK_VALUES // d)
-    with net.phase("report"), net.round():
-        for start in range(0, n, chunk):                  # chunks of parties, one round
+    aux_sums = []
+    with net.phase("report"), net.parallel():
+        for start in range(0, n, chunk):                  # chunks of parties, side by side
             idx = np.arange(start, min(start + chunk, n))
-            cx = cells[idx]
-            oL = c_left * vrand(fac.left(cx) / c_left, eps_vec, noise_rng)
-            oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, noise_rng)
-            payload = stochastic_round(np.concatenate([oL, oR], axis=1), fp.scale,
-                                       1 << (ring.bits - 1), noise_rng)
-            got = net.send(idx, agg, payload, ring.bits) / fp.scale
-            gL, gR = got[:, :d], got[:, d:]
-            S_L += gL.sum(axis=0)
-            S_R += gR.sum(axis=0)
-            diag += float(np.einsum("ij,ij->", gL, gR))
-        aux_sums = []
+            payload = np.zeros((idx.size, 2 * d), dtype=np.uint64)
+            if np.any(mine[idx]):                         # a chunk of this process's parties
+                crng, cx = noise_rng.derive("chunk", start), cells[idx]
+                oL = c_left * vrand(fac.left(cx) / c_left, eps_vec, crng)
+                oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, crng)
+                payload[:] = ring.from_signed(stochastic_round(
+                    np.concatenate([oL, oR], axis=1), fp.scale, 1 << (ring.bits - 1), crng))
+            with net.lane():
+                with net.round():
+                    net.send(idx, agg, payload, ring.bits)
+            if net.is_local(agg):
+                got = ring.to_signed(payload) / fp.scale   # what the aggregator received
+                gL, gR = got[:, :d], got[:, d:]
+                S_L += gL.sum(axis=0)
+                S_R += gR.sum(axis=0)
+                diag += float(np.einsum("ij,ij->", gL, gR))
         if kern.aux is not None:
-            aux_sums, rep = ldp_aux_sums(X, kern, eps_aux, run_rng.derive("aux-randomizers"))
-            net.send(net.parties, agg, rep, 1)
-            aux_sums = list(aux_sums)
+            _, rep = ldp_aux_sums(X, kern, eps_aux, run_rng.derive("aux-randomizers"))
+            with net.lane(), net.round():
+                net.send(net.parties, agg, rep, 1)
+            aux_sums = list(aux_estimate(rep, eps_aux))
     u_hat = (float(S_L @ S_R) - diag) / (n * (n - 1))
     estimate = kern.release(u_hat, aux_sums, n)
     kappa = vrand_kappa(eps_vec)

@@ -119,16 +119,15 @@ def shuffle_delta(n: int, messages: int, bits: int, coordinates: int, epsilon: f
 
 
 def encode(values: np.ndarray, p: int, rng) -> np.ndarray:
-    """Randomized rounding at precision p (Balle et al.): floor(p v) + Bernoulli(frac)."""
+    """Randomized rounding at precision p (Balle et al.): floor(p v) + Bernoulli(frac).
+
+    One uniform per value, used or not, so that a party's coins sit at its own positions of
+    the stream whatever the other parties' values (the same in every process of a run).
+    """
     scaled = values * p
     low = np.floor(scaled)
-    frac = scaled - low
-    out = low.astype(np.int64)
-    nz = np.flatnonzero(frac)
-    if nz.size:
-        flat = out.reshape(-1)
-        flat[nz] += rng.random(nz.size) < frac.reshape(-1)[nz]
-    return out
+    u = rng.random(scaled.shape)
+    return low.astype(np.int64) + (u < scaled - low)
 
 
 class Contribution:
@@ -261,7 +260,7 @@ def run_ghazi_sm(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, spar
                  evaluate=False, bits: int = 40, frac_bits: int = 14):
     """Run GhaziSM (see the module docstring) and return a :class:`ProtocolResult`."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "ghazi-sm", epsilon, bins, levels)
+    pre = C.prepare_degree2(records, kernel, "ghazi-sm", epsilon, bins, levels, session)
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
     diag_a = np.diagonal(A)
@@ -281,6 +280,8 @@ def run_ghazi_sm(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, spar
         bound = n * (p * max(float(np.abs(fac.vals).max()), float(np.abs(fac.R).max())) + 1)
         _check_wrap(session, bound, discrete_laplace_scale(max(sens_l, sens_r), eps_vec), eps)
     materialize = n * m * 2 * d <= materialize_limit
+    if not (materialize or session.single_process):
+        raise ValueError(too_many_values(n * m * 2 * d, materialize_limit))
     if not materialize:
         notes.append("simulation shortcut: shares and per-party Polya noise not materialized; "
                      "the analyzer's sums are drawn with the same exact distribution and every "
@@ -333,17 +334,24 @@ def run_ghazi_sm(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, spar
                         t_start=t_start, theory=theory, evaluation=ev, notes=notes)
 
 
-def planned_delta(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None,
-                  factorization: str = "jl", messages=None, sigma: int = 40, levels=None,
-                  aux_epsilon_fraction: float = 0.1, diag_epsilon_fraction: float = 0.1,
-                  bits: int = 40, **_) -> float:
-    """The delta :func:`run_ghazi_sm` will report with these arguments, before running it (the
-    same planning: grid, kernel matrix, budget split, messages, dimension)."""
+def too_many_values(values: int, limit: int) -> str:
+    """Why a run across processes with ``values`` > materialize_limit is refused."""
+    return (f"n m 2 d = {values} values exceed materialize_limit = {limit}: the simulation "
+            "shortcut draws the analyzer's sums from every record, which no process of a run "
+            "across processes holds; raise materialize_limit (memory: 8 bytes per value) or use "
+            "fewer bins or a smaller dim")
+
+
+def public_plan(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None,
+                factorization: str = "jl", messages=None, sigma: int = 40, levels=None,
+                aux_epsilon_fraction: float = 0.1, diag_epsilon_fraction: float = 0.1,
+                bits: int = 40, **_) -> dict:
+    """The public planning :func:`run_ghazi_sm` does with these arguments, before it runs:
+    epsilon, n, messages m, dimension d, the shuffled coordinates and the n m 2 d values it
+    materializes (grid, kernel matrix, budget split, messages, dimension)."""
     from .ghazi import factor_dimension
 
     pre = C.prepare_degree2(records, kernel, "ghazi-sm", epsilon, bins, levels)
-    if not math.isfinite(pre.epsilon):
-        return 0.0
     diag_a = np.diagonal(pre.A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
     _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag, aux_epsilon_fraction,
@@ -352,4 +360,13 @@ def planned_delta(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None,
     m = default_messages(n, bits, sigma) if messages is None else C.check_int(messages, "messages")
     d, _ = factor_dimension(pre.grid.domain, n, eps_vec, dim, factorization)
     aux = pre.kern.aux(pre.X[:1]).shape[1] if pre.kern.aux is not None else 0
-    return shuffle_delta(n, m, bits, 2 * d + (0 if const_diag else 1) + aux, pre.epsilon)
+    return {"epsilon": pre.epsilon, "n": n, "messages": m, "dim": d,
+            "coordinates": 2 * d + (0 if const_diag else 1) + aux, "values": n * m * 2 * d}
+
+
+def planned_delta(records, kernel, *, bits: int = 40, **params) -> float:
+    """The delta :func:`run_ghazi_sm` will report with these arguments, before running it (the
+    same planning, :func:`public_plan`)."""
+    plan = public_plan(records, kernel, bits=bits, **params)
+    return shuffle_delta(plan["n"], plan["messages"], bits, plan["coordinates"],
+                         plan["epsilon"])

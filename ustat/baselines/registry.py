@@ -9,6 +9,10 @@ protocols can be added with :func:`register`.
 Every run returns a :class:`ustat.baselines.result.ProtocolResult` (U-MPC's
 :class:`ustat.umpc.UMPCResult` is converted) whose ``to_dict()`` is what the
 CLI prints: protocol, parameters, trust model, measured costs.
+
+``processes=P`` runs any of them with its parties and roles (aggregator,
+shuffler, dealer) spread over P processes on this machine
+(:mod:`.processes`; U-MPC through ``run_umpc(processes=)``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ class ProtocolInfo:
     #: ``planned_delta(records, kernel, *, epsilon, **params) -> float``: the delta the run will
     #: report, from its public planning, before it runs (None: pure epsilon-DP, delta 0)
     planned_delta: Callable | None = None
+    #: roles of the protocol's session beyond the dealer and the aggregator (e.g. a shuffler)
+    roles: tuple = ()
+    #: columns of the records that the protocol treats as public (every process holds them)
+    public_columns: tuple = ()
 
 
 PROTOCOLS: dict[str, ProtocolInfo] = {}
@@ -66,13 +74,23 @@ def get(name: str) -> ProtocolInfo:
 
 
 def run_protocol(name, records, kernel, *, epsilon=1.0, bins=None, seed=None, session=None,
-                 evaluate=False, **params) -> ProtocolResult:
+                 evaluate=False, processes=None, timeout=None, **params) -> ProtocolResult:
     """Run protocol ``name`` on ``records`` for ``kernel``; extra keywords go to its runner.
 
     ``bins`` (t per numeric column) applies to the protocols that discretize
     (default 64); for ``umpc`` and ``fedauc-*`` it is ignored with a note.
+    ``processes``: spread the parties and roles over this many processes on
+    this machine (``timeout``: seconds an exchange may wait); the release
+    is the aggregator's, with every process's wire counts (``process_costs``).
     """
     info = get(name)
+    if processes is not None and name != "umpc":
+        from .processes import run_across_processes
+        return run_across_processes(info, records, kernel, dict(
+            epsilon=epsilon, bins=bins, seed=seed, evaluate=evaluate, **params),
+            processes=processes, timeout=timeout, session=session)
+    if processes is not None:
+        params.update(processes=processes, timeout=timeout)
     kwargs = dict(params)
     notes = []
     if info.uses_bins:
@@ -126,6 +144,7 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
     t_start = time.perf_counter()
     r = run_umpc(records, kernel, epsilon=epsilon, seed=seed, session=session,
                  evaluate=evaluate, **params)
+    params.pop("timeout", None)
     kern = kernel_registry.get(kernel)
     ev = None
     if evaluate:
@@ -150,7 +169,8 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
         offline_bits=r.offline_bits, rounds=r.rounds, max_party_bits=r.max_party_bits,
         mean_party_bits=r.mean_party_bits, seconds=time.perf_counter() - t_start,
         insecure_seed=r.insecure_seed, communication=r.communication, theory=theory,
-        evaluation=ev, notes=list(r.notes))
+        evaluation=ev, notes=list(r.notes), released=getattr(r, "released", True),
+        processes=getattr(r, "processes", 1), process_costs=getattr(r, "process_costs", None))
 
 
 def _builtin():
@@ -172,7 +192,8 @@ def _builtin():
                      "Bell et al. Section 4: AUC from hierarchical histograms, one-bit Hadamard "
                      "frequency oracle, recursive UAUC with threshold; labels public",
                      "local", bell_auc.TRUST, "auc", True,
-                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 4 and B.2"),
+                     "Bell, Bellet, Gascon, Kulkarni, AISTATS 2020, Section 4 and B.2",
+                     public_columns=(1,)),
         ProtocolInfo("ghazi", ghazi.run_ghazi,
                      "Ghazi et al. 2024: kernel matrix factored A ~ L^T R (JL, dimension d), "
                      "each party sends VRand(L e_x), VRand(R e_x); any degree-2 kernel",
@@ -183,7 +204,7 @@ def _builtin():
                      "multi-message shuffle model (Balle et al. 2020), central DP",
                      "shuffle", ghazi_shuffle.TRUST, "degree-2", True,
                      "Ghazi et al.; Balle, Bell, Gascon, Nissim CCS 2020; Sinh-Ramon Sect. 5",
-                     ghazi_shuffle.planned_delta),
+                     ghazi_shuffle.planned_delta, roles=("shuffler",)),
         ProtocolInfo("fedauc-rr", fedauc.run_fedauc_rr,
                      "FedAUC_RR (Sun et al. Algorithms 1-3): labels flipped by randomized "
                      "response, AUC from ranks, debiased; scores public, label-DP",

@@ -42,9 +42,17 @@ class ProtocolResult:
     evaluation: Optional[dict] = None
     notes: list = field(default_factory=list)
     offline_rounds: int = 0         # rounds of the input-independent phase (``rounds`` is online)
+    released: bool = True           # False in a process of a run where the aggregator is not
+    processes: int = 1              # processes the run's participants were spread over
+    process_costs: Optional[list] = None    # per process: rank, holds, wire counts, seconds
 
     def to_dict(self) -> dict:
-        return _jsonable(asdict(self))
+        """Every field as JSON values; the processes fields only for a run across processes."""
+        out = asdict(self)
+        if self.processes == 1:
+            for key in ("released", "processes", "process_costs"):
+                out.pop(key)
+        return _jsonable(out)
 
 
 def _jsonable(obj):
@@ -63,9 +71,16 @@ def _jsonable(obj):
 def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0, n, params,
                  dp_model, trust, t_start, theory=None, evaluation=None,
                  notes=()) -> ProtocolResult:
-    """Assemble a :class:`ProtocolResult` from the session's communication report."""
+    """Assemble a :class:`ProtocolResult` from the session's communication report.
+
+    In a run across processes only the aggregator's process releases: elsewhere the estimate
+    and u_hat are NaN (what that process computed from the rows it holds means nothing).
+    """
     rep = session.net.report()
     notes = list(notes)
+    released = bool(session.is_local("aggregator"))
+    if not released:
+        estimate = u_hat = math.nan
     if not math.isfinite(epsilon):
         notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
     if session.insecure:
@@ -79,4 +94,5 @@ def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0
         mean_party_bits=rep["online"]["mean_party_bits"],
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
         communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes,
-        offline_rounds=rep["offline"]["rounds"])
+        offline_rounds=rep["offline"]["rounds"], released=released,
+        processes=session.placement.n_procs)

@@ -93,6 +93,12 @@ def main(argv=None) -> int:
             return _broken_pipe()
         print(f"ustat: error: {error_text(exc)}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from mpc.launch import LaunchError
+        if not isinstance(exc, LaunchError):
+            raise
+        print(f"ustat: error: {exc}", file=sys.stderr)      # a process of --processes failed
+        return 2
     except MemoryError:
         print("ustat: error: not enough memory for this run; use fewer records (--n), edges "
               "(--edges) or thresholds (--thresholds), or more --workers chunks", file=sys.stderr)

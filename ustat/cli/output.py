@@ -14,7 +14,7 @@ from .budget import print_budget
 from .common import cli_words, strip_warning
 
 __all__ = ["public_meta", "estimate_output", "print_estimate", "epsilon_text", "fmt", "size_text",
-           "traffic_text", "delta_text"]
+           "traffic_text", "delta_text", "wire_summary", "wire_totals", "processes_text"]
 
 NEW_FIELDS = ("estimate_raw", "noise_std", "confidence", "ci", "ci_method", "precision")
 
@@ -121,12 +121,25 @@ def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict
 
 def wire_summary(res) -> dict:
     """What the run's processes wrote to their sockets, next to what the network counted."""
-    pay = sum(p["wire"]["payload_bytes_sent"] for p in res.process_costs)
-    head = sum(p["wire"]["header_bytes_sent"] for p in res.process_costs)
+    return wire_totals(res.process_costs, res.online_bits + res.offline_bits)
+
+
+def wire_totals(process_costs, counted_bits: int) -> dict:
+    """Payload, framing and frames written by all processes of a run, and the counted bytes."""
+    pay = sum(p["wire"]["payload_bytes_sent"] for p in process_costs)
+    head = sum(p["wire"]["header_bytes_sent"] for p in process_costs)
     return {"payload_bytes": pay, "framing_bytes": head,
             "framing_over_payload": head / pay if pay else 0.0,
-            "counted_bytes": (res.online_bits + res.offline_bits) / 8,
-            "frames": sum(p["wire"]["frames_sent"] for p in res.process_costs)}
+            "counted_bytes": counted_bits / 8,
+            "frames": sum(p["wire"]["frames_sent"] for p in process_costs)}
+
+
+def processes_text(res: dict) -> str:
+    """The text report's line on a run across processes (``res["processes"]``, ``res["wire"]``)."""
+    w = res["wire"]
+    return (f"{res['processes']} on this machine (loopback); sockets carried "
+            f"{size_text(8 * w['payload_bytes'])} of payload in {w['frames']} frames, framing "
+            f"{w['framing_bytes']} bytes ({100 * w['framing_over_payload']:.3f}%)")
 
 
 def _params(args, res) -> dict:
@@ -283,10 +296,7 @@ def print_estimate(res: dict):
           + (f", scheduler {res['scheduler']}" if res.get("scheduler") else ""))
     print(f"  traffic   : {traffic_text(res)}")
     if res.get("processes"):
-        w = res["wire"]
-        print(f"  processes : {res['processes']} on this machine (loopback); sockets carried "
-              f"{size_text(8 * w['payload_bytes'])} of payload in {w['frames']} frames, "
-              f"framing {w['framing_bytes']} bytes ({100 * w['framing_over_payload']:.3f}%)")
+        print(f"  processes : {processes_text(res)}")
     stages = ", ".join(f"{name} {sec:.2f}" for name, sec in res.get("stage_seconds", {}).items())
     print(f"  time      : {res['seconds']:.2f} s" + (f" ({stages})" if stages else ""))
     print_budget(res)

@@ -153,8 +153,9 @@ def _engine_options(e, backends):
     g.add_argument("--scheduler", default=None, metavar="local|ADDRESS",
                    help="run the chunks on Dask: local, or a scheduler address tcp://host:port")
     g.add_argument("--processes", type=int_arg, default=None, metavar="P",
-                   help="spread the parties, the dealer and the aggregator over P processes on "
-                        "this machine, connected by loopback sockets (same release for a seed)")
+                   help="spread the parties and the roles (dealer, aggregator, shuffler) over P "
+                        "processes on this machine, connected by loopback sockets (same release "
+                        "for a seed; every --protocol)")
     g.add_argument("--bits", type=int_arg, default=None, metavar="L",
                    help="ring bits l of the fixed-point encoding (default: chosen per kernel)")
     g.add_argument("--frac-bits", type=int_arg, default=None, metavar="C",

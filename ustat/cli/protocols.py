@@ -15,8 +15,8 @@ import math
 
 from .common import UsageError, with_flag_names
 from .budget import print_budget
-from .output import (delta_text, epsilon_text, fmt, print_classes, print_evaluation, public_meta,
-                     traffic_text)
+from .output import (delta_text, epsilon_text, fmt, print_classes, print_evaluation,
+                     processes_text, public_meta, traffic_text, wire_totals)
 
 __all__ = ["protocol_names", "check", "runner", "planned_delta", "output", "print_protocol",
            "UMPC_ONLY", "BASELINE_OPTIONS"]
@@ -26,8 +26,7 @@ UMPC_ONLY = (("--edges", "edges"), ("--sampler", "sampler"), ("--threat-model", 
              ("--max-colluders", "max_colluders"), ("--committee-size", "committee_size"),
              ("--honest-fraction", "honest_fraction"), ("--committee-fail", "fail"),
              ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
-             ("--scheduler", "scheduler"), ("--processes", "processes"),
-             ("--resolution", "resolution"),
+             ("--scheduler", "scheduler"), ("--resolution", "resolution"),
              ("--confidence", "confidence"))
 
 #: (flag, args attribute, runner keyword): options of some baseline protocols.
@@ -73,6 +72,12 @@ def check(args, kern):
                          f"({', '.join(_owners('bins'))}), not {info.name!r}")
     if args.bins is not None and args.bins < 2:
         raise UsageError(f"--bins must be >= 2, got {args.bins}")
+    if args.processes is not None:
+        if args.processes < 1:
+            raise UsageError(f"--processes must be a positive integer, got {args.processes}")
+        if args.evaluate:
+            raise UsageError("--evaluate reads every record in the clear in one process: drop "
+                             "it with --processes")
     return info
 
 
@@ -130,7 +135,8 @@ def runner(args, info, kern, X):
     kwargs = _kwargs(args, info)
     return with_flag_names(lambda: run_protocol(info.name, X, kern, epsilon=args.epsilon,
                                                 bins=args.bins, seed=args.seed,
-                                                evaluate=args.evaluate, **kwargs), _flags())
+                                                evaluate=args.evaluate,
+                                                processes=args.processes, **kwargs), _flags())
 
 
 def planned_delta(args, info, kern, X) -> float:
@@ -151,6 +157,8 @@ def output(args, kern, res, meta, notes) -> dict:
     out.update({"description": info.description, "paper": info.paper, "data": public_meta(meta),
                 "phases": res.communication.get("phases", {}), "warnings": []})
     out["notes"] = list(res.notes) + list(notes)
+    if res.processes > 1:
+        out["wire"] = wire_totals(res.process_costs, res.online_bits + res.offline_bits)
     if "classes" in meta:
         out["classes"] = meta["classes"]
     ev = out.get("evaluation")
@@ -175,6 +183,8 @@ def print_protocol(res: dict):
     print_classes(res)
     print(f"  data      : n = {res['n']}, {res['data']['source']}")
     print(f"  traffic   : {traffic_text(res)}")
+    if res.get("processes"):
+        print(f"  processes : {processes_text(res)}")
     print(f"  time      : {res['seconds']:.2f} s")
     print_budget(res)
     if res.get("evaluation"):

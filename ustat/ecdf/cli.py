@@ -78,6 +78,9 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
     p.add_argument("--evaluate", action="store_true",
                    help="also report the exact values (reads the data in the clear)")
     p.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
+    p.add_argument("--processes", type=int_arg, default=None, metavar="P",
+                   help="spread the parties, the servers and the analyst over P processes on "
+                        "this machine, connected by loopback sockets (same release for a seed)")
     p.add_argument("--budget-file", metavar="FILE",
                    help="JSON file keeping a privacy budget (epsilon and delta) per data set "
                         "across runs; this release is charged to it (see ustat estimate --help)")
@@ -177,12 +180,20 @@ def _check_ignored_flags(args):
              ("--servers", "servers", args.backend == "central", "applies to --backend fss or "
               "pointwise, not central"),
              ("--noise", "noise", args.backend == "central", "applies to --backend fss or "
-              "pointwise (central draws one noise per node)")]
+              "pointwise (central draws one noise per node)"),
+             ("--processes", "processes", args.backend == "central", "spreads the parties and "
+              "servers of --backend fss or pointwise; central is one trusted curator")]
     for flag, key, ignored, why in rules:
         if ignored and getattr(args, key, None) not in (None, False):
             raise _usage(f"{flag} {why}: drop it")
     if getattr(args, "grid", "regular") != "regular" and not str(args.thresholds).strip().isdigit():
         raise _usage("--grid applies to --thresholds N, not to a file of thresholds: drop it")
+    if getattr(args, "processes", None) is not None:
+        if args.processes < 1:
+            raise _usage(f"--processes must be a positive integer, got {args.processes}")
+        if args.evaluate:
+            raise _usage("--evaluate reads every record in the clear in one process: drop it "
+                         "with --processes")
     for key, value in (("servers", 2), ("noise", "each"), ("bins", 20), ("n", 1000)):
         if getattr(args, key, 0) is None:
             setattr(args, key, value)
@@ -230,9 +241,12 @@ def deploy_kwargs(args, n_points: int) -> dict:
             raise _usage(f"--branching must be >= 2, got {branching}")
     if args.sensitivity == "paper" and branching != 2:
         raise _usage("--sensitivity paper (L + 1) is proved for --branching 2 only")
-    return dict(backend=args.backend, servers=args.servers, branching=branching,
-                noise_mode=None if args.backend == "central" else args.noise,
-                sensitivity=args.sensitivity, seed=args.seed)
+    out = dict(backend=args.backend, servers=args.servers, branching=branching,
+               noise_mode=None if args.backend == "central" else args.noise,
+               sensitivity=args.sensitivity, seed=args.seed)
+    if getattr(args, "processes", None) is not None:
+        out["processes"] = args.processes
+    return out
 
 
 def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
@@ -295,6 +309,17 @@ def data_bounds(args, x, column: str):
         hi = lo + 1.0
     _warn(DATA_BOUNDS_WARNING.replace("warning: ", "", 1))
     return (lo, hi), f"bounds of {column!r} taken from the data (not private)"
+
+
+def processes_summary(res) -> dict:
+    """The JSON fields of a run across processes (none for a run in one process)."""
+    costs = getattr(res, "process_costs", None)
+    if not costs:
+        return {}
+    from ustat.cli.output import wire_totals
+    comm = res.communication if hasattr(res, "communication") else res.ecdf.communication
+    return {"processes": len(costs), "process_costs": costs,
+            "wire": wire_totals(costs, comm["total_bits"])}
 
 
 def comm_summary(rep) -> dict | None:

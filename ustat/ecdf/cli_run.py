@@ -13,7 +13,7 @@ import numpy as np
 from ustat.cli.common import check_memory
 
 from .cli import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
-                  deploy_kwargs, make_thresholds, read_labels)
+                  deploy_kwargs, make_thresholds, processes_summary, read_labels)
 
 __all__ = ["run_ecdf", "show_ecdf", "run_quantile", "show_quantile", "run_roc", "show_roc",
            "run_hl", "show_hl"]
@@ -63,9 +63,14 @@ def _release(args, x, tau, bounds):
     from .release import release
     kw = deploy_kwargs(args, tau.size)
     _progress(args, f"{args.backend}: {x.size} parties, {tau.size} thresholds; offline: keys / "
-                    f"node noise, then {tau.size} queries")
+                    f"node noise, then {tau.size} queries" + _where(args))
     return release(x, tau, args.epsilon, bounds=bounds, clip=args.clip, evaluate=args.evaluate,
                    **kw)
+
+
+def _where(args) -> str:
+    p = getattr(args, "processes", None)
+    return "" if p is None else f"; {p} processes on loopback"
 
 
 def _smoothed(args, rel):
@@ -95,6 +100,7 @@ def run_ecdf(args) -> dict:
            "account": {k: _jsonable(v) for k, v in rel.account.items()},
            "backend": rel.backend, "communication": comm_summary(rel.communication),
            "insecure_seed": rel.insecure_seed, "notes": [note] if note else []}
+    out.update(processes_summary(rel))
     if sm is not None:
         out["ecdf_smoothed"] = sm.tolist()
     out["intervals"] = _ecdf_intervals_json(rel.intervals(args.confidence))
@@ -154,6 +160,9 @@ def _tail(res: dict):
     if c:
         print(f"  traffic   : offline {c['offline_bits'] / 8e3:.1f} kB, online "
               f"{c['online_bits'] / 8e3:.1f} kB in {c['online_rounds']} rounds")
+    if res.get("processes"):
+        from ustat.cli.output import processes_text
+        print(f"  processes : {processes_text(res)}")
     for note in res.get("notes", []):
         print(f"  note      : {note}")
     if "plot" in res:
@@ -195,8 +204,8 @@ def _refuse_noisy_quantiles(args, n: int, n_points: int):
 
 
 def run_quantile(args) -> dict:
-    from .quantiles import check_levels, quantiles
-    from .release import check_values, deploy
+    from .quantiles import check_levels, private_quantiles, quantiles
+    from .release import check_values
     t0 = clock()
     check_epsilon(args)
     try:
@@ -212,18 +221,16 @@ def run_quantile(args) -> dict:
         rel = _release(args, x, tau, bounds)
         smoothed = _smoothed(args, rel)
         qs = quantiles(smoothed, levels, thresholds=tau)
-        acc, comm, n = rel.account, rel.communication, rel.n
-        counts, law, tree = rel.counts, rel.noise_law, rel.tree
+        extra = processes_summary(rel)
     else:
         _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
                         f"ceil(log2 {tau.size}) query rounds, then all {tau.size} points for "
-                        "the intervals")
-        dep = deploy(x, tau, args.epsilon, bounds=bounds, clip=args.clip,
-                     **deploy_kwargs(args, tau.size))
-        qs = quantiles(dep, levels)
-        counts = dep.query(np.arange(tau.size))      # node noise reused: no extra epsilon
-        acc, comm, n = dep.account(), dep.communication(), dep.n
-        law, tree = dep.noise.law, dep.tree
+                        "the intervals" + _where(args))
+        res = private_quantiles(x, tau, levels, args.epsilon, bounds=bounds, clip=args.clip,
+                                **deploy_kwargs(args, tau.size))
+        qs, rel, extra = res.quantiles, res.ecdf, processes_summary(res)
+    acc, comm, n = rel.account, rel.communication, rel.n
+    counts, law, tree = rel.counts, rel.noise_law, rel.tree
     from .intervals import quantile_intervals
     from .quantiles import interpolated_quantiles
     from .smoothing import isotonic
@@ -239,7 +246,7 @@ def run_quantile(args) -> dict:
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in acc.items()},
            "communication": comm_summary(comm), "notes": [note] if note else [],
-           "insecure_seed": args.seed is not None}
+           "insecure_seed": args.seed is not None, **extra}
     if args.evaluate:
         xv = check_values(x, bounds, args.clip)
         from .release import exact_counts
@@ -281,7 +288,7 @@ def run_roc(args) -> dict:
     notes += [note] if note else []
     tau = make_thresholds(args, bounds)
     _progress(args, f"{args.backend}: ECDFs of positive and negative scores, {s.size} parties, "
-                    f"{tau.size} thresholds")
+                    f"{tau.size} thresholds" + _where(args))
     kw = deploy_kwargs(args, tau.size)
     seed = kw.pop("seed")
     _charge(args, [args.score, args.label])
@@ -298,7 +305,7 @@ def run_roc(args) -> dict:
            "smoothing": args.smooth, "backend": args.backend,
            "account": {k: _jsonable(v) for k, v in r.account.items()},
            "communication": comm_summary(r.communication), "notes": notes,
-           "insecure_seed": seed is not None}
+           "insecure_seed": seed is not None, **processes_summary(r)}
     if r.exact is not None:
         out["evaluation"] = {"auc": r.exact["auc"], "fpr": r.exact["fpr"].tolist(),
                              "tpr": r.exact["tpr"].tolist(), "n_pos": r.exact["n_pos"],
@@ -347,7 +354,7 @@ def run_hl(args) -> dict:
     kw.pop("branching")
     _charge(args, [args.prob, args.label])
     _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
-                    f"then {args.groups} x 4 noisy sums")
+                    f"then {args.groups} x 4 noisy sums" + _where(args))
     r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
                                 evaluate=args.evaluate, null=args.null, **kw)
     out = {"command": "hl", "prob": args.prob, "label": args.label, "n": int(p.size),
@@ -358,7 +365,7 @@ def run_hl(args) -> dict:
            "edges": r.edges.tolist(), "table": r.table, "clamped_expectations": r.clamped,
            "backend": args.backend, "account": {k: _jsonable(v) for k, v in r.account.items()},
            "communication": comm_summary(r.communication), "notes": notes,
-           "insecure_seed": args.seed is not None}
+           "insecure_seed": args.seed is not None, **processes_summary(r)}
     if r.exact is not None:
         out["evaluation"] = r.exact
     if args.plot:

@@ -10,7 +10,11 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
      valid test: they depend on p alone), the sums carry the test's power.
   2. Group edges t_q = F^^-1(q / Q), q = 1..Q-1, by Algorithm 1 on the
      tree-noise ECDF of p (node scale Delta / (eps / 4): eps / 4-DP, whatever the
-     number of searches) on a grid of N thresholds in [0, 1]; t_0 = 0, t_Q = 1.
+     number of searches) on a grid of N thresholds in [0, 1]; t_0 = 0, t_Q = 1
+     (sorted: on a noisy ECDF the searches for increasing levels need not
+     return increasing edges). The analyst sends the edges' grid indices to
+     every party (1 round, n (Q - 1) index_bits bits), so that each party
+     finds its own group.
   3. Groups g_q = {i : t_{q-1} < p_i <= t_q} (the first group includes 0):
      half-open so that each record is in exactly one group. The 4 Q sums
      E1_q = sum p_i, E0_q = sum (1 - p_i), O1_q = sum y_i, O0_q = sum (1 - y_i)
@@ -28,9 +32,12 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
      anything is computed when the noise dominates (public parameters only).
 Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 
-Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend),
-then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l (to the
-analyst), 2 rounds. Threat model: as the chosen backend (semi-honest,
+Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend)
+and ceil(log2 N) batches of Q - 1 queries, the edges to the parties (1
+round), then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l
+(to the analyst), 2 rounds. Processes: as :mod:`ustat.ecdf.release`
+(``processes=`` / ``runtime=``); only the analyst's process computes the
+statistic and its p-value. Threat model: as the chosen backend (semi-honest,
 non-colluding servers); ``noise_mode`` as there.
 """
 
@@ -47,9 +54,9 @@ from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
 from .hl_test import MAX_DETECTABLE, NULLS, detectable_miscalibration, hl_pvalue, hl_statistic
 from .noise_law import NodeNoiseLaw
-from .quantiles import quantiles, search
+from .quantiles import live_search, quantiles, search
 from .release import check_values, deploy, exact_counts
-from .servers import make_session, open_to_analyst, server_ids
+from .servers import index_bits, make_session, open_to_analyst, server_ids
 from .thresholds import grid_rank, regular
 
 __all__ = ["HLResult", "private_hosmer_lemeshow", "hosmer_lemeshow", "chi2_sf", "FRAC_BITS"]
@@ -112,12 +119,36 @@ class HLResult:
     method: str = ""
     detectable_miscalibration: float = 0.0
     noise_sd: float = 0.0
+    released: bool = True               # False in a process of a run without the analyst
+    processes: int = 1
+    process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
 
 
 def _group_sums(p, y, edges, Q):
     g = np.clip(np.searchsorted(edges[1:-1], p, side="left"), 0, Q - 1)
     return g, np.stack([np.bincount(g, p, Q), np.bincount(g, 1 - p, Q),
                         np.bincount(g, y, Q), np.bincount(g, 1 - y, Q)])
+
+
+def _edges(dep, session, p, y, tau, Q):
+    """Step 2: (edges, each party's group, exact sums for the central backend).
+
+    With servers, the analyst searches the live deployment and sends the
+    edges' grid indices to every party (phase ``hl edges``, 1 round); party
+    i places itself from the row it received.
+    """
+    levels = np.arange(1, Q) / Q
+    if session is None:
+        edges = np.concatenate([[0.0], np.sort(quantiles(dep, levels)), [1.0]])
+        g, exact = _group_sums(p, y, edges, Q)
+        return edges, g, exact
+    idx = np.sort(live_search(dep, levels))
+    net = session.net
+    told = np.tile(idx, (p.size, 1))               # row i: what party i receives
+    with net.phase("hl edges"), net.round():
+        net.send(net.role("analyst"), net.parties, told, index_bits(tau.size))
+    g = np.minimum((tau[told] < p[:, None]).sum(axis=1), Q - 1)
+    return np.concatenate([[0.0], tau[idx], [1.0]]), g, None
 
 
 def _exact(p, y, tau, Q, df) -> dict:
@@ -172,7 +203,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
                             backend: str = "fss", servers: int = 2, noise_mode=None,
                             sensitivity: str = "exact", seed=None, evaluate: bool = False,
                             bits: int = 48, null: str = "calibrated",
-                            max_detectable: float | None = MAX_DETECTABLE) -> HLResult:
+                            max_detectable: float | None = MAX_DETECTABLE, session=None,
+                            processes=None, runtime=None, timeout=None) -> HLResult:
     """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
 
     ``groups`` Q in 3..min(N, n // 10) (at least 10 records per group on
@@ -182,7 +214,22 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     ``"fitted"`` (p fitted on these records, df Q - 2). ``max_detectable``:
     refuse (ValueError) when the miscalibration detected half the time
     exceeds it (None: never refuse); :mod:`ustat.ecdf.hl_test`.
+    ``session``: the servers' session to use (from
+    :func:`ustat.ecdf.servers.make_session`; ``bits`` is then its ring's).
+    ``processes`` / ``runtime`` / ``timeout``: the parties, servers and
+    analyst in several processes (as :func:`ustat.ecdf.release.release`).
     """
+    if processes is not None and runtime is None:
+        from .processes import across
+        return across("private_hosmer_lemeshow", {"probs": probs, "labels": labels},
+                      dict(groups=groups, epsilon=epsilon, n_thresholds=n_thresholds,
+                           backend=backend, servers=servers, noise_mode=noise_mode,
+                           sensitivity=sensitivity, seed=seed, evaluate=evaluate, bits=bits,
+                           null=null, max_detectable=max_detectable, session=session),
+                      processes=processes, timeout=timeout)
+    if evaluate and runtime is not None:
+        raise ValueError("evaluate reads every record in the clear: not in a run across "
+                         "processes")
     if null not in NULLS:
         raise ValueError(f"null must be one of {NULLS}, got {null!r}")
     p = check_values(probs, (0.0, 1.0), name="probabilities (must lie in [0, 1])")
@@ -200,9 +247,12 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     Q = groups
     tau = regular((0.0, 1.0), n=int(n_thresholds))
     eps = float(epsilon)
-    session = None
-    if backend != "central":
-        session = make_session(n, servers, bits=bits, seed=seed)
+    if backend == "central":
+        if runtime is not None or session is not None:
+            raise ValueError("backend 'central' is a trusted curator holding every value: it "
+                             "has no parties, servers or session")
+    elif session is None:
+        session = make_session(n, servers, bits=bits, seed=seed, runtime=runtime)
     from .tree import Tree
     delta = Tree(tau.size).sensitivity(sensitivity)
     sums_sens = 8 if sensitivity == "paper" else 4
@@ -229,8 +279,7 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     dep = deploy(p, tau, eps_tree_req if math.isfinite(eps) else eps, backend=backend,
                  servers=servers, noise_mode=noise_mode, sensitivity=sensitivity, seed=seed,
                  session=session)
-    edges = np.concatenate([[0.0], quantiles(dep, np.arange(1, Q) / Q), [1.0]])
-    g, exact_sums = _group_sums(p, y, edges, Q)
+    edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
     if session is None:
         g = as_rng(seed)        # a generator passed in draws fresh noise at every call
@@ -242,6 +291,9 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     else:
         sums = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
     E1, E0, O1, O0 = sums
+    if not dep.released:            # the analyst runs in another process: nothing to release
+        return HLResult(math.nan, math.nan, Q, np.full(Q + 1, np.nan), {}, {},
+                        session.net.report(), released=False, processes=dep.processes)
     clamped = int(np.sum(E1 < 0) + np.sum(E0 < 0))
     T = hl_statistic(E1, E0, O1, O0, noise_var)
     noise = None if scale_o is None else {"o_law": o_law, "e_law": e_law,
@@ -265,4 +317,5 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     table = {"E1": E1.tolist(), "E0": E0.tolist(), "O1": O1.tolist(), "O0": O0.tolist()}
     comm = session.net.report() if session is not None else None
     return HLResult(T, pv, Q, edges, table, account, comm, clamped, exact, df, null, method,
-                    detect, math.sqrt(noise_var))
+                    detect, math.sqrt(noise_var),
+                    processes=1 if session is None else session.placement.n_procs)

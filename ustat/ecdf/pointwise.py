@@ -8,7 +8,9 @@ backends release *the same values* given the same node noise and differ only
 in cost:
 
 Per batch of Q queries k_1..k_Q (phase ``ecdf pointwise``, 3 rounds):
-  1. the analyst sends the indices to every party (n Q index_bits bits);
+  1. the analyst sends the indices to every party (n Q index_bits bits; in
+     chunks of ``QUERY_CHUNK // n`` queries, one message per party and
+     chunk, the chunks' steps 1-2 running side by side: 2 rounds for all);
   2. party i computes its Q indicators beta_i 1[alpha_i <= k_q] from its grid
      rank (beta_i = 1, or its 0/1 label for a class ECDF),
      splits them into m additive shares in Z_2^l and sends share s to
@@ -25,7 +27,9 @@ and ``split``, the node noise drawn once per release and reused).
 m > 2 servers: supported (shares and noise parts for every server).
 
 Simulation note: the parties' share randomness is one batched draw from a
-stream derived for the parties, as in :mod:`noise.distributed`.
+stream derived for the parties, as in :mod:`noise.distributed` (the same
+draws in every process of a run: each party's rows are its own, computed
+from the indices it received; a server adds what it received).
 """
 
 from __future__ import annotations
@@ -61,21 +65,25 @@ class PointwiseServers:
         sid = server_ids(s)
         m, n, Q = sid.size, self.ranks.size, idx.size
         parties = net.parties
-        with net.phase("ecdf pointwise"):
-            with net.round():
-                net.send(net.role("analyst"), parties, np.broadcast_to(idx, (n, Q)),
-                         index_bits(self.tree.n_points))
+        analyst, ib = net.role("analyst"), index_bits(self.tree.n_points)
+        with net.phase("ecdf pointwise"), net.parallel():
             sums = np.zeros((m, Q), dtype=np.uint64)
             rng = s.rng.derive("ecdf", "pointwise-shares", int(s.rng.uint64()))
             step = max(1, QUERY_CHUNK // max(n, 1))
-            with net.round():
-                for q0 in range(0, Q, step):        # chunks of queries (memory bound)
-                    q1 = min(Q, q0 + step)
-                    ind = (self.ranks[:, None] <= idx[None, q0:q1]) * self.weights[:, None]
+            for q0 in range(0, Q, step):            # chunks of queries (memory bound), side by side
+                q1 = min(Q, q0 + step)
+                with net.lane():
+                    asked = np.tile(idx[q0:q1], (n, 1))     # row i: what party i receives
+                    with net.round():
+                        net.send(analyst, parties, asked, ib)
+                    ind = (self.ranks[:, None] <= asked) * self.weights[:, None]
                     sh = additive_share(ring, ind, m, rng)                          # (m, n, q)
-                    for j in range(m):              # loop over the m servers
-                        net.send(parties, int(sid[j]), sh[j], ring.bits)
+                    with net.round():
+                        for j in range(m):          # loop over the m servers
+                            net.send(parties, int(sid[j]), sh[j], ring.bits)
                     sums[:, q0:q1] = ring.sum(sh, axis=1)
-            for j in range(m):
+        for j in range(m):
+            if net.is_local(int(sid[j])):
                 sums[j] = ring.add(sums[j], noise_share_ring(s, self.noise, j, idx))
+        with net.phase("ecdf pointwise"):
             return open_to_analyst(s, sums)

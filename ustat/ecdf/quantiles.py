@@ -10,18 +10,26 @@ F^ it returns some crossing of level p, as Algorithm 1 does.
 Sources: a released curve (counts or smoothed values) is searched locally;
 a live :class:`~ustat.ecdf.release.Deployment` is searched by queries to the
 servers, one batch per step for all levels at once: ceil(log2 N) adaptive
-rounds, len(p) queries per round, and no extra epsilon (the node noise is
-reused). Histograms are differences of the cumulative curve (post-processing;
-the paper's Section 7 remark: tree noise is logarithmic in the number of bins).
+steps, len(p) queries per step, and no extra epsilon (the node noise is
+reused). Every step asks for every level, also those already settled (their
+answer changes nothing): the number of steps and of queries is public, so
+the servers (and every process of a run across processes) know what each
+step brings before the analyst's answers exist. :func:`private_quantiles`
+deploys, searches and queries the whole curve (for the intervals), in one
+process or several. Histograms are differences of the cumulative curve
+(post-processing; the paper's Section 7 remark: tree noise is logarithmic
+in the number of bins).
 """
 
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["search", "quantiles", "interpolated_quantiles", "histogram", "check_levels"]
+__all__ = ["search", "live_search", "quantiles", "interpolated_quantiles", "histogram",
+           "check_levels", "private_quantiles", "QuantileRelease"]
 
 
 def check_levels(q) -> np.ndarray:
@@ -40,24 +48,39 @@ def check_levels(q) -> np.ndarray:
     return p
 
 
-def search(evaluate, n_points: int, targets) -> np.ndarray:
+def search(evaluate, n_points: int, targets, *, every_step: bool = False) -> np.ndarray:
     """Algorithm 1 on the grid: smallest index i with evaluate(i) >= target, per target.
 
     ``evaluate(idx) -> values`` is called once per step with one index per
-    target (ceil(log2 N) calls). Returns int64 indices in 0..N-1.
+    unsettled target (at most ceil(log2 N) calls), or, with ``every_step``,
+    exactly ceil(log2 N) times with one index per target (a settled target
+    asks for its answer again, which changes nothing): a public number of
+    calls of a public size, as queries to live servers need. Returns int64
+    indices in 0..N-1.
     """
     t = np.asarray(targets, dtype=np.float64).reshape(-1)
     lo = np.zeros(t.size, dtype=np.int64)
     hi = np.full(t.size, int(n_points) - 1, dtype=np.int64)
-    while np.any(lo < hi):                         # one step per tree level
+    for _ in range((int(n_points) - 1).bit_length()):     # one step per tree level
         active = lo < hi
+        if not (every_step or active.any()):
+            break
         mid = (lo + hi) // 2
-        vals = np.asarray(evaluate(mid[active]), dtype=np.float64)
         below = np.zeros(t.size, dtype=bool)
-        below[active] = vals < t[active]
+        if every_step:
+            below = np.asarray(evaluate(mid), dtype=np.float64) < t
+        else:
+            below[active] = np.asarray(evaluate(mid[active]), dtype=np.float64) < t[active]
         lo = np.where(active & below, mid + 1, lo)
         hi = np.where(active & ~below, mid, hi)
     return lo
+
+
+def live_search(deployment, q) -> np.ndarray:
+    """The grid indices of the q-quantiles by queries to a live deployment (analyst side):
+    ceil(log2 N) batches of len(q) queries, no extra epsilon."""
+    return search(deployment.query, deployment.tree.n_points, deployment.n * check_levels(q),
+                  every_step=True)
 
 
 def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
@@ -73,8 +96,7 @@ def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
 
     p = check_levels(q)
     if isinstance(source, Deployment):
-        idx = search(lambda i: source.query(i), source.tree.n_points, source.n * p)
-        return source.thresholds[idx]
+        return source.thresholds[live_search(source, p)]
     if isinstance(source, ECDFRelease):
         tau = source.thresholds
         if values is None:
@@ -145,3 +167,55 @@ def histogram(counts, thresholds, bins=None):
         at = -(-(np.arange(1, bins + 1) * N) // bins) - 1
     cum = c[at]
     return tau[at], np.diff(np.concatenate([[0.0], cum]))
+
+
+@dataclass
+class QuantileRelease:
+    """Quantiles found by live queries (Algorithm 1) and the noisy ECDF of the same deployment.
+
+    ``ecdf`` holds the noisy counts at every threshold (the same node noise:
+    no extra epsilon), from which :meth:`intervals` are computed.
+    """
+
+    q: np.ndarray
+    quantiles: np.ndarray           # the thresholds found (NaN where the analyst does not run)
+    indices: np.ndarray             # their grid indices
+    ecdf: object                    # ustat.ecdf.release.ECDFRelease
+    released: bool = True
+    processes: int = 1
+    process_costs: list | None = None
+
+    def intervals(self, confidence: float = 0.95) -> dict:
+        """CIs for the data's grid quantiles (:meth:`ECDFRelease.quantile_intervals`)."""
+        return self.ecdf.quantile_intervals(self.q, confidence)
+
+
+def private_quantiles(values, thresholds, q, epsilon, *, processes=None, runtime=None,
+                      timeout=None, **kwargs) -> QuantileRelease:
+    """The q-quantiles of ``values`` on the grid ``thresholds`` by live queries to the servers.
+
+    :func:`ustat.ecdf.release.deploy` (``kwargs`` go there), then
+    :func:`live_search` (ceil(log2 N) batches of len(q) queries), then all N
+    points (for the intervals); one epsilon in all. ``processes`` /
+    ``runtime`` / ``timeout``: as :func:`ustat.ecdf.release.release`.
+    """
+    from .release import ECDFRelease, deploy
+
+    levels = check_levels(q)
+    if processes is not None and runtime is None:
+        from .processes import across
+        return across("private_quantiles",
+                      {"values": values, "weights": kwargs.pop("weights", None)},
+                      dict(thresholds=thresholds, q=levels, epsilon=epsilon, **kwargs),
+                      processes=processes, timeout=timeout)
+    dep = deploy(values, thresholds, epsilon, runtime=runtime, **kwargs)
+    idx = live_search(dep, levels)
+    counts = dep.query(np.arange(dep.tree.n_points))      # node noise reused: no extra epsilon
+    ok = dep.released
+    insecure = bool(dep.session.insecure) if dep.session is not None else \
+        kwargs.get("seed") is not None
+    curve = ECDFRelease(dep.thresholds, counts if ok else np.full(counts.size, np.nan), dep.n,
+                        dep.backend, dep.account(), dep.communication(), insecure, None, ok,
+                        dep.processes)
+    found = dep.thresholds[idx] if ok else np.full(levels.size, np.nan)
+    return QuantileRelease(levels, found, idx, curve, ok, dep.processes)

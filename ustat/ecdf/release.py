@@ -18,10 +18,20 @@ and packages the result with its accounting (:class:`ECDFRelease`).
 Adjacency: replace one record (n public; the servers see n keys anyway).
 The counts are also epsilon-DP under add/remove (the change is a suffix
 interval, covered by the same sensitivity), but dividing by n then needs n.
+
+Processes: ``release(..., processes=P)`` runs the parties, the servers and
+the analyst as one program in P processes on this machine
+(:mod:`ustat.ecdf.processes`); ``runtime=`` is the same call inside one
+process of such a run. Each process holds its own parties' values only
+(the others' are a public filler), every message crosses as bytes, each
+server draws its noise in its own process, and the release is the
+analyst's (``released``); a seeded run releases the same bits for any
+number of processes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,6 +113,16 @@ class Deployment:
     def communication(self) -> dict | None:
         return None if self.session is None else self.session.net.report()
 
+    @property
+    def released(self) -> bool:
+        """Whether this process holds the analyst (the answers of :meth:`query` are junk in
+        the other processes of a run across processes)."""
+        return self.session is None or bool(self.session.is_local("analyst"))
+
+    @property
+    def processes(self) -> int:
+        return 1 if self.session is None else self.session.placement.n_procs
+
     def account(self) -> dict:
         nz = self.noise
         return {
@@ -120,7 +140,7 @@ class Deployment:
 def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 2,
            branching: int = 2, noise_mode: str | None = None, sensitivity: str = "exact",
            bounds=None, clip: bool = False, bits: int = 32, seed=None,
-           record_views: bool = False, weights=None, session=None) -> Deployment:
+           record_views: bool = False, weights=None, session=None, runtime=None) -> Deployment:
     """Offline phase: parties encode, keys go to the servers, the servers draw node noise.
 
     ``noise_mode``: ``"each"`` (default for the server backends), ``"split"``,
@@ -129,7 +149,10 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
     ``weights``: per-party 0/1 weights (e.g. class labels: the ECDF of one
     class among all parties, hidden from the servers). ``session``: reuse an
     existing session (its parties, servers and network; e.g. the two class
-    ECDFs of a ROC curve) instead of making one.
+    ECDFs of a ROC curve) instead of making one. ``runtime``: this process's
+    :class:`mpc.runtime.Runtime` in a run across processes (the session is
+    made with it; rows of ``values`` and ``weights`` of parties held
+    elsewhere are ignored).
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -145,6 +168,9 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
             raise ValueError(f"weights must be {n} values in {{0, 1}}")
         weights = weights.astype(np.int64)
     if backend == "central":
+        if runtime is not None or (session is not None and not session.single_process):
+            raise ValueError("backend 'central' is a trusted curator holding every value: it "
+                             "has no parties or servers to spread over processes")
         from mpc.rng import as_rng
         g = as_rng(seed)        # a generator passed in draws fresh noise at every call
         rng = g.fresh("ecdf", "central-noise") if g is seed else g.derive("ecdf", "central-noise")
@@ -160,22 +186,39 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
     if n >= 1 << (bits - 2):
         raise ValueError(f"bits = {bits} is too small for n = {n} parties")
     if session is None:
-        session = make_session(n, servers, bits=bits, seed=seed, record_views=record_views)
+        session = make_session(n, servers, bits=bits, seed=seed, record_views=record_views,
+                               runtime=runtime)
     elif session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties for {n} values")
     bits = session.ring.bits
     rngs = [session.rng.derive("ecdf", "server-noise", s, int(session.rng.uint64()))
             for s in range(servers)]
     noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=sensitivity)
-    peak = int(np.abs(noise.at(np.arange(tree.n_points))).max()) + n
+    peak = noise_bound(noise) + n
     if peak >= 1 << (bits - 1):
-        raise ValueError(f"bits = {bits}: noisy counts up to {peak} do not fit in Z_2^{bits}; "
+        raise ValueError(f"bits = {bits}: noisy counts up to {peak} (n plus the noise on a path, "
+                         f"exceeded with probability < 2^-40) do not fit in Z_2^{bits}; "
                          "use more bits")
     if backend == "fss":
         answerer = FSSServers.setup(session, ranks, tree, noise, weights)
     else:
         answerer = PointwiseServers(session, ranks, tree, noise, weights)
     return Deployment(tau, tree, noise, backend, n, session, answerer)
+
+
+def noise_bound(noise: TreeNoise) -> int:
+    """A public bound on |noise| of every point: (L + 1) copies k, with k exceeded by one node's
+    DLap with probability below 2^-40 / (nodes x copies) (P(|X| >= k) <= 2 e^(-k / scale)).
+
+    Public parameters only (no server knows the total noise): whether the noisy counts fit in
+    the ring is decided before any is computed, the same in every process.
+    """
+    law = noise.law
+    if law.noiseless:
+        return 0
+    c, nodes = int(law.copies), noise.tree.n_nodes
+    k = math.ceil(float(law.scale) * (40 * math.log(2) + math.log(2 * nodes * c)))
+    return (noise.tree.levels + 1) * c * k
 
 
 @dataclass
@@ -190,6 +233,9 @@ class ECDFRelease:
     communication: dict | None = None
     insecure_seed: bool = False
     exact: np.ndarray | None = field(default=None, repr=False)
+    released: bool = True           # False in a process of a run where the analyst is not
+    processes: int = 1              # processes the run's participants were spread over
+    process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
 
     @property
     def values(self) -> np.ndarray:
@@ -222,13 +268,25 @@ class ECDFRelease:
                                   self.tree, check_levels(q), confidence)
 
 
-def release(values, thresholds, epsilon, *, evaluate: bool = False, **kwargs) -> ECDFRelease:
+def release(values, thresholds, epsilon, *, evaluate: bool = False, processes=None,
+            runtime=None, timeout=None, **kwargs) -> ECDFRelease:
     """The noisy ECDF at every threshold: :func:`deploy`, then one batch of N queries.
 
     ``evaluate=True`` also stores the exact counts (reads the data in the
-    clear: evaluation only). Other keyword arguments go to :func:`deploy`.
+    clear: evaluation only). ``processes``: spread the parties, the servers
+    and the analyst over this many processes on this machine (``timeout``:
+    seconds an exchange may wait); ``runtime``: this process's runtime in
+    such a run (see the module docstring). Other keyword arguments go to
+    :func:`deploy`.
     """
-    dep = deploy(values, thresholds, epsilon, **kwargs)
+    if processes is not None and runtime is None:
+        from .processes import across
+        return across("release", {"values": values, "weights": kwargs.pop("weights", None)},
+                      dict(thresholds=thresholds, epsilon=epsilon, evaluate=evaluate, **kwargs),
+                      processes=processes, timeout=timeout)
+    if evaluate and runtime is not None:
+        raise ValueError("evaluate reads every value in the clear: not in a run across processes")
+    dep = deploy(values, thresholds, epsilon, runtime=runtime, **kwargs)
     counts = dep.query(np.arange(dep.tree.n_points))
     exact = None
     if evaluate:
@@ -236,6 +294,8 @@ def release(values, thresholds, epsilon, *, evaluate: bool = False, **kwargs) ->
         exact = exact_counts(grid_rank(x, dep.thresholds), dep.tree.n_points, kwargs.get("weights"))
     insecure = (bool(dep.session.insecure) if dep.session is not None
                 else kwargs.get("seed") is not None)
-    return ECDFRelease(dep.thresholds, counts, dep.n, dep.backend, dep.account(),
-                       dep.communication(), insecure, exact)
+    released = dep.released
+    return ECDFRelease(dep.thresholds, counts if released else np.full(counts.size, np.nan),
+                       dep.n, dep.backend, dep.account(), dep.communication(), insecure, exact,
+                       released, dep.processes)
 

@@ -110,6 +110,9 @@ class ROCRelease:
     communication: dict | None = None
     exact: dict | None = field(default=None, repr=False)
     intervals: dict | None = None       # auc_ci, auc_noise_std, band, method (roc_intervals)
+    released: bool = True               # False in a process of a run without the analyst
+    processes: int = 1
+    process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
 
 
 def _auc_rows(c_pos, c_neg) -> np.ndarray:
@@ -249,7 +252,8 @@ def _labels(labels, n: int) -> np.ndarray:
 def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool = False,
                 smooth: str | None = None, backend: str = "fss", evaluate: bool = False,
                 seed=None, confidence: float = 0.95,
-                max_auc_halfwidth: float | None = MAX_AUC_HALFWIDTH, **kwargs) -> ROCRelease:
+                max_auc_halfwidth: float | None = MAX_AUC_HALFWIDTH, processes=None,
+                runtime=None, timeout=None, **kwargs) -> ROCRelease:
     """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
 
     ``thresholds``: increasing grid inside ``bounds``; the upper bound is
@@ -260,8 +264,34 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
     ``max_auc_halfwidth``: refuse (ValueError, before anything is computed) when even
     balanced classes would leave the AUC interval wider than +- this
     (:func:`best_case_auc_halfwidth`, public parameters only; None: never refuse).
+    ``session``: the servers' session to use (as :func:`~ustat.ecdf.release.deploy`'s).
+    ``processes`` / ``runtime`` / ``timeout``: the parties, servers and
+    analyst in several processes (as :func:`ustat.ecdf.release.release`;
+    public ``bounds`` are required there: the last threshold must not come
+    from the data). Only the analyst's process computes the curve.
     """
     confidence = check_confidence(confidence)
+    if (processes is not None or runtime is not None) and bounds is None:
+        raise ValueError("a ROC curve across processes needs public bounds= (the last "
+                         "threshold would otherwise be the largest score, which no process "
+                         "knows)")
+    if processes is not None and runtime is None:
+        from .processes import across
+        eps = float(epsilon)
+        if max_auc_halfwidth is not None and not math.isinf(eps):   # before any process starts
+            tau = check_thresholds(thresholds, bounds)
+            _refuse_if_noise_dominates(len(scores), tau.size + (tau[-1] < float(bounds[1])),
+                                       eps / 2.0, backend, kwargs, confidence,
+                                       max_auc_halfwidth)
+        return across("private_roc", {"scores": scores, "labels": labels},
+                      dict(thresholds=thresholds, epsilon=epsilon, bounds=bounds, clip=clip,
+                           smooth=smooth, backend=backend, evaluate=evaluate, seed=seed,
+                           confidence=confidence, max_auc_halfwidth=max_auc_halfwidth,
+                           **kwargs),
+                      processes=processes, timeout=timeout)
+    if evaluate and runtime is not None:
+        raise ValueError("evaluate reads every record in the clear: not in a run across "
+                         "processes")
     x = check_values(scores, bounds, clip, name="scores")
     y = _labels(labels, x.size)
     tau = check_thresholds(thresholds, bounds)
@@ -275,10 +305,15 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
     if max_auc_halfwidth is not None:
         _refuse_if_noise_dominates(x.size, tau.size, half, backend, kwargs, confidence,
                                    max_auc_halfwidth)
-    session = None
-    if backend != "central":
+    session = kwargs.pop("session", None)
+    if backend == "central":
+        if runtime is not None or session is not None:
+            raise ValueError("backend 'central' is a trusted curator holding every value: it "
+                             "has no parties, servers or session")
+    elif session is None:
         session = make_session(x.size, kwargs.pop("servers", 2), bits=kwargs.pop("bits", 32),
-                               seed=seed, record_views=kwargs.pop("record_views", False))
+                               seed=seed, record_views=kwargs.pop("record_views", False),
+                               runtime=runtime)
     common = dict(backend=backend, bounds=bounds, clip=clip, seed=seed, session=session, **kwargs)
     seeds = [seed, seed]
     if backend == "central":
@@ -290,6 +325,11 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
                                                                              (1 - y, seeds[1]))]
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
+    if not deps[0].released:        # the analyst runs in another process: nothing to release
+        none = np.empty(0)                  # the curve's length depends on the noisy counts
+        return ROCRelease(tau, none, none, math.nan, math.nan, math.nan, deps[0].account(),
+                          smooth, session.net.report(), released=False,
+                          processes=deps[0].processes)
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])
     if n_pos <= 0 or n_neg <= 0:
         raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): the "
@@ -323,4 +363,5 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
     acc["node_noise"] = {"positives": deps[0].noise.law.to_dict(),
                          "negatives": deps[1].noise.law.to_dict()}
     area = min(max(auc(fpr, tpr), 0.0), 1.0)
-    return ROCRelease(tau, fpr, tpr, area, n_pos, n_neg, acc, smooth, comm, exact, iv)
+    return ROCRelease(tau, fpr, tpr, area, n_pos, n_neg, acc, smooth, comm, exact, iv,
+                      processes=deps[0].processes)

@@ -15,8 +15,12 @@ Offline, once (phase ``ecdf keys``, 1 round):
      (:func:`ustat.ecdf.thresholds.grid_rank`) and *itself* generates a DCF
      key pair for f_i(k) = beta_i 1[alpha_i <= k] with its own CSPRNG (no
      dealer);
-  2. it uploads key b to server b (b = 0, 1): n * 2 keys, counted at their
-     serialized size (:func:`fss.dcf.to_bytes`, header included).
+  2. it uploads key b to server b (b = 0, 1): n * 2 keys, each as its wire
+     record (:func:`fss.dcf.instance_payloads`: K = ``dcf.wire_bits`` bits,
+     the key's fields only; the header of :func:`fss.dcf.to_bytes` would
+     carry public parameters the server knows); server b parses the n
+     records it received (:func:`fss.dcf.from_instance_payloads`, every
+     field validated).
   3. each server draws its part of every tree node's noise from its own
      stream (:func:`ustat.ecdf.tree.draw_noise`), once; no traffic.
 Online, per batch of queries k_1..k_Q (2 rounds):
@@ -26,8 +30,8 @@ Online, per batch of queries k_1..k_Q (2 rounds):
      adds its noise part on k's path (L + 1 nodes) and sends the Q shares
      to the analyst (Q * l bits);
   6. the analyst adds the two shares: the noisy count.
-Cost: offline n * 2 * K bits (K = serialized key bits, ~ 128 + n_bits (130 + l)
-+ header); online per query 2 (index_bits + l) bits: O(n + m |B|) in all.
+Cost: offline n * 2 * K bits (K = dcf.wire_bits, 128 + n_bits (130 + l) + l rounded up to
+bytes); online per query 2 (index_bits + l) bits: O(n + m |B|) in all.
 Server work per query: one DCF eval per key (2 n_bits AES blocks).
 
 Threat model (static, semi-honest; private authenticated channels)
@@ -53,26 +57,29 @@ extend to m > 2 for free (the known m-party DCF has keys of size
 O(2^(m/2))). The pointwise backend (:mod:`ustat.ecdf.pointwise`) supports any
 m >= 2.
 
-Simulation note: the parties' key generation is one batched ``dcf.gen``
-call from a stream derived for the parties (``session.rng.derive("ecdf",
-"party-keygen", nonce)``) instead of n calls on n party streams; the keys'
-law and the messages are the same.
+Processes (:mod:`mpc.runtime`): the same code in every process. A process
+generates the keys of its own parties only (one batched ``dcf.gen`` with
+``only=``, from a stream derived for the parties' key generation:
+``session.rng.derive("ecdf", "party-keygen", nonce)``, private to the
+process in a secure run, so each party's keys come from its own process;
+the same bits as in the simulator in a seeded run), uploads them as bytes,
+and only a server's own process parses and evaluates its keys. In the
+simulator the servers use the keys as made (no serialization unless views
+are recorded).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 
 import numpy as np
 
 from fss import dcf
-from mpc.rng import CSPRNG
 from mpc.session import Session
 
 from .tree import Tree, TreeNoise
 
-__all__ = ["make_session", "FSSServers", "open_to_analyst", "server_ids", "index_bits",
+__all__ = ["make_session", "roles_of", "FSSServers", "open_to_analyst", "server_ids", "index_bits",
            "key_upload_bits", "domain_bits", "check_query", "QUERY_CHUNK"]
 
 #: Key-evaluations per chunk of a query batch (bounds the memory of a batch).
@@ -81,12 +88,18 @@ QUERY_CHUNK = 1 << 22
 _EVAL_HAS_WORKERS = "workers" in inspect.signature(dcf.eval).parameters
 
 
+def roles_of(servers: int) -> tuple:
+    """The roles of an ECDF session: server0..server{m-1}, analyst (the session adds a dealer,
+    which the ECDF protocols never use)."""
+    return tuple(f"server{s}" for s in range(servers)) + ("analyst",)
+
+
 def make_session(n: int, servers: int = 2, *, bits: int = 32, seed=None,
-                 record_views: bool = False) -> Session:
-    """A session with n parties and the roles server0..server{m-1}, analyst."""
-    roles = tuple(f"server{s}" for s in range(servers)) + ("analyst",)
-    return Session(n, bits=bits, frac_bits=min(14, bits - 2), seed=seed, roles=roles,
-                   record_views=record_views)
+                 record_views: bool = False, runtime=None) -> Session:
+    """A session with n parties and the roles server0..server{m-1}, analyst; ``runtime``: this
+    process's :class:`mpc.runtime.Runtime` in a run of several processes."""
+    return Session(n, bits=bits, frac_bits=min(14, bits - 2), seed=seed, roles=roles_of(servers),
+                   record_views=record_views, runtime=runtime)
 
 
 def server_ids(session) -> np.ndarray:
@@ -99,36 +112,28 @@ def index_bits(n_points: int) -> int:
     return max(1, (int(n_points) - 1).bit_length())
 
 
-def _one_key(k: dcf.DCFKey, i: int) -> dcf.DCFKey:
-    """Party i's key out of the batch (for serialization); other fields are kept."""
-    return dataclasses.replace(k, shape=(1,), seed=k.seed[i:i + 1], cw_seed=k.cw_seed[:, i:i + 1],
-                               cw_t_left=k.cw_t_left[:, i:i + 1],
-                               cw_t_right=k.cw_t_right[:, i:i + 1],
-                               cw_value=k.cw_value[:, i:i + 1], cw_last=k.cw_last[i:i + 1])
-
-
 def domain_bits(n_points: int) -> int:
     """DCF input bits: D = 2^bits >= N + 2 (reversed index encoding)."""
     return max(1, (int(n_points) + 1).bit_length())
 
 
 def key_upload_bits(n_points: int, out_bits: int) -> int:
-    """Serialized bits of one party's key for one server (header included)."""
-    params = dcf.DCFParams(domain_bits(n_points), out_bits)
-    k0, _ = dcf.gen(params, np.zeros(1, np.uint64), 1, CSPRNG())
-    return 8 * len(dcf.to_bytes(k0))
+    """Bits of one party's key for one server, as uploaded (its wire record)."""
+    return dcf.wire_bits(dcf.DCFParams(domain_bits(n_points), out_bits))
 
 
 def check_query(idx, n_points: int) -> np.ndarray:
-    """Query indices as int64 (Q,), each in 0..N-1."""
-    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+    """Query indices as a new int64 array (Q,), each in 0..N-1 (a copy: in a run across
+    processes the indices a server receives are written into it)."""
+    idx = np.array(idx, dtype=np.int64).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= n_points):
         raise ValueError(f"query indices must be in 0..{n_points - 1}")
     return idx
 
 
 def open_to_analyst(session, shares: np.ndarray) -> np.ndarray:
-    """Servers send their (Q,) shares to the analyst (one round); returns the signed sums."""
+    """Servers send their (Q,) shares to the analyst (one round); returns the signed sums (the
+    analyst's: junk in a process where the analyst does not run)."""
     ring, net = session.ring, session.net
     sid = server_ids(session)
     aid = net.role("analyst")
@@ -176,16 +181,29 @@ class FSSServers:
         params = dcf.DCFParams(domain_bits(tree.n_points), session.ring.bits)
         alpha = (np.uint64(1 << params.n_bits) - np.uint64(1)) - ranks.astype(np.uint64)
         nonce = int(session.rng.uint64())
-        k0, k1 = dcf.gen(params, alpha, beta, session.rng.derive("ecdf", "party-keygen", nonce))
         net = session.net
-        per_key = 8 * len(dcf.to_bytes(_one_key(k0, 0)))
+        mine = np.asarray(net.is_local(net.parties), dtype=bool)
+        keys = None
+        if mine.any():                              # this process's parties make their keys
+            keys = dcf.gen(params, alpha, beta, session.rng.derive("ecdf", "party-keygen", nonce),
+                           only=None if mine.all() else mine)
+        rec = dcf.wire_bits(params) // 8
+        remote = net.link is not None
+        uploads = [None, None]
         with net.phase("ecdf keys", offline=True), net.round():
-            for b, k in enumerate((k0, k1)):        # one upload per server
-                payload = None
-                if net.record_views:                # small n (tests): the actual bytes
-                    payload = [dcf.to_bytes(_one_key(k, i)) for i in range(n)]
-                net.send_bits(session.net.parties, int(sid[b]), per_key, payload)
-        return cls(session, tree, noise, params, (k0, k1), n)
+            for b in (0, 1):                        # one upload per server
+                if net.record_views or remote:      # the bytes travel (views: small n, tests)
+                    uploads[b] = np.zeros((n, rec), dtype=np.uint8)
+                    if keys is not None:
+                        uploads[b][mine] = dcf.instance_payloads(keys[b])
+                net.send_bits(net.parties, int(sid[b]), 8 * rec, uploads[b])
+        held = [None, None]
+        for b in (0, 1):                            # what each server of this process holds
+            if net.is_local(int(sid[b])):
+                held[b] = dcf.from_instance_payloads(uploads[b], b, params,
+                                                     insecure=session.insecure) \
+                    if remote else keys[b]
+        return cls(session, tree, noise, params, tuple(held), n)
 
     def _local_sums(self, b: int, idx: np.ndarray) -> np.ndarray:
         """Server b: sum over all keys of its DCF shares at every index (Q,), in Z_2^l."""
@@ -210,8 +228,9 @@ class FSSServers:
             with net.round():
                 for b in range(2):
                     net.send(net.role("analyst"), int(sid[b]), idx, index_bits(self.tree.n_points))
-            shares = np.empty((2, idx.size), dtype=np.uint64)
-            for b in range(2):                      # each server's local work
-                shares[b] = ring.add(self._local_sums(b, idx),
-                                     noise_share_ring(s, self.noise, b, idx))
+            shares = np.zeros((2, idx.size), dtype=np.uint64)
+            for b in range(2):                      # each server's work, in its own process
+                if self.keys[b] is not None:
+                    shares[b] = ring.add(self._local_sums(b, idx),
+                                         noise_share_ring(s, self.noise, b, idx))
             return open_to_analyst(s, shares)

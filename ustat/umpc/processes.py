@@ -33,6 +33,8 @@ from mpc.launch import groups_for, launch
 from mpc.placement import Placement
 from mpc.transport import DEFAULT_TIMEOUT
 
+from ..processes import check_processes, costs_of
+
 ROLES = ("dealer", "aggregator")
 
 
@@ -47,9 +49,8 @@ def run_across_processes(records, kernel, processes, timeout, kwargs, *, session
                          "its own part of every chunk)")
     if kwargs.get("evaluate"):
         raise ValueError("evaluate reads every record in the clear: not with processes=")
-    if groups is None and (isinstance(processes, bool) or not isinstance(
-            processes, (int, np.integer)) or processes < 1):
-        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    if groups is None:
+        check_processes(processes)
     X = np.asarray(records)
     if X.ndim == 1:
         X = X[:, None]
@@ -66,8 +67,7 @@ def run_across_processes(records, kernel, processes, timeout, kwargs, *, session
     results = launch(_program, kernel, kwargs, groups=groups, kwargs_for=records_of,
                      timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
     main = next(r.value for r in results if r.value.released)
-    main.process_costs = [{"rank": r.rank, "holds": _describe(r.holds), "wire": r.wire,
-                           "seconds": r.seconds} for r in results]
+    main.process_costs = costs_of(results)
     return main
 
 
@@ -84,6 +84,3 @@ def _filler(X: np.ndarray, bounds):
         return np.zeros(X.shape[1])
     return np.array([0.0 if b is None else float(b[0]) for b in bounds])
 
-
-def _describe(group) -> list:
-    return [f"parties {g.start}-{g.stop - 1}" if isinstance(g, range) else g for g in group]

@@ -77,8 +77,8 @@ def test_traffic_equals_the_formulas():
     l, nb = 32, domain_bits(N)
     params = dcf.DCFParams(nb, l)
     one, _ = dcf.gen(params, np.zeros(1, np.uint64), 1, CSPRNG(1))
-    K = 8 * len(dcf.to_bytes(one))                  # one party's key as serialized, with header
-    assert K == key_upload_bits(N, l) and K >= dcf.key_bits(params)
+    K = 8 * dcf.instance_payloads(one)[0].size     # one party's key as uploaded: its record
+    assert K == key_upload_bits(N, l) == one.nbits and K >= dcf.key_bits(params)
     assert rep["offline"]["bits"] == 2 * n * K and rep["offline"]["rounds"] == 1
     assert rep["offline"]["max_party_sent_bits"] == 2 * K
     dep.query(np.arange(Q))
@@ -97,16 +97,15 @@ def _server0_bytes(values, N):
     view = dep.session.net.view(dep.session.net.role("server0"))
     keys = [m.payload for m in view if m.offline]
     queries = [np.asarray(m.payload) for m in view if not m.offline]
-    body = np.frombuffer(b"".join(k[16:] for k in keys), dtype=np.uint8)   # after the header
-    return body, queries, {k[:16] for k in keys}
+    return np.concatenate(keys), queries, {k.shape for k in keys}
 
 
 def test_fss_server_view_is_independent_of_the_values():
     """Two worlds (every value below the grid / above it): server 0's keys have the same law."""
     n, N = 400, 200
-    lo, q_lo, head_lo = _server0_bytes(np.full(n, -1.0), N)
-    hi, q_hi, head_hi = _server0_bytes(np.full(n, 1e9), N)
-    assert head_lo == head_hi and len(head_lo) == 1                         # same public header
+    lo, q_lo, shape_lo = _server0_bytes(np.full(n, -1.0), N)
+    hi, q_hi, shape_hi = _server0_bytes(np.full(n, 1e9), N)
+    assert shape_lo == shape_hi and len(shape_lo) == 1                      # one record each
     assert all(np.array_equal(a, b) for a, b in zip(q_lo, q_hi))            # public queries
     table = np.stack([np.bincount(lo, minlength=256), np.bincount(hi, minlength=256)])
     table = table[:, table.sum(axis=0) > 0]

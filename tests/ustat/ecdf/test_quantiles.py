@@ -117,3 +117,33 @@ def test_quantile_refuses_when_the_noise_dominates(capsys, monkeypatch):
     law = planned_law(Tree(256), 1.0, mode="central")
     with pytest.raises(ValueError, match=f"more than {MAX_QUANTILE_HALFWIDTH:g}"):
         quantile_noise_check(297, law, Tree(256), 0.95)                            # Heart
+
+
+def test_every_step_search_is_the_adaptive_search_on_any_curve():
+    """A public number of queries of a public size, the same indices, even on noisy curves."""
+    from ustat.ecdf.quantiles import search
+
+    g = np.random.default_rng(4)
+    for N in (1, 2, 3, 5, 17, 64, 100):
+        for _ in range(20):
+            F = np.cumsum(g.integers(-3, 6, N))              # noisy, not monotone
+            t = g.uniform(F.min() - 2, F.max() + 2, 7)
+            calls = []
+
+            def ev(i, calls=calls, F=F):
+                calls.append(np.asarray(i).size)
+                return F[i]
+            fixed = search(ev, N, t, every_step=True)
+            assert calls == [t.size] * (N - 1).bit_length()
+            assert np.array_equal(fixed, search(lambda i, F=F: F[i], N, t))
+
+
+def test_private_quantiles_are_numpys_without_noise():
+    from ustat.ecdf.quantiles import private_quantiles
+
+    x = bank("age")[:500, 0]
+    q = [0.1, 0.5, 0.9]
+    r = private_quantiles(x, np.unique(x), q, INF, backend="pointwise", seed=1)
+    assert np.array_equal(r.quantiles, np.quantile(x, q, method="inverted_cdf"))
+    assert r.released and r.ecdf.counts[-1] == x.size
+    assert r.intervals()["lo"].shape == (3,)
