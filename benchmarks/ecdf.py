@@ -29,7 +29,8 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   ``estimate_coverage_by_setting`` (its release law on the three data sets at
   the four epsilons), ``estimate_ci_halfwidth_over_noise_std`` (AUC, hf) and
   ``auc_noise_std_ratio_vs_default`` (the chosen class-count share's noise sd
-  over the 0.1 share's, Bank, eps 1). ``--coverage-only`` skips the timings.
+  over the 0.1 share's, Bank, eps 1). ``--coverage-only`` skips the timings
+  (``--coverage-only=releases`` or ``=estimate``: one of the two parts).
   ``--quick`` finishes in seconds: a subset of the sensitivity check (named in
   ``ecdf_sensitivity_checked``), Bank and Heart at epsilon 1 and 5 with a few
   runs: a smoke test, not a measurement.
@@ -180,11 +181,15 @@ def main(argv=None):
 
     from ecdf_coverage import coverage_metrics
     argv = list(sys.argv[1:] if argv is None else argv)
-    only = "--coverage-only" in argv
-    args = parse_args(__doc__.splitlines()[0], [a for a in argv if a != "--coverage-only"])
+    only = [a for a in argv if a.startswith("--coverage-only")]
+    args = parse_args(__doc__.splitlines()[0], [a for a in argv if a not in only])
     q = args.quick
     if only:
-        emit(dict(coverage_metrics(q), quick=q), args.json)
+        part = only[-1].partition("=")[2]
+        parts = (part,) if part else ("releases", "estimate")
+        if not set(parts) <= {"releases", "estimate"}:
+            raise SystemExit("--coverage-only[=releases|=estimate]")
+        emit(dict(coverage_metrics(q, parts), quick=q), args.json)
         return
     res = {"quick": q, "grid_thresholds": N_GRID, "ring_bits": 32}
     res.update(bench_fss(100_000, 3 if q else 5))

@@ -136,9 +136,13 @@ def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
             "quantile_refused_settings": refused, "ecdf_coverage_by_setting": by}
 
 
-def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS) -> dict:
-    """AUC CI and the simultaneous ROC band."""
+def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS, limit=None,
+                 settings=None) -> dict:
+    """AUC CI and the simultaneous ROC band. ``limit``: the refusal's AUC half-width (None:
+    the library's default); ``settings``: only these "name_eps" settings."""
     from ustat.ecdf import private_roc
+    from ustat.ecdf.roc import MAX_AUC_HALFWIDTH
+    limit = MAX_AUC_HALFWIDTH if limit is None else (None if limit == math.inf else limit)
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.roc import auc, roc_points
     from ustat.ecdf.thresholds import grid_rank
@@ -151,10 +155,13 @@ def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS) -> dict:
                           float(y.sum()), float((1 - y).sum()))
         A = auc(f, t)
         for eps in epsilons:
+            if settings is not None and f"{name}_eps{eps:g}" not in settings:
+                continue
             hits, widths, whole, band = [], [], [], []
             for _ in range(runs):
                 try:
-                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central")
+                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central",
+                                     max_auc_halfwidth=limit)
                 except ValueError as exc:           # refused from public parameters, or a
                     if "noise dominates" in str(exc):   # noisy class size <= 0: no release
                         refused.append(f"{name}_eps{eps:g}")
@@ -235,11 +242,13 @@ def sensitivity_exact(quick: bool) -> dict:
             "ecdf_sensitivity_seconds": time.perf_counter() - t0}
 
 
-def coverage_metrics(quick: bool) -> dict:
+def coverage_metrics(quick: bool, parts=("releases", "estimate")) -> dict:
     """Every coverage key (module docstring). Quick: Bank and Heart at epsilon 1 and 5, 5
-    runs per setting (3 for ROC), and the quick estimate part: seconds, not a measurement."""
+    runs per setting (3 for ROC), and the quick estimate part: seconds, not a measurement.
+    ``parts``: "releases" (the sensitivity check, ECDF, quantiles, ROC, HL) and/or
+    "estimate"."""
     from estimate_coverage import estimate_metrics
-    out = sensitivity_exact(quick)
+    out = sensitivity_exact(quick) if "releases" in parts else {}
     data = load(diabetes=not quick)
     if data is None:
         out["coverage_skipped"] = "../shared/data is absent"
@@ -247,10 +256,17 @@ def coverage_metrics(quick: bool) -> dict:
     runs = 5 if quick else 200
     eps = (1.0, 5.0) if quick else EPSILONS
     t0 = time.perf_counter()
-    out.update(ecdf_coverage(data, runs, eps))
-    out.update(roc_coverage(data, 3 if quick else 200, epsilons=eps))
-    out.update(hl_rejection(data, runs, eps))
-    out.update(estimate_metrics({k: d["scores"] for k, d in data.items()}, quick))
+    if "releases" in parts:
+        out.update(ecdf_coverage(data, runs, eps))
+        out.update(roc_coverage(data, 3 if quick else 200, epsilons=eps))
+        # what the refused settings' intervals would have covered (private_roc with
+        # max_auc_halfwidth=None): not released by the CLI
+        off = roc_coverage(data, 3 if quick else 200, epsilons=eps, limit=math.inf,
+                           settings=set(out["roc_refused_settings"]))
+        out["roc_coverage_refused_settings_unrefused"] = off["roc_coverage_by_setting"]
+        out.update(hl_rejection(data, runs, eps))
+    if "estimate" in parts:
+        out.update(estimate_metrics({k: d["scores"] for k, d in data.items()}, quick))
     out["coverage_runs"] = runs
     out["coverage_epsilons"] = list(eps)
     out["coverage_seconds"] = time.perf_counter() - t0

@@ -20,7 +20,8 @@ scipy's Kendall tau-b turned into tau-a):
   by side. It takes a fraction of a second per run where the MPC takes 1-3 s.
 
 Cases (raw columns and bounds as a user would pass them):
-Bank (n = 4521): AUC of duration for y = yes, Kendall of (age, balance);
+Bank (n = 4521): AUC of duration for y = yes, Kendall of (age, balance), under
+M_Dis and (``bank_hf``) under M_HF;
 Heart Disease, Cleveland (n = 297): AUC of a logistic-regression score for
 disease, Kendall of (age, trestbps); Diabetes (n = 101766, M_HF: M_Dis is
 refused above 20,000 parties): AUC of a logistic-regression score for
@@ -54,6 +55,10 @@ def cases(scores: dict) -> dict:
                              "dis"),
            ("bank", "kendall"): (np.column_stack([col(bank, "age"), col(bank, "balance")]),
                                  [(18, 95), (-10000, 110000)], "dis")}
+    # the committee threat model (M_HF: its own noise split) on Bank too
+    for kernel in ("auc", "kendall"):
+        X, bounds, _ = out[("bank", kernel)]
+        out[("bank_hf", kernel)] = (X, bounds, "hf")
     if "heart" in scores:
         raw = np.genfromtxt(os.path.join(DATA, "heart-disease", "processed.cleveland.data"),
                             delimiter=",", missing_values="?", filling_values=np.nan)
