@@ -1,10 +1,12 @@
 """``ustat deploy init|run``, ``ustat serve`` and ``ustat party``: a deployment from the command line.
 
 - ``ustat deploy init --parties N [--hosts H] --out DIR -- estimate KERNEL --columns ...
-  --bounds ...``: the configuration, the CA and every participant's key and
-  certificate (:mod:`.create`).
-- ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``:
-  one role's process (:mod:`.runner`); the aggregator prints the release.
+  --bounds ...`` (or ``-- quantile --column C --bounds lo:hi --q ...``, or
+  ``-- ecdf ...``): the configuration, the CA and every participant's key
+  and certificate (:mod:`.create`).
+- ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``
+  (``server-0|server-1|analyst|relay`` for an ECDF command): one role's
+  process (:mod:`.runner`); the aggregator (the analyst) prints the release.
 - ``ustat party --config DIR/deploy.toml --id I-J --csv FILE``: the party
   host holding parties I..J, one record each (rows I..J of FILE, the only
   rows it reads).
@@ -54,7 +56,8 @@ def register(sub, commands):
                    help="seconds to wait for every participant at start-up (default 30)")
     i.add_argument("protocol", nargs=argparse.REMAINDER,
                    help="after --: the ustat command the participants run, e.g. -- estimate "
-                        "kendall --columns age,balance --bounds 18:95,-8019:102127")
+                        "kendall --columns age,balance --bounds 18:95,-8019:102127, or -- "
+                        "quantile --column age --bounds 18:95 --q 0.5")
     i.add_argument("--json", action="store_true")
     r = dsub.add_parser("run", help="run every participant as a process on this machine")
     r.add_argument("--local", required=True, metavar="DIR", help="the deployment directory")
@@ -135,11 +138,20 @@ def cmd_process(args) -> dict:
     return out["release"] if out["release"] is not None else out
 
 
-def show_process(res: dict):
+def _print_release(res: dict):
+    """The release as the command run in one process prints it."""
     from ..cli.output import print_estimate
 
-    if "estimate" in res:
+    if res.get("command") in ("ecdf", "quantile"):
+        from ..ecdf.cli_run import show_ecdf, show_quantile
+        {"ecdf": show_ecdf, "quantile": show_quantile}[res["command"]](res)
+    else:
         print_estimate(res)
+
+
+def show_process(res: dict):
+    if "estimate" in res or res.get("command") in ("ecdf", "quantile"):
+        _print_release(res)
     else:
         w = res["wire"]
         sent = w.get("tcp_bytes_sent", 0)
@@ -187,15 +199,13 @@ def cmd_deploy(args) -> dict:
 
 
 def show_deploy(res: dict):
-    from ..cli.output import print_estimate
-
     if res.get("command") == "deploy init":
         print(f"wrote {res['config']} and its keys; participants:")
         for p in res["participants"]:
             held = "" if p["parties"] is None else f"  parties {p['parties'][0]}-{p['parties'][1]}"
             print(f"  {p['name']:<12} {p['role']:<11} {p['address']}{held}")
         return
-    print_estimate(res)
+    _print_release(res)
     from .wire import print_wire
     print_wire(res)
 

@@ -98,7 +98,16 @@ class Config:
                          f"{_range_text(ids)}; hosts: {hosts}")
 
     def groups(self) -> list:
-        return [[p.parties] if p.parties is not None else [p.role] for p in self.ranked]
+        """The run's process groups: a host's party range, or its role as the protocol's
+        session names it (an ECDF run's unused dealer shares the analyst's process)."""
+        from .ecdf import COMMANDS, SESSION_ROLE
+
+        out = [[p.parties] if p.parties is not None else [SESSION_ROLE.get(p.role, p.role)]
+               for p in self.ranked]
+        if self.protocol.get("command") in COMMANDS and not any(
+                p.role == "dealer" for p in self.ranked):
+            next(g for g in out if g == ["analyst"]).append("dealer")
+        return out
 
     def plan(self):
         """The run's :class:`mpc.hosts.Plan`."""

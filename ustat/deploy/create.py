@@ -42,24 +42,34 @@ def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
     if not command:
         raise ValueError("give the protocol after --, e.g. -- estimate kendall --columns a,b "
                          "--bounds 0:1,0:1")
-    if command[0] != "estimate":
-        raise ValueError(f"deployments run `ustat estimate` (U-MPC); {command[0]!r} across "
-                         "processes is not ported yet")
+    from . import ecdf
+
+    if command[0] != "estimate" and command[0] not in ecdf.COMMANDS:
+        raise ValueError(f"deployments run `ustat estimate` (U-MPC) or `ustat "
+                         f"{' / '.join(ecdf.COMMANDS)}`, not {command[0]!r}")
     if "--csv" in command or any(a.startswith("--csv=") for a in command):
         raise ValueError("no --csv in the protocol: each party host gives its own file "
                          "(ustat party --csv FILE)")
     if "--processes" in command:
         raise ValueError("no --processes in the protocol: the deployment lays out the processes")
-    roles = list(UMPC_ROLES + (("relay",) if hosts >= 2 else ())) if roles is None \
+    needed = UMPC_ROLES if command[0] == "estimate" else ecdf.ROLES
+    roles = list(needed + (("relay",) if hosts >= 2 else ())) if roles is None \
         else list(roles)
     for r in roles:
         if r not in ROLES:
             raise ValueError(f"unknown role {r!r}; roles: {', '.join(ROLES)}")
-    missing = [r for r in UMPC_ROLES if r not in roles]
+    missing = [r for r in needed if r not in roles]
     if missing:
-        raise ValueError(f"U-MPC needs the roles {', '.join(UMPC_ROLES)}; missing "
+        raise ValueError(f"`ustat {command[0]}` needs the roles {', '.join(needed)}; missing "
                          f"{', '.join(missing)}")
-    _check_command(command)
+    extra = [r for r in roles if r not in needed and r != "relay"]
+    if extra:
+        raise ValueError(f"`ustat {command[0]}` has no role {', '.join(extra)} (its roles: "
+                         f"{', '.join(needed)}, and the relay)")
+    if command[0] == "estimate":
+        _check_command(command)
+    else:
+        ecdf.check_command(command)
     cuts = [round(i * parties / hosts) for i in range(hosts + 1)]
     people = [(f"host-{i}", "parties", f"{a}-{b - 1}" if b - a > 1 else f"{a}")
               for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))]

@@ -6,7 +6,9 @@ participant's address, connects (TLS 1.3, certificates from the
 deployment's CA; party hosts through the relay), and runs the protocol of
 ``[protocol]``: the same program as ``ustat estimate`` with the same
 arguments (:func:`ustat.cli.estimate._run_umpc` with this process's
-runtime), so a seeded deployment releases what ``ustat estimate`` releases.
+runtime), so a seeded deployment releases what ``ustat estimate`` releases;
+or ``ustat ecdf`` / ``ustat quantile`` (:mod:`.ecdf`: two servers and an
+analyst, which releases).
 A party host reads only its own records of the CSV file; the other
 processes hold none (their rows are a public filler, never read). The
 process that receives the release (the aggregator) returns it as
@@ -24,15 +26,18 @@ import numpy as np
 from .config import Config
 
 
-def estimate_args(cfg: Config, csv: str | None = None):
-    """The ``ustat estimate`` namespace of the deployment's protocol (with ``--csv``)."""
+def protocol_args(cfg: Config, csv: str | None = None):
+    """The parsed ``ustat`` command of the deployment's protocol (with ``--csv``): ``estimate``
+    (U-MPC) or an ECDF command (:mod:`.ecdf`)."""
     from ..cli import build_parser
+
+    from .ecdf import COMMANDS
 
     proto = cfg.protocol
     command = proto.get("command", "estimate")
-    if command != "estimate":
+    if command != "estimate" and command not in COMMANDS:
         raise ValueError(f"{cfg.path}: protocol command {command!r}: deployments run `ustat "
-                         "estimate` (U-MPC); the ECDF family across processes is not ported yet")
+                         f"estimate` (U-MPC) or `ustat {' / '.join(COMMANDS)}`")
     argv = [command, *proto.get("args", [])]
     if csv is not None:
         argv += ["--csv", csv]
@@ -40,6 +45,8 @@ def estimate_args(cfg: Config, csv: str | None = None):
     args.no_progress = True
     if args.encoding is None:
         args.encoding = "utf-8"
+    if command in COMMANDS:
+        return args
     if args.protocol != "umpc":
         raise ValueError(f"{cfg.path}: deployments run U-MPC (--protocol umpc), not "
                          f"{args.protocol!r}")
@@ -114,8 +121,7 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
         raise ValueError(f"{name}: a party host needs --csv (its records); "
                          "other participants read no data" if me.parties is not None else
                          f"{name} holds no records: drop --csv")
-    args = estimate_args(cfg, csv)
-    kern = kernels.get(args.kernel)
+    args = protocol_args(cfg, csv)
     rank = cfg.ranked.index(me)
     mesh = open_mesh(plan, rank, creds)
     try:
@@ -124,7 +130,11 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
         rt = join(mesh, plan, creds)
         if log:
             log(f"{name}: connected to every participant; computing")
-        release = _program(rt, cfg, args, kern, me.parties)
+        if args.command == "estimate":
+            release = _program(rt, cfg, args, kernels.get(args.kernel), me.parties)
+        else:
+            from .ecdf import program
+            release = program(rt, cfg, args, me.parties)
         mesh.sample_tcp()
         return {"name": name, "role": me.role, "release": release,
                 "wire": mesh.counts.to_dict(), "seconds": time.perf_counter() - t0}

@@ -23,10 +23,11 @@ def summary(release: dict, participants: list) -> dict:
     setup = sum(p["wire"].get("tcp_setup_bytes_sent", 0) for p in ranked)
     payload = sum(p["wire"].get("payload_bytes_sent", 0) for p in ranked)
     framing = sum(p["wire"].get("header_bytes_sent", 0) for p in ranked)
-    counted = (release.get("online_bits", 0) + release.get("offline_bits", 0)) / 8
+    comm = release.get("communication") or release       # ECDF commands / ustat estimate
+    counted = (comm.get("online_bits", 0) + comm.get("offline_bits", 0)) / 8
     relay = next((p for p in participants if p["role"] == "relay"), None)
     return {"counted_bytes": counted, "payload_bytes": payload, "framing_bytes": framing,
-            "local_bytes": counted - payload, "tcp_bytes": tcp, "tcp_setup_bytes": setup,
+            "local_bytes": max(0.0, counted - payload), "tcp_bytes": tcp, "tcp_setup_bytes": setup,
             "overhead_bytes": tcp - payload,
             "overhead_ratio": (tcp - payload) / payload if payload else 0.0,
             "relay_forwarded_bytes": None if relay is None else

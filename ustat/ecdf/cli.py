@@ -172,8 +172,8 @@ def _check_ignored_flags(args):
     """A flag this run would ignore is refused; then the defaults are filled in."""
     rules = [("--n", "n", args.csv is not None, "sets the size of the synthetic default; with "
               "--csv the records are the file's rows"),
-             ("--column", "column", args.csv is None, "names a column of --csv, which is not "
-              "given"),
+             ("--column", "column", args.csv is None and getattr(args, "deployment", None) is None,
+              "names a column of --csv, which is not given"),
              ("--bins", "bins", not getattr(args, "plot", None), "sets the histogram of --plot"),
              ("--clip", "clip", not getattr(args, "bounds", None), "clips to --bounds, which are "
               "not given"),
@@ -246,6 +246,9 @@ def deploy_kwargs(args, n_points: int) -> dict:
                sensitivity=args.sensitivity, seed=args.seed)
     if getattr(args, "processes", None) is not None:
         out["processes"] = args.processes
+    deployed = getattr(args, "deployment", None)
+    if deployed is not None:
+        out["runtime"] = deployed.runtime
     return out
 
 

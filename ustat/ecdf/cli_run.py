@@ -37,6 +37,8 @@ def _jsonable(v):
 def _load_column(args):
     from mpc.rng import as_rng
     from ustat.data import load_csv
+    if getattr(args, "deployment", None) is not None:
+        return args.deployment.column(args)
     if args.csv is None:
         if args.n < 1:
             raise _usage(f"--n must be >= 1, got {args.n}")
@@ -64,8 +66,16 @@ def _release(args, x, tau, bounds):
     kw = deploy_kwargs(args, tau.size)
     _progress(args, f"{args.backend}: {x.size} parties, {tau.size} thresholds; offline: keys / "
                     f"node noise, then {tau.size} queries" + _where(args))
-    return release(x, tau, args.epsilon, bounds=bounds, clip=args.clip, evaluate=args.evaluate,
-                   **kw)
+    return _here(release(x, tau, args.epsilon, bounds=bounds, clip=args.clip,
+                         evaluate=args.evaluate, **kw))
+
+
+def _here(res):
+    """``res`` if this process released it; in a deployment's other processes NotReleased."""
+    if getattr(res, "released", True):
+        return res
+    from ustat.deploy.ecdf import NotReleased
+    raise NotReleased
 
 
 def _where(args) -> str:
@@ -226,8 +236,8 @@ def run_quantile(args) -> dict:
         _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
                         f"ceil(log2 {tau.size}) query rounds, then all {tau.size} points for "
                         "the intervals" + _where(args))
-        res = private_quantiles(x, tau, levels, args.epsilon, bounds=bounds, clip=args.clip,
-                                **deploy_kwargs(args, tau.size))
+        res = _here(private_quantiles(x, tau, levels, args.epsilon, bounds=bounds,
+                                      clip=args.clip, **deploy_kwargs(args, tau.size)))
         qs, rel, extra = res.quantiles, res.ecdf, processes_summary(res)
     acc, comm, n = rel.account, rel.communication, rel.n
     counts, law, tree = rel.counts, rel.noise_law, rel.tree

@@ -1,0 +1,115 @@
+"""Deployments of the ECDF commands: party hosts, two servers and an analyst, each its own process.
+
+A seeded deployment of ``ustat ecdf`` / ``ustat quantile`` releases exactly
+what the command releases in one process (noisy counts, intervals,
+quantiles, counted traffic); the analyst prints it; the servers never see a
+record. The Bank quantile run over 4 hosts is marked slow.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cryptography")
+
+from ustat.cli import main  # noqa: E402
+from ustat.deploy import init, load  # noqa: E402
+
+from .test_deploy import BANK, _bank_rows, _deploy_cli, _ports  # noqa: E402
+
+ECDF = ["--column", "age", "--bounds", "18:95", "--epsilon", "1", "--seed", "3"]
+
+
+def _local(command, csv, args, capsys):
+    assert main([command, *args, "--csv", csv, "--json", "--no-progress"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_an_ecdf_deployment_releases_what_ustat_ecdf_releases(tmp_path, capsys):
+    csv = _bank_rows(tmp_path, 300)
+    d = str(tmp_path / "dep")
+    args = ECDF + ["--thresholds", "24"]
+    assert main(["deploy", "init", "--parties", "300", "--hosts", "2", "--out", d,
+                 "--base-port", str(_ports()), "--", "ecdf", *args]) == 0
+    capsys.readouterr()
+    cfg = load(d)
+    assert [p.role for p in cfg.participants] == ["parties", "parties", "server-0", "server-1",
+                                                   "analyst", "relay"]
+    assert cfg.groups()[2:] == [["server0"], ["server1"], ["analyst", "dealer"]]
+    got = _deploy_cli(d, csv)
+    want = _local("ecdf", csv, args, capsys)
+    for key in ("noisy_counts", "ecdf", "thresholds", "intervals", "account", "communication",
+                "n", "bounds", "backend"):
+        assert got[key] == want[key], key
+    assert got["command"] == "ecdf" and got["deployment"]["processes"] == 6
+    # the two servers received keys from the hosts and answered only the analyst
+    w = {p["name"]: p["wire"] for p in got["participants"]}
+    assert w["host-0"]["payload_bytes_sent"] > 100 * w["server-0"]["payload_bytes_sent"] > 0
+    assert got["wire"]["overhead_ratio"] < 0.10
+
+
+def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsys):
+    from ustat.deploy.cli import show_deploy
+
+    csv = _bank_rows(tmp_path, 200)
+    d = str(tmp_path / "dep")
+    args = ECDF + ["--thresholds", "16", "--q", "0.5", "--backend", "pointwise"]
+    init(d, 200, ["quantile", *args], hosts=1, base_port=_ports())
+    assert [p.role for p in load(d).participants] == ["parties", "server-0", "server-1",
+                                                      "analyst"]
+    got = _deploy_cli(d, csv)
+    want = _local("quantile", csv, args, capsys)
+    for key in ("quantiles", "quantile_ci", "communication", "account"):
+        assert got[key] == want[key], key
+    show_deploy(got)
+    text = capsys.readouterr().out
+    assert "Private quantiles of age" in text and "q = 0.5" in text and "wire" in text
+
+
+@pytest.mark.parametrize("command, why", [
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--evaluate"], "--evaluate"),
+    (["ecdf", "--column", "age"], "public --bounds"),
+    (["ecdf", "--bounds", "18:95"], "--column"),
+    (["quantile", "--column", "age", "--bounds", "18:95", "--backend", "central"], "central"),
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--backend", "pointwise", "--servers",
+      "3"], "two servers"),
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--budget-file", "b.json"],
+     "--budget-file"),
+    (["roc", "--score", "duration", "--label", "y", "--bounds", "0:5000"], "ecdf / quantile"),
+])
+def test_init_refuses_what_a_deployment_cannot_run(tmp_path, command, why):
+    with pytest.raises(ValueError, match=why.replace("-", r"\-")):
+        init(str(tmp_path / "dep"), 10, command, hosts=1, base_port=_ports())
+    assert not os.path.exists(tmp_path / "dep" / "deploy.toml")
+
+
+def test_init_refuses_roles_of_the_other_protocol(tmp_path):
+    with pytest.raises(ValueError, match="has no role dealer"):
+        init(str(tmp_path / "a"), 10, ["ecdf", *ECDF], hosts=1,
+             roles=["server-0", "server-1", "analyst", "dealer"])
+    with pytest.raises(ValueError, match="missing analyst"):
+        init(str(tmp_path / "b"), 10, ["quantile", *ECDF], hosts=1, roles=["server-0",
+                                                                            "server-1"])
+
+
+@pytest.mark.slow
+def test_quantiles_of_bank_age_deployed_over_4_hosts_equal_ustat_quantile(tmp_path, capsys):
+    if not os.path.exists(BANK):
+        pytest.skip("../shared/data/bank/bank.csv is absent")
+    d = str(tmp_path / "dep")
+    args = ECDF + ["--thresholds", "78", "--q", "0.25,0.5,0.75"]
+    init(d, 4521, ["quantile", *args], hosts=4, base_port=_ports())
+    got = _deploy_cli(d, BANK)
+    want = _local("quantile", BANK, args, capsys)
+    for key in ("quantiles", "quantile_ci", "communication", "account", "n"):
+        assert got[key] == want[key], key
+    assert len(got["participants"]) == 8                     # 4 hosts, 2 servers, analyst, relay
+    assert got["wire"]["overhead_ratio"] < 0.10
+    # against numpy on the raw column: within the released intervals' grid
+    from ustat.data import load_csv
+    x = load_csv(BANK, ["age"])[0][:, 0]
+    exact = np.quantile(x, [0.25, 0.5, 0.75], method="inverted_cdf")
+    lo, hi = np.array(got["quantile_ci"]).T
+    assert np.all((lo <= exact) & (exact <= hi))

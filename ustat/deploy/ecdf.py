@@ -1,0 +1,119 @@
+"""Deployments of ``ustat ecdf`` and ``ustat quantile``: party hosts, two servers and an analyst.
+
+The participants run the command of ``[protocol]`` exactly as
+``ustat ecdf`` / ``ustat quantile`` would (:mod:`ustat.ecdf.cli_run`),
+each with its own runtime (:class:`Deployed` on the parsed arguments):
+
+* a party host reads only its own rows of the value column of its CSV
+  file; the other rows are a public filler (the lower bound, never read);
+* ``server-0`` and ``server-1`` receive the parties' DCF keys (or
+  pointwise shares) and answer the analyst's queries; they hold no data;
+* the ``analyst`` asks the queries, receives the answers and releases: it
+  prints the same text and JSON as the command run in one process (and,
+  with the same ``--seed``, the same numbers). The session's dealer, which
+  the ECDF protocols never use, shares the analyst's process.
+
+Public in ``deploy.toml``: the column, the bounds (required: no participant
+sees the data to take them from), the thresholds, epsilon and every other
+option. Refused: ``--csv`` (each host gives its own), ``--evaluate`` (reads
+every value), ``--backend central`` (a trusted curator: nothing to deploy),
+``--processes``, ``--budget-file`` (no participant sees the data set to
+identify it), ``--servers`` other than 2, and ``--smooth``/``--plot`` are
+allowed (the analyst post-processes).
+Threat model: the protocol's (:mod:`ustat.ecdf`): two non-colluding servers;
+the transport adds TLS 1.3 with the deployment's certificates, and the
+relay's end-to-end encryption between party hosts (parties send to the
+servers directly here: only party hosts go through the relay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: deployable ECDF commands
+COMMANDS = ("ecdf", "quantile")
+#: the roles of an ECDF deployment (the relay added with two or more hosts)
+ROLES = ("server-0", "server-1", "analyst")
+#: deploy.toml role -> the ECDF session's role
+SESSION_ROLE = {"server-0": "server0", "server-1": "server1"}
+
+
+class NotReleased(Exception):
+    """Raised in a deployment's processes that take part in a release but do not receive it."""
+
+
+@dataclass
+class Deployed:
+    """What one process of a deployed ECDF run holds: ``args.deployment`` in the ECDF commands."""
+
+    runtime: object
+    rows: range | None            # a party host's records; None for a role
+    parties: int
+    source: str
+
+    def column(self, args):
+        """(values with one entry per party, column name, source): this host's rows from its
+        file, the public lower bound elsewhere."""
+        from ustat.cli.records import bounds_option
+        from ustat.data import read_table
+        from ustat.data_io import parse_numeric
+
+        from ..cli.common import UsageError
+
+        lo = float(bounds_option(args.bounds, 1)[0][0])
+        x = np.full(self.parties, lo)
+        if self.rows is not None:
+            t = read_table(args.csv, [args.column], args.sep, header=not args.no_header,
+                           encoding=args.encoding, rows=self.rows)
+            if t.n_rows != len(self.rows):
+                raise UsageError(f"{args.csv} has no record {self.rows.start + t.n_rows} (this "
+                                 f"host holds records {self.rows.start}-{self.rows.stop - 1})")
+            x[self.rows.start:self.rows.stop] = parse_numeric(t.columns[args.column],
+                                                              args.column, t.lines, t.path)
+        return x, args.column, self.source or "deployment"
+
+
+def check_command(command) -> None:
+    """ValueError unless ``command`` is an ECDF command a deployment can run."""
+    from ..cli import build_parser
+
+    try:
+        args = build_parser().parse_args(list(command))
+    except SystemExit:
+        raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat "
+                         f"{command[0]}` command (see the message above)") from None
+    if not args.column or not args.bounds:
+        raise ValueError("the protocol must name --column and public --bounds (each party host "
+                         "reads that column of its own file; no participant sees all the data)")
+    refused = (("evaluate", "--evaluate reads every value in the clear"),
+               ("processes", "--processes: the deployment lays out the processes"),
+               ("budget_file", "--budget-file: no participant sees the data set to identify it"))
+    for key, why in refused:
+        if getattr(args, key, None):
+            raise ValueError(f"not in a deployment: {why}")
+    if args.backend == "central":
+        raise ValueError("--backend central is a trusted curator holding every value: nothing "
+                         "to deploy (use fss or pointwise)")
+    if args.servers not in (None, 2):
+        raise ValueError(f"deployments have two servers (server-0, server-1); got --servers "
+                         f"{args.servers}")
+
+
+def program(rt, cfg, args, host: range | None):
+    """This process's part of a deployed ECDF command; the JSON release in the analyst's."""
+    from ..cli.budget import Charge
+    from ..ecdf.cli_run import run_ecdf, run_quantile
+
+    args.deployment = Deployed(rt, host, int(cfg.protocol["parties"]), cfg.source)
+    args.charge = Charge(args)
+    args.no_progress = True
+    run = {"ecdf": run_ecdf, "quantile": run_quantile}[args.command]
+    try:
+        out = run(args)
+    except NotReleased:
+        return None
+    out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +
+                         (cfg.relay is not None)}
+    return out
