@@ -1,6 +1,6 @@
 """Deployments: Kendall on Bank over 4 party hosts + dealer + relay + aggregator, latency, TLS.
 
-Usage: python benchmarks/deploy.py [--json] [--quick] [--repeats N] [--no-mpyc]
+Usage: python benchmarks/deploy.py [--json] [--quick] [--repeats N] [--no-mpyc] [--gc]
 
 Every participant is its own OS process on 127.0.0.1 (``ustat deploy run
 --local``), TLS 1.3 with the deployment's own CA, the party hosts through
@@ -24,7 +24,10 @@ the relay (frames sealed end to end). Keys:
   ``--ssl``), with the ratio;
 - ``parties_1e4_auc_seconds``: AUC over 10^4 synthetic parties in 4 host
   processes through the relay, deployed (wall), and its protocol seconds
-  (secure randomness: no seed).
+  (secure randomness: no seed);
+- with ``--gc``: ``deploy_kendall_bank_gc_seconds`` (``--backend gc
+  --threat-model hf``, seed 5, deployed with a 900 s step timeout) and
+  ``deploy_kendall_bank_gc_same_release`` (equal to ``ustat estimate``).
 
 Medians of ``--repeats`` runs (default 1: each deployed Bank run starts 7
 interpreters); whole-run wall times include interpreter start-up.
@@ -56,12 +59,12 @@ def _port():
     return _PORT[0]
 
 
-def _deployed(tmp, parties, command, csv, delay=0.0):
+def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
     from ustat.deploy import init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
-    init(d, parties, command, hosts=4, base_port=_port())
+    init(d, parties, command, hosts=4, base_port=_port(), timeout=timeout)
     if delay:
         path = os.path.join(d, "deploy.toml")
         with open(path) as f:
@@ -77,11 +80,32 @@ def _deployed(tmp, parties, command, csv, delay=0.0):
     return wall, protocol, steps, out
 
 
-def _estimate_seconds(csv):
+def _estimate_seconds(csv, command=KENDALL):
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ustat", *KENDALL, "--csv", csv, "--json",
+    subprocess.run([sys.executable, "-m", "ustat", *command, "--csv", csv, "--json",
                     "--no-progress"], check=True, capture_output=True, cwd=ROOT)
     return time.perf_counter() - t
+
+
+def _gc_deployment(tmp, csv, n) -> dict:
+    """Kendall on Bank with --backend gc (hf), deployed, against `ustat estimate` (same seed)."""
+    import json
+
+    command = KENDALL + ["--threat-model", "hf", "--backend", "gc", "--seed", "5"]
+    wall, proto, _, out = _deployed(tmp, n, command, csv, timeout=900.0)
+    t = time.perf_counter()
+    ref = json.loads(subprocess.run([sys.executable, "-m", "ustat", *command, "--csv", csv,
+                                     "--json", "--no-progress"], check=True, capture_output=True,
+                                    cwd=ROOT, text=True).stdout)
+    keys = ("estimate", "u_hat", "ci", "online_bits", "offline_bits", "rounds")
+    from ustat.deploy.wire import summary
+    return {"deploy_kendall_bank_gc_seconds": wall,
+            "deploy_kendall_bank_gc_protocol_seconds": proto,
+            "estimate_kendall_bank_gc_seconds": time.perf_counter() - t,
+            "deploy_kendall_bank_gc_same_release": all(out["release"][k] == ref[k]
+                                                       for k in keys),
+            "deploy_kendall_bank_gc_overhead_ratio":
+                summary(out["release"], out["participants"])["overhead_ratio"]}
 
 
 def lt_program(rt, data):
@@ -192,6 +216,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="1000 Bank records, 10^4 comparisons")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-mpyc", action="store_true")
+    ap.add_argument("--gc", action="store_true",
+                    help="also Kendall on Bank with --backend gc, deployed (a few minutes)")
     args = ap.parse_args(argv)
     res = {"machine_cores": os.cpu_count(), "transport": "TLS 1.3 (mutual, own CA); party "
            "hosts through the relay, AES-256-GCM end to end"}
@@ -222,6 +248,8 @@ def main(argv=None):
                     "deploy_kendall_bank_protocol_seconds_rtt10ms": proto10,
                     "steps": steps, "rtt10ms_model_seconds": steps * 0.01 + proto,
                     "rtt10ms_model_ratio": proto10 / (steps * 0.01 + proto)})
+        if args.gc:
+            res.update(_gc_deployment(tmp, csv, n))
         n_lt = 10**4 if args.quick else 10**6
         res["lt_comparisons"] = n_lt
         res["lt_per_s_tls"] = _lt_tls(n_lt, args.repeats)

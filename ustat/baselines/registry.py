@@ -170,7 +170,8 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
         mean_party_bits=r.mean_party_bits, seconds=time.perf_counter() - t_start,
         insecure_seed=r.insecure_seed, communication=r.communication, theory=theory,
         evaluation=ev, notes=list(r.notes), released=getattr(r, "released", True),
-        processes=getattr(r, "processes", 1), process_costs=getattr(r, "process_costs", None))
+        processes=getattr(r, "processes", 1), process_costs=getattr(r, "process_costs", None),
+        costs=r.costs)
 
 
 def _builtin():

@@ -45,10 +45,17 @@ class ProtocolResult:
     released: bool = True           # False in a process of a run where the aggregator is not
     processes: int = 1              # processes the run's participants were spread over
     process_costs: Optional[list] = None    # per process: rank, holds, wire counts, seconds
+    costs: object = field(default=None, repr=False)     # mpc.costs.Costs of the run
 
     def to_dict(self) -> dict:
-        """Every field as JSON values; the processes fields only for a run across processes."""
-        out = asdict(self)
+        """Every field as JSON values (``costs`` is ``communication`` with wall times: left out);
+        the processes fields only for a run across processes."""
+        costs, self.costs = self.costs, None
+        try:
+            out = asdict(self)
+        finally:
+            self.costs = costs
+        out.pop("costs")
         if self.processes == 1:
             for key in ("released", "processes", "process_costs"):
                 out.pop(key)
@@ -95,4 +102,4 @@ def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
         communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes,
         offline_rounds=rep["offline"]["rounds"], released=released,
-        processes=session.placement.n_procs)
+        processes=session.placement.n_procs, costs=session.costs())

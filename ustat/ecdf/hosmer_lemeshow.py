@@ -122,6 +122,7 @@ class HLResult:
     released: bool = True               # False in a process of a run without the analyst
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
+    costs: object = field(default=None, repr=False)   # mpc.costs.Costs of the run
 
 
 def _group_sums(p, y, edges, Q):
@@ -293,7 +294,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
         return HLResult(math.nan, math.nan, Q, np.full(Q + 1, np.nan), {}, {},
-                        session.net.report(), released=False, processes=dep.processes)
+                        session.net.report(), released=False, processes=dep.processes,
+                        costs=session.costs())
     clamped = int(np.sum(E1 < 0) + np.sum(E0 < 0))
     T = hl_statistic(E1, E0, O1, O0, noise_var)
     noise = None if scale_o is None else {"o_law": o_law, "e_law": e_law,
@@ -318,4 +320,5 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
     comm = session.net.report() if session is not None else None
     return HLResult(T, pv, Q, edges, table, account, comm, clamped, exact, df, null, method,
                     detect, math.sqrt(noise_var),
-                    processes=1 if session is None else session.placement.n_procs)
+                    processes=1 if session is None else session.placement.n_procs,
+                    costs=None if session is None else session.costs())

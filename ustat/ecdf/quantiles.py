@@ -216,6 +216,6 @@ def private_quantiles(values, thresholds, q, epsilon, *, processes=None, runtime
         kwargs.get("seed") is not None
     curve = ECDFRelease(dep.thresholds, counts if ok else np.full(counts.size, np.nan), dep.n,
                         dep.backend, dep.account(), dep.communication(), insecure, None, ok,
-                        dep.processes)
+                        dep.processes, costs=dep.costs())
     found = dep.thresholds[idx] if ok else np.full(levels.size, np.nan)
     return QuantileRelease(levels, found, idx, curve, ok, dep.processes)

@@ -113,6 +113,10 @@ class Deployment:
     def communication(self) -> dict | None:
         return None if self.session is None else self.session.net.report()
 
+    def costs(self):
+        """What the session sent so far (:class:`mpc.costs.Costs`); None without a session."""
+        return None if self.session is None else self.session.costs()
+
     @property
     def released(self) -> bool:
         """Whether this process holds the analyst (the answers of :meth:`query` are junk in
@@ -236,6 +240,7 @@ class ECDFRelease:
     released: bool = True           # False in a process of a run where the analyst is not
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
+    costs: object = field(default=None, repr=False)   # mpc.costs.Costs (None: no session)
 
     @property
     def values(self) -> np.ndarray:
@@ -297,5 +302,5 @@ def release(values, thresholds, epsilon, *, evaluate: bool = False, processes=No
     released = dep.released
     return ECDFRelease(dep.thresholds, counts if released else np.full(counts.size, np.nan),
                        dep.n, dep.backend, dep.account(), dep.communication(), insecure, exact,
-                       released, dep.processes)
+                       released, dep.processes, costs=dep.costs())
 

@@ -113,6 +113,7 @@ class ROCRelease:
     released: bool = True               # False in a process of a run without the analyst
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
+    costs: object = field(default=None, repr=False)   # mpc.costs.Costs of the run
 
 
 def _auc_rows(c_pos, c_neg) -> np.ndarray:
@@ -329,7 +330,7 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
         none = np.empty(0)                  # the curve's length depends on the noisy counts
         return ROCRelease(tau, none, none, math.nan, math.nan, math.nan, deps[0].account(),
                           smooth, session.net.report(), released=False,
-                          processes=deps[0].processes)
+                          processes=deps[0].processes, costs=session.costs())
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])
     if n_pos <= 0 or n_neg <= 0:
         raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): the "
@@ -364,4 +365,5 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
                          "negatives": deps[1].noise.law.to_dict()}
     area = min(max(auc(fpr, tpr), 0.0), 1.0)
     return ROCRelease(tau, fpr, tpr, area, n_pos, n_neg, acc, smooth, comm, exact, iv,
-                      processes=deps[0].processes)
+                      processes=deps[0].processes,
+                      costs=None if session is None else session.costs())

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 
+from mpc.costs import Costs
 from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register, run_protocol
 
 from tests.conftest import REPO, shared_data
@@ -38,6 +39,10 @@ def test_every_protocol_runs_and_serializes(name):
         assert key in d
     assert r.online_bits > 0 and r.rounds >= 1 and r.insecure_seed
     assert r.evaluation["u_complete"] is not None and json.loads(text)["epsilon"] == 1.0
+    # one cost object for every protocol: the same figures as the report, wall times per phase
+    assert isinstance(r.costs, Costs) and "costs" not in d
+    assert r.costs["online"]["bits"] == r.online_bits
+    assert r.costs["offline"]["bits"] == r.offline_bits and r.costs["online"]["rounds"] == r.rounds
     if name in ("umpc", "fedauc-rr", "fedauc-lap"):
         assert any("bins=4 ignored" in note for note in r.notes)
 
