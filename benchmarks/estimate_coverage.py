@@ -182,14 +182,16 @@ def simulated_coverage(all_cases: dict, runs: int, epsilons=EPSILONS) -> dict:
             "estimate_ci_coverage_simulated_kendall": float(np.mean(pooled["kendall"]))}
 
 
-def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True) -> dict:
+def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
+                      kernels=("auc", "kendall"), extras: bool = True) -> dict:
     """The acceptance keys: ``run_umpc`` itself on Bank at epsilon 1 (module docstring), the
-    same setting's release law beside it, and the hf half-width over the noise sd."""
+    same setting's release law beside it, and (``extras``) the hf half-width over the noise
+    sd and the class-count share's noise ratio. ``kernels``: a subset, to split the work."""
     from mpc.rng import CSPRNG
     from ustat.umpc import run_umpc
     out = {}
     rng = CSPRNG()
-    for kernel in ("auc", "kendall"):
+    for kernel in kernels:
         X, bounds, tm = all_cases[("bank", kernel)]
         truth = reference(kernel, X)
         hits, halves, sds, errs = [], [], [], []
@@ -209,6 +211,8 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True) -> d
             sim = [law.draw(rng) for _ in range(runs)]
             out[f"estimate_ci_coverage_{kernel}_release_law"] = float(
                 np.mean([_hit(r["ci"], truth) for r in sim]))
+    if not extras:
+        return out
     X, bounds, _ = all_cases[("bank", "auc")]
     hf = [run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, threat_model="hf")
           for _ in range(max(1, runs // 20))]
