@@ -39,6 +39,7 @@ argmax_ratio_3proc_vs_mpyc_m3, trust (text), wire bytes of the 3-process runs.
 from __future__ import annotations
 
 import inspect
+import importlib.util
 import os
 import re
 import statistics
@@ -213,6 +214,7 @@ def main(argv=None):
             res["mpyc"] = "not installed (pip install mpyc)"
         else:
             res["mpyc_version"] = mpyc.__version__
+            res["mpyc_gmpy2"] = importlib.util.find_spec("gmpy2") is not None   # MPyC's fast path
             with tempfile.TemporaryDirectory() as tmp:
                 script = os.path.join(tmp, "mpyc_bench.py")
                 with open(script, "w") as f:

@@ -36,6 +36,7 @@ interpreters); whole-run wall times include interpreter start-up.
 from __future__ import annotations
 
 import datetime
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -257,6 +258,7 @@ def main(argv=None):
             try:
                 import mpyc
                 res["mpyc_version"] = mpyc.__version__
+                res["mpyc_gmpy2"] = importlib.util.find_spec("gmpy2") is not None   # MPyC's fast path
                 n_m = 10**3 if args.quick else 10**4
                 try:
                     res["mpyc_lt_per_s_m3"] = _mpyc_lt(n_m, args.repeats, tmp, ssl=True)

@@ -15,6 +15,11 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   (offline + online) to answer |B| queries with n parties, and the crossover
   |B| predicted by the formulas (FSS cheaper above it).
 * ``smooth_{l1,l2,isotonic}_seconds``: problem (3) for N = 10^4 points.
+* ``mpc_noise_seconds_N1024`` (median), ``mpc_noise_{offline_bits,offline_rounds}_N1024``,
+  ``mpc_noise_delta_N1024``: noise mode "mpc", the two servers sampling the
+  2047 node noises of N = 1024, epsilon = 1 inside a dealer-free GMW (OT);
+  ``mse_vs_theory_ratio_mpc``: the mean squared path noise of R such trees
+  (10 [2]) over the derived MSE (one DLap per node: half of mode "each").
 * Coverage of the releases' intervals on Bank, Heart and Diabetes at
   epsilon 0.1, 0.5, 1, 5 (``benchmarks/ecdf_coverage.py``; 200 runs per
   setting): ``ecdf_pointwise_coverage``, ``ecdf_band_coverage``,
@@ -145,6 +150,27 @@ def bench_mse(runs):
     return out
 
 
+def bench_mpc_noise(runs):
+    from ustat.ecdf.node_noise import draw_noise_mpc
+
+    t = Tree(N_GRID)
+    P = t.path(np.arange(N_GRID))
+    acc, secs = 0.0, []
+    for _ in range(runs):
+        s = make_session(2)
+        start = time.perf_counter()
+        nz = draw_noise_mpc(s, t, 1.0)
+        secs.append(time.perf_counter() - start)
+        acc += float(np.sum(nz.total[P].sum(axis=1).astype(np.float64) ** 2))
+    off = s.net.report()["phases"]["ecdf noise"]["offline"]
+    return {"mpc_noise_seconds_N1024": float(np.median(secs)),
+            "mpc_noise_offline_bits_N1024": off["bits"],
+            "mpc_noise_offline_rounds_N1024": off["rounds"],
+            "mpc_noise_delta_N1024": nz.delta,
+            "mse_vs_theory_ratio_mpc": acc / (runs * N_GRID) / nz.mse_counts,
+            "mse_mpc_runs": runs}
+
+
 def bench_comm(n, sizes):
     g = CSPRNG()
     x = g.random(n)
@@ -202,6 +228,7 @@ def main(argv=None):
     res.update(bench_mse(200 if q else 2000))
     res.update(bench_comm(1000 if q else 10_000, (1, 10, 100, 1000)))
     res.update(bench_smooth(2000 if q else 10_000, 3))
+    res.update(bench_mpc_noise(2 if q else 10))
     res.update(coverage_metrics(q))
     emit(res, args.json)
 

@@ -1,7 +1,7 @@
 """U-MPC end to end: Kendall on UCI Bank, Gini at 10^6 and 10^7, scaling in n, workers and Dask.
 
 Usage: python benchmarks/umpc.py [--json] [--quick] [--runs R] [--repeats N] [--skip-1e6]
-       [--skip-1e7] [--skip-parallel] [--skip-release] [--repeats-1e7 N]
+       [--skip-1e7] [--skip-parallel] [--skip-release] [--skip-noise] [--repeats-1e7 N]
        [--gini-encoding default|paper] [--memory default|retained]
 
 Every timing is the median of N (default 3) warm runs; the first run of a
@@ -15,7 +15,9 @@ Large runs execute in fresh subprocesses so that their peak resident memory
 Keys (all measured in this run):
 - bank_kendall_seconds: median of N warm runs of Kendall's tau on (age,
   balance) of ../shared/data/bank/bank.csv, n = 4521, |E| = 2n balanced
-  edges, epsilon = 1, M_Dis (Pi_DLap), offline (dealer) phase included, no
+  edges, epsilon = 1, M_Dis with Polya noise (Pi_DLap: noise_method="polya",
+  today's figures; the in-MPC noise's are in the noise keys below), offline
+  (dealer) phase included, no
   evaluation; bank_kendall_median_seconds (the same figure, kept for older
   readers); bank_kendall_cold_seconds: the first run in the process;
   bank_kendall_online_bits / _offline_bits / _rounds.
@@ -27,7 +29,11 @@ Keys (all measured in this run):
   (incomplete - complete)^2.
 - gini_1e6_seconds, gini_1e6_peak_mb (and _online_bits, _offline_bits,
   _rounds): Gini mean difference, n = 10^6 synthetic uniform records,
-  |E| = 2n, M_HF (committee noise), one worker.
+  |E| = 2n, M_HF (the default noise: sampled inside MPC by a committee of
+  40), one worker. hf_noise_seconds_1e6: the noise step of those runs alone
+  (median of the warm runs; it runs beside the chunks), hf_noise_share_of_run_1e6
+  its share of gini_1e6_seconds, hf_noise_{online,offline}_{bits,rounds}_1e6 its
+  traffic (with --quick: *_quick at 10^5).
 - gini_1e7_seconds, gini_1e7_peak_mb: the same at n = 10^7 (targets 60 s, 3 GB);
   --repeats-1e7 N sets its warm runs (0: the cold run alone, gini_1e7_warm_runs
   says which), gini_1e7_load_avg_start/_end the load around it.
@@ -75,6 +81,10 @@ Keys (all measured in this run):
   processes and the local Dask cluster retain freed memory either way.
 - precision_* and dp_audit_*: release quality (issue 8), from
   benchmarks/umpc_release.py (see its docstring); --skip-release skips them.
+- noise_variance_ratio_{dis,hf}, bank_kendall_dp_mse_central_law,
+  bank_noise_*, noise_chi2_*, dp_audit_mpc_*: the DP noise sampled inside MPC
+  against Polya shares, from benchmarks/umpc_noise.py (see its docstring);
+  --skip-noise skips them.
 - load_avg_start / load_avg_end (1-minute load average) and cpu_count: the
   machine is shared, so read the speedups against them.
 With --quick: R = 5, N = 1, the large sizes become 10^5 (key gini_quick_n),
@@ -132,12 +142,14 @@ out = {{"startup": startup, "configs": []}}
 envs = [cfg.pop("env", {{}}) for cfg in configs]
 kws = [dict(cfg, **extra) if cfg.pop("dask", False) else dict(cfg) for cfg in configs]
 times = [[] for _ in kws]
+noise = [[] for _ in kws]
 stages = [[] for _ in kws]
 cpus = [[] for _ in kws]
 for rep in range(repeats + 1):          # rep 0: every config cold; then interleaved warm runs
-    for kw, env, ts, st, cs, is_pair in zip(kws, envs, times, stages, cpus, pairs):  # (1, 2, 1,
-        os.environ.update(env)                                       # 2, ...: a drifting load
-        c = cpu_seconds()                                            # hits both alike)
+    for kw, env, ts, st, cs, ns, is_pair in zip(kws, envs, times, stages, cpus, noise,
+                                                pairs):  # (1, 2, 1, 2, ...: a drifting
+        os.environ.update(env)                           # load hits both alike)
+        c = cpu_seconds()
         if is_pair:                     # two whole one-worker jobs at once, in the two children
             secs = pair.run()
             ts.append(max(secs))
@@ -145,6 +157,7 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
             t = time.perf_counter()
             r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
             ts.append(time.perf_counter() - t)
+            ns.append(r.noise_seconds)
         cs.append(None if c is None else cpu_seconds() - c)
         for key in env:
             del os.environ[key]
@@ -156,8 +169,9 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
                                    "online_bits": r.online_bits,
                                    "offline_bits": r.offline_bits, "rounds": r.rounds,
                                    "ring_bits": r.precision["bits"]}})
-for cfg, ts, st, cs in zip(out["configs"], times, stages, cpus):
+for cfg, ts, st, cs, ns in zip(out["configs"], times, stages, cpus, noise):
     cfg["cold"], cfg["warm"], cfg["warm_stages"], cfg["warm_cpu"] = ts[0], ts[1:], st[1:], cs[1:]
+    cfg["warm_noise"] = ns[1:] or ns
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 if pair is not None:
     pair.close()
@@ -266,7 +280,9 @@ def gini_one_worker(n: int, repeats: int) -> dict:
     cfg = res["configs"][0]
     return {"seconds": _median(cfg), "cold": cfg["cold"], "peak_mb": res["peak_mb"],
             "online_bits": cfg["online_bits"], "offline_bits": cfg["offline_bits"],
-            "rounds": cfg["rounds"], "ring_bits": cfg["ring_bits"]}
+            "rounds": cfg["rounds"], "ring_bits": cfg["ring_bits"],
+            "noise_seconds": float(np.median(cfg["warm_noise"])) if cfg["warm_noise"] else None,
+            "noise": cfg["communication"]["phases"].get("noise", {})}
 
 
 def scaling(sizes, repeats: int, known: dict) -> dict:
@@ -360,7 +376,8 @@ def bank_kendall(runs: int, repeats: int):
     timed = []
     for _ in range(repeats + 1):                # the protocol only: no evaluation
         t = time.perf_counter()
-        first = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis")
+        first = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis",
+                         noise_method="polya")
         timed.append(time.perf_counter() - t)
     kern = get("kendall")
     u_complete = complete_u(kern, decoded_inputs(X, kern))
@@ -368,7 +385,7 @@ def bank_kendall(runs: int, repeats: int):
     released, incomplete = [], []
     for _ in range(runs):
         r = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis",
-                     evaluate="incomplete")
+                     evaluate="incomplete", noise_method="polya")
         released.append(r.estimate)
         incomplete.append(r.evaluation["u_incomplete"])
     released, incomplete = np.array(released), np.array(incomplete)
@@ -412,6 +429,8 @@ def main(argv=None):
                          "freed memory retained (mpc.memory; what the ustat command does)")
     ap.add_argument("--skip-release", action="store_true",
                     help="skip the precision and DP-audit keys (benchmarks/umpc_release.py)")
+    ap.add_argument("--skip-noise", action="store_true",
+                    help="skip the noise keys (benchmarks/umpc_noise.py)")
     ap.add_argument("--repeats-1e7", type=int, default=None,
                     help="warm runs at n = 10^7 (default: --repeats; 0: the cold run alone)")
     args = ap.parse_args(argv)
@@ -435,6 +454,12 @@ def main(argv=None):
         for name in ("seconds", "peak_mb", "online_bits", "offline_bits", "rounds", "ring_bits"):
             result[f"{key}_{name}"] = g[name]
         result[f"{key}_cold_seconds"] = g["cold"]
+        tag = "1e6" if big == 10**6 else "quick"        # the in-MPC noise step of those runs
+        result[f"hf_noise_seconds_{tag}"] = g["noise_seconds"]
+        result[f"hf_noise_share_of_run_{tag}"] = g["noise_seconds"] / g["seconds"]
+        for cell in ("online", "offline"):
+            result[f"hf_noise_{cell}_bits_{tag}"] = g["noise"].get(cell, {}).get("bits", 0)
+            result[f"hf_noise_{cell}_rounds_{tag}"] = g["noise"].get(cell, {}).get("rounds", 0)
         if args.quick:
             result["gini_quick_n"] = big
     if not args.quick and not args.skip_1e7:
@@ -456,6 +481,10 @@ def main(argv=None):
         from umpc_release import release_metrics
 
         result.update(release_metrics(args.quick))
+    if not args.skip_noise:
+        from umpc_noise import noise_metrics
+
+        result.update(noise_metrics(args.quick))
     result["load_avg_end"] = os.getloadavg()[0]
     emit(result, args.json)
 

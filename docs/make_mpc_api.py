@@ -22,7 +22,7 @@ if ROOT not in sys.path:
 
 OUT = os.path.join(ROOT, "docs", "mpc-api.md")
 MODULES = ["ring", "rng", "field", "sharing", "placement", "frames", "transport", "routing",
-           "traffic", "network", "dealer", "beaver", "compare", "costs", "runtime", "session",
+           "traffic", "network", "dealer", "beaver", "compare", "gmw", "costs", "runtime", "session",
            "values", "launch"]
 
 HEADER = """# mpc layer API (generated)

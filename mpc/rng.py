@@ -140,6 +140,23 @@ class CSPRNG:
         raise TypeError("CSPRNG.pair(i, j) was removed: it restarted the pair's stream at every "
                         "call. Use rng.derive('pair', min(i, j), max(i, j)) once and keep it")
 
+    def derived_keys(self, label, ids) -> np.ndarray:
+        """The 128-bit keys of ``derive(label, i)`` for every i in ``ids``: ``uint64 (len(ids), 2)``.
+
+        For seeds of many participants at once (one HMAC each, no cipher set
+        up): participant i's key is the one its own ``derive(label, i)``
+        stream would use, so a process holding i computes it alone.
+        """
+        ids = np.asarray(ids).reshape(-1)
+        if ids.size and ids.dtype.kind not in "iu":
+            raise TypeError(f"ids must be integers, got dtype {ids.dtype}")
+        head = _label_bytes((label,)) + b"\x1f"          # _label_bytes((label, i)), i appended
+        key = self._key
+        digests = b"".join(
+            hmac.digest(key, head + (len(d) + 1).to_bytes(4, "little") + b"i" + d, "sha256")[:16]
+            for d in (str(i).encode() for i in ids.tolist()))   # one HMAC per participant
+        return np.frombuffer(digests, dtype=np.uint64).reshape(ids.size, 2).copy()
+
     # -- raw output -------------------------------------------------------------
     def _keystream(self, n: int) -> np.ndarray:
         out = np.zeros(n, dtype=np.uint8)

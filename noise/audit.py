@@ -41,7 +41,8 @@ from ._contributions import _polya_differences
 from .privacy_loss import polya_difference_epsilon
 from .samplers import as_fraction, round_scale_up
 
-__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT"]
+__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT", "secure_noise_draws",
+           "threshold_audit"]
 
 #: The audit's default settings (what benchmarks report as dp_audit_*).
 DEFAULT_AUDIT = dict(n=4, epsilon=1.0, sensitivity=8, colluders=None, max_colluders=None,
@@ -99,6 +100,25 @@ def _views(rng, r, scale, honest: int, runs: int, shift: int) -> np.ndarray:
     return c.sum(axis=1) + shift
 
 
+def secure_noise_draws(n: int, scale, epsilon: float, count: int, seed=None,
+                       chunk: int = 50_000) -> np.ndarray:
+    """``count`` noises sampled inside MPC among n contributors (:mod:`noise.mpc_sampler`,
+    dealer triples), in chunks; int64. What a coalition of up to n - 1 of them faces."""
+    from mpc.session import Session
+
+    from .mpc_sampler import plan_dlap, secure_dlap
+
+    plan = plan_dlap(scale, epsilon=epsilon)
+    base = as_rng(seed).derive("dp-audit", "mpc", int(n))
+    out = []
+    for start in range(0, count, chunk):
+        s = Session(n, seed=None if seed is None else f"audit-{seed}-{start}")
+        draws = secure_dlap(s, [plan] * min(chunk, count - start), holders=np.arange(n),
+                            rng=base.derive("chunk", start))
+        out.append(s.ring.to_signed(s.ring.sum(draws.shares, axis=0)).astype(np.int64))
+    return np.concatenate(out)
+
+
 def _best_threshold(v0: np.ndarray, v1: np.ndarray):
     """(tau, direction) maximizing a pessimistic ln P[S|D0] / P[S|D1] on the selection runs.
 
@@ -139,16 +159,19 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     ``n`` contributors (M_Dis split, :func:`noise.collusion.dis_plan` with
     ``max_colluders``, default floor(n/2)); ``colluders`` of them with the
     aggregator (default: the largest tolerated number); ``split``
-    ``"collusion"`` (Polya(1/(n - t)) per contributor) or ``"legacy"`` (the
-    paper's Polya(1/n), the control); scale = sensitivity / epsilon rounded up
-    as the protocol does. ``seed`` makes the run reproducible (insecure, for
-    tests). Returns ``(eps_lower, details)``; details has the claimed and the
+    ``"collusion"`` (Polya(1/(n - t)) per contributor), ``"legacy"`` (the
+    paper's Polya(1/n), the control) or ``"mpc"`` (one discrete Laplace
+    sampled inside MPC among the n contributors, :func:`secure_noise_draws`:
+    a coalition of any ``colluders`` < n holds only uniform shares of it, so
+    it faces the query plus the whole noise; default ``colluders`` n - 1);
+    scale = sensitivity / epsilon rounded up as the protocol does. ``seed``
+    makes the run reproducible (insecure, for tests). Returns ``(eps_lower, details)``; details has the claimed and the
     exact (numerical) epsilon for this coalition, the test's threshold and
     counts, the Clopper-Pearson bounds and the settings.
     """
-    plan = dis_plan(n, max_colluders)
-    if split not in ("collusion", "legacy"):
-        raise ValueError(f"split must be 'collusion' or 'legacy', got {split!r}")
+    if split not in ("collusion", "legacy", "mpc"):
+        raise ValueError(f"split must be 'collusion', 'legacy' or 'mpc', got {split!r}")
+    plan = dis_plan(n, max_colluders, method="mpc" if split == "mpc" else "polya")
     c = plan.max_colluders if colluders is None else colluders
     if isinstance(c, bool) or not isinstance(c, numbers.Integral) or not 0 <= c < plan.n:
         raise ValueError(f"colluders must be an integer in 0..{plan.n - 1}, got {colluders!r}")
@@ -160,24 +183,44 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     h_split = plan.honest if split == "collusion" else plan.n
     r = as_fraction(1, "r") / h_split
     honest = plan.n - int(c)
-    rng = as_rng(seed).derive("dp-audit", split, plan.n, int(c))
-    v0 = _views(rng, r, scale, honest, runs, 0)
-    v1 = _views(rng, r, scale, honest, runs, int(sensitivity))
-    half = runs // 2
-    tau, direction = _best_threshold(v0[:half], v1[:half])
-    a, b = (v0, v1) if direction == "le" else (v1, v0)
-    k0, k1 = _count(a[half:], tau, direction), _count(b[half:], tau, direction)
-    m = runs - half
-    p0_lo, _ = clopper_pearson(k0, m, alpha)
-    _, p1_hi = clopper_pearson(k1, m, alpha)
-    eps_lo = max(0.0, math.log(p0_lo / p1_hi)) if p0_lo > 0 else 0.0
-    eps_exact = polya_difference_epsilon(r * honest, scale, sensitivity)
+    if split == "mpc":                   # the coalition's shares are uniform: it faces all of eta
+        r = as_fraction(1, "r")
+        eta = secure_noise_draws(plan.n, scale, float(sensitivity / scale), 2 * runs, seed)
+        v0, v1 = eta[:runs], eta[runs:] + int(sensitivity)
+    else:
+        rng = as_rng(seed).derive("dp-audit", split, plan.n, int(c))
+        v0 = _views(rng, r, scale, honest, runs, 0)
+        v1 = _views(rng, r, scale, honest, runs, int(sensitivity))
+    eps_lo, test = threshold_audit(v0, v1, alpha)
+    eps_exact = (float(sensitivity / scale) if split == "mpc"
+                 else polya_difference_epsilon(r * honest, scale, sensitivity))
     claimed = float(sensitivity / scale)
     return eps_lo, {
         "eps_lower": eps_lo, "eps_claimed": claimed, "eps_exact": eps_exact,
         "n": plan.n, "colluders": int(c), "honest": honest, "max_colluders": plan.max_colluders,
         "split": split, "polya_shape": str(r), "scale": float(scale), "sensitivity": int(sensitivity),
-        "runs": int(runs), "alpha": alpha, "threshold": tau, "direction": direction,
-        "counts": [k0, k1], "holdout": m, "p0_lower": p0_lo, "p1_upper": p1_hi,
-        "flagged": eps_lo > claimed,
+        "runs": int(runs), "alpha": alpha, **test, "flagged": eps_lo > claimed,
     }
+
+
+def threshold_audit(v0, v1, alpha: float = 1e-3) -> tuple[float, dict]:
+    """Steps 2-3 of the module docstring on two samples of views (integers), e.g. whole releases.
+
+    ``v1`` is the sample of the data set whose query is the larger (the
+    tested events are {v <= tau} for v0 against v1 and {v >= tau} for v1
+    against v0). The first half of each picks the event, the second half
+    bounds its probabilities. Returns ``(eps_lower, {threshold, direction, counts,
+    holdout, p0_lower, p1_upper})``.
+    """
+    v0, v1 = np.asarray(v0), np.asarray(v1)
+    runs = min(v0.size, v1.size)
+    half = runs // 2
+    tau, direction = _best_threshold(v0[:half], v1[:half])
+    a, b = (v0, v1) if direction == "le" else (v1, v0)
+    k0, k1 = _count(a[half:runs], tau, direction), _count(b[half:runs], tau, direction)
+    m = runs - half
+    p0_lo, _ = clopper_pearson(k0, m, alpha)
+    _, p1_hi = clopper_pearson(k1, m, alpha)
+    eps_lo = max(0.0, math.log(p0_lo / p1_hi)) if p0_lo > 0 else 0.0
+    return eps_lo, {"threshold": tau, "direction": direction, "counts": [k0, k1],
+                    "holdout": m, "p0_lower": p0_lo, "p1_upper": p1_hi}

@@ -48,7 +48,7 @@ from fractions import Fraction
 
 from .privacy_loss import polya_difference_epsilon
 
-__all__ = ["CollusionPlan", "dis_plan", "committee_plan", "committee_size",
+__all__ = ["CollusionPlan", "dis_plan", "committee_plan", "committee_size", "METHODS",
            "resolve_max_colluders", "binomial_lower_tail", "hypergeometric_lower_tail",
            "release_guarantee"]
 
@@ -71,6 +71,7 @@ class CollusionPlan:
     honest: int
     fail_probability: float = 0.0
     tail_model: str = ""
+    method: str = "polya"
 
     @property
     def max_colluders(self) -> int:
@@ -83,8 +84,8 @@ class CollusionPlan:
 
     @property
     def variance_factor(self) -> float:
-        """Variance of the total noise over that of DLap(a): contributors / h."""
-        return self.contributors / self.honest
+        """Variance of the total noise over that of DLap(a): contributors / h (1 in MPC)."""
+        return 1.0 if self.method == "mpc" else self.contributors / self.honest
 
     def epsilon_against(self, colluders: int, epsilon: float, scale, sensitivity) -> float:
         """Epsilon against the aggregator plus ``colluders`` contributors who subtract their draws.
@@ -108,6 +109,13 @@ class CollusionPlan:
 
     def describe(self) -> str:
         """One plain sentence on who may collude and what it costs."""
+        if self.method == "mpc":
+            who = (f"a committee of {self.contributors} of {self.n} parties (at least one honest "
+                   f"member except with probability {self.fail_probability:.3g} under the honest "
+                   "fraction)" if self.threat_model == "hf" else f"all {self.contributors} parties")
+            return (f"noise sampled inside MPC by {who}: one discrete Laplace (variance x1), "
+                    f"hidden from the aggregator with up to {self.max_colluders} colluding "
+                    "contributors")
         if self.threat_model == "hf":
             return (f"committee of {self.contributors} of {self.n} parties; epsilon holds while at "
                     f"least {self.honest} members are honest (all but probability "
@@ -122,7 +130,8 @@ class CollusionPlan:
         return {"threat_model": self.threat_model, "n": self.n, "contributors": self.contributors,
                 "honest": self.honest, "max_colluders": self.max_colluders,
                 "fail_probability": self.fail_probability, "tail_model": self.tail_model,
-                "variance_factor": self.variance_factor, "polya_shape": str(self.shape)}
+                "variance_factor": self.variance_factor, "method": self.method,
+                "polya_shape": str(self.shape) if self.method == "polya" else None}
 
 
 def _check_n(n, name="n") -> int:
@@ -147,11 +156,31 @@ def resolve_max_colluders(value, n: int) -> int:
     return int(value)
 
 
-def dis_plan(n: int, max_colluders=None, threat_model: str = "dis") -> CollusionPlan:
-    """M_Dis (and local) split: n contributors, h = n - t honest, t = ``max_colluders``."""
+def dis_plan(n: int, max_colluders=None, threat_model: str = "dis",
+             method: str = "polya") -> CollusionPlan:
+    """M_Dis (and local) split: n contributors, h = n - t honest, t = ``max_colluders``.
+
+    ``method="mpc"`` (noise sampled inside MPC, :mod:`noise.mpc_sampler`): one
+    honest contributor suffices, t = n - 1 (``max_colluders`` must be None).
+    """
     n = _check_n(n)
+    _check_method(method)
+    if method == "mpc":
+        if max_colluders is not None:
+            raise ValueError("max_colluders applies to the Polya method; noise sampled inside MPC "
+                             "holds against the aggregator with all but one contributor")
+        return CollusionPlan(threat_model, n, n, 1, method="mpc")
     t = resolve_max_colluders(max_colluders, n)
     return CollusionPlan(threat_model, n, n, n - t)
+
+
+METHODS = ("mpc", "polya")
+
+
+def _check_method(method) -> str:
+    if method not in METHODS:
+        raise ValueError(f"noise method must be one of {METHODS}, got {method!r}")
+    return method
 
 
 def _check_fail_fh(fail, f_h) -> tuple[Fraction, Fraction]:
@@ -225,27 +254,51 @@ def _largest_honest(m: int, fail: Fraction, f_h: Fraction, n: int | None) -> tup
 
 
 def committee_plan(fail=2.0 ** -40, f_h=0.5, *, n: int | None = None,
-                   size: int | None = None) -> CollusionPlan:
+                   size: int | None = None, method: str = "polya") -> CollusionPlan:
     """The M_HF committee: its size m, the guaranteed honest members h, and the failure probability.
 
     ``size`` None picks the default (module docstring); a given size is capped
     at n. ValueError if not even one honest member is guaranteed.
+    ``method="mpc"``: the committee samples the noise inside MPC, one honest
+    member suffices (h = 1): the default size is the smallest with at least
+    one honest member except with probability ``fail`` (40 for f_h = 1/2,
+    fail = 2^-40, the paper's size; fewer from the exact hypergeometric tail
+    when n is small).
     """
     fail_q, fh_q = _check_fail_fh(fail, f_h)
+    _check_method(method)
     if n is not None:
         n = _check_n(n)
+    mpc = method == "mpc"
     if size is not None:
         m = min(_check_n(size, "committee_size"), n if n is not None else size)
         h, prob = _largest_honest(m, fail_q, fh_q, n)
         if h == 0:
+            least = _one_honest_committee(fail_q, fh_q, n) if mpc else committee_size(fail, f_h)
             raise ValueError(
                 f"committee_size={size} has no honest member with probability >= 1 - fail "
                 f"(fail = {float(fail):.3g}, f_h = {float(f_h):.3g}); use at least "
-                f"{committee_size(fail, f_h)} members")
+                f"{least} members")
+    elif mpc:
+        m = _one_honest_committee(fail_q, fh_q, n)
     else:
         m, h, prob = _default_committee(fail_q, fh_q, n)
     model = "binomial" if n is None else f"hypergeometric (n = {n}, at most {_corrupted(n, fh_q)} corrupted)"
-    return CollusionPlan("hf", n if n is not None else m, m, h, float(prob), model)
+    if mpc:             # in MPC one honest member hides the noise: h = 1, P[none honest]
+        h = 1
+        prob = binomial_lower_tail(m, fh_q, 1) if n is None else hypergeometric_lower_tail(
+            n, fh_q, m, 1)
+    return CollusionPlan("hf", n if n is not None else m, m, h, float(prob), model, method)
+
+
+@functools.lru_cache(maxsize=64)
+def _one_honest_committee(fail: Fraction, f_h: Fraction, n: int | None) -> int:
+    """The smallest committee with at least one honest member except with probability fail."""
+    cap = n if n is not None else 1 << 20
+    m = 1
+    while m < cap and _largest_honest(m, fail, f_h, n)[0] == 0:
+        m += 1
+    return m
 
 
 @functools.lru_cache(maxsize=64)

@@ -64,7 +64,8 @@ from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
 from .samplers import as_fraction, polya, round_scale_up
 
 __all__ = [
-    "NoiseShares", "shared_dlap_noise", "pi_dlap", "committee_dlap", "local_dlap",
+    "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap",
+    "local_dlap",
     "committee_size", "draw_committee", "coin_flip_binomial", "distributed_discrete_gaussian",
     "pidlap_bits", "committee_bits", "dlap_wrap_probability", "noise_plan",
     "noise_tail_probability", "noise_tail_bound",
@@ -105,6 +106,8 @@ class NoiseShares:
     wrap_probability: float = 0.0
     notes: str = ""
     collusion: CollusionPlan | None = None
+    method: str = "polya"
+    sampler: dict | None = None
 
     @property
     def account(self) -> acc.MechanismAccount:
@@ -144,6 +147,8 @@ class NoiseShares:
         worst = plan.contributors - 1
         return {
             "input_privacy": inputs,
+            "method": self.method,
+            "delta": self.delta,
             "epsilon_aggregator": self.epsilon,
             "max_colluders": plan.max_colluders,
             "epsilon_max_coalition": self.epsilon,
@@ -280,29 +285,56 @@ def local_dlap(s, scale, *, parties=None, honest: int | None = None):
 
 
 def noise_plan(threat_model: str, n: int, *, max_colluders=None, committee_size=None,
-               fail=2.0 ** -40, f_h=0.5) -> CollusionPlan:
+               fail=2.0 ** -40, f_h=0.5, method: str = "polya") -> CollusionPlan:
     """The collusion plan :func:`shared_dlap_noise` uses for ``n`` parties (see :mod:`noise.collusion`).
 
     ``"dis"`` / ``"local"``: ``max_colluders`` t (int, ``"half"`` = floor(n/2)
     the default, or ``"all"`` = n - 1); ``"hf"``: ``committee_size`` (default
     rule in :func:`noise.collusion.committee_plan`), ``fail``, ``f_h``.
+    ``method``: ``"polya"`` (Polya shares) or ``"mpc"`` (sampled inside MPC:
+    one honest contributor suffices; not for ``"local"``).
     """
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
+    if method == "mpc" and threat_model == "local":
+        raise ValueError("noise method 'mpc' needs a secure computation; threat model 'local' "
+                         "(Remark B.1) has no communication: use method 'polya'")
     if threat_model == "hf":
         if max_colluders is not None:
             raise ValueError("max_colluders applies to threat models 'dis' and 'local'; for 'hf' "
                              "the tolerated coalition follows from f_h, fail and committee_size")
-        return committee_plan(fail, f_h, n=n, size=committee_size)
+        return committee_plan(fail, f_h, n=n, size=committee_size, method=method)
     if committee_size is not None:
         raise ValueError("committee_size applies to threat model 'hf' only")
-    return dis_plan(n, max_colluders, threat_model)
+    return dis_plan(n, max_colluders, threat_model, method)
+
+
+def shared_dlap_noises(s, specs, **kw) -> list:
+    """The noises of one release, ``specs`` = [(epsilon, sensitivity), ...] (U, then its aux sums).
+
+    ``method="polya"`` (default): :func:`shared_dlap_noise` per spec, in order
+    (the same draws as separate calls); ``"mpc"``: one secure computation
+    draws them all (:func:`noise.mpc_noise.mpc_dlap_noises`). Keywords as
+    :func:`shared_dlap_noise`.
+    """
+    if kw.get("method", "polya") == "mpc":
+        from .mpc_noise import mpc_dlap_noises
+        kw = {k: v for k, v in kw.items() if k != "method"}
+        return mpc_dlap_noises(s, specs, **kw)
+    return [shared_dlap_noise(s, eps, sens, **kw) for eps, sens in specs]
 
 
 def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=None,
                       fail=2.0 ** -40, f_h=0.5, max_colluders=None,
-                      committee_size=None) -> NoiseShares:
-    """Shares of discrete Laplace noise for the U-MPC layer (epsilon-DP, delta = 0).
+                      committee_size=None, method: str = "polya",
+                      triples: str = "dealer") -> NoiseShares:
+    """Shares of discrete Laplace noise for the U-MPC layer (epsilon-DP, delta = 0 for Polya).
+
+    ``method``: ``"polya"`` (below: per-contributor Polya shares sized for a
+    tolerated coalition) or ``"mpc"`` (one discrete Laplace sampled inside a
+    secure computation among the contributors, :mod:`noise.mpc_noise`:
+    epsilon against all but one contributor, variance x1, a delta <= 2^-40
+    for the sampler's truncation; ``triples`` "dealer" or "ot").
 
     The noise is integer, in fixed-point units of ``s.fp`` (granularity
     2^-c): discrete Laplace with scale t >= sensitivity 2^c / epsilon, so
@@ -341,6 +373,13 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     (:func:`noise.samplers.polya`), so the reconstructed noise is exactly
     the stated Polya difference for the rational scale actually used.
     """
+    if method == "mpc":
+        from .mpc_noise import mpc_dlap_noises
+        return mpc_dlap_noises(s, [(epsilon, sensitivity)], threat_model=threat_model,
+                               parties=parties, fail=fail, f_h=f_h, max_colluders=max_colluders,
+                               committee_size=committee_size, triples=triples)[0]
+    if method != "polya":
+        raise ValueError(f"method must be 'mpc' or 'polya', got {method!r}")
     s = _check_session(s)
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")

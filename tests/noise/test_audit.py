@@ -47,3 +47,26 @@ def test_audit_beyond_the_tolerated_coalition():
     eps, d = audit_epsilon_lower_bound(seed=2, n=4, colluders=3)
     assert d["max_colluders"] == 2 and d["flagged"] and eps <= d["eps_exact"]
     assert DEFAULT_AUDIT["n"] == 4 and DEFAULT_AUDIT["runs"] == 100_000
+
+
+def test_threshold_audit_on_two_samples():
+    """DLap views of neighbours whose query differs by the sensitivity: the lower bound stays
+    below the true epsilon, and a mechanism four times as loose is caught above the claim."""
+    import math
+
+    import numpy as np
+
+    from noise.audit import threshold_audit
+
+    g = np.random.default_rng(3)
+
+    def dlap(scale, size):
+        a = math.exp(-1.0 / scale)
+        return g.geometric(1 - a, size) - g.geometric(1 - a, size)
+
+    for eps, check in ((1.0, lambda e: e <= 1.0), (4.0, lambda e: e > 1.0)):
+        scale = 8 / eps
+        v0, v1 = dlap(scale, 4000), 8 + dlap(scale, 4000)
+        eps_lo, d = threshold_audit(v0, v1)
+        assert check(eps_lo) and eps_lo <= eps, (eps, eps_lo, d)
+        assert d["holdout"] == 2000 and d["direction"] in ("le", "ge")

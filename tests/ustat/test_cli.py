@@ -231,7 +231,8 @@ def test_budget_file(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("x\n" + "".join(f"{i}\n" for i in range(20)))
     budget = tmp_path / "budget.json"
-    base = ["estimate", "gini", "--csv", str(f), "--bounds", "0:20", "--budget-file", str(budget)]
+    base = ["estimate", "gini", "--csv", str(f), "--bounds", "0:20", "--budget-file", str(budget),
+            "--noise-method", "polya"]
     code, _, err = _err(capsys, base)
     assert code == 2 and "--budget-total" in err and not budget.exists()
     res, _ = _run_json(capsys, base + ["--budget-total", "2", "--epsilon", "1.5"])
@@ -257,16 +258,17 @@ def test_budget_file(tmp_path, capsys):
 
 
 def test_epsilon_split_and_collusion_in_output(capsys):
-    assert main(["estimate", "auc", "--n", "60", "--no-progress", "--seed", "1"]) == 0
+    polya = ["--noise-method", "polya"]
+    assert main(["estimate", "auc", "--n", "60", "--no-progress", "--seed", "1"] + polya) == 0
     out = capsys.readouterr().out
     assert "epsilon 1 = 0.73 statistic + 0.27 class counts" in out      # the chosen share
     assert "up to 30 of the 60 parties" in out and "all but one contributor" in out
-    res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"])
+    res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"] + polya)
     split = res["epsilon_split"]
     assert split.pop("statistic") == pytest.approx(0.73) and sum(split.values()) == pytest.approx(0.27)
     assert res["params"]["aux_epsilon_fraction"] == 0.27
     res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1",
-                                "--aux-epsilon-fraction", "0.1"])
+                                "--aux-epsilon-fraction", "0.1"] + polya)
     assert res["epsilon_split"]["statistic"] == pytest.approx(0.9)
     c = res["collusion"]
     assert c["max_colluders"] == 30 and c["variance_factor"] == 2.0
@@ -279,8 +281,11 @@ def test_collusion_flags_reach_run_umpc(capsys, monkeypatch):
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all", "--seed", "1"])
     assert res["collusion"]["max_colluders"] == 29 and res["collusion"]["variance_factor"] == 30
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",
-                                "--committee-size", "60", "--seed", "1"])
+                                "--committee-size", "60", "--seed", "1", "--noise-method", "polya"])
     assert res["collusion"]["contributors"] == 60 and res["collusion"]["variance_factor"] > 4
+    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",
+                                "--committee-size", "60", "--seed", "1"])        # sampled in MPC
+    assert res["collusion"]["contributors"] == 60 and res["collusion"]["variance_factor"] == 1
     # a protocol layer without the options: the flags are refused, the default is not
     real = umpc.run_umpc
 

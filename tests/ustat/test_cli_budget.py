@@ -146,8 +146,9 @@ def test_delta_is_charged_for_committee_and_composition(capsys, tmp_path):
     b = tmp_path / "b.json"
     res = _run(capsys, ["estimate", "auc", "--csv", path, "--columns", "duration,y", "--bounds",
                         "0:5000", "--threat-model", "hf", "--seed", "2", "--budget-file", str(b),
-                        "--budget-total", "3"])
-    # two committees (the AUC's sum and the positive count), each failing w.p. the exact tail
+                        "--budget-total", "3", "--noise-method", "polya"])
+    # Polya noise: two committees (the AUC's sum and the positive count), each failing w.p. the
+    # exact tail (the in-MPC noise's delta: tests/ustat/test_umpc_noise_method.py)
     assert 0 < res["delta"] < 2 * 2.0 ** -40 and res["budget"]["this_run_delta"] == res["delta"]
     assert res["budget"]["total_delta"] == 1e-6 and _spends(b)[0]["delta"] == res["delta"]
     res = _run(capsys, ["estimate", "kendall", "--csv", path, "--columns", "age,balance",

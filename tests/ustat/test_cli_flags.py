@@ -160,7 +160,8 @@ def test_release_fields_of_a_newer_run_umpc(capsys, monkeypatch):
     assert "AUC (auc) = 1   [1.0432 before clamping to the valid range]" in out
     assert "accuracy  : DP noise std 0.0123, 90% interval [0.97, 1]\n" in out
     assert "  interval  : normal: DP noise + edge sampling\n" in out
-    assert "epsilon 1 = 0.9 statistic + 0.1 class counts (threat model" in out
+    assert "epsilon 1 = 0.9 statistic + 0.1 class counts, delta " in out   # the in-MPC noise's
+    assert "(threat model M_Dis" in out
     assert ("precision : ring 40 bits, 14 fractional bits for the output, 30 for the inputs; "
             "inputs resolved to 0.001") in " ".join(out.split())
     assert ("evaluation: exact AUC on the raw values = 0.75, on the encoded inputs = 0.7499 "

@@ -142,7 +142,8 @@ def test_delta_method_noise_std_matches_monte_carlo_over_seeds():
     kern = K.get("auc")
     hg = sampling.sample("balanced", 300, 600, 2, CSPRNG(1))
     runs = [run_umpc(X, "auc", epsilon=4.0, hypergraph=hg, seed=s, workers=1,
-                     aux_epsilon_fraction=0.1, evaluate="incomplete" if s == 0 else False)
+                     aux_epsilon_fraction=0.1, evaluate="incomplete" if s == 0 else False,
+                     noise_method="polya")
             for s in range(150)]
     u_true = runs[0].evaluation["u_incomplete"]
     at_truth = release_fields(kern, u=u_true, aux=[100.0], n=300, m=600, eps=4.0,

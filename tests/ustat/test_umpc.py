@@ -278,7 +278,11 @@ def test_bad_input():
     with pytest.raises(ValueError, match="threat_model"):
         run_umpc(X, "gini", threat_model="x")
     with pytest.raises(ValueError, match="use threat_model='hf'"):
-        run_umpc(np.zeros((20_001, 1)), "gini", edges=10)
+        run_umpc(np.zeros((20_001, 1)), "gini", edges=10, noise_method="polya")
+    with pytest.raises(ValueError, match="use threat_model='hf'"):
+        run_umpc(np.zeros((100_001, 1)), "gini", edges=10)          # in-MPC noise among all
+    with pytest.raises(ValueError, match="noise_method must be"):
+        run_umpc(X, "gini", noise_method="laplace")
     with pytest.raises(ValueError, match="exceeds"):
         run_umpc(X, "gini", edges=46)
 

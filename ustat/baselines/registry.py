@@ -134,6 +134,23 @@ UMPC_TRUST = {
            "the aggregator learns only the noisy sum"),
 }
 
+#: What the noise method "mpc" changes in :data:`UMPC_TRUST` (phrase -> replacement).
+_MPC_NOISE_TRUST = {
+    "dis": ("the noise is drawn jointly by all parties (Pi_DLap)",
+            "one discrete Laplace noise is sampled inside MPC from all parties' coins"),
+    "hf": ("a random committee draws the noise",
+           "a random committee samples one discrete Laplace noise inside MPC"),
+}
+
+
+def umpc_trust(threat_model: str, noise_method: str | None = None) -> str:
+    """The trust sentence of a U-MPC release under ``threat_model`` with this noise method."""
+    tm = threat_model if threat_model in UMPC_TRUST else "dis"
+    text = UMPC_TRUST[tm]
+    if noise_method == "mpc":
+        text = text.replace(*_MPC_NOISE_TRUST[tm])
+    return text
+
 
 def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, evaluate=False,
                       **params) -> ProtocolResult:
@@ -161,11 +178,12 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
     theory = {"sensitivity": r.sensitivity, "noise_scale": r.noise_scale,
               "dp_variance": 2 * r.noise_scale ** 2 if math.isfinite(r.epsilon) else 0.0}
     delta = _umpc_delta(records, kern, epsilon=epsilon, threat_model=r.threat_model,
-                        **{k: params[k] for k in ("committee_size", "fail", "f_h") if k in params})
+                        **{k: params[k] for k in ("committee_size", "fail", "f_h", "noise_method",
+                                                  "backend", "max_colluders") if k in params})
     return ProtocolResult(
         protocol="umpc", kernel=r.kernel, statistic=r.statistic, estimate=r.estimate,
         u_hat=r.u_hat, epsilon=r.epsilon, delta=delta, n=r.n, params=used, dp_model="central",
-        trust=UMPC_TRUST.get(r.threat_model, UMPC_TRUST["dis"]), online_bits=r.online_bits,
+        trust=umpc_trust(r.threat_model, r.noise_method), online_bits=r.online_bits,
         offline_bits=r.offline_bits, rounds=r.rounds, max_party_bits=r.max_party_bits,
         mean_party_bits=r.mean_party_bits, seconds=time.perf_counter() - t_start,
         insecure_seed=r.insecure_seed, communication=r.communication, theory=theory,

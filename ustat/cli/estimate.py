@@ -25,7 +25,7 @@ UMPC_OPTIONS = (
     ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
     ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
     ("--resolution", "resolution"), ("--confidence", "confidence"),
-    ("--processes", "processes"),
+    ("--processes", "processes"), ("--noise-method", "noise_method"),
 )
 
 
@@ -166,7 +166,10 @@ def _planned_delta(args, info, kern, X) -> float:
 
         return delta_spent(kern, X.shape[0], args.epsilon, threat_model=args.threat_model,
                            committee_size=args.committee_size, fail=args.fail,
-                           f_h=args.honest_fraction)
+                           f_h=args.honest_fraction, noise_method=args.noise_method,
+                           backend=args.backend or "dealer",
+                           max_colluders=None if args.max_colluders == "half" else
+                           args.max_colluders)
     from . import protocols
 
     return protocols.planned_delta(args, info, kern, X)
@@ -211,7 +214,9 @@ def cmd_estimate(args) -> dict:
         _check_delta(res.delta, delta)
         out = protocols.output(args, kern, res, meta, warnings + notes)
     else:
-        out = output.estimate_output(args, kern, res, X, meta, warnings + notes, delta)
+        _check_delta(getattr(res, "delta", 0.0), delta)
+        out = output.estimate_output(args, kern, res, X, meta, warnings + notes,
+                                     getattr(res, "delta", delta))
     args.charge.actual_delta = out["delta"]
     for w in out.get("warnings", []):
         warn(w)

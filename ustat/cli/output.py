@@ -26,11 +26,15 @@ def _collusion(args, res, n: int) -> dict | None:
     if "u" not in res.aux.get("noise", {}):
         return None
     tm = res.threat_model
-    plan = distributed.noise_plan(tm, n, max_colluders=args.max_colluders if tm == "dis" else None,
+    method = getattr(res, "noise_method", "") or "polya"
+    colluders = args.max_colluders if tm == "dis" and method == "polya" else None
+    plan = distributed.noise_plan(tm, n, max_colluders=colluders,
                                   committee_size=args.committee_size if tm == "hf" else None,
-                                  fail=args.fail, f_h=args.honest_fraction)
+                                  fail=args.fail, f_h=args.honest_fraction, method=method)
     parts = [(i["epsilon"], i["scale_ring_units"]) for i in res.aux["noise"].values()]
-    return collusion.release_guarantee(plan, parts, args.honest_fraction)
+    out = collusion.release_guarantee(plan, parts, args.honest_fraction)
+    out.update(method=method, delta=getattr(res, "delta", 0.0))
+    return out
 
 
 def _present(v):
@@ -72,6 +76,7 @@ def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict
         "estimate": res.estimate, "epsilon": res.epsilon if math.isfinite(res.epsilon) else "inf",
         "n": res.n, "degree": res.degree, "edges": res.edges, "sampler": res.sampler,
         "max_degree": res.max_degree, "threat_model": res.threat_model,
+        "noise_method": getattr(res, "noise_method", "") or None,
         "backend": getattr(res, "backend", "dealer"), "trust": _trust(res),
         "backend_trust": getattr(res, "backend_trust", ""),
         "workers": getattr(res, "workers", None), "scheduler": getattr(res, "scheduler", None),
@@ -149,7 +154,7 @@ def _params(args, res) -> dict:
            if args.aux_epsilon_fraction is None else args.aux_epsilon_fraction,
            "backend": getattr(res, "backend", "dealer")}
     for key in ("max_colluders", "committee_size", "honest_fraction", "fail", "workers", "pool",
-                "scheduler", "bits", "frac_bits", "resolution", "confidence"):
+                "scheduler", "bits", "frac_bits", "resolution", "confidence", "noise_method"):
         value = getattr(args, key, None)
         if value is not None:
             out[key] = value
@@ -163,9 +168,9 @@ def public_meta(meta: dict) -> dict:
 
 
 def _trust(res) -> str:
-    from ..baselines.registry import UMPC_TRUST
+    from ..baselines.registry import umpc_trust
 
-    text = UMPC_TRUST.get(res.threat_model, UMPC_TRUST["dis"])
+    text = umpc_trust(res.threat_model, getattr(res, "noise_method", None))
     backend_trust = getattr(res, "backend_trust", "")
     if not backend_trust:
         return text
@@ -175,9 +180,10 @@ def _trust(res) -> str:
 
 
 _THREAT_TEXT = {
-    "dis": "M_Dis: noise by Pi_DLap among all parties",
+    "dis": "M_Dis: noise among all parties",
     "hf": "M_HF: honest fraction, noise by a random committee",
 }
+_METHOD_TEXT = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
 _SPLIT_NAMES = {"statistic": "statistic", "class_counts": "class counts"}
 
 
@@ -276,8 +282,10 @@ def print_estimate(res: dict):
         print(_wrapped("accuracy", unc))
     if res.get("ci_method"):
         print(_wrapped("interval", res["ci_method"]))
+    method = _METHOD_TEXT.get(res.get("noise_method"))
     print(f"  privacy   : {epsilon_text(res['epsilon'], res.get('epsilon_split'))}"
-          f"{delta_text(res.get('delta'))} (threat model {_THREAT_TEXT[res['threat_model']]})")
+          f"{delta_text(res.get('delta'))} (threat model {_THREAT_TEXT[res['threat_model']]}"
+          + (f", {method})" if method else ")"))
     coll = res.get("collusion")
     if coll:
         print(f"  inputs    : {coll['input_privacy'].removeprefix('inputs ')}")

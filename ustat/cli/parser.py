@@ -20,13 +20,18 @@ THREAT_HELP = """\
 Who must collude. Input privacy: under dis (M_Dis) no coalition of up to
 n - 1 parties with the aggregator learns an honest party's record (beyond
 what the release says); under hf (M_HF) none allowed by the honest fraction.
-The DP guarantee of the release is a separate, stated parameter: the noise is
-split so that epsilon holds against the aggregator together with
---max-colluders parties (dis; default half of them: noise variance x2 at
-most) or with all but the guaranteed honest members of the noise committee
-(hf; committee sized by --honest-fraction and --committee-fail). Against a
-larger coalition epsilon degrades; the output reports the epsilon against
-the aggregator with all but one contributor."""
+The DP guarantee of the release is a separate, stated parameter. With
+--noise-method mpc (the default with the dealer backend) one discrete Laplace
+is sampled inside a secure computation among all parties (dis) or a committee
+with at least one honest member (hf), so epsilon holds against the aggregator
+with all but one contributor, at the central model's variance. With
+--noise-method polya the noise is split so that epsilon holds against the
+aggregator together with --max-colluders parties (dis; default half of them:
+noise variance x2 at most) or with all but the guaranteed honest members of
+the noise committee (hf; committee sized by --honest-fraction and
+--committee-fail); against a larger coalition epsilon degrades, and the
+output reports the epsilon against the aggregator with all but one
+contributor."""
 
 EXIT_CODES = """\
 Exit status: 0 success; 2 a user mistake (bad option, data or parameter;
@@ -97,6 +102,11 @@ def _privacy_options(e):
     t = e.add_argument_group("threat model (umpc)")
     t.add_argument("--threat-model", default=None, choices=("dis", "hf"),
                    help="dis: M_Dis (default), hf: M_HF (committee noise)")
+    t.add_argument("--noise-method", default=None, choices=("mpc", "polya"),
+                   help="mpc: one discrete Laplace sampled inside MPC (the central model's "
+                        "variance, epsilon against all but one contributor, delta <= 2^-40; "
+                        "default with --backend dealer); polya: Polya shares sized for "
+                        "--max-colluders (cheaper; default with --backend gc)")
     t.add_argument("--max-colluders", type=_max_colluders_arg, default=None, metavar="T",
                    help="dis: parties that may collude with the aggregator while epsilon holds: "
                         "an integer, half (default) or all (n - 1; n times the noise variance)")

@@ -27,7 +27,7 @@ UMPC_ONLY = (("--edges", "edges"), ("--sampler", "sampler"), ("--threat-model", 
              ("--honest-fraction", "honest_fraction"), ("--committee-fail", "fail"),
              ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
              ("--scheduler", "scheduler"), ("--resolution", "resolution"),
-             ("--confidence", "confidence"))
+             ("--confidence", "confidence"), ("--noise-method", "noise_method"))
 
 #: (flag, args attribute, runner keyword): options of some baseline protocols.
 BASELINE_OPTIONS = (("--pairs", "pairs", "pairs"), ("--delta", "delta", "delta"),

@@ -62,10 +62,13 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
                         "central: trusted curator (reference)")
     p.add_argument("--servers", type=int_arg, default=None,
                    help="servers m (fss: 2, the default; pointwise: >= 2)")
-    p.add_argument("--noise", default=None, choices=("each", "split"),
+    p.add_argument("--noise", default=None, choices=("each", "split", "mpc"),
                    help="each: every server adds a full discrete Laplace per node (epsilon "
                         "holds against a server that sees the output; default); split: Polya "
-                        "halves summing to one (half the variance)")
+                        "halves summing to one (half the variance); mpc: the servers sample "
+                        "one discrete Laplace per node inside MPC (half the variance and "
+                        "epsilon against a server that sees the output, delta <= 2^-40; "
+                        "costs an OT-based computation between the servers)")
     p.add_argument("--branching", default="2", help="tree branching factor b >= 2, or 'auto'")
     p.add_argument("--sensitivity", default="exact", choices=("exact", "paper"),
                    help="node sensitivity: exact diameter (default) or the paper's L + 1")

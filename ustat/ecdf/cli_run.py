@@ -24,9 +24,19 @@ def _g(v) -> str:
     return v if isinstance(v, str) else format(v, ".4g")
 
 
+#: Noise sets sampled inside MPC per release with --noise mpc (roc: two class trees; hl: the
+#: tree and the group sums), each planned at delta <= 2^-40 (noise.mpc_sampler.plan_dlap).
+_MPC_NOISE_SETS = {"roc": 2, "hl": 2}
+
+
 def _charge(args, columns):
-    """This release's epsilon (pure DP: delta 0) reserved in --budget-file, before computing."""
-    args.charge.reserve(columns, epsilon=args.epsilon, delta=0.0, label=args.command,
+    """This release's epsilon (pure DP, delta 0; with --noise mpc the sampler's bound, 2^-40 per
+    tree or set of sums) reserved in --budget-file, before computing."""
+    delta = 0.0
+    if getattr(args, "noise", None) == "mpc" and math.isfinite(args.epsilon):
+        from noise.mpc_sampler import MAX_DELTA
+        delta = _MPC_NOISE_SETS.get(args.command, 1) * MAX_DELTA
+    args.charge.reserve(columns, epsilon=args.epsilon, delta=delta, label=args.command,
                         details={"backend": args.backend})
 
 

@@ -163,7 +163,7 @@ def _exact(p, y, tau, Q, df) -> dict:
             "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
 
 
-def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
+def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode, eps_sums=None):
     """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open."""
     ring, net = session.ring, session.net
     sid = server_ids(session)
@@ -177,18 +177,25 @@ def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode):
     rng = session.rng.derive("ecdf", "hl-shares", int(session.rng.uint64()))
     sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)   # (m, n, 4Q)
     sums = np.empty((m, 4 * Q), dtype=np.uint64)
+    parts, delta = None, 0.0
+    if mode == "mpc" and scale_o is not None:       # the servers sample the 4Q noises in MPC
+        from .node_noise import sum_noise_mpc
+        parts, delta = sum_noise_mpc(session, [(scale_e, 2 * Q), (scale_o, 2 * Q)], eps_sums)
     with net.phase("hl sums"):
         with net.round():
             for j in range(m):                      # loop over the m servers
                 net.send(net.parties, int(sid[j]), sh[j], ring.bits)
         for j in range(m):
-            nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
-            noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
-                                    _noise_part(scale_o, 2 * Q, m, mode, nrng)])
+            if parts is not None:
+                noise = parts[j]
+            else:
+                nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
+                noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
+                                        _noise_part(scale_o, 2 * Q, m, mode, nrng)])
             sums[j] = ring.add(ring.sum(sh[j], axis=0), ring.element(noise))
         opened = open_to_analyst(session, sums).reshape(4, Q).astype(np.float64)
     opened[:2] /= one
-    return opened
+    return opened, delta
 
 
 def _noise_part(scale, size, m, mode, rng):
@@ -282,6 +289,7 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
                  session=session)
     edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
+    sums_delta = 0.0
     if session is None:
         g = as_rng(seed)        # a generator passed in draws fresh noise at every call
         rng = g.fresh("ecdf", "hl-central") if g is seed else g.derive("ecdf", "hl-central-noise")
@@ -290,7 +298,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
-        sums = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode)
+        sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode,
+                                      sums_sens / float(scale_o) if scale_o is not None else None)
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
         return HLResult(math.nan, math.nan, Q, np.full(Q + 1, np.nan), {}, {},
@@ -308,7 +317,8 @@ def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_t
                "sums_epsilon": eps_sums, "sensitivity_nodes": delta,
                "noise_mode": mode, "backend": backend, "sums_sensitivity": sums_sens,
                "sums_noise": {"observed": o_law.to_dict(), "expected": e_law.to_dict(),
-                              "expected_units": f"2^-{FRAC_BITS}"}}
+                              "expected_units": f"2^-{FRAC_BITS}"},
+               "delta": dep.noise.delta + sums_delta}
     method = (f"noise-aware HL: T = sum_q D_q^2 / (V_q + s^2) with D_q the two noisy copies of "
               f"O1 - E1 averaged (noise sd s = {math.sqrt(noise_var):.3g} per group) and V_q = "
               f"E1 E0 / n_q; p-value from {'the chi-square tail' if noise is None else 'a simulated null'}"

@@ -10,7 +10,9 @@ in cost:
 Per batch of Q queries k_1..k_Q (phase ``ecdf pointwise``, 3 rounds):
   1. the analyst sends the indices to every party (n Q index_bits bits; in
      chunks of ``QUERY_CHUNK // n`` queries, one message per party and
-     chunk, the chunks' steps 1-2 running side by side: 2 rounds for all);
+     chunk, the chunks' steps 1-2 running side by side: 2 rounds for all)
+     and, in the same round, to every server (m Q index_bits bits: a server
+     adds its noise on the paths actually asked);
   2. party i computes its Q indicators beta_i 1[alpha_i <= k_q] from its grid
      rank (beta_i = 1, or its 0/1 label for a class ECDF),
      splits them into m additive shares in Z_2^l and sends share s to
@@ -66,6 +68,7 @@ class PointwiseServers:
         m, n, Q = sid.size, self.ranks.size, idx.size
         parties = net.parties
         analyst, ib = net.role("analyst"), index_bits(self.tree.n_points)
+        told = np.tile(idx, (m, 1))              # row j: the indices server j receives
         with net.phase("ecdf pointwise"), net.parallel():
             sums = np.zeros((m, Q), dtype=np.uint64)
             rng = s.rng.derive("ecdf", "pointwise-shares", int(s.rng.uint64()))
@@ -76,6 +79,8 @@ class PointwiseServers:
                     asked = np.tile(idx[q0:q1], (n, 1))     # row i: what party i receives
                     with net.round():
                         net.send(analyst, parties, asked, ib)
+                        if q0 == 0:                 # the servers add noise on the asked paths
+                            net.send(analyst, sid, told, ib)
                     ind = (self.ranks[:, None] <= asked) * self.weights[:, None]
                     sh = additive_share(ring, ind, m, rng)                          # (m, n, q)
                     with net.round():
@@ -84,6 +89,6 @@ class PointwiseServers:
                     sums[:, q0:q1] = ring.sum(sh, axis=1)
         for j in range(m):
             if net.is_local(int(sid[j])):
-                sums[j] = ring.add(sums[j], noise_share_ring(s, self.noise, j, idx))
+                sums[j] = ring.add(sums[j], noise_share_ring(s, self.noise, j, told[j]))
         with net.phase("ecdf pointwise"):
             return open_to_analyst(s, sums)

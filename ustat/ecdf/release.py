@@ -138,6 +138,7 @@ class Deployment:
             "servers": nz.servers if nz.mode != "central" else 0,
             "mse_counts": nz.mse_counts, "mse": nz.mse(self.n), "node_noise": nz.law.to_dict(),
             "epsilon_vs_server_seeing_output": nz.coalition_epsilon(),
+            "delta": nz.delta,
         }
 
 
@@ -148,8 +149,9 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
     """Offline phase: parties encode, keys go to the servers, the servers draw node noise.
 
     ``noise_mode``: ``"each"`` (default for the server backends), ``"split"``,
-    or ``"central"`` (forced for backend ``"central"``); see
-    :mod:`ustat.ecdf.tree`. ``bits``: the ring Z_2^l of shares and DCF outputs.
+    ``"mpc"`` (one DLap per node sampled inside MPC by the servers,
+    :mod:`ustat.ecdf.node_noise`) or ``"central"`` (forced for backend
+    ``"central"``); see :mod:`ustat.ecdf.tree`. ``bits``: the ring Z_2^l of shares and DCF outputs.
     ``weights``: per-party 0/1 weights (e.g. class labels: the ECDF of one
     class among all parties, hidden from the servers). ``session``: reuse an
     existing session (its parties, servers and network; e.g. the two class
@@ -195,9 +197,13 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
     elif session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties for {n} values")
     bits = session.ring.bits
-    rngs = [session.rng.derive("ecdf", "server-noise", s, int(session.rng.uint64()))
-            for s in range(servers)]
-    noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=sensitivity)
+    if mode == "mpc":
+        from .node_noise import draw_noise_mpc
+        noise = draw_noise_mpc(session, tree, epsilon, rule=sensitivity)
+    else:
+        rngs = [session.rng.derive("ecdf", "server-noise", s, int(session.rng.uint64()))
+                for s in range(servers)]
+        noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=sensitivity)
     peak = noise_bound(noise) + n
     if peak >= 1 << (bits - 1):
         raise ValueError(f"bits = {bits}: noisy counts up to {peak} (n plus the noise on a path, "

@@ -68,7 +68,7 @@ from .sensitivity import tree_sensitivity
 __all__ = ["Tree", "TreeNoise", "interval_sensitivity", "dlap_variance", "draw_noise",
            "planned_law", "best_branching", "NOISE_MODES"]
 
-NOISE_MODES = ("split", "each", "central")
+NOISE_MODES = ("split", "each", "central", "mpc")
 
 
 def _int(v, name: str, lo: int, hi: int | None = None) -> int:
@@ -199,7 +199,11 @@ class TreeNoise:
     node noise is the column sum). ``mode``: ``"split"`` (every server draws a
     Polya(1/m, a) difference per node; the sum is exactly DLap(a)),
     ``"each"`` (every server a full DLap(a): epsilon holds even against a
-    server that sees the output), ``"central"`` (one trusted drawer, m = 1).
+    server that sees the output), ``"central"`` (one trusted drawer, m = 1),
+    ``"mpc"`` (the servers sample one DLap(a) per node inside a secure
+    computation, :mod:`ustat.ecdf.node_noise`: row s holds server s's
+    additive share in Z_2^``bits`` as int64, uniform on its own; epsilon
+    holds against a server that sees the output, within ``delta``).
     ``scale`` is None for epsilon = inf (no noise, not private).
     """
 
@@ -210,6 +214,8 @@ class TreeNoise:
     sensitivity: int
     mode: str
     shares: np.ndarray
+    bits: int | None = None         # mode "mpc": shares are additive mod 2^bits
+    delta: float = 0.0              # mode "mpc": the in-MPC sampler's delta (whole release)
 
     @property
     def servers(self) -> int:
@@ -217,7 +223,11 @@ class TreeNoise:
 
     @property
     def total(self) -> np.ndarray:
-        return self.shares.sum(axis=0)
+        if self.bits is None:
+            return self.shares.sum(axis=0)
+        mask, half = np.uint64((1 << self.bits) - 1), np.uint64(1 << (self.bits - 1))
+        t = self.shares.view(np.uint64).sum(axis=0, dtype=np.uint64)
+        return ((t + half) & mask).astype(np.int64) - np.int64(half)   # signed, l bits
 
     def at(self, idx) -> np.ndarray:
         """Total noise (int64) on the points ``idx``: the sum over their paths."""
@@ -258,7 +268,7 @@ class TreeNoise:
         """
         if self.scale is None:
             return math.inf
-        if self.mode in ("each", "central") or self.servers == 1:
+        if self.mode in ("each", "central", "mpc") or self.servers == 1:
             return self.epsilon
         r = Fraction(self.servers - 1, self.servers)
         return self.sensitivity * _polya_pair_pmf_ratio(r, self.scale)
@@ -282,6 +292,9 @@ def draw_noise(tree: Tree, epsilon, rng, *, servers: int = 2, mode: str = "split
         raise TypeError(f"tree must be a Tree, got {type(tree).__name__}")
     if mode not in NOISE_MODES:
         raise ValueError(f"noise mode must be one of {NOISE_MODES}, got {mode!r}")
+    if mode == "mpc":
+        raise ValueError("noise mode 'mpc' runs a secure computation between the servers: use "
+                         "ustat.ecdf.node_noise.draw_noise_mpc(session, tree, epsilon)")
     m = 1 if mode == "central" else _int(servers, "servers", 2, 64)
     eps = _epsilon(epsilon)
     delta = tree.sensitivity(rule)

@@ -8,13 +8,51 @@ with probability ``fail_probability`` (the exact hypergeometric tail of
 :func:`noise.collusion.committee_plan`, 7.3e-13 at Bank's n = 4521 with the defaults). That
 event does not depend on the data, so each draw is (epsilon_i, fail)-DP and the release,
 by basic composition, (epsilon, draws x fail)-DP.
+
+With the noise sampled inside MPC (``noise_method="mpc"``, :mod:`noise.mpc_noise`, the
+default where it serves: :func:`resolve_noise_method`) each draw spends the sampler's
+delta, at most 2^-40 (:data:`noise.mpc_sampler.MAX_DELTA`), and under M_HF one committee
+with at least one honest member samples every draw, whose failure probability is charged
+once: delta <= draws x 2^-40 (+ fail). The run reports the exact figure (``UMPCResult.delta``),
+never above this bound.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["noise_draws", "delta_spent"]
+__all__ = ["noise_draws", "delta_spent", "resolve_noise_method", "noise_guarantee",
+           "MPC_MAX_EPSILON"]
+
+#: Above this epsilon the default noise is Polya: the in-MPC sampler's 64 coin bits would not
+#: reach delta 2^-40 for the widest ring (1 + e^epsilon multiplies its total variation).
+MPC_MAX_EPSILON = 12.0
+
+
+def resolve_noise_method(method, backend: str = "dealer", max_colluders=None,
+                         epsilon=1.0) -> tuple:
+    """``(method, note)``: the noise method of a run, and why when the default is not "mpc".
+
+    ``method`` given: itself. None (the default): "mpc" (one discrete Laplace
+    sampled inside MPC) except with backend "gc" (dealer-free triples need an
+    OT extension between every pair of contributors), when ``max_colluders``
+    is given (a Polya parameter) or when epsilon > :data:`MPC_MAX_EPSILON`.
+    """
+    if method is not None:
+        if method not in ("mpc", "polya"):
+            raise ValueError(f"noise_method must be 'mpc' or 'polya', got {method!r}")
+        return method, None
+    try:
+        eps = float(epsilon)
+    except (TypeError, ValueError):      # run_umpc names a bad epsilon itself
+        eps = math.nan
+    if backend == "gc" or max_colluders is not None:
+        return "polya", None
+    if math.isfinite(eps) and eps > MPC_MAX_EPSILON:
+        return "polya", (f"noise: epsilon {eps:g} is above {MPC_MAX_EPSILON:g}, where the "
+                         "in-MPC sampler's 64 coin bits cannot reach delta 2^-40: Polya shares "
+                         "were used")
+    return "mpc", None
 
 
 def noise_draws(kernel) -> int:
@@ -26,11 +64,56 @@ def noise_draws(kernel) -> int:
 
 
 def delta_spent(kernel, n: int, epsilon, *, threat_model: str = "dis", committee_size=None,
-                fail=2.0 ** -40, f_h=0.5, **_) -> float:
-    """The delta of a :func:`ustat.umpc.run_umpc` release with these arguments."""
-    if threat_model != "hf" or not math.isfinite(float(epsilon)):
+                fail=2.0 ** -40, f_h=0.5, noise_method=None, backend: str = "dealer",
+                max_colluders=None, **_) -> float:
+    """The delta of a :func:`ustat.umpc.run_umpc` release with these arguments (a bound: the
+    in-MPC sampler's delta is at most 2^-40 per draw; the run reports the exact one)."""
+    if not math.isfinite(float(epsilon)):
+        return 0.0
+    method, _ = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
+    draws = noise_draws(kernel)
+    if method == "mpc":
+        from noise.mpc_sampler import MAX_DELTA
+
+        spent = draws * MAX_DELTA
+        if threat_model == "hf":
+            from noise.distributed import noise_plan
+
+            spent += noise_plan("hf", int(n), committee_size=committee_size, fail=fail,
+                                f_h=f_h, method="mpc").fail_probability
+        return min(1.0, spent)
+    if threat_model != "hf":
         return 0.0
     from noise.distributed import noise_plan
 
     plan = noise_plan("hf", int(n), committee_size=committee_size, fail=fail, f_h=f_h)
-    return min(1.0, noise_draws(kernel) * plan.fail_probability)
+    return min(1.0, draws * plan.fail_probability)
+
+
+def noise_guarantee(noises) -> dict:
+    """A release's (epsilon, delta) against its stated coalition, and its noise variance.
+
+    ``noises``: the :class:`noise.distributed.NoiseShares` of the release (the
+    U-statistic's, then the auxiliary sums').
+
+    delta, as :func:`delta_spent` plans and charges it: the
+    in-MPC sampler's bound 2^-40 per noise (``sampler_delta``: the exact
+    figure, below it) plus the M_HF committee's failure probability, once
+    for the one committee of the MPC noise, once per noisy sum for Polya's.
+    """
+    from noise.mpc_sampler import MAX_DELTA
+
+    plan = noises[0].collusion
+    method = noises[0].method
+    sampler = float(sum(nz.delta for nz in noises))
+    hf = plan.threat_model == "hf"
+    if method == "mpc":
+        delta = len(noises) * MAX_DELTA + (plan.fail_probability if hf else 0.0)
+    else:
+        delta = len(noises) * plan.fail_probability if hf else 0.0
+    return {"method": method,
+            "epsilon": float(sum(nz.epsilon for nz in noises)),
+            "delta": min(1.0, delta), "sampler_delta": sampler,
+            "max_colluders": plan.max_colluders, "contributors": plan.contributors,
+            "fail_probability": plan.fail_probability,
+            "variance_ratio": plan.variance_factor, "coalition": plan.describe()}

@@ -26,12 +26,18 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
    chunks travel together, so their rounds count once. With BalancedSamp the
    kept workers deal the first chunks' preprocessing while E is drawn
    (:mod:`ustat.umpc.setup`, :mod:`ustat.umpc.prefetch`).
-3. *Noise* (threat model dependent, see :mod:`noise.distributed`):
-   ``"dis"`` (M_Dis, default: up to n-1 corrupted parties) runs Pi_DLap,
-   n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction corrupted) has a
-   random committee draw the noise, O(n l) bits. It does not depend on the
-   kernel's shares, so it runs in the calling process while the workers
-   compute the chunks (the paper's "possibly in parallel").
+3. *Noise* (threat model dependent, see :mod:`noise.distributed`), by the
+   chosen ``noise_method``: ``"mpc"`` (default with the dealer backend) samples
+   one discrete Laplace inside a secure computation among all parties
+   (``"dis"``) or a random committee of about 40 (``"hf"``), from coins each
+   contributor draws alone (:mod:`noise.mpc_noise`): the central model's
+   variance, epsilon against all but one contributor, a delta <= 2^-40 for
+   the sampler; ``"polya"`` has every contributor add Polya shares sized for a
+   tolerated coalition: ``"dis"`` (M_Dis: up to n-1 corrupted parties) runs
+   Pi_DLap, n^2 l bits; ``"hf"`` (M_HF: at most a 1 - f_H fraction
+   corrupted) has a random committee draw the noise, O(n l) bits. It does not
+   depend on the kernel's shares, so it runs in the calling process while the
+   workers compute the chunks (the paper's "possibly in parallel").
 4. *Aggregation* (online, 1 round): every party sends the sum of its shares
    plus its noise share to the aggregator (n l bits), who releases the sum
    divided by |E|.
@@ -56,15 +62,17 @@ memory).
 
 Threat model: static semi-honest adversary, private authenticated channels,
 trusted dealer for preprocessing (none with backend "gc"). Inputs stay hidden from any coalition
-allowed by the threat model; the release is DP against the aggregator. A
-coalition that colludes with the aggregator can subtract its members' own
-noise contributions, so its DP guarantee rests on the honest parties' share
-of the noise (see :mod:`noise.distributed`).
+allowed by the threat model; the release is DP against the aggregator. With
+Polya noise a coalition that colludes with the aggregator can subtract its
+members' own noise contributions, so its DP guarantee rests on the honest
+parties' share of the noise (see :mod:`noise.distributed`); noise sampled
+inside MPC is hidden from every coalition that lacks one contributor.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
@@ -80,6 +88,7 @@ from .inputs import check_positive_int
 from .merge import merge_chunk
 from .progress import Progress, StageClock
 from .release import check_confidence, release_fields
+from .privacy import noise_guarantee, resolve_noise_method
 from .sampling_error import Design
 from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
 
@@ -131,6 +140,10 @@ class UMPCResult:
     warnings: list = field(default_factory=list)
     uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
     stage_seconds: dict = field(default_factory=dict)   # where ``seconds`` went (run_umpc)
+    noise_method: str = ""          # "mpc" or "polya" ("" when epsilon = inf: no noise)
+    delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
+    noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
+    noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
     costs: Optional[Costs] = None   # mpc.costs.Costs: the same figures as ``communication``
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
@@ -150,6 +163,9 @@ class _Noise:
     info: dict                      # accounting of every noise draw
     eps_u: float                    # epsilon spent on the U-statistic
     eps_aux: float                  # epsilon spent on each aux sum
+    guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
+    seconds: float = 0.0                            # the noise draws' wall time
+    notes: list = field(default_factory=list)       # why the default method was not "mpc"
 
 
 def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
@@ -163,7 +179,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
              pool: str = "processes", scheduler=None, backend: str = "dealer",
              max_colluders=None, committee_size=None, resolution: Optional[float] = None,
              input_frac_bits: Optional[int] = None, bounds=None,
-             confidence: float = 0.95, processes: Optional[int] = None, runtime=None,
+             confidence: float = 0.95, noise_method: Optional[str] = None,
+             processes: Optional[int] = None, runtime=None,
              timeout: Optional[float] = None) -> UMPCResult:
     """Run Protocol 3.1 and return the release with its measured costs.
 
@@ -223,7 +240,16 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
     max_colluders, committee_size : the noise split against colluding
         parties, passed to :func:`noise.distributed.shared_dlap_noise` when
-        given (its defaults otherwise).
+        given (its defaults otherwise); max_colluders is a Polya parameter.
+    noise_method : ``"mpc"`` (one discrete Laplace sampled inside MPC from the
+        contributors' coins: the central model's variance, epsilon against
+        all but one contributor, delta <= 2^-40 per noise), ``"polya"``
+        (Polya shares: cheaper, variance x n / (n - t) or the committee's
+        factor, epsilon only against the tolerated coalition), or None
+        (default): ``"mpc"`` where it serves, else ``"polya"``
+        (:func:`ustat.umpc.privacy.resolve_noise_method`: backend "gc",
+        ``max_colluders`` given, epsilon > 12). ``noise_method``, ``delta``
+        and ``noise_guarantee`` in the result state what was used.
     processes : spread the parties and roles over this many processes on
         this machine, connected by loopback sockets (:mod:`ustat.umpc.processes`;
         default None: the simulator, everyone in this process). Each process
@@ -251,7 +277,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             aux_epsilon_fraction=aux_epsilon_fraction, record_views=record_views,
             backend=backend, max_colluders=max_colluders, committee_size=committee_size,
             resolution=resolution, input_frac_bits=input_frac_bits, bounds=bounds,
-            confidence=confidence), session=session, workers=workers, scheduler=scheduler)
+            confidence=confidence, noise_method=noise_method), session=session, workers=workers,
+            scheduler=scheduler)
     if runtime is not None:
         if evaluate:
             raise ValueError("evaluate reads every record in the clear: not in a run across "
@@ -259,7 +286,9 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         workers, scheduler, progress = 1, None, False
     clock = StageClock()
     workers = _check_engine(workers, pool, scheduler, backend)
-    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h}
+    method, method_note = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
+    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h, "method": method,
+                "triples": "ot" if backend == "gc" else "dealer"}
     noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
                                            ("committee_size", committee_size)) if v is not None})
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
@@ -271,7 +300,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                                resolution=resolution, bounds=bounds),
                           chunk_size, hypergraph, aux_epsilon_fraction,
                           dict(where, backend=backend, record_views=record_views,
-                               runtime=runtime))
+                               noise_method=noise_kw["method"], runtime=runtime))
         try:
             clock.lap("setup")
             bar.total = run.m
@@ -284,6 +313,8 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
+        if method_note and math.isfinite(run.eps):
+            noise[0].notes.append(method_note)
         clock.lap("computing")
         bar.stage("aggregation")
         u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
@@ -332,7 +363,9 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
         insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info), costs=costs, released=released,
+        notes=_notes(run, noise.info) + noise.notes, noise_method=noise.guarantee.get("method", ""),
+        delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
+        noise_seconds=noise.seconds, costs=costs, released=released,
         processes=session.placement.n_procs,
         aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
 
@@ -385,7 +418,7 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
 
     Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
     """
-    from noise.distributed import shared_dlap_noise
+    from noise.distributed import shared_dlap_noises
 
     kern, session, eps = run.kern, run.session, run.eps
     ring, net = session.ring, session.net
@@ -398,18 +431,21 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
     aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
     if n_aux:
         aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
-    info = {}
+    info, guarantee, seconds = {}, {}, 0.0
     if math.isfinite(eps):
+        specs = ([(eps_u, run.delta_max * kern.sensitivity)]
+                 + [(eps_aux, kern.aux_sensitivity)] * n_aux)
+        t0 = time.perf_counter()
         with net.phase("noise"):
-            noise = shared_dlap_noise(session, eps_u, run.delta_max * kern.sensitivity,
-                                      **noise_kw)
-            z[noise.parties] = ring.add(z[noise.parties], noise.shares)
-            info["u"] = _noise_summary(noise)
-            for a in range(n_aux):
-                nz = shared_dlap_noise(session, eps_aux, kern.aux_sensitivity, **noise_kw)
-                aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
-                info[kern.aux_names[a]] = _noise_summary(nz)
-    return _Noise(aux_values, aux_z, info, eps_u, eps_aux)
+            noises = shared_dlap_noises(session, specs, **noise_kw)
+        seconds = time.perf_counter() - t0
+        z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
+        info["u"] = _noise_summary(noises[0])
+        for a, nz in enumerate(noises[1:]):
+            aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
+            info[kern.aux_names[a]] = _noise_summary(nz)
+        guarantee = noise_guarantee(noises)
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds)
 
 
 def _aggregate(run: Run, z, aux_z):
@@ -462,7 +498,10 @@ def _noise_summary(noise) -> dict:
     out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
            "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
            "threat_model": noise.threat_model, "exact": bool(noise.exact),
-           "variance_factor": float(getattr(noise, "variance_factor", 1.0))}
+           "variance_factor": float(getattr(noise, "variance_factor", 1.0)),
+           "method": noise.method, "delta": float(noise.delta)}
+    if noise.sampler is not None:
+        out["sampler"] = dict(noise.sampler)
     if noise.committee is not None:
         out["committee_size"] = int(np.size(noise.committee))
     return out

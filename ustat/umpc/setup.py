@@ -22,6 +22,7 @@ import numpy as np
 
 from mpc.rng import as_rng
 from mpc.session import Session, agreed_stream
+from noise.mpc_noise import MPC_DIS_MAX_PARTIES
 
 from .. import kernels as kernel_registry
 from .. import sampling
@@ -88,11 +89,22 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     check_positive_int(chunk_size, "chunk_size")
     if aux_fraction is not None and not 0 < aux_fraction < 1:
         raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
+    engine = dict(engine)
+    noise_method = engine.pop("noise_method", "polya")
     given_fraction = aux_fraction
-    if math.isfinite(eps) and threat_model == "dis" and n > PIDLAP_MAX_PARTIES:
+    if math.isfinite(eps) and threat_model == "dis" and noise_method == "polya" \
+            and n > PIDLAP_MAX_PARTIES:
         raise ValueError(
             f"threat model 'dis' (Pi_DLap) sends n^2 = {n * n:.3g} ring elements for n = {n}; "
-            f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties"
+            f"use threat_model='hf' (committee noise) above {PIDLAP_MAX_PARTIES} parties, "
+            f"or noise_method='mpc' (up to {MPC_DIS_MAX_PARTIES} parties)"
+        )
+    if math.isfinite(eps) and threat_model == "dis" and noise_method == "mpc" \
+            and n > MPC_DIS_MAX_PARTIES:
+        raise ValueError(
+            f"threat model 'dis' with noise sampled inside MPC among all n = {n} parties is served "
+            f"up to {MPC_DIS_MAX_PARTIES} parties (memory: about 4 kB per party); "
+            "use threat_model='hf' (a committee samples the noise)"
         )
     if session is not None and session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties but there are {n} records")
@@ -100,7 +112,6 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     # streams as Session(seed=...)); a fresh stream per run: runs never reuse masks
     session_rng = as_rng(seed).fresh("session") if session is None else session.rng
     rng = session_rng.fresh("umpc-run")
-    engine = dict(engine)
     backend, record_views = engine.pop("backend"), engine.pop("record_views")
     runtime = engine.pop("runtime", None)
     if session is not None and runtime is None:

@@ -19,13 +19,17 @@ CASES = [("bell-ldp", "kendall", {}), ("bell-auc", "auc", {}), ("ghazi", "kendal
          ("fedauc-lap", "auc", {}), ("fedauc-lap", "auc", {"mechanism": "gaussian", "delta": 1e-7}),
          ("bell-2pc", "gini", {"engine": "plain"}),
          ("bell-2pc", "kendall", {"engine": "plain", "pairs": "all", "delta": 1e-6}),
-         ("umpc", "auc", {}), ("umpc", "auc", {"threat_model": "hf"})]
+         ("umpc", "auc", {}), ("umpc", "auc", {"threat_model": "hf"}),
+         ("umpc", "auc", {"noise_method": "polya"}),
+         ("umpc", "auc", {"noise_method": "polya", "threat_model": "hf"})]
 
 
-#: the cases whose release is not pure epsilon-DP (bell-2pc: delta of its bounded noise; umpc
-#: under hf: the committee's failure probability, > 0 once the committee is not everyone)
+#: the cases whose release is not pure epsilon-DP (bell-2pc: delta of its bounded noise; umpc:
+#: the in-MPC sampler's 2^-40 per noise, and under hf the committee's failure probability;
+#: umpc with Polya noise under dis: pure)
 APPROXIMATE = {("ghazi-sm", "kendall"), ("ghazi-sm", "auc"), ("fedauc-lap", "gaussian"),
-               ("bell-2pc", "gini"), ("bell-2pc", "kendall"), ("umpc", "hf")}
+               ("bell-2pc", "gini"), ("bell-2pc", "kendall"), ("umpc", "hf"), ("umpc", "auc"),
+               ("umpc", "polya-hf")}
 
 
 @pytest.mark.parametrize("name, kernel, kw", CASES)
@@ -39,6 +43,8 @@ def test_planned_delta_is_the_reported_delta(name, kernel, kw):
     res = run_protocol(name, X, kernel, epsilon=2.0, seed=3, **bins, **kw)
     assert res.delta == pytest.approx(plan, rel=1e-12, abs=0.0)
     tag = kw.get("mechanism") or kw.get("threat_model") or kernel
+    if kw.get("noise_method") == "polya":
+        tag = "polya-" + kw.get("threat_model", "dis")
     assert (res.delta > 0.0) == ((name, tag) in APPROXIMATE), res.delta
     assert planned_delta(name, X, kernel, epsilon=math.inf, **bins, **kw) == 0.0
 
@@ -49,10 +55,16 @@ def test_umpc_committee_delta_counts_every_noisy_sum():
 
     fail = noise_plan("hf", 4521).fail_probability
     assert 0 < fail <= 2.0 ** -40
-    assert delta_spent("auc", 4521, 1.0, threat_model="hf") == pytest.approx(2 * fail)
-    assert delta_spent("vus", 4521, 1.0, threat_model="hf") == pytest.approx(4 * fail)
-    assert delta_spent("gini", 4521, 1.0, threat_model="hf") == pytest.approx(fail)
-    assert delta_spent("auc", 4521, 1.0, threat_model="dis") == 0.0
+    polya = {"noise_method": "polya"}
+    assert delta_spent("auc", 4521, 1.0, threat_model="hf", **polya) == pytest.approx(2 * fail)
+    assert delta_spent("vus", 4521, 1.0, threat_model="hf", **polya) == pytest.approx(4 * fail)
+    assert delta_spent("gini", 4521, 1.0, threat_model="hf", **polya) == pytest.approx(fail)
+    assert delta_spent("auc", 4521, 1.0, threat_model="dis", **polya) == 0.0
+    # in MPC (the default): 2^-40 per noise, and one committee for all the noises under hf
+    one = noise_plan("hf", 4521, method="mpc").fail_probability
+    assert delta_spent("auc", 4521, 1.0, threat_model="dis") == 2 * 2.0 ** -40
+    assert delta_spent("vus", 4521, 1.0, threat_model="hf") == pytest.approx(4 * 2.0 ** -40 + one)
+    assert delta_spent("gini", 4521, 1.0, threat_model="dis", backend="gc") == 0.0   # Polya
 
 
 def _exact_excess(n, m, q):

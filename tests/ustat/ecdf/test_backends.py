@@ -88,7 +88,7 @@ def test_traffic_equals_the_formulas():
     pw.query(np.arange(Q))
     rep = pw.communication()
     assert rep["offline"]["bits"] == 0 and rep["online"]["rounds"] == 3
-    assert rep["online"]["bits"] == n * Q * index_bits(N) + 2 * n * Q * l + 2 * Q * l
+    assert rep["online"]["bits"] == (n + 2) * Q * index_bits(N) + 2 * n * Q * l + 2 * Q * l
 
 
 def _server0_bytes(values, N):

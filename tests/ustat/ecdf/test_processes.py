@@ -7,7 +7,9 @@ simulator's at P = 2 and 3. No seed, the parties in two processes and each
 server and the analyst in its own (parties never message each other, so
 every message crosses): the exact ECDF, quantiles, ROC and HL statistic
 (numpy, scikit-learn) at epsilon inf, and socket payload bytes equal to the
-counted bits / 8 within a byte per frame.
+counted bits / 8 within a byte per frame. The FSS ECDF and HL again with
+their noise sampled inside MPC by the servers (noise mode "mpc", a GMW with
+OT triples): the same, the secure counts within the noise of the exact ones.
 """
 
 import math
@@ -37,7 +39,10 @@ def _mine(s, a, fill=0):
     return np.where(s.net.is_local(np.arange(a.size)), a, fill)
 
 
-def program(rt, seed, views=True, cases=("fss", "pointwise", "roc", "hl"), n=N):
+CASES = ("fss", "pointwise", "roc", "hl", "fss-mpc", "hl-mpc")
+
+
+def program(rt, seed, views=True, cases=CASES, n=N):
     out = {}
     for case in cases:
         s = make_session(n, 2, bits=48 if case == "hl" else 32, seed=seed, record_views=views,
@@ -51,15 +56,25 @@ def program(rt, seed, views=True, cases=("fss", "pointwise", "roc", "hl"), n=N):
             rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "pointwise":
             r = release(x, TAU, eps, backend="pointwise", noise_mode="split", session=s)
-            rows = {"counts": r.counts}
+            # live queries: the servers add noise on the paths the analyst asked (sent to them)
+            q = private_quantiles(x, TAU, LEVELS, 4 * eps, backend="pointwise", noise_mode="mpc",
+                                  session=s)
+            rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "roc":
             r = private_roc(x, y, TAU, 2 * eps, bounds=(0.0, 1.0), session=s,
                             max_auc_halfwidth=None)
             rows = {"fpr": r.fpr, "tpr": r.tpr, "auc": [r.auc]}
-        else:
+        elif case == "hl":
             r = private_hosmer_lemeshow(x, y, 3, 4 * eps, n_thresholds=16, session=s,
                                         max_detectable=None)
             rows = {"statistic": [r.statistic, r.p_value], "edges": r.edges}
+        elif case == "fss-mpc":         # node noise sampled inside MPC by the servers (OT GMW)
+            r = release(x, TAU, 8.0, noise_mode="mpc", session=s)
+            rows = {"counts": r.counts, "delta": [r.account["delta"]]}
+        else:
+            r = private_hosmer_lemeshow(x, y, 3, 8.0, n_thresholds=16, noise_mode="mpc",
+                                        session=s, max_detectable=None)
+            rows = {"statistic": [r.statistic], "edges": r.edges}
         outputs = {k: local_rows(s, [an], [np.asarray(v, dtype=np.float64)])
                    for k, v in rows.items()}
         out[case] = result(s, outputs, mark)
@@ -82,7 +97,7 @@ def runs():
 
 
 @pytest.mark.parametrize("procs", [2, 3])
-@pytest.mark.parametrize("case", ["fss", "pointwise", "roc", "hl"])
+@pytest.mark.parametrize("case", CASES)
 def test_processes_release_the_simulators_bits(runs, procs, case):
     assert_same_as_simulator(runs["sim"][case], _case(runs[procs], case))
     released = [r.value[case]["outputs"] for r in runs[procs]]
@@ -120,10 +135,27 @@ def test_secure_runs_release_the_exact_curves(runs):
     assert got["hl"]["statistic"][1][0, 0] == pytest.approx(H, rel=1e-4)
 
 
+def test_secure_noise_sampled_inside_mpc(runs):
+    """Noise mode "mpc" without a seed: the counts within the noise of the exact ones (node
+    scale 1 at epsilon 8; a junk row of another process's server would move them by ~2^31)."""
+    got = next(r.value["fss-mpc"]["outputs"] for r in runs["secure"]
+               if r.value["fss-mpc"]["outputs"]["counts"][0].size)
+    counts, delta = got["counts"][1][0], got["delta"][1][0, 0]
+    exact = np.searchsorted(np.sort(VALUES), TAU, side="right")
+    assert np.abs(counts - exact).max() <= 80 and 0 < delta <= 2.0 ** -40
+
+
 def test_socket_bytes_are_the_counted_bits_plus_framing(runs):
-    for case in ("fss", "pointwise", "roc", "hl"):
+    for case in CASES:
         sec = _case(runs["secure"], case)
         assert_socket_bytes(sec, sec[0].value["report"]["total_bits"])
+
+
+def test_mpc_noise_through_the_api_in_three_processes():
+    one = release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3)
+    three = release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3, processes=3)
+    np.testing.assert_array_equal(one.counts, three.counts)
+    assert three.account["delta"] == one.account["delta"] and len(three.process_costs) == 3
 
 
 def test_hosmer_lemeshow_through_the_api_in_three_processes():
