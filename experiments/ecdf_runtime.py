@@ -104,7 +104,8 @@ def traffic(run, n: int, n_points: int, queries) -> list:
             rep = dep.communication()
             total = rep["offline"]["bits"] + rep["online"]["bits"]
             formula = (2 * x.size * K + Q * 2 * (ib + BITS) if backend == "fss"
-                       else x.size * Q * ib + 2 * x.size * Q * BITS + 2 * Q * BITS)
+                       else x.size * Q * ib + 2 * Q * ib + 2 * x.size * Q * BITS
+                       + 2 * Q * BITS)           # the indices go to the 2 servers too
             rows.append({"panel": "traffic", "backend": backend, "n": x.size, "N": n_points,
                          "queries": Q, "total_bits": total, "formula_bits": formula,
                          "online_rounds": rep["online"]["rounds"]})
