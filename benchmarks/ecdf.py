@@ -22,14 +22,23 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   (10 [2]) over the derived MSE (one DLap per node: half of mode "each").
 * Coverage of the releases' intervals on Bank, Heart and Diabetes at
   epsilon 0.1, 0.5, 1, 5 (``benchmarks/ecdf_coverage.py``; 200 runs per
-  setting, --quick: 20): ``ecdf_pointwise_coverage``, ``ecdf_band_coverage``,
-  ``quantile_ci_coverage``, ``roc_auc_ci_coverage``, ``roc_band_coverage``,
-  ``hl_false_rejection_rate`` (alpha 0.05, calibrated labels; refused
-  settings in ``hl_refused_settings``), ``estimate_ci_coverage_{auc,kendall}``
-  (Bank, eps 1), ``estimate_ci_halfwidth_over_noise_std`` (AUC, hf),
+  setting): ``ecdf_pointwise_coverage``, ``ecdf_band_coverage``,
+  ``quantile_ci_coverage`` (the interpolated quantile's interval),
+  ``quantile_grid_ci_coverage`` (rounded up to the grid), ``roc_auc_ci_coverage``,
+  ``roc_band_coverage``, ``hl_false_rejection_rate`` (alpha 0.05, calibrated
+  labels), the settings each command refuses from public parameters
+  (``quantile_refused_settings``, ``roc_refused_settings``,
+  ``hl_refused_settings``), and ``ecdf_sensitivity_exact``; each with a
+  ``*_by_setting`` breakdown. ``estimate`` (``benchmarks/estimate_coverage.py``):
+  ``estimate_ci_coverage_{auc,kendall}`` (the protocol, Bank, eps 1),
+  ``estimate_coverage_by_setting`` (its release law on the three data sets at
+  the four epsilons), ``estimate_ci_halfwidth_over_noise_std`` (AUC, hf) and
   ``auc_noise_std_ratio_vs_default`` (the chosen class-count share's noise sd
-  over the 0.1 share's, Bank, eps 1) and ``ecdf_sensitivity_exact``; each
-  with a ``*_by_setting`` breakdown. ``--coverage-only`` skips the timings.
+  over the 0.1 share's, Bank, eps 1). ``--coverage-only`` skips the timings
+  (``--coverage-only=releases`` or ``=estimate``: one of the two parts).
+  ``--quick`` finishes in seconds: a subset of the sensitivity check (named in
+  ``ecdf_sensitivity_checked``), Bank and Heart at epsilon 1 and 5 with a few
+  runs: a smoke test, not a measurement.
 Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
 thread), when installed, evaluating 10^5 keys at one point each, against our
 DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
@@ -198,11 +207,15 @@ def main(argv=None):
 
     from ecdf_coverage import coverage_metrics
     argv = list(sys.argv[1:] if argv is None else argv)
-    only = "--coverage-only" in argv
-    args = parse_args(__doc__.splitlines()[0], [a for a in argv if a != "--coverage-only"])
+    only = [a for a in argv if a.startswith("--coverage-only")]
+    args = parse_args(__doc__.splitlines()[0], [a for a in argv if a not in only])
     q = args.quick
     if only:
-        emit(dict(coverage_metrics(q), quick=q), args.json)
+        part = only[-1].partition("=")[2]
+        parts = (part,) if part else ("releases", "estimate")
+        if not set(parts) <= {"releases", "estimate"}:
+            raise SystemExit("--coverage-only[=releases|=estimate]")
+        emit(dict(coverage_metrics(q, parts), quick=q), args.json)
         return
     res = {"quick": q, "grid_thresholds": N_GRID, "ring_bits": 32}
     res.update(bench_fss(100_000, 3 if q else 5))

@@ -37,8 +37,9 @@ def _logistic(X, y, iters=25):
     return np.clip(1.0 / (1.0 + np.exp(-A @ w)), 1e-6, 1 - 1e-6)
 
 
-def load() -> dict | None:
-    """{name: {"column", "bounds", "thresholds", "scores", "labels"}} or None without data."""
+def load(diabetes: bool = True) -> dict | None:
+    """{name: {"column", "bounds", "thresholds", "scores", "labels"}} or None without data
+    (``diabetes=False``: Bank and Heart only, for --quick)."""
     if not os.path.isdir(DATA):
         return None
     out = {}
@@ -56,6 +57,8 @@ def load() -> dict | None:
     out["heart"] = {"column": raw[:, 4], "bounds": (100.0, 600.0),
                     "thresholds": np.linspace(100.0, 600.0, 256),
                     "scores": _logistic(raw[:, [0, 3, 4, 7, 9]], y), "labels": y}
+    if not diabetes:
+        return out
     cols = ("time_in_hospital", "num_lab_procedures", "num_procedures", "num_medications",
             "number_outpatient", "number_emergency", "number_inpatient", "number_diagnoses")
     with open(os.path.join(DATA, "diabetes", "diabetic_data.csv"), newline="") as f:
@@ -76,62 +79,93 @@ def _summary(hits, widths, degenerate=None):
     return d
 
 
-def ecdf_coverage(data, runs) -> dict:
-    """Pointwise, band and quantile intervals of the ECDF release."""
+def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
+    """Pointwise, band and quantile intervals of the ECDF release. Quantiles: the interval of
+    the interpolated (grouped-data) quantile (``quantile_ci_coverage``) and, rounded up to the
+    grid, of the grid quantile (``quantile_grid_ci_coverage``)."""
     from ustat.ecdf import release
+    from ustat.ecdf.intervals import quantile_noise_check
+    from ustat.ecdf.quantiles import interpolated_quantiles
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.thresholds import grid_rank
+    from ustat.ecdf.tree import Tree, planned_law
     levels = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
-    pooled = {"pt": [], "band": [], "q": []}
-    by = {}
+    pooled = {"pt": [], "band": [], "q": [], "grid": []}
+    by, refused = {}, []
     for name, d in data.items():
         x, tau = d["column"], d["thresholds"]
         F = exact_counts(grid_rank(x, tau), tau.size) / x.size
         Q = tau[np.argmax(F[None, :] >= levels[:, None], axis=1)]
-        for eps in EPSILONS:
-            pt, band, q, qw, qd = [], [], [], [], []
+        Q_int = interpolated_quantiles(F, levels, tau)
+        for eps in epsilons:
+            pt, band, q, qw, qd, grid = [], [], [], [], [], []
+            tree = Tree(tau.size)
+            try:            # what `ustat quantile` refuses from public parameters
+                quantile_noise_check(x.size, planned_law(tree, eps, mode="central"), tree, 0.95)
+                located = True
+            except ValueError:
+                located = False
+                refused.append(f"{name}_eps{eps:g}")
             for _ in range(runs):
                 r = release(x, tau, eps, backend="central", bounds=d["bounds"])
                 iv = r.intervals()
                 pt.append(np.mean((iv["pointwise_lo"] <= F) & (F <= iv["pointwise_hi"])))
                 band.append(bool(np.all((iv["band_lo"] <= F) & (F <= iv["band_hi"]))))
+                if not located:
+                    continue
                 qi = r.quantile_intervals(levels)
-                q.extend((qi["lo"] <= Q) & (Q <= qi["hi"]))
-                qw.extend(qi["hi"] - qi["lo"])
-                qd.extend((qi["lo"] == qi["hi"]) | ((qi["lo"] == tau[0]) & (qi["hi"] == tau[-1])))
+                lo, hi = qi["interpolated_lo"], qi["interpolated_hi"]
+                q.extend((lo <= Q_int) & (Q_int <= hi))
+                qw.extend(hi - lo)
+                qd.extend((lo == tau[0]) & (hi == tau[-1]))
+                grid.extend((qi["lo"] <= Q) & (Q <= qi["hi"]))
             by[f"{name}_eps{eps:g}"] = {"pointwise": float(np.mean(pt)),
                                         "band": float(np.mean(band)),
-                                        "quantile": _summary(q, qw, qd),
                                         "band_halfwidth": iv["band_halfwidth_counts"] / r.n}
+            if located:
+                by[f"{name}_eps{eps:g}"].update(quantile=_summary(q, qw, qd),
+                                                quantile_grid=float(np.mean(grid)))
             pooled["pt"].extend(pt)
             pooled["band"].extend(band)
             pooled["q"].extend(q)
+            pooled["grid"].extend(grid)
     return {"ecdf_pointwise_coverage": float(np.mean(pooled["pt"])),
             "ecdf_band_coverage": float(np.mean(pooled["band"])),
             "quantile_ci_coverage": float(np.mean(pooled["q"])),
-            "ecdf_coverage_by_setting": by}
+            "quantile_grid_ci_coverage": float(np.mean(pooled["grid"])),
+            "quantile_refused_settings": refused, "ecdf_coverage_by_setting": by}
 
 
-def roc_coverage(data, runs, n_thresholds=128) -> dict:
-    """AUC CI and the simultaneous ROC band."""
+def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS, limit=None,
+                 settings=None) -> dict:
+    """AUC CI and the simultaneous ROC band. ``limit``: the refusal's AUC half-width (None:
+    the library's default); ``settings``: only these "name_eps" settings."""
     from ustat.ecdf import private_roc
+    from ustat.ecdf.roc import MAX_AUC_HALFWIDTH
+    limit = MAX_AUC_HALFWIDTH if limit is None else (None if limit == math.inf else limit)
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.roc import auc, roc_points
     from ustat.ecdf.thresholds import grid_rank
     tau = np.linspace(0.0, 1.0, n_thresholds)
-    pooled_auc, pooled_band, by = [], [], {}
+    pooled_auc, pooled_band, by, refused = [], [], {}, []
     for name, d in data.items():
         s, y = d["scores"], d["labels"]
         r = grid_rank(s, tau)
         f, t = roc_points(exact_counts(r, tau.size, y), exact_counts(r, tau.size, 1 - y),
                           float(y.sum()), float((1 - y).sum()))
         A = auc(f, t)
-        for eps in EPSILONS:
+        for eps in epsilons:
+            if settings is not None and f"{name}_eps{eps:g}" not in settings:
+                continue
             hits, widths, whole, band = [], [], [], []
             for _ in range(runs):
                 try:
-                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central")
-                except ValueError:                  # a noisy class size <= 0: no release
+                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central",
+                                     max_auc_halfwidth=limit)
+                except ValueError as exc:           # refused from public parameters, or a
+                    if "noise dominates" in str(exc):   # noisy class size <= 0: no release
+                        refused.append(f"{name}_eps{eps:g}")
+                        break
                     continue
                 iv = rr.intervals
                 lo, hi = iv["auc_ci"]
@@ -140,22 +174,24 @@ def roc_coverage(data, runs, n_thresholds=128) -> dict:
                 whole.append(lo == 0.0 and hi == 1.0)
                 band.append(bool(np.all((iv["tpr_lo"] <= t) & (t <= iv["tpr_hi"])
                                         & (iv["fpr_lo"] <= f) & (f <= iv["fpr_hi"]))))
-            by[f"{name}_eps{eps:g}"] = dict(_summary(hits, widths, whole), auc=A,
-                                            band=float(np.mean(band)) if band else None)
+            if hits:
+                by[f"{name}_eps{eps:g}"] = dict(_summary(hits, widths, whole), auc=A,
+                                                band=float(np.mean(band)))
             pooled_auc.extend(hits)
             pooled_band.extend(band)
-    return {"roc_auc_ci_coverage": float(np.mean(pooled_auc)),
-            "roc_band_coverage": float(np.mean(pooled_band)), "roc_coverage_by_setting": by}
+    return {"roc_auc_ci_coverage": float(np.mean(pooled_auc)) if pooled_auc else None,
+            "roc_band_coverage": float(np.mean(pooled_band)) if pooled_band else None,
+            "roc_coverage_by_setting": by, "roc_refused_settings": refused}
 
 
-def hl_rejection(data, runs) -> dict:
+def hl_rejection(data, runs, epsilons=EPSILONS) -> dict:
     """False rejections at alpha = 0.05 on calibrated labels; refused settings listed."""
     from ustat.ecdf import private_hosmer_lemeshow
     gen = np.random.default_rng(7)
     pooled, by, refused = [], {}, []
     for name, d in data.items():
         p = d["scores"]
-        for eps in EPSILONS:
+        for eps in epsilons:
             rej = []
             for _ in range(runs):
                 y = (gen.random(p.size) < p).astype(np.int64)
@@ -175,81 +211,64 @@ def hl_rejection(data, runs) -> dict:
             "hl_by_setting": by, "hl_refused_settings": refused}
 
 
-def estimate_coverage(runs) -> dict:
-    """ustat estimate's CI on Bank at epsilon 1 (defaults: BalancedSamp 2n edges, M_Dis)."""
-    from ustat import kernels as K
-    from ustat.umpc import run_umpc
-    with open(os.path.join(DATA, "bank", "bank.csv")) as f:
-        rows = list(csv.DictReader(f, delimiter=";"))
-    age = np.array([float(r["age"]) for r in rows])
-    bal = np.array([float(r["balance"]) for r in rows])
-    dur = np.array([float(r["duration"]) for r in rows])
-    y = np.array([r["y"] == "yes" for r in rows], dtype=np.float64)
-    out = {}
-    cases = {"kendall": (np.column_stack([age, bal]), [(18, 95), (-10000, 110000)]),
-             "auc": (np.column_stack([dur, y]), [(0, 5000), None])}
-    for name, (X, bounds) in cases.items():
-        kern = K.get(name)
-        scaled = np.column_stack([(X[:, j] - b[0]) / (b[1] - b[0]) if b else X[:, j]
-                                  for j, b in enumerate(bounds)])
-        aux = [float(y.sum())] if name == "auc" else []
-        truth = kern.release(K.complete_u(kern, scaled), aux, X.shape[0])
-        hits, half, sd = [], [], []
-        for _ in range(runs):
-            r = run_umpc(X, name, epsilon=1.0, workers=1, bounds=bounds)
-            hits.append(r.ci[0] <= truth <= r.ci[1])
-            half.append((r.ci[1] - r.ci[0]) / 2)
-            sd.append(r.noise_std)
-        out[f"estimate_ci_coverage_{name}"] = float(np.mean(hits))
-        out[f"estimate_ci_mean_halfwidth_{name}"] = float(np.mean(half))
-        out[f"estimate_noise_std_{name}"] = float(np.mean(sd))
-    X, bounds = cases["auc"]
-    hf = [run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, threat_model="hf")
-          for _ in range(max(1, runs // 20))]
-    out["estimate_ci_halfwidth_over_noise_std"] = float(
-        np.mean([(r.ci[1] - r.ci[0]) / 2 / r.noise_std for r in hf]))
-    share = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11)
-    old = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11,
-                   aux_epsilon_fraction=0.1)
-    out["auc_noise_std_ratio_vs_default"] = share.noise_std / old.noise_std
-    out["auc_aux_epsilon_fraction"] = share.aux_epsilon_fraction
-    out["estimate_runs"] = runs
-    return out
-
-
 def sensitivity_exact(quick: bool) -> dict:
     """Every N in 2..2000, b in 2..8: the release's sensitivity is the DP's exact diameter; the
-    DP equals BFS on every N <= 300 (quick: 64) and on a sample of larger N up to 2000."""
+    DP equals BFS on every N <= 300 and on a sample of larger N up to 2000. Quick: a subset
+    (N <= 200 and 20 sampled N up to 2000; BFS on N <= 40), named in
+    ``ecdf_sensitivity_checked``: the full check is the full run's."""
     from ustat.ecdf.sensitivity import brute_force_sensitivity, tree_sensitivity
     from ustat.ecdf.tree import Tree
     t0 = time.perf_counter()
-    small = 64 if quick else 300
-    big = [] if quick else list(range(small + 1, 2001, 97)) + [2000]
+    if quick:
+        release_N = list(range(2, 201)) + list(range(211, 2001, 95)) + [2000]
+        small, big = 40, []
+        checked = ("quick subset: N in 2..200 and 20 sampled N up to 2000 against the DP, "
+                   "BFS on N <= 40, b in 2..8")
+    else:
+        release_N = list(range(2, 2001))
+        small, big = 300, list(range(301, 2001, 97)) + [2000]
+        checked = ("every N in 2..2000 against the DP, BFS on N <= 300 and 18 sampled N up "
+                   "to 2000, b in 2..8")
     ok, brute = True, 0
     for b in range(2, 9):
-        for N in range(2, 2001):
+        for N in release_N:
             ok &= Tree(N, b).sensitivity() == tree_sensitivity(N, b)
         for N in list(range(2, small + 1)) + big:
             ok &= tree_sensitivity(N, b) == brute_force_sensitivity(N, b)
             brute += 1
     return {"ecdf_sensitivity_exact": bool(ok), "ecdf_sensitivity_brute_force_cases": brute,
+            "ecdf_sensitivity_checked": checked,
             "ecdf_sensitivity_bank_age_N78": Tree(78).sensitivity(),
             "ecdf_sensitivity_seconds": time.perf_counter() - t0}
 
 
-def coverage_metrics(quick: bool) -> dict:
-    out = sensitivity_exact(quick)
-    data = load()
+def coverage_metrics(quick: bool, parts=("releases", "estimate")) -> dict:
+    """Every coverage key (module docstring). Quick: Bank and Heart at epsilon 1 and 5, 5
+    runs per setting (3 for ROC), and the quick estimate part: seconds, not a measurement.
+    ``parts``: "releases" (the sensitivity check, ECDF, quantiles, ROC, HL) and/or
+    "estimate"."""
+    from estimate_coverage import estimate_metrics
+    out = sensitivity_exact(quick) if "releases" in parts else {}
+    data = load(diabetes=not quick)
     if data is None:
         out["coverage_skipped"] = "../shared/data is absent"
         return out
     runs = 5 if quick else 200
+    eps = (1.0, 5.0) if quick else EPSILONS
     t0 = time.perf_counter()
-    out.update(ecdf_coverage(data, runs))
-    out.update(roc_coverage(data, 3 if quick else 200))
-    out.update(hl_rejection(data, runs))
-    out.update(estimate_coverage(1 if quick else 200))
+    if "releases" in parts:
+        out.update(ecdf_coverage(data, runs, eps))
+        out.update(roc_coverage(data, 3 if quick else 200, epsilons=eps))
+        # what the refused settings' intervals would have covered (private_roc with
+        # max_auc_halfwidth=None): not released by the CLI
+        off = roc_coverage(data, 3 if quick else 200, epsilons=eps, limit=math.inf,
+                           settings=set(out["roc_refused_settings"]))
+        out["roc_coverage_refused_settings_unrefused"] = off["roc_coverage_by_setting"]
+        out.update(hl_rejection(data, runs, eps))
+    if "estimate" in parts:
+        out.update(estimate_metrics({k: d["scores"] for k, d in data.items()}, quick))
     out["coverage_runs"] = runs
+    out["coverage_epsilons"] = list(eps)
     out["coverage_seconds"] = time.perf_counter() - t0
     out["coverage_nominal"] = 0.95
     return out

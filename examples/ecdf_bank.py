@@ -14,6 +14,7 @@ import numpy as np
 from mpc.rng import CSPRNG
 from ustat.data import load_csv
 from ustat.ecdf import Tree, histogram, quantiles, release, smooth
+from ustat.ecdf.quantiles import interpolated_quantiles
 
 if os.path.exists(_paths.BANK):
     x = load_csv(_paths.BANK, columns=["age"])[0][:, 0]
@@ -49,6 +50,10 @@ print("  quantiles (private / true):",
 qi = rel.quantile_intervals(q)
 print("  95% CIs of the quantiles:", ", ".join(f"q{p:g} in [{a:g}, {b:g}]"
                                              for p, a, b in zip(q, qi["lo"], qi["hi"])))
+print("  interpolated (grouped-data) quantiles, 95% CIs:",
+      ", ".join(f"q{p:g} = {v:.2f} in [{a:.2f}, {b:.2f}]" for p, v, a, b in
+                zip(q, interpolated_quantiles(F, q, tau), qi["interpolated_lo"],
+                    qi["interpolated_hi"])))
 edges, h = histogram(F * rel.n, tau, bins=7)
 print("  7 bins (upper edge: private count):",
       ", ".join(f"{e:g}: {c:.0f}" for e, c in zip(edges, h)))

@@ -76,7 +76,10 @@ def one_run(s, y, truth, tau, eps, seed) -> dict:
     from ustat.ecdf import private_roc
     from ustat.ecdf.roc import auc
 
-    r = private_roc(s, y, tau, eps, bounds=(0.0, 1.0), backend="central", seed=seed)
+    # the error against epsilon, also where the CLI would refuse (the AUC interval is
+    # about [0, 1] there)
+    r = private_roc(s, y, tau, eps, bounds=(0.0, 1.0), backend="central", seed=seed,
+                    max_auc_halfwidth=None)
     curves = smoothed_curves(r)
     # the raw curve's own trapezoidal AUC (r.auc is clamped to [0, 1]; the paper's point is
     # that the unsmoothed curve can leave it)
@@ -105,7 +108,8 @@ def example_curves(run, n_points, limit) -> list:
         s, y = C.crossfit_dataset(name, run.seed, limit)
         t = time.perf_counter()
         r = private_roc(s, y, np.linspace(0, 1, n_points), eps, bounds=(0.0, 1.0),
-                        backend="fss", noise_mode="split", seed=run.seed_for("curve", name))
+                        backend="fss", noise_mode="split", seed=run.seed_for("curve", name),
+                        max_auc_halfwidth=None)
         secs = time.perf_counter() - t
         comm = r.communication
         out.append({"name": name, "title": title, "epsilon": eps, "n": y.size,

@@ -22,6 +22,12 @@ a real number. It carries
   released statistic) and ``notes`` (remarks on a release computed from the
   same noisy values, e.g. that a clamp was active: post-processing, so they
   cost no privacy).
+- ``extra``: ``"levels"`` ({column: number of category codes}) and
+  ``"one_per_class"`` (True when the kernel is 0 unless its k members carry
+  the k different labels of a class column, with lower range 0, and the aux
+  sums are the class counts: the AUC and the VUS. The released interval
+  then bounds the edge-sampling error more tightly,
+  :mod:`ustat.umpc.sampling_error`).
 
 Numeric columns are fixed-point encoded, categorical columns (labels, class
 ids, category codes) are encoded as ring integers so that kernels can multiply
@@ -378,7 +384,8 @@ register(Kernel(
     categorical=(1,), column_names=("score", "label"),
     aux=_labels_aux, aux_sensitivity=1.0, aux_names=("n_pos",), finalize=_auc_finalize,
     statistic="AUC", rounds_note="1 sign gate + 2 products (1 round)",
-    extra={"levels": {1: 2}}, notes=_auc_notes, valid_range=(0.0, 1.0), encoding="order",
+    extra={"levels": {1: 2}, "one_per_class": True}, notes=_auc_notes, valid_range=(0.0, 1.0),
+    encoding="order",
     aux_label="class_counts"))
 register(Kernel(
     "duplicate", 2, 1, _dup_plain, _dup_secure, (0.0, 1.0),
@@ -409,5 +416,6 @@ register(Kernel(
     categorical=(1,), column_names=("score", "class"),
     aux=_class3_aux, aux_sensitivity=2.0, aux_names=("n0", "n1", "n2"),
     finalize=_vus_finalize, statistic="VUS",
-    rounds_note="12 comparisons (one batch) + 3 product rounds", extra={"levels": {1: 3}},
+    rounds_note="12 comparisons (one batch) + 3 product rounds",
+    extra={"levels": {1: 3}, "one_per_class": True},
     notes=_vus_notes, valid_range=(0.0, 1.0), encoding="order", aux_label="class_counts"))

@@ -32,7 +32,8 @@ def _spends(path):
 
 @pytest.fixture
 def data(tmp_path):
-    rows = [f"{(i * 37) % 101 / 101:.3f},{(i * 53) % 97 / 97:.3f},{i % 2}" for i in range(120)]
+    # 2000 records: enough that roc and quantile are not refused for noise at these epsilons
+    rows = [f"{(i * 37) % 101 / 101:.3f},{(i * 53) % 97 / 97:.3f},{i % 2}" for i in range(2000)]
     path = tmp_path / "d.csv"
     path.write_text("p,q,y\n" + "\n".join(rows) + "\n")
     return path
@@ -101,11 +102,12 @@ def test_failed_and_interrupted_runs_give_their_reservation_back(capsys, data, t
                                    "--no-progress"]) == 130
     monkeypatch.setattr(roc, "deploy", interrupted)
     assert main(["roc"] + base + ["--score", "p", "--label", "y", "--bounds", "0:1",
-                                  "--epsilon", "0.25", "--no-progress"]) == 130
+                                  "--epsilon", "0.5", "--backend", "central", "--thresholds",
+                                  "16", "--no-progress"]) == 130
     capsys.readouterr()
     code, err = _err(capsys, ["estimate", "gini"] + base + ["--columns", "p", "--bounds", "0:1",
                                                              "--epsilon", "0.25", "--edges",
-                                                             "100000"])
+                                                             "10000000"])
     assert code == 2 and "exceeds" in err                    # failed after reserving
     assert [s["status"] for s in _spends(b)] == ["spent"]    # only the completed release
 

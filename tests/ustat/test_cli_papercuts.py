@@ -53,7 +53,7 @@ def files(tmp_path):
     f = {}
     f["scores"] = tmp_path / "scores.csv"
     f["scores"].write_text("score,y\n" + "".join(
-        f"{(i * 37) % 101 / 101:.3f},{'yes' if i % 3 else 'no'}\n" for i in range(60)))
+        f"{(i * 37) % 101 / 101:.3f},{'yes' if i % 3 else 'no'}\n" for i in range(600)))
     f["probs"] = tmp_path / "probs.csv"
     f["probs"].write_text("p,y\n" + "".join(f"{(i * 37) % 101 / 101:.3f},{i % 2}\n"
                                             for i in range(200)))
@@ -214,7 +214,7 @@ def test_every_json_field_is_documented(capsys, files):
             ["estimate", "kendall", "--n", "60", "--seed", "1", "--protocol", "ghazi-sm",
              "--bins", "4"],
             ["ecdf", "--n", "60", "--thresholds", "8", "--seed", "1", "--evaluate"],
-            ["quantile", "--n", "60", "--thresholds", "8", "--seed", "1", "--evaluate"],
+            ["quantile", "--n", "1000", "--thresholds", "8", "--seed", "1", "--evaluate"],
             ["roc", "--csv", str(files["scores"]), "--score", "score", "--label", "y",
              "--bounds", "0:1", "--thresholds", "8", "--seed", "1", "--epsilon", "4"],
             ["hl", "--csv", str(files["probs"]), "--prob", "p", "--label", "y", "--groups", "4",

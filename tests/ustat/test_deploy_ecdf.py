@@ -56,7 +56,8 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
 
     csv = _bank_rows(tmp_path, 200)
     d = str(tmp_path / "dep")
-    args = ECDF + ["--thresholds", "16", "--q", "0.5", "--backend", "pointwise", "--noise", "mpc"]
+    args = ECDF + ["--thresholds", "16", "--q", "0.5", "--backend", "pointwise", "--noise", "mpc",
+                   "--epsilon", "10"]          # at 1 the noise hides 200 records' quantiles
     init(d, 200, ["quantile", *args], hosts=1, base_port=_ports())
     assert [p.role for p in load(d).participants] == ["parties", "server-0", "server-1",
                                                       "analyst"]

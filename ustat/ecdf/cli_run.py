@@ -211,6 +211,18 @@ def show_ecdf(res: dict):
         print(f"  {tau[i]:>12.6g}  {F[i]:>14.4f}  {band:>15}{extra}")
 
 
+def _refuse_noisy_quantiles(args, n: int, n_points: int):
+    """Refuse before computing when the noise hides every quantile (public parameters)."""
+    from .intervals import quantile_noise_check
+    from .tree import Tree, planned_law
+    kw = deploy_kwargs(args, n_points)
+    tree = Tree(n_points, kw["branching"])
+    mode = "central" if args.backend == "central" else args.noise
+    law = planned_law(tree, args.epsilon, mode=mode, servers=args.servers,
+                      rule=args.sensitivity)
+    quantile_noise_check(n, law, tree, args.confidence, n_points)
+
+
 def run_quantile(args) -> dict:
     from .quantiles import check_levels, private_quantiles, quantiles
     from .release import check_values
@@ -223,10 +235,12 @@ def run_quantile(args) -> dict:
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     tau = make_thresholds(args, bounds, grid=args.grid)
+    _refuse_noisy_quantiles(args, x.size, tau.size)
     _charge(args, [column])
     if args.smooth:
         rel = _release(args, x, tau, bounds)
-        qs = quantiles(_smoothed(args, rel), levels, thresholds=tau)
+        smoothed = _smoothed(args, rel)
+        qs = quantiles(smoothed, levels, thresholds=tau)
         extra = processes_summary(rel)
     else:
         _progress(args, f"{args.backend}: binary search with {levels.size} levels, "
@@ -238,9 +252,15 @@ def run_quantile(args) -> dict:
     acc, comm, n = rel.account, rel.communication, rel.n
     counts, law, tree = rel.counts, rel.noise_law, rel.tree
     from .intervals import quantile_intervals
+    from .quantiles import interpolated_quantiles
+    from .smoothing import isotonic
     qi = quantile_intervals(counts, tau, n, law, tree, levels, args.confidence)
+    F = smoothed if args.smooth else np.clip(isotonic(counts / n), 0.0, 1.0)
     out = {"command": "quantile", "column": column, "source": source, "n": n, "q": levels.tolist(),
            "quantiles": qs.tolist(), "quantile_ci": np.stack([qi["lo"], qi["hi"]], 1).tolist(),
+           "quantiles_interpolated": interpolated_quantiles(F, levels, tau).tolist(),
+           "quantile_interpolated_ci": np.stack([qi["interpolated_lo"],
+                                                 qi["interpolated_hi"]], 1).tolist(),
            "confidence": qi["confidence"], "quantile_ci_method": qi["method"],
            "thresholds_count": int(tau.size), "bounds": list(bounds),
            "smoothing": args.smooth, "backend": args.backend,
@@ -249,7 +269,12 @@ def run_quantile(args) -> dict:
            "insecure_seed": args.seed is not None, **extra}
     if args.evaluate:
         xv = check_values(x, bounds, args.clip)
-        out["evaluation"] = {"quantiles": np.quantile(xv, levels, method="inverted_cdf").tolist()}
+        from .release import exact_counts
+        from .thresholds import grid_rank
+        exact = exact_counts(grid_rank(xv, tau), tau.size) / xv.size
+        out["evaluation"] = {"quantiles": np.quantile(xv, levels, method="inverted_cdf").tolist(),
+                             "quantiles_interpolated":
+                                 interpolated_quantiles(exact, levels, tau).tolist()}
     out["seconds"] = clock() - t0
     return out
 
@@ -260,11 +285,15 @@ def show_quantile(res: dict):
     _head(res)
     ev = res.get("evaluation")
     print(_wrap("interval", res["quantile_ci_method"]))
+    level = f"{100 * res['confidence']:g}% CI"
     for i, (p, v) in enumerate(zip(res["q"], res["quantiles"])):
         extra = f"   (true {ev['quantiles'][i]:.6g})" if ev else ""
         lo, hi = res["quantile_ci"][i]
-        print(f"  q = {p:<6g} -> {v:.6g}   {100 * res['confidence']:g}% CI [{lo:.6g}, {hi:.6g}]"
-              f"{extra}")
+        print(f"  q = {p:<6g} -> {v:.6g}   {level} [{lo:.6g}, {hi:.6g}]{extra}")
+        extra = f"   (true {ev['quantiles_interpolated'][i]:.6g})" if ev else ""
+        lo, hi = res["quantile_interpolated_ci"][i]
+        print(f"  {'':10}interpolated {res['quantiles_interpolated'][i]:.6g}   {level} "
+              f"[{lo:.6g}, {hi:.6g}]{extra}")
 
 
 def run_roc(args) -> dict:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["search", "live_search", "quantiles", "histogram", "check_levels",
-           "private_quantiles", "QuantileRelease"]
+__all__ = ["search", "live_search", "quantiles", "interpolated_quantiles", "histogram",
+           "check_levels", "private_quantiles", "QuantileRelease"]
 
 
 def check_levels(q) -> np.ndarray:
@@ -113,6 +113,35 @@ def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
         raise ValueError(f"values: {F.size} ECDF values for {tau.size} thresholds")
     idx = search(lambda i: F[i], tau.size, p)
     return tau[idx]
+
+
+def interpolated_quantiles(values, q, thresholds) -> np.ndarray:
+    """Quantiles of the grid-interpolated ECDF: the classical grouped-data quantile.
+
+    F_int joins the points (tau_i, F(tau_i)) by straight lines (the ECDF as if
+    the values of each bin (tau_{i-1}, tau_i] were spread evenly over it);
+    Q_int(p) is the smallest x >= tau_0 with F_int(x) >= p: tau_0 if
+    F(tau_0) >= p, else tau_{i-1} + (p - F_{i-1}) / (F_i - F_{i-1}) (tau_i - tau_{i-1})
+    for the first i with F_i >= p (tau_{N-1} if none). The grid quantile of
+    :func:`quantiles` is the smallest threshold >= Q_int(p). ``values``: ECDF
+    values in [0, 1] at the thresholds (exact, smoothed, or noisy: the first
+    crossing is used). When the thresholds are the distinct data values and
+    no value repeats, Q_int(p) is ``numpy.quantile(x, p,
+    method="interpolated_inverted_cdf")`` for p >= 1/n (Hyndman and Fan's type 4).
+    """
+    p = check_levels(q)
+    F = np.asarray(values, dtype=np.float64).reshape(-1)
+    tau = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    if F.shape != tau.shape:
+        raise ValueError(f"values: {F.size} ECDF values for {tau.size} thresholds")
+    ok = F[None, :] >= p[:, None]
+    i = np.where(ok.any(axis=1), ok.argmax(axis=1), tau.size - 1)
+    prev = np.where(i > 0, F[np.maximum(i - 1, 0)], -np.inf)
+    rise = F[i] - prev
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where((i > 0) & (rise > 0), np.clip((p - prev) / rise, 0.0, 1.0), 1.0)
+    left = tau[np.maximum(i - 1, 0)]
+    return np.where(i == 0, tau[0], left + w * (tau[i] - left))
 
 
 def histogram(counts, thresholds, bins=None):

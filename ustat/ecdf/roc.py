@@ -26,19 +26,31 @@ to each class ECDF c^/n^ (post-processing).
 
 Uncertainty (post-processing of the two released curves and the public node-
 noise law, :mod:`ustat.ecdf.noise_law`): a parametric bootstrap. The plug-in
-truth is the isotonic (non-decreasing) fit of each noisy class curve; ``B``
-fresh path noises of each tree (same law, fixed seed) are added to it and
-the unsmoothed estimator recomputed. The AUC CI is the basic bootstrap
-interval [AUC^ - q_(1-alpha/2), AUC^ - q_(alpha/2)] of those errors,
-``auc_noise_std`` their sd; the ROC band is simultaneous over the
-thresholds: TPR^_k +- t s_k and FPR^_k +- t s'_k with s, s' the pointwise
-bootstrap sds and t the (1 - alpha) quantile of the largest studentised
-error over k and both coordinates. They cover the data's ROC points at the
-release's thresholds and its AUC there (trapezoids: the AUC of the scores
-rounded up to the grid, ties counted half; ``roc_auc_score`` when the grid
-holds every distinct score). With smoothing, the curve and AUC shown are the
-smoothed ones, the intervals are those of the unsmoothed estimator
+truth is the isotonic (non-decreasing) fit of each noisy class curve; in each
+of ``B`` draws it is scaled to a plausible true class size (the released size
+less a fresh draw of that point's path noise: a run whose noisy class size
+came out large by chance must not look precise), fresh path noises of each
+tree (same law, fixed seed) are added, and the unsmoothed estimator is
+recomputed as the release computes it (draws whose noisy class size is <= 0
+would not be released and are dropped). The AUC CI is the basic bootstrap
+interval [AUC^ - q_(1-alpha/2), AUC^ - q_(alpha/2)] of the draws' errors
+against the plug-in's AUC (bias included: the trapezoid estimator on noisy
+curves is biased when the noise is large), the whole [0, 1] when more than
+alpha of the draws could have an empty class; ``auc_noise_std`` is half the
+central 68% range of the errors (a robust sd); the ROC band is simultaneous
+over the thresholds: TPR^_k +- t s_k and FPR^_k +- t s'_k with s, s' the
+pointwise bootstrap sds and t the (1 - alpha) quantile of the largest
+studentised error over k and both coordinates. They cover the data's ROC
+points at the release's thresholds and its AUC there (trapezoids: the AUC of
+the scores rounded up to the grid, ties counted half; ``roc_auc_score`` when
+the grid holds every distinct score). With smoothing, the curve and AUC shown
+are the smoothed ones, the intervals are those of the unsmoothed estimator
 (``auc_unsmoothed``), which is what they are calibrated for.
+
+Refusal: before anything is computed, :func:`best_case_auc_halfwidth` runs the
+same bootstrap on the most favourable case public parameters can name (n / 2
+per class, both curves rising evenly); above ``MAX_AUC_HALFWIDTH`` the noise
+dominates and :func:`private_roc` refuses.
 """
 
 from __future__ import annotations
@@ -57,10 +69,14 @@ from .noise_law import SIM_SEED
 from .smoothing import isotonic
 from .smoothing import smooth as _smooth
 from .thresholds import check_thresholds, grid_rank
+from .tree import Tree, planned_law
 
-__all__ = ["ROCRelease", "private_roc", "roc_points", "auc", "roc_intervals", "BOOTSTRAP_DRAWS"]
+__all__ = ["ROCRelease", "private_roc", "roc_points", "auc", "roc_intervals",
+           "best_case_auc_halfwidth", "BOOTSTRAP_DRAWS", "MAX_AUC_HALFWIDTH"]
 
 BOOTSTRAP_DRAWS = 2000
+#: Refuse a ROC release whose AUC interval would be wider than +- this even for balanced classes.
+MAX_AUC_HALFWIDTH = 0.25
 
 
 def roc_points(c_pos, c_neg, n_pos, n_neg):
@@ -116,6 +132,13 @@ def _plug_in(counts) -> np.ndarray:
     return np.maximum(isotonic(c / top) * top, 0.0)
 
 
+def _class_size_factors(law, tree, top: float, draws: int, gen) -> np.ndarray:
+    """Per draw, a plausible true class size over the released one: (n^ - zeta) / n^, zeta a
+    fresh draw of the last point's path noise (0 where the class could be empty)."""
+    zeta = law.sample((draws, tree.levels + 1), gen).sum(axis=1)
+    return np.maximum(top - zeta, 0.0) / top
+
+
 def roc_intervals(c_pos, c_neg, law_pos, law_neg, tree, confidence: float = 0.95,
                   draws: int = BOOTSTRAP_DRAWS) -> dict:
     """AUC CI and simultaneous ROC band from the released class curves (module docstring)."""
@@ -124,34 +147,61 @@ def roc_intervals(c_pos, c_neg, law_pos, law_neg, tree, confidence: float = 0.95
     cp, cn = (np.asarray(c, dtype=np.float64) for c in (c_pos, c_neg))
     raw = float(_auc_rows(cp, cn)) if cp[-1] > 0 and cn[-1] > 0 else math.nan
     method = ("parametric bootstrap from the released curves: plug-in = isotonic fit of each "
-              f"noisy class curve, {draws} fresh path noises per class from the release's "
-              "node-noise law (fixed seed), basic interval for the AUC, simultaneous "
-              "studentised band over the thresholds; covers the data's AUC and ROC points at "
-              "these thresholds")
+              "noisy class curve, scaled in each draw to a plausible true class size (the "
+              f"released one less a fresh draw of its noise), {draws} fresh path noises per "
+              "class from the release's node-noise law (fixed seed), basic interval for the "
+              "AUC (the whole [0, 1] when a class could be empty), simultaneous studentised "
+              "band over the thresholds; covers the data's AUC and ROC points at these "
+              "thresholds")
     if law_pos.noiseless and law_neg.noiseless:
         return {"confidence": confidence, "auc_ci": [raw, raw], "auc_noise_std": 0.0,
                 "auc_unsmoothed": raw, "band_t": 0.0, "tpr_sd": np.zeros(cp.size + 1),
-                "fpr_sd": np.zeros(cp.size + 1), "method": "no noise: the intervals are points"}
+                "fpr_sd": np.zeros(cp.size + 1), "auc_error_quantiles": [0.0, 0.0],
+                "method": "no noise: the intervals are points"}
     gen = np.random.default_rng(SIM_SEED)
     hp, hn = _plug_in(cp), _plug_in(cn)
-    sp = hp[None, :] + simulate_path_noise(law_pos, tree, draws, gen)
-    sn = hn[None, :] + simulate_path_noise(law_neg, tree, draws, gen)
-    sp[:, -1], sn[:, -1] = np.maximum(sp[:, -1], 1.0), np.maximum(sn[:, -1], 1.0)
-    err = _auc_rows(sp, sn)
-    err -= err.mean()                       # the spread only: the estimator is ~unbiased
-    lo_q, hi_q = np.quantile(err, [alpha / 2.0, 1.0 - alpha / 2.0])
+    fp = _class_size_factors(law_pos, tree, hp[-1], draws, gen)
+    fn = _class_size_factors(law_neg, tree, hn[-1], draws, gen)
+    sp = hp[None, :] * fp[:, None] + simulate_path_noise(law_pos, tree, draws, gen)
+    sn = hn[None, :] * fn[:, None] + simulate_path_noise(law_neg, tree, draws, gen)
+    released = (sp[:, -1] > 0) & (sn[:, -1] > 0)   # as the release: no curve otherwise
+    sp, sn, fp, fn = sp[released], sn[released], fp[released], fn[released]
+    ok = (hp[-1] * fp >= 1.0) & (hn[-1] * fn >= 1.0)     # else a class could be empty
+    empty = 1.0 - ok.mean() if ok.size else 1.0
+    # the estimator's error in each draw, bias included (the basic bootstrap; quantiles, not
+    # moments: a draw with a tiny noisy class size gives a wild AUC)
+    err = _auc_rows(sp[ok], sn[ok]) - float(_auc_rows(hp, hn))
+    if empty / 2.0 >= alpha / 2.0 or err.size < 10 or not math.isfinite(raw):
+        lo_q, hi_q = -math.inf, math.inf
+    else:                                   # the empty-class draws count at both ends
+        level = (alpha / 2.0 - empty / 2.0) / (1.0 - empty)
+        lo_q, hi_q = np.quantile(err, [level, 1.0 - level])
     ci = [min(max(raw - hi_q, 0.0), 1.0), min(max(raw - lo_q, 0.0), 1.0)] \
         if math.isfinite(raw) else [0.0, 1.0]
+    sp, sn, fp, fn = sp[ok], sn[ok], fp[ok], fn[ok]
     d_tpr = (sp[:, -1:] - sp) / sp[:, -1:] - (hp[-1] - hp) / hp[-1]
     d_fpr = (sn[:, -1:] - sn) / sn[:, -1:] - (hn[-1] - hn) / hn[-1]
-    s_tpr, s_fpr = (np.maximum(d.std(axis=0), 1e-12) for d in (d_tpr, d_fpr))
+    s_tpr, s_fpr = (np.maximum(d.std(axis=0), 1e-12) if d.size else np.ones(cp.size)
+                    for d in (d_tpr, d_fpr))
     t = np.maximum(np.abs(d_tpr) / s_tpr, np.abs(d_fpr) / s_fpr).max(axis=1)
-    band_t = float(np.quantile(t, confidence, method="higher"))
+    band_t = float(np.quantile(t, confidence, method="higher")) if t.size else math.inf
     zero = np.zeros(1)                                # the public point (1, 1) first
-    return {"confidence": confidence, "auc_ci": ci, "auc_noise_std": float(err.std()),
-            "auc_unsmoothed": raw, "band_t": band_t,
+    spread = np.quantile(err, [0.1587, 0.8413]) if err.size else [-math.inf, math.inf]
+    return {"confidence": confidence, "auc_ci": ci,
+            "auc_noise_std": float(spread[1] - spread[0]) / 2.0,
+            "auc_unsmoothed": raw, "band_t": band_t, "auc_error_quantiles": [lo_q, hi_q],
             "tpr_sd": np.concatenate([zero, s_tpr]), "fpr_sd": np.concatenate([zero, s_fpr]),
             "method": method}
+
+
+def best_case_auc_halfwidth(n: int, law, tree, confidence: float = 0.95,
+                            draws: int = 500) -> float:
+    """Half-width of the AUC interval in the most favourable case we can name from public
+    parameters: n / 2 records per class and both class curves rising evenly over the
+    thresholds (a chance-level score). ``inf`` when a class could be empty."""
+    c = np.linspace(0.0, n / 2.0, tree.n_points + 1)[1:]
+    lo_q, hi_q = roc_intervals(c, c, law, law, tree, confidence, draws)["auc_error_quantiles"]
+    return float(hi_q - lo_q) / 2.0
 
 
 def band_arrays(fpr, tpr, iv) -> dict:
@@ -168,6 +218,27 @@ def band_arrays(fpr, tpr, iv) -> dict:
             "fpr_lo": clip(fpr - t * sf), "fpr_hi": clip(fpr + t * sf)}
 
 
+def _refuse_if_noise_dominates(n, n_points, half_eps, backend, kwargs, confidence, limit):
+    """ValueError when :func:`best_case_auc_halfwidth` exceeds ``limit`` (public parameters:
+    n, the grid, epsilon, the tree and the noise mode)."""
+    if math.isinf(half_eps):
+        return
+    tree = Tree(n_points, kwargs.get("branching", 2))
+    mode = "central" if backend == "central" else kwargs.get("noise_mode") or "each"
+    law = planned_law(tree, half_eps, mode=mode, servers=kwargs.get("servers", 2),
+                      rule=kwargs.get("sensitivity", "exact"))
+    hw = best_case_auc_halfwidth(n, law, tree, confidence)
+    if hw > limit:
+        shown = "the whole [0, 1]" if not math.isfinite(hw) else f"+-{hw:.2f}"
+        raise ValueError(
+            f"roc: the DP noise dominates at epsilon {2 * half_eps:g} with n = {n} and "
+            f"{n_points} thresholds: even with balanced classes the AUC's "
+            f"{100 * confidence:g}% interval would be {shown} (a class curve point is known "
+            f"to +-{law.std(tree.levels + 1):.3g} records); refusing rather than release a "
+            "curve the noise hides. Use a larger epsilon, more records or fewer thresholds "
+            "(--thresholds)")
+
+
 def _labels(labels, n: int) -> np.ndarray:
     y = np.asarray(labels)
     if y.shape != (n,):
@@ -181,8 +252,9 @@ def _labels(labels, n: int) -> np.ndarray:
 
 def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool = False,
                 smooth: str | None = None, backend: str = "fss", evaluate: bool = False,
-                seed=None, confidence: float = 0.95, processes=None, runtime=None,
-                timeout=None, **kwargs) -> ROCRelease:
+                seed=None, confidence: float = 0.95,
+                max_auc_halfwidth: float | None = MAX_AUC_HALFWIDTH, processes=None,
+                runtime=None, timeout=None, **kwargs) -> ROCRelease:
     """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
 
     ``thresholds``: increasing grid inside ``bounds``; the upper bound is
@@ -190,6 +262,9 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
     :func:`ustat.ecdf.release.deploy`; ``kwargs`` go there, e.g. branching,
     noise_mode, servers). ``smooth``: None, "isotonic", "l1" or "l2".
     ``confidence``: level of the AUC CI and the ROC band (:func:`roc_intervals`).
+    ``max_auc_halfwidth``: refuse (ValueError, before anything is computed) when even
+    balanced classes would leave the AUC interval wider than +- this
+    (:func:`best_case_auc_halfwidth`, public parameters only; None: never refuse).
     ``session``: the servers' session to use (as :func:`~ustat.ecdf.release.deploy`'s).
     ``processes`` / ``runtime`` / ``timeout``: the parties, servers and
     analyst in several processes (as :func:`ustat.ecdf.release.release`;
@@ -203,10 +278,17 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
                          "knows)")
     if processes is not None and runtime is None:
         from .processes import across
+        eps = float(epsilon)
+        if max_auc_halfwidth is not None and not math.isinf(eps):   # before any process starts
+            tau = check_thresholds(thresholds, bounds)
+            _refuse_if_noise_dominates(len(scores), tau.size + (tau[-1] < float(bounds[1])),
+                                       eps / 2.0, backend, kwargs, confidence,
+                                       max_auc_halfwidth)
         return across("private_roc", {"scores": scores, "labels": labels},
                       dict(thresholds=thresholds, epsilon=epsilon, bounds=bounds, clip=clip,
                            smooth=smooth, backend=backend, evaluate=evaluate, seed=seed,
-                           confidence=confidence, **kwargs),
+                           confidence=confidence, max_auc_halfwidth=max_auc_halfwidth,
+                           **kwargs),
                       processes=processes, timeout=timeout)
     if evaluate and runtime is not None:
         raise ValueError("evaluate reads every record in the clear: not in a run across "
@@ -221,6 +303,9 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
         raise ValueError("thresholds: the last threshold must be >= every score (give bounds)")
     eps = float(epsilon)
     half = eps / 2.0 if not math.isinf(eps) else eps
+    if max_auc_halfwidth is not None:
+        _refuse_if_noise_dominates(x.size, tau.size, half, backend, kwargs, confidence,
+                                   max_auc_halfwidth)
     session = kwargs.pop("session", None)
     if backend == "central":
         if runtime is not None or session is not None:

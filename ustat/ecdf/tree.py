@@ -66,7 +66,7 @@ from .noise_law import NodeNoiseLaw
 from .sensitivity import tree_sensitivity
 
 __all__ = ["Tree", "TreeNoise", "interval_sensitivity", "dlap_variance", "draw_noise",
-           "best_branching", "NOISE_MODES"]
+           "planned_law", "best_branching", "NOISE_MODES"]
 
 NOISE_MODES = ("split", "each", "central", "mpc")
 
@@ -156,6 +156,17 @@ def dlap_variance(scale) -> float:
 
 def _scale_for(sensitivity: int, epsilon: float) -> Fraction:
     return round_scale_up(Fraction(sensitivity) / as_fraction(epsilon, "epsilon"))
+
+
+def planned_law(tree: Tree, epsilon, *, mode: str = "split", servers: int = 2,
+                rule: str = "exact") -> NodeNoiseLaw:
+    """The node-noise law :func:`draw_noise` would use, before anything is drawn (public
+    parameters only: what a refusal from public parameters is computed from)."""
+    eps = _epsilon(epsilon)
+    if math.isinf(eps):
+        return NodeNoiseLaw(None)
+    copies = _int(servers, "servers", 2, 64) if mode == "each" else 1
+    return NodeNoiseLaw(_scale_for(tree.sensitivity(rule), eps), copies)
 
 
 def best_branching(n_points: int, epsilon: float, candidates=range(2, 17)) -> int:

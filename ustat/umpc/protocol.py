@@ -89,6 +89,7 @@ from .merge import merge_chunk
 from .progress import Progress, StageClock
 from .release import check_confidence, release_fields
 from .privacy import noise_guarantee, resolve_noise_method
+from .sampling_error import Design
 from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
 
 DEFAULT_CHUNK = 1 << 17
@@ -342,7 +343,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
     if released:
         rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
                              eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
-                             frac_bits=session.fp.frac_bits, confidence=confidence)
+                             frac_bits=session.fp.frac_bits, confidence=confidence,
+                             design=Design.of_edges(run.E, run.n, run.hypergraph.name))
     else:                       # a process without the aggregator releases nothing
         u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
         rel = {"estimate": math.nan, "estimate_raw": math.nan, "noise_std": math.nan,

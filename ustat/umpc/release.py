@@ -13,25 +13,25 @@ computes
   that divides by noisy class counts (AUC, VUS) gets the first-order delta
   method: Var g ~ (dg/dU)^2 Var U + sum_i (dg/dA_i)^2 Var A_i, derivatives by
   central differences of the kernel's post-processing at the released values;
-- ``ci`` at level ``confidence`` and ``ci_method``: alpha split equally
-  (union bound) over the error sources. (1) U: its DP noise (a Polya(R)
-  difference, numerically a difference of two Gamma(R) variables, a Laplace
-  for R = 1) convolved with the edge-sampling error of an incomplete
-  U-statistic (normal approximation with the data-independent Bhatia-Davis
-  bound Var f <= (hi - mu)(mu - lo), maximized over where the complete U can
-  be, divided by |E|, finite-population factor 1 - |E| / C(n, k)); the
-  two-sided quantile of the sum (:func:`_u_halfwidth`). (2) each class
-  count: the exact tail bound of its noise
-  (:func:`noise.distributed.noise_tail_bound`). The interval is the
-  statistic's range over the box of (U, counts) values, clamped to the valid
-  range. It covers the complete U-statistic of these n records (all C(n, k)
-  subsets), not a population parameter; coverage is about the level for
-  Kendall-like kernels and above it for ratio statistics (the box).
+- ``ci`` at level ``confidence`` and ``ci_method``. U's error is its DP
+  noise (a Polya(R) difference, numerically a difference of two Gamma(R)
+  variables, a Laplace for R = 1) plus the edge-sampling error of an
+  incomplete U-statistic, normal with the sd bound of
+  :mod:`ustat.umpc.sampling_error` (from the released values, the public
+  degrees of E and the kernel's range; max over where the complete U and the
+  class sizes can be). Kernels without class counts: the two-sided quantile
+  of the sum (:func:`_u_halfwidth`, FFT convolution), mapped through the
+  kernel's post-processing. Kernels with class counts (AUC, VUS): a
+  parametric bootstrap (:func:`_bootstrap`) of U's error and each count's
+  noise around the released values, the basic interval. Clamped to the
+  valid range. It covers the complete U-statistic of these n records (all
+  C(n, k) subsets, with their true class counts), not a population
+  parameter.
 - ``warnings``: the class-count noise dominates the noise of the release;
 - ``epsilon_split``: {"statistic": eps_u, kernel.aux_label: eps_aux}.
 
 Cost: O(1) besides at most a few thousand calls of the kernel's
-post-processing (the box search). Threat model: post-processing of
+post-processing (the bootstrap, or the box of U's interval). Threat model: post-processing of
 differentially private outputs, no privacy cost.
 """
 
@@ -44,6 +44,8 @@ from statistics import NormalDist
 import numpy as np
 
 from noise.distributed import noise_tail_bound
+
+from .sampling_error import Design, sampling_sd
 
 __all__ = ["release_fields", "check_confidence", "dlap_variance", "choose_aux_fraction",
            "BOOTSTRAP_DRAWS", "SIM_SEED"]
@@ -108,18 +110,6 @@ def _tail(entry, probability, frac_scale) -> float:
                             probability) / frac_scale
 
 
-def _sampling_sd(kern, m, n, u_lo, u_hi) -> float:
-    """Normal-approximation sd of the incomplete U around the complete one (Bhatia-Davis)."""
-    total = math.comb(n, kern.degree)
-    if m >= total:
-        return 0.0
-    lo, hi = kern.output_range
-    mid = (lo + hi) / 2.0
-    mu = min(max(mid, u_lo), u_hi)             # maximizer of (hi - mu)(mu - lo) in the interval
-    var_f = max(0.0, (hi - mu) * (mu - lo))
-    return math.sqrt(var_f / m * (1.0 - m / total))
-
-
 def _box_range(kern, n, u_box, aux_boxes):
     """Min and max of the statistic over the box (a grid that includes corners and centre)."""
     dims = 1 + len(aux_boxes)
@@ -171,15 +161,19 @@ def _u_halfwidth(entry, s_sd, prob, frac_scale, m) -> float:
     return float(min(idx, N - 1) * h)
 
 
-def _interval(kern, u, aux, n, m, info, frac_scale, confidence):
-    """(ci, sampling sd, sources) by the union bound of the module docstring."""
+def _interval(kern, u, aux, n, m, info, frac_scale, confidence, design):
+    """(ci, sampling sd, sources): the module docstring's interval."""
     lo_f, hi_f = kern.output_range
     entry = info.get("u")
     alpha = 1.0 - confidence
-    # where the complete U can be (for the variance bound): DP noise and worst-case sampling
+    # where the complete U and the class sizes can be (for the sampling bound): their DP
+    # noise and, for U, the worst-case sampling spread
     reach = _tail(entry, alpha / 2.0, frac_scale) / m if entry is not None else 0.0
     reach += NormalDist().inv_cdf(1.0 - alpha / 4.0) * (hi_f - lo_f) / 2.0 / math.sqrt(m)
-    s_sd = _sampling_sd(kern, m, n, max(lo_f, u - reach), min(hi_f, u + reach))
+    aux_reach = [_tail(info[name], alpha / 2.0, frac_scale) if entry is not None else 0.0
+                 for name in kern.aux_names]
+    s_sd = sampling_sd(kern, n, design, (u - reach, u + reach),
+                       [(a - r, a + r) for a, r in zip(aux, aux_reach)])
     u_source = entry is not None or s_sd > 0      # DP noise and sampling of U: one source
     sources = int(u_source) + (len(aux) if entry is not None else 0)
     if sources == 0:
@@ -222,9 +216,12 @@ def _bootstrap(kern, u, aux, n, m, info, frac_scale, alpha, s_sd):
 def _method(confidence, sources, s_sd, noisy) -> str:
     if sources == 0:
         return "exact: no DP noise (epsilon = inf) and all C(n, k) edges; nothing to cover"
-    sampling = ("edge-sampling error of the incomplete U-statistic (normal approximation, "
-                "variance from the data-independent Bhatia-Davis bound (hi - U)(U - lo) / |E|, "
-                "finite-population corrected)")
+    sampling = ("edge-sampling error of the incomplete U-statistic (normal approximation; "
+                "variance bounded from the released values and the public degrees of E by "
+                "Hoeffding's decomposition: the Bhatia-Davis bound (hi - U)(U - lo) on the "
+                "kernel's variance, less the first-order part that the degrees cancel, "
+                "bounded below by its between-class part for class kernels; "
+                "ustat.umpc.sampling_error)")
     dp = "DP noise of U (Polya difference ~ difference of two Gammas; Laplace for R = 1)"
     if noisy and s_sd > 0:
         u_part = f"the {dp} convolved numerically with the {sampling}"
@@ -334,9 +331,14 @@ def epsilon_split(kern, eps, eps_u, eps_aux) -> dict:
 
 
 def release_fields(kern, *, u, aux, n, m, eps, eps_u, eps_aux, info, frac_bits,
-                   confidence) -> dict:
-    """The result fields of section 4 (module docstring) from released values only."""
+                   confidence, design: Design | None = None) -> dict:
+    """The result fields of section 4 (module docstring) from released values only.
+
+    ``design``: the public facts of the hypergraph (:class:`ustat.umpc.sampling_error.Design`;
+    None: degrees as variable as uniform sampling's, the conservative choice)."""
     frac_scale = float(1 << frac_bits)
+    if design is None:
+        design = Design.uniform_like(m, n, kern.degree)
     aux = [float(a) for a in aux]
     raw = float(kern.release(u, aux, n))
     lo, hi = kern.release_range
@@ -344,7 +346,7 @@ def release_fields(kern, *, u, aux, n, m, eps, eps_u, eps_aux, info, frac_bits,
     sd_u, sd_aux = _noise_sds(kern, info, frac_scale, m, len(aux))
     g_u, g_a = _gradient(kern, u, aux, n, sd_u, sd_aux)
     noise_std = math.sqrt((g_u * sd_u) ** 2 + sum((g * s) ** 2 for g, s in zip(g_a, sd_aux)))
-    ci, s_sd, sources, _ = _interval(kern, u, aux, n, m, info, frac_scale, confidence)
+    ci, s_sd, sources, _ = _interval(kern, u, aux, n, m, info, frac_scale, confidence, design)
     ci = [min(max(ci[0], lo), hi), min(max(ci[1], lo), hi)]
     return {
         "estimate": estimate, "estimate_raw": raw, "noise_std": noise_std,

@@ -57,6 +57,68 @@ def test_bad_levels(q, msg):
         quantiles(r, q)
 
 
+def test_interpolated_quantile_is_numpy_type_4_without_ties():
+    """eps = inf, thresholds = the distinct values, no value repeated: the grouped-data
+    quantile is numpy's interpolated_inverted_cdf, and its interval is that point."""
+    from ustat.ecdf.quantiles import interpolated_quantiles
+    x = np.unique(bank("balance")[:, 0])[::7]             # distinct values
+    r = release(x, x, INF, backend="central")
+    p = np.linspace(1 / x.size, 1, 97)
+    want = np.quantile(x, p, method="interpolated_inverted_cdf")
+    assert np.allclose(interpolated_quantiles(r.values, p, x), want, rtol=0, atol=1e-6)
+    qi = r.quantile_intervals(p)
+    assert np.allclose(qi["interpolated_lo"], want, atol=1e-6)
+    assert np.allclose(qi["interpolated_hi"], want, atol=1e-6)
+    assert np.array_equal(qi["lo"], np.quantile(x, p, method="inverted_cdf"))
+
+
+def test_interpolated_quantile_interval_covers_at_its_level():
+    """Bank age on 78 integer thresholds at eps 1 (coarse: the grid quantile's interval is
+    nearly always the single right year, coverage ~1): 300 releases, 5 levels; the
+    interpolated quantile's interval covers at about the level (measured 0.96), and
+    rounded up to the grid it covers the grid quantile."""
+    from ustat.ecdf.quantiles import interpolated_quantiles
+    from ustat.ecdf.release import exact_counts
+    from ustat.ecdf.thresholds import grid_rank
+    x = bank("age")[:, 0]
+    tau = np.arange(18.0, 96.0)
+    F = exact_counts(grid_rank(x, tau), tau.size) / x.size
+    p = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
+    truth, grid = interpolated_quantiles(F, p, tau), np.quantile(x, p, method="inverted_cdf")
+    hits, grid_hits = [], []
+    for seed in range(300):
+        qi = release(x, tau, 1.0, backend="central", bounds=(18, 95),
+                     seed=seed).quantile_intervals(p)
+        hits.extend((qi["interpolated_lo"] <= truth) & (truth <= qi["interpolated_hi"]))
+        grid_hits.extend((qi["lo"] <= grid) & (grid <= qi["hi"]))
+    assert 0.93 <= np.mean(hits) <= 0.985
+    assert np.mean(grid_hits) >= np.mean(hits)
+
+
+def test_quantile_refuses_when_the_noise_dominates(capsys, monkeypatch):
+    """Public parameters only, before computing: 100 records on 64 thresholds at eps 1."""
+    import importlib
+
+    from ustat.cli import main
+    from ustat.ecdf.intervals import MAX_QUANTILE_HALFWIDTH, quantile_noise_check
+    from ustat.ecdf.tree import Tree, planned_law
+
+    def never(*a, **k):
+        raise AssertionError("computed before refusing")
+
+    rel = importlib.import_module("ustat.ecdf.release")    # the package's name is a function
+    monkeypatch.setattr(rel, "deploy", never)
+    code = main(["quantile", "--n", "100", "--thresholds", "64", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "noise dominates" in err
+    assert "larger epsilon, more records or fewer thresholds" in err
+    tree = Tree(78)
+    quantile_noise_check(4521, planned_law(tree, 1.0, mode="each"), tree, 0.95)   # Bank age
+    law = planned_law(Tree(256), 1.0, mode="central")
+    with pytest.raises(ValueError, match=f"more than {MAX_QUANTILE_HALFWIDTH:g}"):
+        quantile_noise_check(297, law, Tree(256), 0.95)                            # Heart
+
+
 def test_every_step_search_is_the_adaptive_search_on_any_curve():
     """A public number of queries of a public size, the same indices, even on noisy curves."""
     from ustat.ecdf.quantiles import search
