@@ -18,8 +18,8 @@ sees the data to take them from), the thresholds, epsilon and every other
 option. Refused: ``--csv`` (each host gives its own), ``--evaluate`` (reads
 every value), ``--backend central`` (a trusted curator: nothing to deploy),
 ``--processes``, ``--budget-file`` (no participant sees the data set to
-identify it), ``--servers`` other than 2, and ``--smooth``/``--plot`` are
-allowed (the analyst post-processes).
+identify it) and ``--servers`` other than 2. ``--smooth`` and ``--plot``
+are allowed: the analyst post-processes.
 Threat model: the protocol's (:mod:`ustat.ecdf`): two non-colluding servers;
 the transport adds TLS 1.3 with the deployment's certificates, and the
 relay's end-to-end encryption between party hosts (parties send to the
