@@ -142,28 +142,33 @@ def _ours_procs(program, data, groups, repeats):
     return statistics.median(runs), statistics.median(launches), wire, out
 
 
-def _mpyc(what, n, parties, repeats, script):
-    """Median program time of MPyC with ``parties`` real processes (-M), or None."""
+def _mpyc(what, n, parties, repeats, script, *, extra=(), cwd=None, expect=None):
+    """Median program time of MPyC with ``parties`` real processes (-M), each given ``extra``
+    options, run in ``cwd``; ``expect``: a text party 0 must print (stdout or log), else
+    RuntimeError."""
     times = []
     for _ in range(repeats):
         if parties == 1:
-            cmds = [[sys.executable, script, str(n), what, "-M1"]]
+            cmds = [[sys.executable, script, str(n), what, "-M1", *extra]]
         else:
-            cmds = [[sys.executable, script, str(n), what, f"-M{parties}", f"-I{i}"]
+            cmds = [[sys.executable, script, str(n), what, f"-M{parties}", f"-I{i}", *extra]
                     for i in range(parties)]
-        procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  text=True) for c in cmds]
+        procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, cwd=cwd) for c in cmds]
         outs = []
         try:
             for p in procs:
-                outs.append(p.communicate(timeout=1800)[0])
+                outs.append(p.communicate(timeout=1800))
         finally:
             for p in procs:
                 if p.poll() is None:
                     p.kill()
-        m = re.search(r"RESULT (\S+) (\S+)", outs[0])
+        out, err = outs[0]
+        m = re.search(r"RESULT (\S+) (\S+)", out)
         if not m or m.group(2) != "True":
-            raise RuntimeError(f"MPyC {what} -M{parties} failed: {outs[0][-500:]}")
+            raise RuntimeError(f"MPyC {what} -M{parties} failed: {(out + err)[-500:]}")
+        if expect is not None and expect not in out + err:       # MPyC logs to stdout
+            raise RuntimeError(f"MPyC did not print {expect!r}")
         times.append(float(m.group(1)))
     return statistics.median(times)
 

@@ -167,9 +167,7 @@ def _mpyc_certificates(directory, parties):
 
 
 def _mpyc_lt(n, repeats, tmp, ssl):
-    import re
-
-    from compose import MPYC_ARGMAX, MPYC_SCRIPT
+    from compose import MPYC_ARGMAX, MPYC_SCRIPT, _mpyc
 
     script = os.path.join(tmp, "mpyc_lt.py")
     with open(script, "w") as f:
@@ -177,28 +175,9 @@ def _mpyc_lt(n, repeats, tmp, ssl):
                                                           " " * 8)))
     if ssl:
         _mpyc_certificates(tmp, 3)
-    times = []
-    for _ in range(repeats):
-        cmds = [[sys.executable, script, str(n), "lt", "-M3", f"-I{i}"] + (["--ssl"] if ssl
-                                                                              else [])
-                for i in range(3)]
-        procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  cwd=tmp) for c in cmds]
-        outs = []
-        try:
-            for p in procs:
-                outs.append(p.communicate(timeout=1800))
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-        m = re.search(r"RESULT (\S+) (\S+)", outs[0][0])
-        if not m or m.group(2) != "True":
-            raise RuntimeError(f"MPyC lt -M3 failed: {outs[0][1][-500:]}")
-        if ssl and "via SSL" not in outs[0][0] + outs[0][1]:      # MPyC logs to stdout
-            raise RuntimeError("MPyC did not report SSL connections")
-        times.append(float(m.group(1)))
-    return n / statistics.median(times)
+    seconds = _mpyc("lt", n, 3, repeats, script, extra=["--ssl"] if ssl else [], cwd=tmp,
+                    expect="via SSL" if ssl else None)
+    return n / seconds
 
 
 def _auc_csv(path, n):
