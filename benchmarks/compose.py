@@ -21,7 +21,8 @@ about ten minutes) and reported per second. Timings are medians over
 ``--repeats`` runs; ``*_cold`` is the first run in a fresh interpreter
 state (numba loading, first allocations) and reported apart. The
 multi-process figures are the slowest process's program time (start-up of
-the processes apart: ``*_launch_seconds``).
+the processes apart: ``*_launch_seconds``, which include each process
+loading its compiled kernels while it connects, :mod:`mpc.warmup`).
 
 Trust models differ and are reported side by side: ours is semi-honest
 with a trusted dealer for preprocessing (Beaver triples, FSS keys) and no

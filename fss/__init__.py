@@ -11,6 +11,8 @@ Modules, bottom up (a lower one never imports a higher one):
 - :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF (numpy;
   dispatches to :mod:`fss._fast` when numba is installed, bit-identical results)
 - :mod:`fss._small`  scalar evaluation path for batches of a few points
+- :mod:`fss._warm`   loads the compiled kernels while a run's process connects
+  (registered with :mod:`mpc.warmup`)
 - :mod:`fss._wire_gen` key generation straight into the wire format (``gen_bytes``)
 - :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
 - :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)
@@ -24,3 +26,13 @@ Depends only on :mod:`mpc` (ring, rng, session, dealer, network, beaver).
 
 from ._util import InsecureSeedWarning  # noqa: F401
 from . import values as _values  # noqa: F401,E402 (registers the FSS comparisons of mpc.values)
+
+
+def _register_warm_up():
+    from mpc import warmup
+
+    from . import _warm
+    warmup.register("fss", _warm.warm)
+
+
+_register_warm_up()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from . import warmup
 from .runtime import Runtime
 from .transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SocketMesh
 
@@ -78,7 +79,11 @@ def open_mesh(plan: Plan, rank: int, creds=None, *, host: str | None = None,
 
 
 def join(mesh: SocketMesh, plan: Plan, creds=None) -> Runtime:
-    """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting."""
+    """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting.
+
+    Meanwhile a thread loads the process's compiled kernels (:mod:`mpc.warmup`); it is
+    waited for before returning, so the program starts with them loaded."""
+    warming = warmup.start()
     endpoint = None
     if mesh.relayed and creds is not None:
         from .e2e import Endpoint
@@ -87,6 +92,7 @@ def join(mesh: SocketMesh, plan: Plan, creds=None) -> Runtime:
                  endpoint=endpoint)
     rt = Runtime(mesh.rank, plan.groups, mesh)
     rt.agree_key()
+    warming.join()
     mesh.restart_counts()
     return rt
 
