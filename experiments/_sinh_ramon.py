@@ -5,7 +5,8 @@ U-MPC runs in four variants beside the baselines (``bell-ldp``, ``ghazi``,
 encoding (l = 40, c = 14) unless said otherwise:
 
 * ``umpc``: |E| = 2n (the captions), threat model M_HF with the toolkit's
-  collusion-safe committee noise (its variance: 4 discrete Laplaces);
+  default noise (since issue 30 one discrete Laplace sampled inside MPC by
+  the committee, so no coalition knows it; variance factor 1);
 * ``umpc-law``: |E| = 2n at the paper's law: one discrete Laplace in total
   (``f_h=1.0, committee_size=40``: the paper's committee of 40 members, each
   drawing Polya(1/40) differences, variance factor 1);
@@ -86,6 +87,14 @@ def paper_comm(protocol: str, n: int, domain: int, eps: float, kernel: str, l: i
     if protocol == "ghazi-sm":
         return float(paper_jl_dim(n, domain, eps) * 2 * paper_shufflers(n) * l * n)
     raise ValueError(f"no cost model for {protocol!r}")
+
+
+def noise_words(factor: float) -> str:
+    """How a release's noise compares with one discrete Laplace, from its measured factor."""
+    if abs(factor - 1) < 0.05:
+        return f"{factor:g} x one discrete Laplace (sampled inside MPC: no coalition knows it)"
+    return (f"{factor:g} x one discrete Laplace (Polya shares sized so that epsilon holds "
+            "against colluders)")
 
 
 def paper_noise_var(n: int, eps: float) -> float:
@@ -220,9 +229,9 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
                     "threat_model": res.threat_model,
                     "setup_seconds": float(res.stage_seconds["setup"]),
                     # the release's DP noise variance (formula, for comparison with dp_error^2):
-                    # the toolkit's noise is a sum of Polya draws whose variance is
-                    # variance_factor times one discrete Laplace (collusion margin), and
-                    # 2 noise_scale^2 is that one Laplace
+                    # the release's noise variance is variance_factor times one discrete
+                    # Laplace (1 for noise sampled inside MPC; above 1 for Polya shares
+                    # sized for colluders), and 2 noise_scale^2 is that one Laplace
                     "noise_var": float(res.noise_std) ** 2,
                     "single_laplace_var": 2 * float(res.noise_scale) ** 2,
                     "variance_factor": float(res.aux["noise"]["u"]["variance_factor"]),

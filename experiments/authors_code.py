@@ -40,7 +40,8 @@ Jobs (their functions, our data, MSE against their compute_real_U):
 * Ghazi and GhaziSM on Kendall: kendall_ghazi and kendall_ghazi_shuffle on
   Bank, t = 4 and 64, epsilon = 1.
 
-Full mode takes about 25 CPU minutes. Quick mode: 300 records and single
+Full mode takes about 1.5 to 2 hours on one core (the Table 2 runs at 5.1 million
+edges dominate). Quick mode: 300 records and single
 runs, about a minute.
 """
 

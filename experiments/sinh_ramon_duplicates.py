@@ -12,10 +12,10 @@ Ours: the same data (job as integer codes), kernel ``duplicate``, |E| =
 int(0.5 C(n, 2)) = 5,108,730 for the balanced and uniform samplers and
 Bernoulli sampling with p = 0.5 (|E| random), epsilon = 1, through
 :func:`ustat.umpc.run_umpc` (threat model M_Dis). Each run draws E once and
-releases it twice: with the toolkit's noise (Polya shares sized so that
-epsilon holds against the aggregator and up to half of the parties: noise
-variance about twice one discrete Laplace) and at the paper's law (one
-discrete Laplace in total, ``max_colluders=0``). Errors against the complete
+releases it twice: with the toolkit's default noise (since issue 30 one
+discrete Laplace sampled inside MPC from every party's coins, so that no
+coalition knows it; the table prints its measured variance factor) and at
+the paper's law (one discrete Laplace in total, ``max_colluders=0``). Errors against the complete
 U-statistic (the paper's MSE) and against the incomplete one on E (the DP
 error alone); the maximal degree of E sets the noise scale.
 

@@ -11,7 +11,7 @@ authors' simulations (results/gini.txt: 7 runs per n at n = 100, 1000, 5000,
 
 Here every protocol runs for real on the simulated network (see
 :mod:`experiments._sinh_ramon`): U-MPC in the variants ``umpc`` (|E| = 2n,
-our collusion-safe committee noise), ``umpc-law`` (|E| = 2n, the paper's
+the toolkit's default noise: one discrete Laplace sampled inside MPC), ``umpc-law`` (|E| = 2n, the paper's
 law: one discrete Laplace), ``umpc-002`` (|E| = 0.02 C(n, 2) at the paper's
 law, the authors' comparison.py when their results were written; at the
 results file's n only) and ``umpc-default`` (the toolkit's encoding, 2 runs

@@ -201,7 +201,7 @@ def main(argv=None) -> int:
         "Costs are measured; 'paper's bits' is the authors' cost model, 'paper MSE' the mean "
         "of their 5 simulated runs (U-MPC: of all 25 runs per epsilon).\n\n"
         f"Our noise at epsilon = 1 (2n): variance {C.fmt(u1['noise_var'])} = "
-        f"{u1['variance_factor']:g} (collusion margin) x one discrete Laplace; at the paper's "
+        f"{S.noise_words(u1['variance_factor'])}; at the paper's "
         f"law {C.fmt(ul['noise_var'])} ({ul['variance_factor']:g} x), which is "
         f"{ul['noise_var'] / S.paper_noise_var(n, 1.0):.2f} times the authors' code's noise "
         f"{C.fmt(S.paper_noise_var(n, 1.0))} (their sensitivity 1 for a kernel of range 2). "

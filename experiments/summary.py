@@ -60,10 +60,14 @@ def rows(docs: dict) -> list:
     out = []
     for name, doc in docs.items():
         for it in doc.get("items", []):
-            expl = it["explanation"]
+            expl, missing = it["explanation"], []
             for ref in it.get("see", []):
-                expl += (f". {facts[ref]}" if ref in facts
-                         else f". ({ref.split(':')[0]} was not run: no authors' code runs)")
+                script = ref.split(":")[0]
+                if ref in facts:
+                    expl += f". {facts[ref]}"
+                elif script not in missing:                 # said once per script
+                    missing.append(script)
+                    expl += f". ({script} was not run: no authors' code runs)"
             out.append([f"{it['paper']}: {it['item']}", it["ran"], it["paper_value"], it["ours"],
                         it.get("agrees") or "-", f"{expl} [{it['evidence']}]"])
     return out
