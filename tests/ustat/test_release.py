@@ -106,6 +106,18 @@ def test_confidence_keyword_and_errors():
         run_umpc(X, "kendall", confidence=1.5)
 
 
+def test_interval_text_names_the_noise_law_of_the_release():
+    """Noise sampled inside MPC is one discrete Laplace (variance factor 1); Polya shares
+    sized for colluders are a Polya difference: the interval's text says which it used."""
+    X = np.random.default_rng(2).random((60, 2))
+    mpc = run_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="mpc")
+    polya = run_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="polya")
+    assert mpc.aux["noise"]["u"]["variance_factor"] == 1.0
+    assert "one discrete Laplace" in mpc.ci_method and "Gammas" not in mpc.ci_method
+    assert polya.aux["noise"]["u"]["variance_factor"] > 1.0
+    assert "Polya difference" in polya.ci_method
+
+
 def test_result_fields_on_a_run():
     g = np.random.default_rng(4)
     X = np.column_stack([g.random(60), (g.random(60) < 0.5).astype(float)])

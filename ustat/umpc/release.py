@@ -213,7 +213,21 @@ def _bootstrap(kern, u, aux, n, m, info, frac_scale, alpha, s_sd):
     return [g - hi_q, g - lo_q]
 
 
-def _method(confidence, sources, s_sd, noisy) -> str:
+def _noise_law(entry) -> str:
+    """The law the interval gives a noise: one discrete Laplace (variance factor 1: noise
+    sampled inside MPC, or Polya shares with no colluders to cover), or a Polya difference."""
+    if entry is not None and float(entry.get("variance_factor", 1.0)) <= 1.0:
+        return "one discrete Laplace, taken as Laplace"
+    return "Polya difference ~ difference of two Gammas"
+
+
+def _aux_law(info) -> str:
+    laws = {_noise_law(e) for k, e in info.items() if k != "u" and isinstance(e, dict)}
+    return " / ".join(sorted(laws)) or _noise_law(None)
+
+
+def _method(confidence, sources, s_sd, noisy, info=None) -> str:
+    info = info or {}
     if sources == 0:
         return "exact: no DP noise (epsilon = inf) and all C(n, k) edges; nothing to cover"
     sampling = ("edge-sampling error of the incomplete U-statistic (normal approximation; "
@@ -222,7 +236,7 @@ def _method(confidence, sources, s_sd, noisy) -> str:
                 "kernel's variance, less the first-order part that the degrees cancel, "
                 "bounded below by its between-class part for class kernels; "
                 "ustat.umpc.sampling_error)")
-    dp = "DP noise of U (Polya difference ~ difference of two Gammas; Laplace for R = 1)"
+    dp = f"DP noise of U ({_noise_law(info.get('u'))})"
     if noisy and s_sd > 0:
         u_part = f"the {dp} convolved numerically with the {sampling}"
     elif noisy:
@@ -232,7 +246,7 @@ def _method(confidence, sources, s_sd, noisy) -> str:
     if noisy and sources > 1:
         return (f"two-sided interval at level {confidence:g} by a parametric bootstrap "
                 f"({BOOTSTRAP_DRAWS} draws, fixed seed) of the released statistic: {u_part}, and "
-                "each class count's DP noise (Polya difference ~ difference of two Gammas), added "
+                f"each class count's DP noise ({_aux_law(info)}), added "
                 "to the released (U, class counts) and pushed through the statistic; basic "
                 "interval around the released value; clamped to the valid range. Post-processing "
                 "of released values and public parameters only. Covers the statistic on all "
@@ -351,7 +365,7 @@ def release_fields(kern, *, u, aux, n, m, eps, eps_u, eps_aux, info, frac_bits,
     return {
         "estimate": estimate, "estimate_raw": raw, "noise_std": noise_std,
         "confidence": confidence, "ci": ci, "ci_method": _method(confidence, sources, s_sd,
-                                                                 "u" in info),
+                                                                 "u" in info, info),
         "epsilon_split": epsilon_split(kern, eps, eps_u, eps_aux),
         "warnings": _warnings(kern, aux, g_u, g_a, sd_u, sd_aux),
         "uncertainty": {"noise_std_statistic": abs(g_u) * sd_u,
