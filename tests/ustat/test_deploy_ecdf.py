@@ -1,9 +1,10 @@
 """Deployments of the ECDF commands: party hosts, two servers and an analyst, each its own process.
 
-A seeded deployment of ``ustat ecdf`` / ``ustat quantile`` releases exactly
-what the command releases in one process (noisy counts, intervals,
-quantiles, counted traffic); the analyst prints it; the servers never see a
-record. The Bank quantile run over 4 hosts is marked slow.
+A seeded deployment of ``ustat ecdf`` / ``quantile`` / ``roc`` / ``hl``
+releases exactly what the command releases in one process (noisy counts,
+intervals, quantiles, curves, statistics, counted traffic); the analyst
+prints it; the servers never see a record. The Bank quantile run over 4
+hosts is marked slow.
 """
 
 import json
@@ -79,7 +80,11 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
       "3"], "two servers"),
     (["ecdf", "--column", "age", "--bounds", "18:95", "--budget-file", "b.json"],
      "--budget-file"),
-    (["roc", "--score", "duration", "--label", "y", "--bounds", "0:5000"], "ecdf / quantile"),
+    (["roc", "--score", "duration", "--label", "y"], "--score and public --bounds"),
+    (["hl", "--label", "y"], "--prob"),
+    (["roc", "--score", "duration", "--label", "y", "--bounds", "0:5000", "--evaluate"],
+     "--evaluate"),
+    (["estimate-ish", "--column", "age"], "not 'estimate-ish'"),
 ])
 def test_init_refuses_what_a_deployment_cannot_run(tmp_path, command, why):
     with pytest.raises(ValueError, match=why.replace("-", r"\-")):
@@ -94,6 +99,51 @@ def test_init_refuses_roles_of_the_other_protocol(tmp_path):
     with pytest.raises(ValueError, match="missing analyst"):
         init(str(tmp_path / "b"), 10, ["quantile", *ECDF], hosts=1, roles=["server-0",
                                                                             "server-1"])
+
+
+def test_a_roc_deployment_releases_what_ustat_roc_releases(tmp_path, capsys):
+    """Bank's call duration as the score of y = yes: each host reads its rows of both columns;
+    the analyst prints ustat roc's text; the curve's AUC is near sklearn's on the raw rows."""
+    from ustat.deploy.cli import show_deploy
+
+    csv = _bank_rows(tmp_path, 400)
+    d = str(tmp_path / "dep")
+    args = ["--score", "duration", "--label", "y", "--positive", "yes", "--bounds", "0:3100",
+            "--thresholds", "32", "--epsilon", "20", "--seed", "4"]
+    init(d, 400, ["roc", *args], hosts=2, base_port=_ports())
+    got = _deploy_cli(d, csv)
+    want = _local("roc", csv, args, capsys)
+    for key in ("auc", "auc_ci", "fpr", "tpr", "roc_band", "n_pos_noisy", "n_neg_noisy",
+                "communication", "account", "notes"):
+        assert got[key] == want[key], key
+    assert got["deployment"]["processes"] == 6 and got["wire"]["overhead_ratio"] < 0.10
+    show_deploy(got)
+    assert "Private ROC of duration for y" in capsys.readouterr().out
+    sk = pytest.importorskip("sklearn.metrics")
+    import csv as csv_module
+    with open(csv) as f:
+        rows = list(csv_module.DictReader(f, delimiter=";"))
+    truth = sk.roc_auc_score([r["y"] == "yes" for r in rows], [float(r["duration"]) for r in rows])
+    assert abs(got["auc"] - truth) < 0.1
+
+
+def test_a_hosmer_lemeshow_deployment_releases_what_ustat_hl_releases(tmp_path, capsys):
+    """Calibrated probabilities (y ~ Bernoulli(p)) over 2 hosts: the same statistic, p-value
+    and group table as ustat hl; nobody but a host reads a record."""
+    g = np.random.default_rng(11)
+    p = g.uniform(0.05, 0.95, 300)
+    y = (g.random(300) < p).astype(int)
+    csv = tmp_path / "calibrated.csv"
+    csv.write_text("p,y\n" + "".join(f"{a:.6f},{b}\n" for a, b in zip(p, y)))
+    d = str(tmp_path / "dep")
+    args = ["--prob", "p", "--label", "y", "--groups", "5", "--thresholds", "64",
+            "--epsilon", "20", "--seed", "6"]
+    init(d, 300, ["hl", *args], hosts=2, base_port=_ports())
+    got = _deploy_cli(d, str(csv))
+    want = _local("hl", str(csv), args, capsys)
+    for key in ("statistic", "p_value", "edges", "table", "df", "communication", "account"):
+        assert got[key] == want[key], key
+    assert got["command"] == "hl" and got["n"] == 300
 
 
 @pytest.mark.slow

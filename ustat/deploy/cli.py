@@ -2,7 +2,8 @@
 
 - ``ustat deploy init --parties N [--hosts H] --out DIR -- estimate KERNEL --columns ...
   --bounds ...`` (or ``-- quantile --column C --bounds lo:hi --q ...``, or
-  ``-- ecdf ...``): the configuration, the CA and every participant's key
+  ``-- ecdf ...``, ``-- roc --score S --label Y --bounds ...``, ``-- hl --prob P
+  --label Y``): the configuration, the CA and every participant's key
   and certificate (:mod:`.create`).
 - ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``
   (``server-0|server-1|analyst|relay`` for an ECDF command): one role's
@@ -57,7 +58,7 @@ def register(sub, commands):
     i.add_argument("protocol", nargs=argparse.REMAINDER,
                    help="after --: the ustat command the participants run, e.g. -- estimate "
                         "kendall --columns age,balance --bounds 18:95,-8019:102127, or -- "
-                        "quantile --column age --bounds 18:95 --q 0.5")
+                        "quantile --column age --bounds 18:95 --q 0.5 (also ecdf, roc, hl)")
     i.add_argument("--json", action="store_true")
     r = dsub.add_parser("run", help="run every participant as a process on this machine")
     r.add_argument("--local", required=True, metavar="DIR", help="the deployment directory")
@@ -142,15 +143,19 @@ def _print_release(res: dict):
     """The release as the command run in one process prints it."""
     from ..cli.output import print_estimate
 
-    if res.get("command") in ("ecdf", "quantile"):
-        from ..ecdf.cli_run import show_ecdf, show_quantile
-        {"ecdf": show_ecdf, "quantile": show_quantile}[res["command"]](res)
+    from .ecdf import COMMANDS
+
+    if res.get("command") in COMMANDS:
+        from ..ecdf import cli_run
+        getattr(cli_run, f"show_{res['command']}")(res)
     else:
         print_estimate(res)
 
 
 def show_process(res: dict):
-    if "estimate" in res or res.get("command") in ("ecdf", "quantile"):
+    from .ecdf import COMMANDS
+
+    if "estimate" in res or res.get("command") in COMMANDS:
         _print_release(res)
     else:
         w = res["wire"]

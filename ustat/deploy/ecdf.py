@@ -1,11 +1,15 @@
-"""Deployments of ``ustat ecdf`` and ``ustat quantile``: party hosts, two servers and an analyst.
+"""Deployments of ``ustat ecdf``, ``quantile``, ``roc`` and ``hl``: party hosts, two servers, an analyst.
 
-The participants run the command of ``[protocol]`` exactly as
-``ustat ecdf`` / ``ustat quantile`` would (:mod:`ustat.ecdf.cli_run`),
+The participants run the command of ``[protocol]`` exactly as ``ustat
+ecdf`` / ``quantile`` / ``roc`` / ``hl`` would (:mod:`ustat.ecdf.cli_run`),
 each with its own runtime (:class:`Deployed` on the parsed arguments):
 
-* a party host reads only its own rows of the value column of its CSV
-  file; the other rows are a public filler (the lower bound, never read);
+* a party host reads only its own rows of its CSV file: the value column
+  (``--column``; ``--score`` or ``--prob`` and the ``--label`` column for
+  ``roc`` and ``hl``, labels mapped row by row by the fixed rule of
+  ``--positive``); the other rows are a public filler (the lower bound,
+  label 0), never read: each party's inputs enter the run only through
+  its own host;
 * ``server-0`` and ``server-1`` receive the parties' DCF keys (or
   pointwise shares) and answer the analyst's queries; they hold no data;
 * the ``analyst`` asks the queries, receives the answers and releases: it
@@ -13,9 +17,10 @@ each with its own runtime (:class:`Deployed` on the parsed arguments):
   with the same ``--seed``, the same numbers). The session's dealer, which
   the ECDF protocols never use, shares the analyst's process.
 
-Public in ``deploy.toml``: the column, the bounds (required: no participant
-sees the data to take them from), the thresholds, epsilon and every other
-option. Refused: ``--csv`` (each host gives its own), ``--evaluate`` (reads
+Public in ``deploy.toml``: the columns, the bounds (required for ``ecdf``,
+``quantile`` and ``roc``: no participant sees the data to take them from;
+``hl``'s probabilities lie in [0, 1]), the thresholds, epsilon and every
+other option. Refused: ``--csv`` (each host gives its own), ``--evaluate`` (reads
 every value), ``--backend central`` (a trusted curator: nothing to deploy),
 ``--processes``, ``--budget-file`` (no participant sees the data set to
 identify it) and ``--servers`` other than 2. ``--smooth`` and ``--plot``
@@ -33,7 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 #: deployable ECDF commands
-COMMANDS = ("ecdf", "quantile")
+COMMANDS = ("ecdf", "quantile", "roc", "hl")
+#: the column of values each command reads (``roc`` and ``hl`` also read ``--label``)
+VALUE_OPTION = {"ecdf": "column", "quantile": "column", "roc": "score", "hl": "prob"}
 #: the roles of an ECDF deployment (the relay added with two or more hosts)
 ROLES = ("server-0", "server-1", "analyst")
 #: deploy.toml role -> the ECDF session's role
@@ -74,19 +81,45 @@ class Deployed:
                                                               args.column, t.lines, t.path)
         return x, args.column, self.source or "deployment"
 
+    def labelled(self, args, value_col: str, lo: float):
+        """(values, 0/1 labels, notes) with one entry per party: this host's rows of
+        ``value_col`` and ``--label`` (labels mapped by the fixed rule of ``--positive``,
+        as :func:`ustat.ecdf.cli.read_labels`), ``lo`` and label 0 elsewhere."""
+        from ..cli.common import UsageError
+        from ..ecdf.cli import label_rule_note, read_labels
+
+        x, y = np.full(self.parties, float(lo)), np.zeros(self.parties, dtype=np.int64)
+        notes = [label_rule_note(args.label, args.positive)]
+        if self.rows is not None:
+            v, lab, notes = read_labels(args.csv, args.sep, value_col, args.label,
+                                        args.positive, header=not args.no_header,
+                                        encoding=args.encoding, rows=self.rows)
+            if v.size != len(self.rows):
+                raise UsageError(f"{args.csv} has no record {self.rows.start + v.size} (this "
+                                 f"host holds records {self.rows.start}-{self.rows.stop - 1})")
+            x[self.rows.start:self.rows.stop] = v
+            y[self.rows.start:self.rows.stop] = lab
+        return x, y, notes
+
 
 def check_command(command) -> None:
     """ValueError unless ``command`` is an ECDF command a deployment can run."""
     from ..cli import build_parser
+    from ..cli.common import UsageError
 
     try:
         args = build_parser().parse_args(list(command))
     except SystemExit:
         raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat "
                          f"{command[0]}` command (see the message above)") from None
-    if not args.column or not args.bounds:
-        raise ValueError("the protocol must name --column and public --bounds (each party host "
-                         "reads that column of its own file; no participant sees all the data)")
+    except UsageError as e:
+        raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat "
+                         f"{command[0]}` command: {e}") from None
+    value = VALUE_OPTION[args.command]
+    if not getattr(args, value, None) or (args.command != "hl" and not args.bounds):
+        need = f"--{value}" + ("" if args.command == "hl" else " and public --bounds")
+        raise ValueError(f"the protocol must name {need} (each party host reads that column "
+                         "of its own file; no participant sees all the data)")
     refused = (("evaluate", "--evaluate reads every value in the clear"),
                ("processes", "--processes: the deployment lays out the processes"),
                ("budget_file", "--budget-file: no participant sees the data set to identify it"))
@@ -104,12 +137,13 @@ def check_command(command) -> None:
 def program(rt, cfg, args, host: range | None):
     """This process's part of a deployed ECDF command; the JSON release in the analyst's."""
     from ..cli.budget import Charge
-    from ..ecdf.cli_run import run_ecdf, run_quantile
+    from ..ecdf.cli_run import run_ecdf, run_hl, run_quantile, run_roc
 
     args.deployment = Deployed(rt, host, int(cfg.protocol["parties"]), cfg.source)
     args.charge = Charge(args)
     args.no_progress = True
-    run = {"ecdf": run_ecdf, "quantile": run_quantile}[args.command]
+    run = {"ecdf": run_ecdf, "quantile": run_quantile, "roc": run_roc,
+           "hl": run_hl}[args.command]
     try:
         out = run(args)
     except NotReleased:

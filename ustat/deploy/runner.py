@@ -7,7 +7,7 @@ deployment's CA; party hosts through the relay), and runs the protocol of
 ``[protocol]``: the same program as ``ustat estimate`` with the same
 arguments (:func:`ustat.cli.estimate._run_umpc` with this process's
 runtime), so a seeded deployment releases what ``ustat estimate`` releases;
-or ``ustat ecdf`` / ``ustat quantile`` (:mod:`.ecdf`: two servers and an
+or ``ustat ecdf`` / ``quantile`` / ``roc`` / ``hl`` (:mod:`.ecdf`: two servers and an
 analyst, which releases).
 A party host reads only its own records of the CSV file; the other
 processes hold none (their rows are a public filler, never read). The

@@ -279,8 +279,10 @@ def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
 
 
 def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: bool = True,
-                encoding: str = "utf-8"):
+                encoding: str = "utf-8", rows: range | None = None):
     """(values, 0/1 labels, notes) from a CSV, each label mapped on its own by a fixed rule.
+
+    ``rows``: only those records (a deployment's party host reads its own).
 
     ``positive``: that label -> 1, every other -> 0; without it the labels must
     be 0/1, no/yes or false/true (:func:`ustat.data.map_labels`). The rule never
@@ -290,7 +292,8 @@ def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: 
     from ustat.data import DataError, map_labels, parse_numeric, read_table
     if value_col == label_col:
         raise _usage("the value and --label columns must differ")
-    t = read_table(path, [value_col, label_col], sep, header=header, encoding=encoding)
+    t = read_table(path, [value_col, label_col], sep, header=header, encoding=encoding,
+                   rows=rows)
     x = parse_numeric(t.columns[value_col], value_col, t.lines, t.path)
     try:
         codes, mapping = map_labels(t.columns[label_col], label_col, t.lines, t.path, 2,
@@ -300,8 +303,20 @@ def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: 
             raise
         raise _usage(exc.for_cli("--positive is required: name the positive class with "
                                  "--positive VALUE")) from None
+    return x, codes.astype(np.int64), [_label_note(label_col, mapping)]
+
+
+def _label_note(label_col: str, mapping: dict) -> str:
     shown = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(mapping["classes"]))
-    return x, codes.astype(np.int64), [f"classes of {label_col!r}: {shown} ({mapping['rule']})"]
+    return f"classes of {label_col!r}: {shown} ({mapping['rule']})"
+
+
+def label_rule_note(label_col: str, positive) -> str:
+    """:func:`read_labels`' note on the label rule, from the rule alone (it never depends on
+    the labels read): for a process of a deployment that reads no record."""
+    from ustat.data import map_labels
+    _, mapping = map_labels(np.array([], dtype=object), label_col, [], "", 2, positive=positive)
+    return _label_note(label_col, mapping)
 
 
 def data_bounds(args, x, column: str):

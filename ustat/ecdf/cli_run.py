@@ -296,14 +296,27 @@ def show_quantile(res: dict):
               f"[{lo:.6g}, {hi:.6g}]{extra}")
 
 
+def _labelled(args, value_col: str, no_csv: str):
+    """(values, 0/1 labels, notes) of ``roc`` / ``hl``: from ``--csv``, or in a deployment
+    this host's rows (the lower bound and label 0 elsewhere; a role reads nothing)."""
+    deployed = getattr(args, "deployment", None)
+    if deployed is not None:
+        from ustat.cli.records import bounds_option
+        b = getattr(args, "bounds", None)            # hl: probabilities, no bounds
+        lo = float(bounds_option(b, 1)[0][0]) if b else 0.0
+        return deployed.labelled(args, value_col, lo)
+    if args.csv is None:
+        raise _usage(no_csv)
+    return read_labels(args.csv, args.sep, value_col, args.label, args.positive,
+                       header=not args.no_header, encoding=args.encoding)
+
+
 def run_roc(args) -> dict:
     from .roc import private_roc
     t0 = clock()
     check_epsilon(args)
-    if args.csv is None:
-        raise _usage("roc needs --csv (a file with the score and label columns)")
-    s, y, notes = read_labels(args.csv, args.sep, args.score, args.label, args.positive,
-                           header=not args.no_header, encoding=args.encoding)
+    s, y, notes = _labelled(args, args.score, "roc needs --csv (a file with the score and "
+                                              "label columns)")
     bounds, note = data_bounds(args, s, args.score)
     notes += [note] if note else []
     tau = make_thresholds(args, bounds)
@@ -312,8 +325,9 @@ def run_roc(args) -> dict:
     kw = deploy_kwargs(args, tau.size)
     seed = kw.pop("seed")
     _charge(args, [args.score, args.label])
-    r = private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip, smooth=args.smooth,
-                    evaluate=args.evaluate, seed=seed, confidence=args.confidence, **kw)
+    r = _here(private_roc(s, y, tau, args.epsilon, bounds=bounds, clip=args.clip,
+                          smooth=args.smooth, evaluate=args.evaluate, seed=seed,
+                          confidence=args.confidence, **kw))
     iv = r.intervals
     out = {"command": "roc", "score": args.score, "label": args.label, "n": int(s.size),
            "auc": r.auc, "auc_ci": iv["auc_ci"], "auc_noise_std": iv["auc_noise_std"],
@@ -356,10 +370,8 @@ def run_hl(args) -> dict:
     from .hosmer_lemeshow import private_hosmer_lemeshow
     t0 = clock()
     check_epsilon(args)
-    if args.csv is None:
-        raise _usage("hl needs --csv (a file with the probability and label columns)")
-    p, y, notes = read_labels(args.csv, args.sep, args.prob, args.label, args.positive,
-                           header=not args.no_header, encoding=args.encoding)
+    p, y, notes = _labelled(args, args.prob, "hl needs --csv (a file with the probability and "
+                                             "label columns)")
     out_of = (p < 0) | (p > 1)
     if out_of.any():
         raise _usage(f"--prob {args.prob!r}: {int(out_of.sum())} probabilities outside [0, 1] "
@@ -375,8 +387,8 @@ def run_hl(args) -> dict:
     _charge(args, [args.prob, args.label])
     _progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
                     f"then {args.groups} x 4 noisy sums" + _where(args))
-    r = private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
-                                evaluate=args.evaluate, null=args.null, **kw)
+    r = _here(private_hosmer_lemeshow(p, y, args.groups, args.epsilon, n_thresholds=N,
+                                      evaluate=args.evaluate, null=args.null, **kw))
     out = {"command": "hl", "prob": args.prob, "label": args.label, "n": int(p.size),
            "statistic": r.statistic, "p_value": r.p_value, "groups": r.groups, "df": r.df,
            "null": r.null, "p_value_method": r.method,
