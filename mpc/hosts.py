@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import warmup
+from . import memory, warmup
 from .runtime import Runtime
 from .transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SocketMesh
 
@@ -82,7 +82,10 @@ def join(mesh: SocketMesh, plan: Plan, creds=None) -> Runtime:
     """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting.
 
     Meanwhile a thread loads the process's compiled kernels (:mod:`mpc.warmup`); it is
-    waited for before returning, so the program starts with them loaded."""
+    waited for before returning, so the program starts with them loaded. The process keeps
+    up to :data:`mpc.memory.RUN_LIMIT` of freed memory for reuse
+    (:func:`mpc.memory.retain_for_run`; ``USTAT_RETAIN_MEMORY=0``: not)."""
+    memory.retain_for_run()
     warming = warmup.start()
     endpoint = None
     if mesh.relayed and creds is not None:

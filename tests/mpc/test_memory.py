@@ -61,3 +61,21 @@ def test_cli_release_identical_with_and_without_retention():
         res.pop("stage_seconds", None)
         outs.append(res)
     assert outs[0] == outs[1]
+
+
+def _policy_in_launched_processes(rt):
+    return memory.policy()
+
+
+@pytest.mark.skipif(not GLIBC, reason="mallopt is glibc's")
+def test_processes_of_a_run_keep_at_most_the_run_limit():
+    """Every process of a launched run lowers its limit to RUN_LIMIT (whatever its parent
+    set); USTAT_RETAIN_MEMORY=0 leaves the parent's setting alone."""
+    code = ("import json, os; from mpc import memory; from mpc.launch import launch; "
+            "memory.retain_freed_memory(memory.MAX_LIMIT); "
+            "from tests.mpc.test_memory import _policy_in_launched_processes as f; "
+            "print(json.dumps([r.value for r in launch(f, groups=[[0], [1]])]))")
+    for flag, limit in (("1", min(memory.RUN_LIMIT, memory.default_limit())),
+                        ("0", memory.MAX_LIMIT)):
+        pol = json.loads(_python(code, dict(os.environ, USTAT_RETAIN_MEMORY=flag)))
+        assert [p["limit"] for p in pol] == [limit, limit] and all(p["retained"] for p in pol)

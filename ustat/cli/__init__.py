@@ -56,7 +56,8 @@ _COMMANDS = {
 
 
 #: commands whose process shares its machine with other processes of the same run (a deployment):
-#: each retaining up to a quarter of the memory made a 7-process local run 6x slower (measured)
+#: each retaining up to a quarter of the memory made a 7-process local run 6x slower (measured);
+#: they keep mpc.memory.RUN_LIMIT instead, once they join the run (mpc.hosts.join)
 SHARED_HOST_COMMANDS = ("serve", "party", "deploy")
 
 
