@@ -32,6 +32,7 @@ import time
 import traceback
 from dataclasses import dataclass
 
+from . import warmup
 from .hosts import Plan, holds_text as _holds, join, open_mesh, open_relay, party_hosts, run_relay
 from .placement import layout
 from .relay import RelayError
@@ -107,6 +108,8 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
     if relay and len(relayed) < 2:
         raise ValueError("relay=True needs two or more processes that hold only parties")
     ctx = context()
+    if ctx.get_start_method() == "fork":
+        warmup.run()        # once here: the forked children inherit the loaded kernels
     plan = Plan(names=[f"process-{r}" for r in range(P)], groups=groups, addresses=[],
                 session=new_session_id(), relay=("127.0.0.1", 0) if relay else None,
                 relayed=relayed, timeout=timeout, delay=delay,

@@ -10,6 +10,9 @@ Modules with such kernels register a warm-up (:func:`register`; :mod:`fss`
 does on import). :func:`mpc.hosts.join` (used by :mod:`mpc.launch` and the
 deployment commands) runs them in a thread (:func:`start`) while the
 process connects to its peers, and waits for it before the program starts.
+:func:`mpc.launch.launch` with the ``fork`` start method runs them once in
+the launching process instead (:func:`run`), and the children inherit the
+loaded kernels: one load rather than one per process on the same cores.
 Warm-ups touch no secret and no peer: they run the kernels on a few
 instances of throw-away data. A warm-up that fails is reported and ignored
 (the kernel then loads at its first call, as before).

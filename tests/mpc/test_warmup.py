@@ -1,5 +1,6 @@
 """Warm-ups (mpc.warmup): kernels load while a process connects, once, and never break a run."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -8,6 +9,8 @@ import warnings
 import pytest
 
 from mpc import warmup
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 fast = pytest.importorskip("fss._fast")
 
@@ -52,35 +55,44 @@ def test_importing_fss_registers_its_warm_up():
     assert "fss" in warmup._WARMUPS
 
 
+def _kernels():
+    from fss import _fast, _fast_ni
+    return ([_fast_ni._gen_dcf, _fast_ni._eval_all] if _fast.AESNI else []) + \
+        [_fast.any_low_bit, _fast.unpack_levels]
+
+
+def _program(rt, data):
+    """What a launched process has loaded when its program starts; then a comparison."""
+    from mpc.session import Session
+    loaded = [len(k.signatures) > 0 for k in _kernels()]
+    s = Session(2, runtime=rt, roles=("dealer",))
+    x = s.input(data, by=[0, 1], bound=2**31)
+    return loaded, s.output(x[0] < x[1], to=[0, 1])
+
+
 @pytest.mark.skipif(not fast.ENABLED, reason="numba not installed: no kernels to load")
-def test_launched_processes_start_their_program_with_the_fss_kernels_loaded():
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_launched_processes_start_their_program_with_the_fss_kernels_loaded(method):
     """In a fresh interpreter that never called a kernel, each launched process has loaded
-    them (numba dispatchers with a compiled signature) before its program's first line, and
-    a comparison still gives the right answer."""
-    code = textwrap.dedent("""
+    them before its program's first line: forked children inherit what the launcher loaded
+    once, spawned ones (and deployments' processes) load them in mpc.hosts.join while they
+    connect. A comparison still gives the right answer."""
+    code = textwrap.dedent(f"""
+        import multiprocessing
         import numpy as np
         import fss
-        from fss import _fast, _fast_ni
-        from mpc.launch import launch
-        from mpc.session import Session
+        from mpc import launch as L
+        from tests.mpc.test_warmup import _kernels, _program
 
-        KERNELS = ([_fast_ni._gen_dcf, _fast_ni._eval_all] if _fast.AESNI else []) + \\
-            [_fast.any_low_bit, _fast.unpack_levels]
-
-        def program(rt, data):
-            loaded = [len(k.signatures) > 0 for k in KERNELS]
-            s = Session(2, runtime=rt, roles=("dealer",))
-            x = s.input(data, by=[0, 1], bound=2**31)
-            return loaded, s.output(x[0] < x[1], to=[0, 1])
-
-        assert all(len(k.signatures) == 0 for k in KERNELS), "the parent loaded kernels"
+        assert all(len(k.signatures) == 0 for k in _kernels()), "loaded before the launch"
+        L._CTX = multiprocessing.get_context("{method}")
         data = np.random.default_rng(3).integers(-2**31, 2**31, size=(2, 50))
-        res = launch(program, data, groups=[[0], [1], ["dealer"]], timeout=60)
+        res = L.launch(_program, data, groups=[[0], [1], ["dealer"]], timeout=60)
         for r in res:
             assert all(r.value[0]), (r.rank, r.value[0])
         assert np.array_equal(res[0].value[1], data[0] < data[1])
         print("OK")
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=180)
+                          timeout=180, cwd=ROOT)
     assert proc.returncode == 0 and proc.stdout.strip() == "OK", proc.stderr[-3000:]
