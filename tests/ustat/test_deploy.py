@@ -95,9 +95,9 @@ def _wait_for(logs, name, text, limit=60.0):
 
 @pytest.mark.parametrize("fault", ["kill-host", "stall-relay"])
 def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path, fault):
-    csv = _bank_rows(tmp_path, 60)
+    csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the fault's moment
     d = str(tmp_path / "dep")
-    init(d, 60, ["estimate", *KENDALL], hosts=2, base_port=_ports(), timeout=3.0,
+    init(d, 600, ["estimate", *KENDALL], hosts=2, base_port=_ports(), timeout=3.0,
          connect_timeout=30.0)
     seen = {}
 
@@ -105,7 +105,6 @@ def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path,
         seen["procs"] = procs
         target = "host-1" if fault == "kill-host" else "relay"
         _wait_for(logs, "host-1", "computing")
-        time.sleep(0.3)
         os.kill(procs[target].pid, signal.SIGKILL if fault == "kill-host" else signal.SIGSTOP)
         seen["t"] = time.monotonic()
 
@@ -123,7 +122,7 @@ def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path,
     msg = str(e.value)
     if fault == "kill-host":
         assert statuses["host-1"] == -signal.SIGKILL
-        assert "host-1 (parties 30-59)" in errors["host-0"] or "host-1" in errors["relay"]
+        assert "host-1 (parties 300-599)" in errors["host-0"] or "host-1" in errors["relay"]
         assert "step" in errors["host-0"] and "step" in errors["aggregator"]
     else:
         assert "through the relay" in errors["host-0"] + errors["host-1"]
@@ -145,3 +144,22 @@ def test_kendall_on_bank_deployed_over_4_hosts_releases_ustat_estimates_bits(tmp
         assert got[key] == want[key], key
     assert got["wire"]["overhead_ratio"] < 0.10
     assert len(got["participants"]) == 7
+
+
+def test_the_supervisor_stops_a_participant_left_running_after_all_others_ended_well():
+    """A relay stalled after the run (all others exit 0) is killed after the stop limit:
+    run_local never waits forever."""
+    from ustat.deploy.local import _wait
+
+    procs = {"done": subprocess.Popen([sys.executable, "-c", "pass"]),
+             "stuck": subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])}
+    t0 = time.monotonic()
+    try:
+        statuses, killed = _wait(procs, 1.0)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    assert statuses["done"] == 0 and statuses["stuck"] == -signal.SIGKILL
+    assert killed == {"stuck"} and time.monotonic() - t0 < 30

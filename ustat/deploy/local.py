@@ -18,6 +18,7 @@ participant's last error line; no release is returned.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -109,9 +110,11 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
 
 def _wait(procs, stop_limit):
     """Wait for every process; after the first failure, give the others ``stop_limit`` s to
-    stop by themselves, then kill them. Returns (exit statuses, names killed)."""
+    stop by themselves, then kill them. When every process but one has ended well, the last
+    one (a stalled relay, say) also gets ``stop_limit`` s. Returns (exit statuses, names
+    killed)."""
     statuses, killed = {}, set()
-    first_fail = None
+    first_fail = last_but_one = None
     while len(statuses) < len(procs):
         for name, p in procs.items():
             code = None if name in statuses else p.poll()
@@ -119,7 +122,10 @@ def _wait(procs, stop_limit):
                 statuses[name] = code
                 if code != 0 and first_fail is None:
                     first_fail = time.monotonic()
-        if first_fail is not None and time.monotonic() > first_fail + stop_limit:
+        if last_but_one is None and len(statuses) == len(procs) - 1:
+            last_but_one = time.monotonic()
+        deadline = min(t for t in (first_fail, last_but_one, math.inf) if t is not None)
+        if time.monotonic() > deadline + stop_limit:
             for name, p in procs.items():
                 if name not in statuses:
                     p.kill()
