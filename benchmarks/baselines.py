@@ -167,7 +167,7 @@ def auc_records(quick: bool):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat.data import load_csv
 
     cols = ["age", "balance", "duration", "campaign", "pdays", "previous", "y"]

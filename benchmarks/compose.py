@@ -4,7 +4,7 @@ Usage: python benchmarks/compose.py [--json] [--quick] [--repeats N] [--no-mpyc]
 
 Two programs, each written once (SPMD) and run by the simulator (one
 process holding every party and the dealer) and by separate processes on
-loopback sockets (:mod:`mpc.launch`):
+loopback sockets (:mod:`mpc.run.launch`):
 
 - a three-party argmax over N = 10^4 instances (:func:`argmax_program`:
   ``session.input``, ``argmax``, ``session.output``), with the three
@@ -22,7 +22,7 @@ about ten minutes) and reported per second. Timings are medians over
 state (numba loading, first allocations) and reported apart. The
 multi-process figures are the slowest process's program time (start-up of
 the processes apart: ``*_launch_seconds``, which include each process
-loading its compiled kernels while it connects, :mod:`mpc.warmup`).
+loading its compiled kernels while it connects, :mod:`mpc.run.warmup`).
 
 Trust models differ and are reported side by side: ours is semi-honest
 with a trusted dealer for preprocessing (Beaver triples, FSS keys) and no
@@ -55,7 +55,7 @@ import numpy as np
 from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
 
 import fss  # noqa: F401,E402  (registers the FSS comparisons)
-from mpc.launch import launch  # noqa: E402
+from mpc.run.launch import launch  # noqa: E402
 from mpc.session import Session  # noqa: E402
 
 GROUPS_ARGMAX = [[0], [1], [2], ["dealer"]]

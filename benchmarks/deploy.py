@@ -23,7 +23,7 @@ the relay (frames sealed end to end). Keys:
   (``mpyc_lt_per_s_m3``; ``mpyc_ssl`` says whether MPyC ran with
   ``--ssl``), with the ratio. Program time of the slowest process, as
   MPyC's is timed after ``mpc.start()``; each process loads its compiled
-  kernels while it connects (:mod:`mpc.warmup`), so start-up is apart:
+  kernels while it connects (:mod:`mpc.run.warmup`), so start-up is apart:
   ``lt_launch_seconds_tls`` is the whole launch (processes started,
   connected, kernels loaded, computed, stopped);
 - ``parties_1e4_auc_seconds``: AUC over 10^4 synthetic parties in 4 host
@@ -122,7 +122,7 @@ def lt_program(rt, data):
 
 def _lt_tls(n, repeats):
     import fss  # noqa: F401  (registers the FSS comparisons)
-    from mpc.launch import launch
+    from mpc.run.launch import launch
 
     data = np.random.default_rng(1).integers(-2**31, 2**31, size=(2, n))
     runs, launches = [], []

@@ -56,7 +56,7 @@ import numpy as np
 
 from _common import emit, parse_args
 from fss import dcf
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from noise.samplers import discrete_laplace
 from ustat.ecdf import Tree, deploy, draw_noise, smooth
 from ustat.ecdf.servers import FSSServers, key_upload_bits, make_session, noise_share_ring

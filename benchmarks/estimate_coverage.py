@@ -160,7 +160,7 @@ def _summary(hits, halves, sds, errors) -> dict:
 
 def simulated_coverage(all_cases: dict, runs: int, epsilons=EPSILONS) -> dict:
     """Coverage per (data set, kernel, epsilon) of the release law (module docstring)."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     by, pooled = {}, {"auc": [], "kendall": []}
     rng = CSPRNG()
     for (ds, kernel), (X, bounds, tm) in all_cases.items():
@@ -187,7 +187,7 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     """The acceptance keys: ``run_umpc`` itself on Bank at epsilon 1 (module docstring), the
     same setting's release law beside it, and (``extras``) the hf half-width over the noise
     sd and the class-count share's noise ratio. ``kernels``: a subset, to split the work."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat.umpc import run_umpc
     out = {}
     rng = CSPRNG()

@@ -30,7 +30,7 @@ l = 40 output bits):
     parties, l = 40) with its online bits and rounds and its offline bits
     (serialized keys) from the network.
   - the same DCF and sycret figures again, in the same process, after
-    ``mpc.memory.retain_freed_memory()`` (what the ``ustat`` command line
+    ``mpc.machine.memory.retain_freed_memory()`` (what the ``ustat`` command line
     does; keys ending in ``_retained``, ``memory_policy``): fresh pages cost
     about 0.6 s per GB on a virtual machine, which the first set pays on
     every large call (measured last, since the setting is process-wide;
@@ -58,9 +58,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from benchmarks._common import cold_and_warm  # noqa: E402
 from fss import _fast, _pool, dcf, dpf, gates, prg  # noqa: E402
-from mpc.rng import CSPRNG  # noqa: E402
+from mpc.arith.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
-from mpc.sharing import additive_share  # noqa: E402
+from mpc.arith.sharing import additive_share  # noqa: E402
 
 N_BITS, L_BITS = 32, 40
 AES_SAMPLES: list = []
@@ -245,11 +245,11 @@ def bench_gate(name, B, l, repeat, fn):
 
 
 def retained_memory(B, repeat, small_calls) -> dict:
-    """DCF and sycret again with freed memory kept for reuse (``mpc.memory``, what the ``ustat``
+    """DCF and sycret again with freed memory kept for reuse (``mpc.machine.memory``, what the ``ustat``
     command line does), both sides in the same process state: keys ending in ``_retained``."""
-    from mpc.memory import policy, retain_freed_memory
+    from mpc.machine.memory import policy, retain_freed_memory
 
-    _log("DCF and sycret with freed memory retained (mpc.memory) ...")
+    _log("DCF and sycret with freed memory retained (mpc.machine.memory) ...")
     if not retain_freed_memory():
         return {"memory_retained": False, "memory_policy": policy()}
     ours, _ = bench_dcf(B, repeat, CSPRNG(), 1)

@@ -18,7 +18,7 @@ Measures in one run (one process, one core unless said):
   - one AES-128 evaluation by Yao's protocol end to end, OT included, between
     two simulated parties (``aes128_2pc_seconds``, cold and warm), with its
     measured bits and rounds;
-  - 10^6 random OTs by ``mpc.gc.ot.random_ot`` between one pair
+  - 10^6 random OTs by ``mpc.ot.random_ot`` between one pair
     (``ot_ext_per_s``; null if the OT module is missing);
   - 40-bit signed comparisons by Yao end to end, batch 10^5 (``gc_lt40_per_s``);
   - ``bits_per_and`` measured from the tables the network carried;
@@ -32,7 +32,7 @@ Measures in one run (one process, one core unless said):
     a quarter of an hour or more per run on one core; ``--umpc-widths``
     forces the ring widths, e.g. ``40,14,14``; ``--umpc-n 100000
     --umpc-gc-repeat 0`` measures 10^5 itself, the gc side by its cold run).
-``--memory retained`` first calls ``mpc.memory.retain_freed_memory()`` (as the
+``--memory retained`` first calls ``mpc.machine.memory.retain_freed_memory()`` (as the
 ``ustat`` command does): garbling writes 256 bits of tables per AND gate and
 instance (205 MB for the AES batch) on fresh pages otherwise, and two threads
 faulting pages in at once slow each other (``memory`` in the JSON says which).
@@ -69,7 +69,7 @@ from mpc.gc import (EVALUATOR, GARBLER, CircuitBuilder, bits_to_int, bytes_to_bi
                     decode, evaluate_garbled, read_bristol)
 from mpc.gc.garble import garble  # noqa: E402
 from mpc.gc.yao import yao  # noqa: E402
-from mpc.rng import CSPRNG  # noqa: E402
+from mpc.arith.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
 
 CIRCUITS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -230,7 +230,7 @@ def bench_aes_2pc(c, repeat):
 
 def bench_ot(n, repeat):
     try:
-        from mpc.gc.ot import random_ot
+        from mpc.ot import random_ot
     except ImportError:
         return {"ot_ext_per_s": None, "ot_ext_per_s_cold": None}
     s_rng = CSPRNG()
@@ -277,7 +277,7 @@ def bench_umpc_gini(n, repeat, target, widths=None, gc_repeat=None):
     from types import SimpleNamespace
 
     import ustat.kernels as K
-    from mpc.gc.ot import base_ot
+    from mpc.ot import base_ot
     from ustat.umpc import run_umpc
     from ustat.umpc.gc_backend import edge_costs
 
@@ -353,7 +353,7 @@ def main(argv=None):
     ap.add_argument("--only-umpc", action="store_true", help="only the U-MPC comparison")
     ap.add_argument("--memory", choices=("default", "retained"), default="default",
                     help="glibc's default malloc (as the API gets it) or freed memory retained "
-                         "(mpc.memory; what the ustat command does)")
+                         "(mpc.machine.memory; what the ustat command does)")
     ap.add_argument("--workers", type=int, default=2,
                     help="threads and processes of the garbling-on-cores figures (default 2)")
     ap.add_argument("--umpc-widths", default=None, metavar="BITS,FRAC,IN_FRAC",
@@ -372,7 +372,7 @@ def main(argv=None):
     n_ot = 10 ** 5 if args.quick else 10 ** 6
     n_lt = 10 ** 4 if args.quick else 10 ** 5
     if args.memory == "retained":
-        from mpc.memory import retain_freed_memory
+        from mpc.machine.memory import retain_freed_memory
         retain_freed_memory()
     rng = CSPRNG()
     out = {"threads": 1, "memory": args.memory, "repeat": args.repeat,

@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from mpc.rng import CSPRNG  # noqa: E402
+from mpc.arith.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
 from noise import distributed as D  # noqa: E402
 from noise import samplers as S  # noqa: E402

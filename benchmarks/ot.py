@@ -1,4 +1,4 @@
-"""Throughput of oblivious transfer (mpc.gc.ot): base OT, IKNP extension, many pairs.
+"""Throughput of oblivious transfer (mpc.ot): base OT, IKNP extension, many pairs.
 
 Usage: ``python benchmarks/ot.py [--json] [--quick]``
 
@@ -39,11 +39,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mpc.gc.ot import (DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot,  # noqa: E402
+from mpc.ot import (DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot,  # noqa: E402
                        correlated_ot, random_ot)
-from mpc.gc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix  # noqa: E402
-from mpc.gc.ot.prg import hash_rows  # noqa: E402
-from mpc.rng import CSPRNG  # noqa: E402
+from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix  # noqa: E402
+from mpc.ot.prg import hash_rows  # noqa: E402
+from mpc.arith.rng import CSPRNG  # noqa: E402
 from mpc.session import Session  # noqa: E402
 
 PUBLISHED = {

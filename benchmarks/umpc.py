@@ -77,7 +77,7 @@ Keys (all measured in this run):
   from /proc; null elsewhere): the work each engine adds to the one-worker run.
 - memory: "default" (glibc's malloc as a program calling the API gets it) or
   "retained" (--memory retained: each Gini process first calls
-  mpc.memory.retain_freed_memory(), as the ustat command does); worker
+  mpc.machine.memory.retain_freed_memory(), as the ustat command does); worker
   processes and the local Dask cluster retain freed memory either way.
 - precision_* and dp_audit_*: release quality (issue 8), from
   benchmarks/umpc_release.py (see its docstring); --skip-release skips them.
@@ -112,13 +112,13 @@ BANK_BOUNDS = "18:95,-8019:102127"   # public bounds (the data's documented rang
 _RUNNER = r"""
 import json, os, resource, sys, time
 sys.path[:0] = [{root!r}, os.path.join({root!r}, "benchmarks")]
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc
 from umpc import JobPair, cpu_seconds
 n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
 if {retain!r}:
-    from mpc.memory import retain_freed_memory
+    from mpc.machine.memory import retain_freed_memory
     retain_freed_memory()
 X = synthetic_uniform(n, 1, CSPRNG(12))
 pairs = [cfg.pop("pair", False) for cfg in configs]
@@ -181,7 +181,7 @@ print(json.dumps(out))
 
 #: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
 GINI_ENCODING: dict = {}
-#: ``--memory retained``: the Gini processes call mpc.memory.retain_freed_memory() first.
+#: ``--memory retained``: the Gini processes call mpc.machine.memory.retain_freed_memory() first.
 RETAIN = [False]
 
 
@@ -426,7 +426,7 @@ def main(argv=None):
                          "with |E| so the sum cannot wrap) or the paper's l = 40, c = 14")
     ap.add_argument("--memory", choices=("default", "retained"), default="default",
                     help="Gini runs with glibc's default malloc (what an API call gets) or with "
-                         "freed memory retained (mpc.memory; what the ustat command does)")
+                         "freed memory retained (mpc.machine.memory; what the ustat command does)")
     ap.add_argument("--skip-release", action="store_true",
                     help="skip the precision and DP-audit keys (benchmarks/umpc_release.py)")
     ap.add_argument("--skip-noise", action="store_true",

@@ -57,7 +57,7 @@ def _dlap_var(scale: float) -> float:
 
 def variance_ratio(threat_model: str, method: str, releases: int) -> dict:
     """Released noise over R whole releases of Kendall (n = 40, all edges), in ring units."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat.data import synthetic_uniform
     from ustat.umpc import run_umpc
 
@@ -85,7 +85,7 @@ def _bank():
 def _bank_chunk(args):
     """Worker: ``count`` releases on the fixed hypergraph; (released - incomplete)^2, seconds."""
     count, hg_seed = args
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat import sampling
     from ustat.umpc import run_umpc
 

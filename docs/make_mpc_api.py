@@ -21,9 +21,10 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 OUT = os.path.join(ROOT, "docs", "mpc-api.md")
-MODULES = ["ring", "rng", "field", "sharing", "placement", "frames", "transport", "routing",
-           "traffic", "network", "dealer", "beaver", "compare", "gmw", "costs", "runtime", "session",
-           "values", "launch"]
+MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "comm.placement",
+           "comm.traffic", "comm.network", "comm.costs", "protocols.dealer", "protocols.beaver",
+           "protocols.compare", "protocols.gmw", "session", "values", "wire.frames",
+           "wire.transport", "run.routing", "run.runtime", "run.launch"]
 
 HEADER = """# mpc layer API (generated)
 

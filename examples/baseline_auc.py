@@ -9,7 +9,7 @@ import os
 import _paths  # noqa: F401
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import run_protocol
 from ustat.data import load_csv, normalize
 

@@ -7,7 +7,7 @@ containment, conversion to fixed point) and run by the same protocol.
 import _paths  # noqa: F401
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.kernels import Kernel
 from ustat.umpc import run_umpc
 

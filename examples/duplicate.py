@@ -4,7 +4,7 @@ import os
 
 import _paths  # noqa: F401
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv
 from ustat.umpc import run_umpc
 

@@ -11,7 +11,7 @@ import tempfile
 import _paths  # noqa: F401
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv
 from ustat.ecdf import Tree, histogram, quantiles, release, smooth
 from ustat.ecdf.quantiles import interpolated_quantiles

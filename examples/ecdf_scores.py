@@ -9,7 +9,7 @@ import os
 
 import _paths  # noqa: F401
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 COLUMNS = ["age", "balance", "duration", "campaign", "pdays", "previous", "y"]
 

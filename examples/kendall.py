@@ -5,7 +5,7 @@ import os
 import _paths  # noqa: F401
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv, normalize
 from ustat.umpc import run_umpc
 

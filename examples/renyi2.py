@@ -5,7 +5,7 @@ import math
 import _paths  # noqa: F401
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.umpc import run_umpc
 
 g = CSPRNG()

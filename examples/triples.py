@@ -2,7 +2,7 @@
 
 import _paths  # noqa: F401
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.umpc import run_umpc
 
 g = CSPRNG()

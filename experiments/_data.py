@@ -142,7 +142,7 @@ def xpois(lam: float, n_points: int, seed) -> np.ndarray:
     Counts by inversion of the Poisson CDF on CSPRNG uniforms (public data,
     not a secret; exact up to the float CDF). Returns the sorted values.
     """
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     if not lam > 0:
         raise ValueError(f"lambda must be > 0, got {lam!r}")
@@ -156,7 +156,7 @@ def xpois(lam: float, n_points: int, seed) -> np.ndarray:
 
 def split(n: int, seed, test: int | float = 0.5):
     """(train, test) row indices from a public CSPRNG permutation; ``test`` a count or fraction."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     perm = CSPRNG(seed).permutation(n)
     k = int(round(test * n)) if isinstance(test, float) else int(test)

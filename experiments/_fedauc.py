@@ -89,7 +89,7 @@ class Release:
 
     def rr(self, eps: float, seed) -> dict:
         """One FedAUC_RR draw (one record per client: RR does not depend on the clients)."""
-        from mpc.rng import CSPRNG
+        from mpc.arith.rng import CSPRNG
         from ustat.baselines import fedauc
 
         rng = CSPRNG(seed)
@@ -100,7 +100,7 @@ class Release:
 
     def lap(self, eps: float, K: int, partition: str, seed, **kw) -> dict:
         """One FedAUC_Lap draw with K clients (``kw``: allocation, alpha, beta, exact_counts)."""
-        from mpc.rng import CSPRNG
+        from mpc.arith.rng import CSPRNG
         from ustat.baselines import fedauc
 
         rng = CSPRNG(seed)

@@ -111,7 +111,7 @@ def paper_noise_var(n: int, eps: float) -> float:
 class PartyServerClock:
     """Wall time of a run split at the data parties' last message.
 
-    Inside the block every :class:`mpc.network.Network` records the time at
+    Inside the block every :class:`mpc.comm.network.Network` records the time at
     which a call that sends from a data party (id < n_parties) returns;
     ``ustat.umpc.protocol.evaluate_run`` (the experiment's exact evaluation) is
     timed so that it can be excluded. Restores everything on exit. If the
@@ -128,7 +128,7 @@ class PartyServerClock:
         self._saved = []
 
     def __enter__(self):
-        from mpc.network import Network
+        from mpc.comm.network import Network
         from ustat.umpc import protocol as umpc_protocol
 
         names = self.SENDERS + ("absorb",)

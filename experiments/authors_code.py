@@ -152,7 +152,7 @@ def file_mse(rows, column, **where) -> tuple[float, float, int]:
 
 def inputs(run, quick) -> dict:
     """The data sets as arrays (their encodings: min-max scaling, job codes / 11)."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     lim = 300 if quick else None
     codes, _ = C.bank_jobs(lim)

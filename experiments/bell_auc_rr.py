@@ -40,7 +40,7 @@ POSITIVES = 693
 
 def test_set(run, F, y, positives: int):
     """Test rows: ``positives`` positives and negatives in the data's ratio (public coins)."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     g = CSPRNG(run.seed_for("test-set"))
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)

@@ -62,7 +62,7 @@ def smoothing_times(run, sizes) -> list:
 
 def fss_times(run, n: int, n_points: int) -> dict:
     from fss import dcf
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat.ecdf import deploy
     from ustat.ecdf.servers import domain_bits, index_bits, key_upload_bits
 
@@ -95,7 +95,7 @@ def traffic(run, n: int, n_points: int, queries) -> list:
     from ustat.ecdf import deploy
     from ustat.ecdf.servers import index_bits, key_upload_bits
 
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     x = CSPRNG(run.seed_for("traffic-data", n)).random(n)
     tau = np.linspace(0.0, 1.0, n_points)

@@ -62,7 +62,7 @@ def noisy_auc(scores, y, eps, seed) -> float:
     """AUC of the scores plus exact discrete Laplace of scale 1/eps (grid 2^-16)."""
     from sklearn.metrics import roc_auc_score
 
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from noise.samplers import discrete_laplace
 
     scale = Fraction(2 ** GRID_BITS) / Fraction(eps)

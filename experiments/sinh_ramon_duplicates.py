@@ -57,7 +57,7 @@ def exact_ratio(codes) -> float:
 
 
 def draw(sampler, n, m, seed):
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat import sampling
 
     rng = CSPRNG(seed)

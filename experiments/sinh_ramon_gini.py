@@ -69,7 +69,7 @@ def gini_complete(x: np.ndarray) -> float:
 
 
 def measure(run, sizes, runs_of) -> tuple[list, dict]:
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
 
     data, refs = {}, {}
     for n in sizes:
@@ -95,7 +95,7 @@ def measure(run, sizes, runs_of) -> tuple[list, dict]:
 
 def sampler_times(run, sizes, repeats: int = 3) -> list:
     """BalancedSamp alone at |E| = 2n: median seconds with the default rule, 0 and 5 sweeps."""
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat import sampling
 
     out = []

@@ -4,7 +4,7 @@ Modules, bottom up (a lower one never imports a higher one):
 
 - :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched
 - :mod:`fss._keyio`  key layout checks and the versioned, validated wire format
-- :mod:`fss._pool`   worker threads for the block loops (:mod:`mpc.threads`)
+- :mod:`fss._pool`   worker threads for the block loops (:mod:`mpc.machine.threads`)
 - :mod:`fss._aesni`  AES-128 key expansion and the host check for compiled AES rounds
 - :mod:`fss._fast`   compiled (numba, optional ``fast`` extra) Gen/Eval level kernels
 - :mod:`fss._fast_ni` compiled Gen/Eval with AES on the CPU's AES instructions
@@ -12,7 +12,7 @@ Modules, bottom up (a lower one never imports a higher one):
   dispatches to :mod:`fss._fast` when numba is installed, bit-identical results)
 - :mod:`fss._small`  scalar evaluation path for batches of a few points
 - :mod:`fss._warm`   loads the compiled kernels while a run's process connects
-  (registered with :mod:`mpc.warmup`)
+  (registered with :mod:`mpc.run.warmup`)
 - :mod:`fss._wire_gen` key generation straight into the wire format (``gen_bytes``)
 - :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
 - :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)
@@ -29,7 +29,7 @@ from . import values as _values  # noqa: F401,E402 (registers the FSS comparison
 
 
 def _register_warm_up():
-    from mpc import warmup
+    from mpc.run import warmup
 
     from . import _warm
     warmup.register("fss", _warm.warm)

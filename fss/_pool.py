@@ -1,10 +1,10 @@
-"""Worker threads for the block loops of Gen/Eval (internal): :mod:`mpc.threads`, with the
+"""Worker threads for the block loops of Gen/Eval (internal): :mod:`mpc.machine.threads`, with the
 batch size below which FSS uses one thread."""
 
 from __future__ import annotations
 
-from mpc import threads
-from mpc.threads import cpu_count, run_blocks
+from mpc.machine import threads
+from mpc.machine.threads import cpu_count, run_blocks
 
 __all__ = ["PARALLEL_MIN", "check_workers", "cpu_count", "run_blocks"]
 

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from mpc.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, as_rng
 
 _U64 = np.uint64
 
@@ -40,21 +40,21 @@ def check_rng(rng, stacklevel: int = 3) -> tuple[CSPRNG, bool]:
     A seed (int/str/bytes) gives a reproducible stream: the keys made from it
     are flagged ``insecure`` and an :class:`InsecureSeedWarning` is raised
     (anyone who knows the seed can recompute both keys). A seeded
-    :class:`~mpc.rng.CSPRNG` (``rng.seeded``, e.g. a test session's dealer
+    :class:`~mpc.arith.rng.CSPRNG` (``rng.seeded``, e.g. a test session's dealer
     stream) flags the keys the same way, without a warning: the seed was
     already chosen explicitly where the generator was made, as in
-    :mod:`mpc.rng`. Only an ``os.urandom``-keyed CSPRNG makes secure keys.
+    :mod:`mpc.arith.rng`. Only an ``os.urandom``-keyed CSPRNG makes secure keys.
     """
     if rng is None:
-        raise TypeError("rng must be an mpc.rng.CSPRNG or a seed, got None")
+        raise TypeError("rng must be an mpc.arith.rng.CSPRNG or a seed, got None")
     if isinstance(rng, CSPRNG):
         return rng, bool(rng.seeded)
     try:
         g = as_rng(rng)
     except TypeError:
-        raise TypeError(f"rng must be an mpc.rng.CSPRNG or a seed, got {type(rng).__name__}") from None
+        raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG or a seed, got {type(rng).__name__}") from None
     warnings.warn("rng is an explicit seed: the FSS keys are reproducible and NOT secure "
-                  "(key.insecure is set); pass an mpc.rng.CSPRNG() for real use",
+                  "(key.insecure is set); pass an mpc.arith.rng.CSPRNG() for real use",
                   InsecureSeedWarning, stacklevel=stacklevel)
     return g, True
 

@@ -1,4 +1,4 @@
-"""The FSS gates' warm-up (internal; registered with :mod:`mpc.warmup` on import of :mod:`fss`).
+"""The FSS gates' warm-up (internal; registered with :mod:`mpc.run.warmup` on import of :mod:`fss`).
 
 Calls every compiled kernel the gates use (key generation as arrays and
 straight into bytes, parsing, block and scalar evaluation, for DCF and
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 from . import _fast, dcf, dpf
 

@@ -50,7 +50,7 @@ indistinguishable from a key for any other alpha, beta (its root seed is
 uniform, and every correction word is masked by a PRG output the holder
 cannot compute), assuming :mod:`fss.prg` is a PRG and the root seeds come
 from a secret CSPRNG. Keys generated from an explicit seed (an int, str or
-bytes ``rng``, or a seeded :class:`~mpc.rng.CSPRNG`) are reproducible by
+bytes ``rng``, or a seeded :class:`~mpc.arith.rng.CSPRNG`) are reproducible by
 anyone who knows the seed: they carry ``insecure=True`` (kept by
 serialization), and a raw seed also raises
 :class:`fss._util.InsecureSeedWarning`. Both keys together reveal alpha
@@ -163,7 +163,7 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None, only=None):
     params : DCFParams (n_bits, out_bits)
     alpha : integers in [0, 2^n) of any shape (the batch shape)
     beta : integers (any sign, reduced mod 2^l), scalar or broadcastable to alpha
-    rng : mpc.rng.CSPRNG; a seed (int/str/bytes) or a seeded CSPRNG gives
+    rng : mpc.arith.rng.CSPRNG; a seed (int/str/bytes) or a seeded CSPRNG gives
         keys flagged ``insecure`` (a raw seed also warns)
     workers : threads for the block loop (None: all cores for large batches)
     only : None, or a boolean mask of the batch: the keys of those instances

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.ring import ring as _ring
-from mpc.sharing import additive_share
+from mpc.arith.ring import ring as _ring
+from mpc.arith.sharing import additive_share
 
 from . import dcf as _dcf
 

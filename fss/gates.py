@@ -56,7 +56,7 @@ holders (holders[0] and holders[1]) can recover r from the two keys and so
 learns the compared value x - y (not the other members' individual
 shares). This is inherent to two-key FSS with an opened masked input; it
 is weaker than "nothing unless all p collude" and must be accounted for by
-whoever picks the key holders; :mod:`mpc.compare` gives the p-party
+whoever picks the key holders; :mod:`mpc.protocols.compare` gives the p-party
 alternative (secure against any p-1 holders, about 8 rounds), which the
 U-MPC protocol uses for edges of k > 2 members. For p > 2 the outputs of
 :func:`less_than`, :func:`greater_than`, :func:`sign` and :func:`abs_value`
@@ -75,8 +75,8 @@ import numbers
 
 import numpy as np
 
-from mpc.dealer import check_holders
-from mpc.ring import ring as _ring
+from mpc.protocols.dealer import check_holders
+from mpc.arith.ring import ring as _ring
 
 from . import dcf as _dcf
 from . import dpf as _dpf
@@ -343,13 +343,13 @@ def abs_value(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.nda
     ``in_bits`` (|x| < 2^(in_bits-1)): the comparison as :func:`less_than`'s;
     the product stays in Z_2^l.
     Steps: b = MSB(x) with the :func:`less_than` machinery (1 round), then
-    |x| = x - 2 x b with one Beaver multiplication (``mpc.beaver.multiply``,
+    |x| = x - 2 x b with one Beaver multiplication (``mpc.protocols.beaver.multiply``,
     1 round, triple from the dealer).
     Cost: online 2 rounds; per party (p = 2) l + 2 l = 3 l bits sent;
     offline one comparison plus one Beaver triple (3 p l bits).
     Threat model: module docstring; Beaver: semi-honest, trusted dealer.
     """
-    from mpc.beaver import multiply
+    from mpc.protocols.beaver import multiply
 
     s = _check_session(s)
     x = _check_shares(s, x, "x")

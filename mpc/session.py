@@ -6,15 +6,15 @@ is the same as a dict).
 
 Processes. A session belongs to one process of a run. Without a
 ``runtime`` (the simulator) the process holds every party and role; with
-one (:mod:`mpc.runtime`, started by :mod:`mpc.launch`) it holds those its
+one (:mod:`mpc.run.runtime`, started by :mod:`mpc.run.launch`) it holds those its
 group names, and the network exchanges each round's messages with the
 other processes. The same protocol code runs in both cases; only the
 participants local to this process have their shares, inputs and outputs
 here (:meth:`is_local`).
 
-Randomness: every session takes a fresh stream (:meth:`mpc.rng.CSPRNG.fresh`)
+Randomness: every session takes a fresh stream (:meth:`mpc.arith.rng.CSPRNG.fresh`)
 from what it is given, so two sessions never share a dealer stream (masks,
-Beaver triples, FSS keys), even when one :class:`~mpc.rng.CSPRNG` object is
+Beaver triples, FSS keys), even when one :class:`~mpc.arith.rng.CSPRNG` object is
 passed to both: a key holder would otherwise see the exact change of another
 party's input between the two runs. With ``seed=None`` or a secure generator
 the nonce comes from ``os.urandom``; a seeded generator draws it from its own
@@ -34,11 +34,11 @@ in every process.
 
 from __future__ import annotations
 
-from .dealer import TrustedDealer
-from .network import DEFAULT_ROLES, Network
-from .placement import Placement
-from .ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
-from .rng import CSPRNG, as_rng
+from mpc.protocols.dealer import TrustedDealer
+from mpc.comm.network import DEFAULT_ROLES, Network
+from mpc.comm.placement import Placement
+from mpc.arith.ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
+from mpc.arith.rng import CSPRNG, as_rng
 
 #: how comparisons are computed (:mod:`mpc.values`)
 BACKENDS = ("dealer", "gc")
@@ -60,7 +60,7 @@ class Session:
         module docstring): never reused as is.
     roles : names of the extra participants (a ``"dealer"`` role is required).
     record_views : record what each party receives (tests, small n).
-    runtime : the process's :class:`mpc.runtime.Runtime` in a run of several
+    runtime : the process's :class:`mpc.run.runtime.Runtime` in a run of several
         processes; None (default): the simulator, every participant here.
     backend : how secure values compare (:mod:`mpc.values`): ``"dealer"``
         (FSS gates for two holders, the p-party circuit for more, trusted
@@ -93,10 +93,10 @@ class Session:
         and keys independent of which worker runs it and when. The caller
         must never hand the same ``rng`` to two pieces. ``link``: the
         parent network's link narrowed to the piece's participants
-        (:meth:`mpc.routing.Link.sub`), when the run spans processes.
+        (:meth:`mpc.run.routing.Link.sub`), when the run spans processes.
         """
         if not isinstance(rng, CSPRNG):
-            raise TypeError(f"rng must be an mpc.rng.CSPRNG, got {type(rng).__name__}")
+            raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG, got {type(rng).__name__}")
         self = cls.__new__(cls)
         self._setup(n_parties, rng, bits, frac_bits, roles, record_views, runtime, link)
         self.workers = workers
@@ -191,18 +191,18 @@ class Session:
     def input(self, values, by, *, holders=None, bound=None, frac_bits: int = 0):
         """Parties ``by`` secret-share their rows of ``values`` among ``holders`` (default
         ``by``): a :class:`mpc.values.SecureArray` (see :func:`mpc.values.input_values`)."""
-        from .values import input_values
+        from mpc.values import input_values
         return input_values(self, values, by, holders=holders, bound=bound,
                             frac_bits=frac_bits)
 
     def output(self, x, to=None):
         """Open a secure value to ``to``: see :func:`mpc.values.output_values`."""
-        from .values import output_values
+        from mpc.values import output_values
         return output_values(self, x, to)
 
     def costs(self):
-        """What this session sent so far: a :class:`mpc.costs.Costs`."""
-        from .costs import Costs
+        """What this session sent so far: a :class:`mpc.comm.costs.Costs`."""
+        from mpc.comm.costs import Costs
         return Costs.of(self)
 
     def __repr__(self) -> str:
@@ -226,5 +226,5 @@ def agreed_stream(runtime, stream: CSPRNG, *labels) -> CSPRNG:
         return stream
     key = runtime.joint_key
     if key is None:
-        raise RuntimeError("the runtime has no joint key (mpc.launch agrees one at start-up)")
+        raise RuntimeError("the runtime has no joint key (mpc.run.launch agrees one at start-up)")
     return CSPRNG(_key=key).derive("agreed", runtime.next_agreed(), *labels)

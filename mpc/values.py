@@ -28,7 +28,7 @@ secure values is a Beaver product, one round); comparisons ``< <= > >= ==``
 each one batched comparison and one round of products); ``^``, ``&`` on
 XOR values. Comparisons are chosen by the session's backend: ``"dealer"``:
 FSS gates for two holders when :mod:`fss` is imported (one round; see
-:func:`register_comparison`), else the p-party circuit :mod:`mpc.compare`
+:func:`register_comparison`), else the p-party circuit :mod:`mpc.protocols.compare`
 (about 8 rounds, secure against any p - 1 holders); ``"gc"``: garbled
 circuits between two holders, with oblivious transfer instead of a dealer
 (registered by :mod:`mpc.gc.secure`).
@@ -46,10 +46,10 @@ import warnings
 
 import numpy as np
 
-from . import compare as _compare
-from .beaver import multiply as _multiply
-from .dealer import check_holders
-from .ring import Ring
+from mpc.protocols import compare as _compare
+from mpc.protocols.beaver import multiply as _multiply
+from mpc.protocols.dealer import check_holders
+from mpc.arith.ring import Ring
 
 KINDS = ("additive", "xor")
 
@@ -90,7 +90,7 @@ def _comparison_for(session, p: int):
     if p == 2 and not _warned_fss:
         _warned_fss.append(True)
         warnings.warn("FSS gates are not registered (import fss): two-holder comparisons use "
-                      "the p-party circuit of mpc.compare (about 8 rounds instead of 1)",
+                      "the p-party circuit of mpc.protocols.compare (about 8 rounds instead of 1)",
                       RuntimeWarning, stacklevel=4)
     return _circuit_comparison
 
@@ -559,7 +559,7 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
         dealer.distribute(h, sh, ring.bits)
     ta, tb, tc = sh[..., 0], sh[..., 1], sh[..., 2]
     de = np.stack([x._shares ^ ta, y._shares ^ tb], axis=-1)
-    from .beaver import exchange
+    from mpc.protocols.beaver import exchange
     exchange(s, de, h, ring.bits)
     opened = np.bitwise_xor.reduce(de, axis=0)
     d, e = opened[..., 0], opened[..., 1]

@@ -34,7 +34,7 @@ import numbers
 
 import numpy as np
 
-from mpc.rng import as_rng
+from mpc.arith.rng import as_rng
 
 from .collusion import dis_plan
 from ._contributions import _polya_differences

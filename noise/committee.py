@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.network import Traffic
-from mpc.sharing import additive_share
+from mpc.comm.network import Traffic
+from mpc.arith.sharing import additive_share
 
 from . import accounting as acc
 from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
@@ -145,7 +145,7 @@ def _committee_messages(ring, c: np.ndarray, out: np.ndarray, rng) -> np.ndarray
 def _count_committee_traffic(net, P: np.ndarray, pos: np.ndarray, bits: int) -> None:
     """Count m (n-1) messages of ``bits`` from the members ``P[pos]`` to every other party of P.
 
-    One round in the current phase, O(n + m): a :class:`mpc.network.Traffic`
+    One round in the current phase, O(n + m): a :class:`mpc.comm.network.Traffic`
     on P (a member sends n-1 messages and receives m-1, any other party
     receives m). Not inside an open round block (``Network.absorb``).
     """

@@ -54,7 +54,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 from . import accounting as acc
 from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,

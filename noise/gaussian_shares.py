@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.beaver import multiply
-from mpc.sharing import additive_share
+from mpc.protocols.beaver import multiply
+from mpc.arith.sharing import additive_share
 
 from . import accounting as acc
 from ._contributions import _check_parties, _check_session, _encode_signed, _shape, _stream
@@ -31,7 +31,7 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
     shares it among the p parties (online); (2) the dealer shares a uniform
     bit b_k (offline, the "jointly generated" high-quality bits); (3) the
     parties compute shares of c_k XOR b_k = c_k + b_k - 2 c_k b_k with one
-    Beaver multiplication (:func:`mpc.beaver.multiply`, all coins in one
+    Beaver multiplication (:func:`mpc.protocols.beaver.multiply`, all coins in one
     batch); (4) each party outputs step * sum_k z_k (the public
     -step * floor(n_coins / 2) is added by the first party). The total is
     step (B - floor(n_coins / 2)), B ~ Binomial(n_coins, 1/2) exactly,

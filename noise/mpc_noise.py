@@ -11,7 +11,7 @@ Contributors:
 
 * ``"dis"`` (M_Dis): all n parties. The release keeps its epsilon against
   the aggregator with any n - 1 of them (one honest contributor suffices).
-  Cost: linear in n (openings through rotating kings, :mod:`mpc.gmw`): per
+  Cost: linear in n (openings through rotating kings, :mod:`mpc.protocols.gmw`): per
   noise about 3.9 x 10^3 AND gates at Bank's scale, 4 (n - 1) bits each
   online and 3 n offline, 14 online rounds; against Pi_DLap's n (n - 1) l.
 * ``"hf"`` (M_HF): a committee drawn with public coins, the smallest with at

@@ -1,7 +1,7 @@
 """Discrete Laplace noise sampled inside a secure computation, from the contributors' coins.
 
 The noise eta is never held by anybody: p contributors run a Boolean GMW
-computation (:class:`mpc.gmw.GMW`) on random coins that each of them draws
+computation (:class:`mpc.protocols.gmw.GMW`) on random coins that each of them draws
 alone, and end with additive shares of eta in Z_2^l, ready to be added to
 the shares of an aggregate so that only aggregate + eta is ever opened.
 Against any coalition lacking one contributor, eta is hidden (the honest
@@ -45,7 +45,7 @@ Cost per draw (2J instances of one comparison; p contributors): online
 gate, 2 rounds per layer; p = 2: 2 x 2 bits, 1 round) plus 2J bit openings
 for the conversion; offline (dealer) 3 bits per gate and 1 + l bits per
 converted bit and contributor, one round each (OT triples: p (p - 1) OTs
-per gate, :mod:`mpc.gmw`). Rounds do not depend on the number of draws,
+per gate, :mod:`mpc.protocols.gmw`). Rounds do not depend on the number of draws,
 which are bit-sliced 64 to a word: at Bank's scale (J = 22, K = 47) 14
 online rounds and 2 offline. Measured: benchmarks/umpc_noise.py.
 
@@ -65,7 +65,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.gmw import GMW, TRIPLE_SOURCES, pack_rows
+from mpc.protocols.gmw import GMW, TRIPLE_SOURCES, pack_rows
 
 from .samplers import as_fraction, exp_neg_bounds
 

@@ -1,7 +1,7 @@
 """Exact samplers on the integers for differential privacy, batched over samples.
 
 Every sampler takes the randomness explicitly (``rng``: an
-:class:`mpc.rng.CSPRNG`, or a seed for tests, or ``None`` for a fresh
+:class:`mpc.arith.rng.CSPRNG`, or a seed for tests, or ``None`` for a fresh
 ``os.urandom``-keyed stream) and returns an ``int64`` array of the requested
 ``shape``. numpy's generators are never used.
 
@@ -51,7 +51,7 @@ rejection loops run over rounds of the batch (geometric decay), never over
 samples. Throughput is measured by ``benchmarks/noise.py``.
 
 Threat model: the samplers are local computations of one party; their
-security rests on the CSPRNG (AES-128 as a PRF, see :mod:`mpc.rng`).
+security rests on the CSPRNG (AES-128 as a PRF, see :mod:`mpc.arith.rng`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.rng import CSPRNG, as_rng, check_shape
+from mpc.arith.rng import CSPRNG, as_rng, check_shape
 
 __all__ = [
     "as_fraction",
@@ -153,7 +153,7 @@ def _size(shape) -> int:
 
 def _rng(rng) -> CSPRNG:
     if rng is not None and not isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)):
-        raise TypeError(f"rng must be an mpc.rng.CSPRNG, a seed or None, got {type(rng).__name__}")
+        raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG, a seed or None, got {type(rng).__name__}")
     return as_rng(rng)
 
 

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))

@@ -1,7 +1,7 @@
 """Helpers for tests that run one protocol in the simulator and in several processes.
 
 A test program (a module-level function ``program(rt, ...)`` for
-:func:`mpc.launch.launch`, called with ``rt=None`` for the simulator)
+:func:`mpc.run.launch.launch`, called with ``rt=None`` for the simulator)
 returns :func:`result`: the outputs of the participants local to its
 process, ``net.report()``, the local participants' recorded views, and the
 bytes its process wrote to sockets during the protocol. The assertions

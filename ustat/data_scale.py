@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mpc.rng import as_rng
+from mpc.arith.rng import as_rng
 
 from .data_errors import DataError
 

@@ -3,12 +3,12 @@
 :func:`spread` is what the ``processes=`` argument of the ECDF family
 (:mod:`ustat.ecdf`) and of the baseline protocols
 (:func:`ustat.baselines.run_protocol`) calls: it lays the n parties and the
-protocol's roles out over P processes (:func:`mpc.placement.layout`, or
-the groups given), starts them (:func:`mpc.launch.launch`, loopback TCP),
+protocol's roles out over P processes (:func:`mpc.comm.placement.layout`, or
+the groups given), starts them (:func:`mpc.run.launch.launch`, loopback TCP),
 hands every process only the rows of its own parties of each private
 array (the other rows are a public filler that passes the protocol's
 checks), and has every process run the same program with its own
-:class:`mpc.runtime.Runtime` (SPMD). The one process that releases (the
+:class:`mpc.run.runtime.Runtime` (SPMD). The one process that releases (the
 analyst's, the aggregator's) returns the result; every process's wire
 counts and wall time come back with it (``process_costs``).
 
@@ -26,9 +26,9 @@ import numbers
 
 import numpy as np
 
-from mpc.launch import groups_for, launch
-from mpc.placement import Placement
-from mpc.transport import DEFAULT_TIMEOUT
+from mpc.run.launch import groups_for, launch
+from mpc.comm.placement import Placement
+from mpc.wire.transport import DEFAULT_TIMEOUT
 
 __all__ = ["spread", "check_processes", "describe_group", "costs_of"]
 
@@ -50,7 +50,7 @@ def spread(program, *args, n: int, roles, processes=None, groups=None, private=N
     (array with one row per party, filler); process r gets ``rows[name]``
     with the rows of parties it does not hold replaced by the filler.
     ``idle``: role -> role it shares a process with (default layout only).
-    ``processes`` or ``groups`` (:meth:`mpc.placement.Placement.from_groups`).
+    ``processes`` or ``groups`` (:meth:`mpc.comm.placement.Placement.from_groups`).
     Returns ``(value, process_costs)``: the value whose ``released`` is
     true (exactly one process releases) and one dict per process (rank,
     holds, wire counts, seconds).

@@ -21,10 +21,10 @@ Operations and their costs (per edge, k members, l-bit ring):
   round, l bits per member; ``abs`` adds a Beaver round; with a public
   ``bound`` on the operand the comparison runs on d = c_in + ceil(log2
   bound) + 2 bits instead of l); for k > 2 the
-  p-party masked-opening circuit of :mod:`mpc.compare` (about 8 rounds),
+  p-party masked-opening circuit of :mod:`mpc.protocols.compare` (about 8 rounds),
   because two FSS key holders who collude would learn the compared value.
   The ``*_many`` forms evaluate several gates of one kind in the same rounds.
-- ``mul``: Beaver multiplication (:mod:`mpc.beaver`), one round, each member
+- ``mul``: Beaver multiplication (:mod:`mpc.protocols.beaver`), one round, each member
   sends 2 (k-1) l bits; ``mul_many`` batches several products in one round.
   ``mul`` multiplies ring integers: the product of two fixed-point values
   carries 2c fractional bits, so kernels multiply integer-valued gate outputs
@@ -44,9 +44,9 @@ import numbers
 import numpy as np
 
 from fss import gates as fss_gates
-from mpc import compare as circuit_gates
-from mpc.beaver import multiply
-from mpc.dealer import check_holders
+from mpc.protocols import compare as circuit_gates
+from mpc.protocols.beaver import multiply
+from mpc.protocols.dealer import check_holders
 
 
 def narrow_bits(input_frac_bits: int, bound, ring_bits: int):

@@ -13,14 +13,14 @@ secure values, backend "gc"; imported by :mod:`mpc.values` when needed).
 See ``docs/gc.md``.
 """
 
-from .bristol import (format_bristol, parse_bristol, parse_bristol_old, read_bristol,
+from mpc.gc.bristol import (format_bristol, parse_bristol, parse_bristol_old, read_bristol,
                       read_bristol_old, write_bristol)
-from .builder import CircuitBuilder, Word
-from .circuit import AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR, Circuit
-from .encoding import bits_to_bytes, bits_to_int, bytes_to_bits, int_to_bits
-from .garble import GarbledCircuit, GarblerKeys, decode, evaluate_garbled, random_delta
-from .plain import evaluate
-from .yao import OUTPUT_MODES, YaoResult, additive_circuit
+from mpc.gc.builder import CircuitBuilder, Word
+from mpc.gc.circuit import AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR, Circuit
+from mpc.gc.encoding import bits_to_bytes, bits_to_int, bytes_to_bits, int_to_bits
+from mpc.gc.garble import GarbledCircuit, GarblerKeys, decode, evaluate_garbled, random_delta
+from mpc.gc.plain import evaluate
+from mpc.gc.yao import OUTPUT_MODES, YaoResult, additive_circuit
 
 # The functions ``garble.garble`` and ``yao.yao`` are not re-exported: their
 # names are those of their modules (``from mpc.gc.garble import garble``,

@@ -2,7 +2,7 @@
 
 Instances are processed in blocks whose labels (n_slots x block x 16 bytes)
 stay in cache: gathering a step's input rows then costs no DRAM traffic. The
-blocks run on threads (:mod:`mpc.threads`) in a number that is a multiple of
+blocks run on threads (:mod:`mpc.machine.threads`) in a number that is a multiple of
 the thread count, each thread one call with its share (its buffers allocated
 once). Each block reads and writes only its own instances, so results do not
 depend on the block size or the thread count (:mod:`mpc.gc.garble`).
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..threads import check_workers, cpu_count, run_lanes
-from .schedule import STEP_AND
+from mpc.machine.threads import check_workers, cpu_count, run_lanes
+from mpc.gc.schedule import STEP_AND
 
 _U64 = np.uint64
 BLOCK_BYTES = 1 << 22

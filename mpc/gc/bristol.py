@@ -32,7 +32,7 @@ import os
 
 import numpy as np
 
-from .circuit import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR,
+from mpc.gc.circuit import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR,
                       Circuit, CircuitError)
 
 _ARITY = {XOR: (2, 1), AND: (2, 1), INV: (1, 1), EQW: (1, 1), EQ: (1, 1)}

@@ -132,7 +132,7 @@ class Circuit:
     @functools.cached_property
     def schedule(self):
         """The compiled evaluation order (:class:`mpc.gc.schedule.Schedule`), cached."""
-        from .schedule import compile_schedule
+        from mpc.gc.schedule import compile_schedule
 
         return compile_schedule(self)
 

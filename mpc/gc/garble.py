@@ -46,7 +46,7 @@ are ``uint64 (slots, P, 2)`` word pairs, the byte form ``uint8 (..., 16)``
 is the same memory (little-endian: byte 0 holds the lsb).
 
 Cores: instances are garbled and evaluated in cache-sized blocks, and the
-blocks run on ``workers`` threads (:mod:`mpc.gc.blocks`, :mod:`mpc.threads`;
+blocks run on ``workers`` threads (:mod:`mpc.gc.blocks`, :mod:`mpc.machine.threads`;
 AES and the numpy steps release the GIL). Delta and every zero-label are drawn before the
 blocks run and each block writes its own instances' slice of the tables and
 labels, so results are bit-identical for any ``workers``. Threads, not
@@ -63,9 +63,9 @@ from dataclasses import dataclass
 import numpy as np
 from Crypto.Cipher import AES
 
-from .blocks import blocks, run_blocks
-from .circuit import Circuit
-from .schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
+from mpc.gc.blocks import blocks, run_blocks
+from mpc.gc.circuit import Circuit
+from mpc.gc.schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
 
 _U64 = np.uint64
 _ONE = _U64(1)
@@ -198,7 +198,7 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, w
     ----------
     delta : int P, or offsets ``(P, 16)`` uint8 / ``(P, 2)`` uint64 with lsb 1
         One global offset per instance (drawn from ``rng`` when an int).
-    rng : mpc.rng.CSPRNG
+    rng : mpc.arith.rng.CSPRNG
         Source of Delta and of the zero-labels not given in ``input_zero``.
     input_zero : dict {input group index: labels (P, width, 16|2)}, optional
         Pre-set zero-labels for chosen input groups (e.g. the OT sender's

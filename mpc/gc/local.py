@@ -1,11 +1,11 @@
 """Garbling and evaluation of the instances whose garbler / evaluator runs in this process.
 
-In a run of several processes (:mod:`mpc.runtime`) the garbler's process
+In a run of several processes (:mod:`mpc.run.runtime`) the garbler's process
 garbles and the evaluator's evaluates; a process that holds neither side
 of an instance does neither. What a process does not compute is a
 placeholder of the right shape: the tables and decoding bits an evaluator
 receives land in it at the end of the round that carries them
-(:mod:`mpc.routing`).
+(:mod:`mpc.run.routing`).
 
 Randomness: Delta and every input zero-label are drawn for all P instances
 in every process, in the order :func:`mpc.gc.garble.garble` draws them, and
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .garble import (GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble)
+from mpc.gc.garble import (GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble)
 
 _U64 = np.uint64
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .circuit import Circuit
-from .encoding import group_bits
-from .schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
+from mpc.gc.circuit import Circuit
+from mpc.gc.encoding import group_bits
+from mpc.gc.schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
 
 
 def evaluate(circuit: Circuit, inputs) -> list:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .circuit import AND, EQ, EQW, INV, XOR, Circuit
+from mpc.gc.circuit import AND, EQ, EQW, INV, XOR, Circuit
 
 STEP_XOR, STEP_AND = 0, 1
 ZERO_SLOT, ONE_SLOT = 0, 1

@@ -34,10 +34,10 @@ import functools
 
 import numpy as np
 
-from ..values import register_comparison
-from .builder import CircuitBuilder
-from .circuit import EVALUATOR, GARBLER
-from .yao import yao
+from mpc.values import register_comparison
+from mpc.gc.builder import CircuitBuilder
+from mpc.gc.circuit import EVALUATOR, GARBLER
+from mpc.gc.yao import yao
 
 OPS = ("ltz", "eqz")
 

@@ -14,7 +14,7 @@ Protocol (evaluator input bits ``y``, m per instance; garbler input bits ``x``):
 
 Offline (input-independent, phase ``phase`` with ``offline=True``):
   1. The garbler draws ``Delta_p`` (lsb 1) per instance.
-  2. Random correlated OT (:func:`mpc.gc.ot.correlated_ot`, garbler = OT
+  2. Random correlated OT (:func:`mpc.ot.correlated_ot`, garbler = OT
      sender): the evaluator picks uniform choice bits ``b`` and gets
      ``t = q ^ b Delta``; the garbler gets ``q``.
   3. The garbler garbles the circuit (:func:`mpc.gc.garble.garble`) and
@@ -38,7 +38,7 @@ Online:
                     to the evaluator; the garbler's share is ``r``
                     (w - 1 more ANDs and w more garbler labels per group).
 
-Processes (:mod:`mpc.runtime`): every message carries its payload (tables
+Processes (:mod:`mpc.run.runtime`): every message carries its payload (tables
 and labels as ``uint64`` words, choice flips and output bits as bits, the
 OT's bytes) and is read after its round. The garbler's process draws Delta,
 the labels and r and garbles its instances (:mod:`mpc.gc.local`); the
@@ -62,12 +62,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..costs import Costs, Meter
-from .builder import CircuitBuilder
-from .circuit import EVALUATOR, GARBLER, Circuit
-from .encoding import bits_to_int, group_bits, int_to_bits
-from .garble import as_labels, garble, label_bytes, lsb, random_delta, xor_where
-from .local import evaluate_local, garble_local
+from mpc.comm.costs import Costs, Meter
+from mpc.gc.builder import CircuitBuilder
+from mpc.gc.circuit import EVALUATOR, GARBLER, Circuit
+from mpc.gc.encoding import bits_to_int, group_bits, int_to_bits
+from mpc.gc.garble import as_labels, garble, label_bytes, lsb, random_delta, xor_where
+from mpc.gc.local import evaluate_local, garble_local
 
 OUTPUT_MODES = ("evaluator", "garbler", "both", "xor", "additive")
 _ZERO = {"bits": 0, "messages": 0, "rounds": 0}
@@ -81,7 +81,7 @@ class YaoResult:
     ``garbler``/``evaluator``: one entry per output group with what that
     party ends with (``None`` if nothing): bits ``uint8 (P, w)`` for decoded
     outputs and XOR shares, ``uint64 (P,)`` for additive shares in Z_2^w.
-    ``costs``: a :class:`mpc.costs.Costs` of this call (what it added to the
+    ``costs``: a :class:`mpc.comm.costs.Costs` of this call (what it added to the
     network: bits, messages, rounds, per party, wall time), with in
     ``costs.extra`` (also ``costs[key]``) ``formula`` (bits per item, from
     the sizes), ``per_instance`` and ``measured`` (bits and rounds, OT apart).
@@ -127,7 +127,7 @@ def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
     output : one of ``OUTPUT_MODES``
     phase : network phase name (offline traffic under the same name, offline)
     ot : correlated-OT function with the signature of
-        ``mpc.gc.ot.correlated_ot`` (default: that function)
+        ``mpc.ot.correlated_ot`` (default: that function)
     rng_garbler, rng_evaluator : CSPRNGs of the garblers / evaluators
         (default: fresh streams derived from ``session.rng``)
 
@@ -147,7 +147,7 @@ def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
     y_bits, _ = group_bits(evaluator_inputs, [circuit.input_widths[i] for i in e_groups],
                            "evaluator_inputs", P)
     if ot is None:
-        from .ot import correlated_ot
+        from mpc.ot import correlated_ot
         ot = functools.partial(correlated_ot, distinct_deltas=True)   # a Delta per instance
     tag = session.rng.random_bytes(16)
     rng_g = rng_garbler if rng_garbler is not None else session.rng.derive("yao-garbler", tag)

@@ -119,7 +119,7 @@ def test_area_between_roc_curves():
 def test_smoothed_curves_equal_private_roc_smoothing(method):
     """Smoothing read back from the raw release = private_roc(smooth=m) with the same noise."""
     pytest.importorskip("clarabel")
-    from mpc.rng import CSPRNG
+    from mpc.arith.rng import CSPRNG
     from ustat.ecdf import private_roc
 
     from experiments.ecdf_roc import smoothed_curves

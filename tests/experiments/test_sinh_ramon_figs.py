@@ -3,7 +3,7 @@
 The scripts themselves run in --quick mode in test_scripts.py; here the
 pieces whose mistakes would not show there: the O(n log n) Gini reference
 equals the pair mean, the party/server clock sees the parties' last message
-and leaves :class:`mpc.network.Network` as it found it, one measured run has
+and leaves :class:`mpc.comm.network.Network` as it found it, one measured run has
 consistent fields, and the paper's cost model gives the authors' numbers.
 """
 
@@ -27,7 +27,7 @@ def test_gini_complete_equals_pair_mean():
 
 
 def test_clock_restores_network_and_sees_party_sends():
-    from mpc.network import Network
+    from mpc.comm.network import Network
     from ustat.umpc import protocol
 
     before = {name: getattr(Network, name) for name in G.PartyServerClock.SENDERS + ("absorb",)}

@@ -3,7 +3,7 @@
 import numpy as np
 
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 
 def session(n_parties, l, prefix="gates", **kw):

@@ -5,7 +5,7 @@ from scipy import stats
 from Crypto.Cipher import AES
 
 from fss import dcf, prg
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from fss import dpf
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 

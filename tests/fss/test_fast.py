@@ -5,7 +5,7 @@ import pytest
 from Crypto.Cipher import AES
 
 from fss import _aesni, _fast, _tree, dcf, dpf, prg
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 needs_numba = pytest.mark.skipif(not _fast.AVAILABLE, reason="numba (the 'fast' extra) not installed")

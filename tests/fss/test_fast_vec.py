@@ -6,7 +6,7 @@ import pytest
 from Crypto.Cipher import AES
 
 from fss import _aesni, _fast, _tree, dcf, prg
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 needs_aesni = pytest.mark.skipif(not _fast.AESNI, reason="numba or the CPU's AES instructions missing")

@@ -258,7 +258,7 @@ def test_costs_bad_arguments():
 def test_non_key_holders_output_zero_rows_for_msb_gates_p_gt_2():
     """For p > 2 the holders that never see x^ must not need it: their rows are 0."""
     from mpc.session import Session
-    from mpc.sharing import additive_share
+    from mpc.arith.sharing import additive_share
     from fss import gates as G
 
     s = Session(4, bits=16, frac_bits=0, seed=77)

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from fss import gates
-from mpc import compare as circuit_gates
+from mpc.protocols import compare as circuit_gates
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 L = 16                 # ring bits: small keys, fast tests
 N_PARTIES = 6          # parties of the session (per-instance holders pick among them)

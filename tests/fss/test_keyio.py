@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fss import _small, dcf, dpf, gates
 from fss._util import InsecureSeedWarning
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 U64 = np.uint64
 

@@ -4,7 +4,7 @@ from Crypto.Cipher import AES
 from scipy import stats
 
 from fss import prg
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 

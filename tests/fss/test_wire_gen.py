@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from fss import _fast, _tree, dcf, dpf
 from fss._util import InsecureSeedWarning
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 U64 = np.uint64
 MODES = ["dcf", "arith", "xor"]

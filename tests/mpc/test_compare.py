@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc import compare
+from mpc.protocols import compare
 from mpc.session import Session
-from mpc.sharing import additive_reconstruct, additive_share
+from mpc.arith.sharing import additive_reconstruct, additive_share
 
 
 def _share(s, signed_values, p):

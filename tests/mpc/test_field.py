@@ -4,11 +4,11 @@ import sys
 import numpy as np
 import pytest
 
-from mpc.field import binary_field, field_order_bits, prime_field, random_elements
+from mpc.arith.field import binary_field, field_order_bits, prime_field, random_elements
 
 
 def test_galois_is_imported_lazily():
-    code = ("import sys, mpc.session, mpc.sharing, mpc.beaver, mpc.network; "
+    code = ("import sys, mpc.session, mpc.arith.sharing, mpc.protocols.beaver, mpc.comm.network; "
             "print('galois' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

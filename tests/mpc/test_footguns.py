@@ -5,12 +5,12 @@ import pytest
 
 import fss  # noqa: F401
 from fss import gates
-from mpc import compare
-from mpc.beaver import multiply
-from mpc.ring import ring
-from mpc.rng import CSPRNG
+from mpc.protocols import compare
+from mpc.protocols.beaver import multiply
+from mpc.arith.ring import ring
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 
 def test_party_streams_never_restart():
@@ -58,7 +58,7 @@ def test_compare_less_than_is_exact_without_a_bound_and_checks_a_given_bound():
 
 def test_a_fixed_point_constant_names_its_scale_when_inputs_and_outputs_differ():
     """`ops.const(1.0)` in an order kernel was encoded at the output scale."""
-    from mpc.ring import fixed_point
+    from mpc.arith.ring import fixed_point
     from ustat.secure import SecureOps
     s = Session(2, seed=1)
     ops = SecureOps(s, np.array([[0], [1]]), input_fp=fixed_point(40, 38))

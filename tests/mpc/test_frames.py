@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpc import frames as fr
+from mpc.wire import frames as fr
 
 DTYPES = [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64]
 
@@ -138,8 +138,8 @@ def test_fuzz_the_header_parser_raises_only_frame_errors(data):
 def test_fuzz_the_relay_framing_raises_only_its_documented_errors(data, cut):
     """Relay envelopes (any 30 bytes: an envelope or ValueError) and sealed frames (any bytes
     under a pair's key: E2EError, a ValueError); 10^4 cases."""
-    from mpc import relay
-    from mpc.e2e import E2EError
+    from mpc.wire import relay
+    from mpc.wire.e2e import E2EError
 
     if _PAIR[0] is None:
         pytest.skip("cryptography is not installed")
@@ -159,8 +159,8 @@ def _pair():
     import tempfile
 
     pytest.importorskip("cryptography")
-    from mpc import tls
-    from mpc.e2e import Endpoint
+    from mpc.wire import tls
+    from mpc.wire.e2e import Endpoint
 
     d = tempfile.mkdtemp(prefix="ustat-fuzz-")
     creds = tls.make_deployment(d, ["host-0", "host-1"], "fuzz")
@@ -183,7 +183,7 @@ def test_a_sealed_frame_opens_only_at_its_step_segment_and_receiver():
         pytest.skip("cryptography is not installed")
     sealed = a.seal(1, 5, 2, b"frame bytes")
     assert b.open(0, 5, 2, sealed) == b"frame bytes"
-    from mpc.e2e import E2EError
+    from mpc.wire.e2e import E2EError
     for step, seg in ((6, 2), (5, 1)):
         with pytest.raises(E2EError):
             b.open(0, step, seg, sealed)

@@ -1,10 +1,10 @@
-"""Boolean GMW on bit-sliced shares (mpc.gmw): exact results, counted traffic, per-holder streams."""
+"""Boolean GMW on bit-sliced shares (mpc.protocols.gmw): exact results, counted traffic, per-holder streams."""
 
 import numpy as np
 import pytest
 
-from mpc.gmw import GMW, pack_rows, unpack_rows
-from mpc.rng import CSPRNG
+from mpc.protocols.gmw import GMW, pack_rows, unpack_rows
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
 
 

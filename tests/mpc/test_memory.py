@@ -1,4 +1,4 @@
-"""mpc.memory: retaining freed memory is a process-wide malloc setting that changes no result."""
+"""mpc.machine.memory: retaining freed memory is a process-wide malloc setting that changes no result."""
 
 import json
 import os
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mpc import memory
+from mpc.machine import memory
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
@@ -33,7 +33,7 @@ def test_default_limit_bounds():
 
 @pytest.mark.skipif(not GLIBC, reason="mallopt is glibc's")
 def test_policy_in_a_fresh_process():
-    code = ("import json; from mpc import memory; a = memory.policy(); "
+    code = ("import json; from mpc.machine import memory; a = memory.policy(); "
             "ok = memory.retain_freed_memory(64 << 20); b = memory.policy(); "
             "memory.apply({'retained': True, 'limit': 32 << 20}); c = memory.policy(); "
             "print(json.dumps([a, ok, b, c]))")
@@ -41,7 +41,7 @@ def test_policy_in_a_fresh_process():
     assert a["retained"] is False and ok is True
     assert b == {"retained": True, "limit": 64 << 20, "reason": "mallopt"}
     assert c == b                              # apply() leaves an existing setting alone
-    code = ("import json; from mpc import memory; memory.apply(None); a = memory.policy(); "
+    code = ("import json; from mpc.machine import memory; memory.apply(None); a = memory.policy(); "
             "memory.apply({'retained': True, 'limit': 32 << 20}); print(json.dumps([a, memory.policy()]))")
     a, b = json.loads(_python(code))
     assert a["retained"] is False and b["retained"] is True and b["limit"] == 32 << 20
@@ -71,7 +71,7 @@ def _policy_in_launched_processes(rt):
 def test_processes_of_a_run_keep_at_most_the_run_limit():
     """Every process of a launched run lowers its limit to RUN_LIMIT (whatever its parent
     set); USTAT_RETAIN_MEMORY=0 leaves the parent's setting alone."""
-    code = ("import json, os; from mpc import memory; from mpc.launch import launch; "
+    code = ("import json, os; from mpc.machine import memory; from mpc.run.launch import launch; "
             "memory.retain_freed_memory(memory.MAX_LIMIT); "
             "from tests.mpc.test_memory import _policy_in_launched_processes as f; "
             "print(json.dumps([r.value for r in launch(f, groups=[[0], [1]])]))")

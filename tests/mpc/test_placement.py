@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mpc.placement import Placement, layout
+from mpc.comm.placement import Placement, layout
 
 
 def test_groups_place_parties_and_roles():

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.ring import FixedPoint, fixed_point, ring
+from mpc.arith.ring import FixedPoint, fixed_point, ring
 
 bits_st = st.integers(1, 64)
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.ring import ring
-from mpc.rng import CSPRNG, as_rng
+from mpc.arith.ring import ring
+from mpc.arith.rng import CSPRNG, as_rng
 
 
 def test_seeded_is_reproducible_and_flagged():

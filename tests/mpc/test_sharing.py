@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.field import prime_field
-from mpc.ring import ring
-from mpc.rng import CSPRNG
-from mpc.sharing import (additive_reconstruct, additive_share, rerandomize, shamir_reconstruct,
+from mpc.arith.field import prime_field
+from mpc.arith.ring import ring
+from mpc.arith.rng import CSPRNG
+from mpc.arith.sharing import (additive_reconstruct, additive_share, rerandomize, shamir_reconstruct,
                          shamir_share, xor_reconstruct, xor_share, zero_sharing)
 
 

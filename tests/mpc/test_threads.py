@@ -1,4 +1,4 @@
-"""mpc.threads: lanes cover every block once, errors surface, workers= is checked."""
+"""mpc.machine.threads: lanes cover every block once, errors surface, workers= is checked."""
 
 import threading
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc import threads
+from mpc.machine import threads
 
 
 @settings(max_examples=60, deadline=None)

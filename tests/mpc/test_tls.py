@@ -19,10 +19,10 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from mpc import frames as fr  # noqa: E402
-from mpc import tls  # noqa: E402
-from mpc.hosts import Plan, join, open_mesh, open_relay, run_relay  # noqa: E402
-from mpc.transport import Expected, Outgoing, TransportError  # noqa: E402
+from mpc.wire import frames as fr  # noqa: E402
+from mpc.wire import tls  # noqa: E402
+from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay  # noqa: E402
+from mpc.wire.transport import Expected, Outgoing, TransportError  # noqa: E402
 
 SESSION = 0x5EED
 NAMES = ["host-0", "host-1", "host-2", "dealer"]
@@ -287,7 +287,7 @@ def test_hosts_exchange_through_the_relay_sealed_end_to_end(pki):
     assert not relay[1]["errors"] and sum(relay[1]["out"]["forwarded"].values()) > 0
 
 
-class _FlippingRelay(__import__("mpc.relay", fromlist=["Relay"]).Relay):
+class _FlippingRelay(__import__("mpc.wire.relay", fromlist=["Relay"]).Relay):
     def forward(self, h, body):
         head, body = super().forward(h, body)
         if h["kind"] == 0 and h["step"] == 3:           # a DATA frame of step 3
@@ -296,7 +296,7 @@ class _FlippingRelay(__import__("mpc.relay", fromlist=["Relay"]).Relay):
         return head, body
 
 
-class _ReplayingRelay(__import__("mpc.relay", fromlist=["Relay"]).Relay):
+class _ReplayingRelay(__import__("mpc.wire.relay", fromlist=["Relay"]).Relay):
     """Sends host-0's step-3 frame to host-1 again as its step-5 frame."""
 
     kept = None
@@ -307,7 +307,7 @@ class _ReplayingRelay(__import__("mpc.relay", fromlist=["Relay"]).Relay):
             if h["step"] == 3:
                 type(self).kept = bytes(body)
             elif h["step"] == 5:
-                from mpc.relay import envelope
+                from mpc.wire.relay import envelope
                 return envelope(0, 0, 1, 5, 0, len(self.kept)), self.kept
         return head, body
 

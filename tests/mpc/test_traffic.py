@@ -1,11 +1,11 @@
-"""Per-party counters with member-class patterns (mpc.traffic) against plain dense counting."""
+"""Per-party counters with member-class patterns (mpc.comm.traffic) against plain dense counting."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mpc import traffic as T
-from mpc.network import Network
+from mpc.comm import traffic as T
+from mpc.comm.network import Network
 
 
 def test_residue_class_recognizes_exactly_the_member_classes():

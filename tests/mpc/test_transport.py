@@ -11,8 +11,8 @@ import threading
 import numpy as np
 import pytest
 
-from mpc import frames as fr
-from mpc.transport import Expected, Outgoing, SocketMesh, TransportError
+from mpc.wire import frames as fr
+from mpc.wire.transport import Expected, Outgoing, SocketMesh, TransportError
 
 SESSION = 0xABCDEF
 

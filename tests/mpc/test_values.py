@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import fss  # noqa: F401  (registers the FSS comparisons for two holders)
-from mpc.launch import launch
+from mpc.run.launch import launch
 from mpc.session import Session
 from mpc.values import SecureArray, stack, where
 
@@ -146,7 +146,7 @@ def test_inputs_can_be_held_by_roles_and_opened_to_a_role():
 def test_xor_values_and_their_conversion():
     s = _s(2)
     bits = RNG.integers(0, 2, size=(2, 32))
-    from mpc.ring import ring
+    from mpc.arith.ring import ring
     r1 = ring(1)
     sh = np.stack([bits[0] ^ 1, np.ones(32, dtype=np.int64)]).astype(np.uint64)   # XOR of rows
     x = SecureArray(s, sh, [0, 1], kind="xor", ring=r1, bound=1)

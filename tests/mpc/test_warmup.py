@@ -1,4 +1,4 @@
-"""Warm-ups (mpc.warmup): kernels load while a process connects, once, and never break a run."""
+"""Warm-ups (mpc.run.warmup): kernels load while a process connects, once, and never break a run."""
 
 import os
 import subprocess
@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from mpc import warmup
+from mpc.run import warmup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -75,13 +75,13 @@ def _program(rt, data):
 def test_launched_processes_start_their_program_with_the_fss_kernels_loaded(method):
     """In a fresh interpreter that never called a kernel, each launched process has loaded
     them before its program's first line: forked children inherit what the launcher loaded
-    once, spawned ones (and deployments' processes) load them in mpc.hosts.join while they
+    once, spawned ones (and deployments' processes) load them in mpc.run.hosts.join while they
     connect. A comparison still gives the right answer."""
     code = textwrap.dedent(f"""
         import multiprocessing
         import numpy as np
         import fss
-        from mpc import launch as L
+        from mpc.run import launch as L
         from tests.mpc.test_warmup import _kernels, _program
 
         assert all(len(k.signatures) == 0 for k in _kernels()), "loaded before the launch"

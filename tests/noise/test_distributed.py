@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from noise import distributed as D
 from noise import samplers as S
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpc.gmw import GMW
+from mpc.protocols.gmw import GMW
 from mpc.session import Session
 from noise import mpc_sampler as MS
 from noise.samplers import discrete_laplace_pmf

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from noise import samplers as S
 
 from ._stats import chisq_pvalue

@@ -7,7 +7,7 @@ independently of the FSS layer; costs are not counted.
 
 import numpy as np
 
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 
 def _open(s, x):

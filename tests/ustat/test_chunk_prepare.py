@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import ustat.umpc.protocol as protocol
-from mpc.ring import fixed_point
-from mpc.rng import CSPRNG
+from mpc.arith.ring import fixed_point
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from ustat import kernels as K
 from ustat.secure import PrepTape, SecureOps
 from ustat.umpc import run_umpc

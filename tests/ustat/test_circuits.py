@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import ustat.kernels as K
-from mpc.ring import fixed_point
-from mpc.rng import CSPRNG
+from mpc.arith.ring import fixed_point
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from ustat.secure import SecureOps
 from ustat.umpc.circuits import circuit_for, column_domain
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import data as D
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
 from ustat import kernels as K
 from ustat.umpc import ChunkSpec, run_chunk, run_umpc

@@ -3,7 +3,7 @@
 A chunk of U-MPC edges between six parties runs its sharing and computing
 steps (:func:`ustat.umpc.chunk.share_inputs`, :func:`~ustat.umpc.chunk.compute_kernel`)
 on a chunk session whose link spreads the members over processes
-(:meth:`mpc.routing.Link.sub`): the simulator's shares, report and views with
+(:meth:`mpc.run.routing.Link.sub`): the simulator's shares, report and views with
 one debug seed at P = 2 and 3; without a seed, correct shares of f and socket
 bytes equal to the counted bits / 8. Then a whole ``run_umpc(backend="gc",
 processes=3)``.
@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mpc.launch import launch
+from mpc.run.launch import launch
 from mpc.session import Session
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)

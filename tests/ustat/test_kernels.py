@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 
 

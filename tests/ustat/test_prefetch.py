@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import sampling
 from ustat.umpc import run_chunk, run_umpc
 from ustat.umpc import engines, prefetch, setup

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat import sampling
 from ustat.umpc import run_umpc

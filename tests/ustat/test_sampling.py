@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import sampling as S
 
 

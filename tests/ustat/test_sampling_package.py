@@ -6,7 +6,7 @@ import importlib
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import sampling as S
 from ustat.sampling import balanced_samp
 from ustat.sampling import combinatorics as C

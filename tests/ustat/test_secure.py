@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from mpc.ring import fixed_point
+from mpc.arith.ring import fixed_point
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from ustat.secure import SecureOps, narrow_bits
 
 

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
 from ustat import kernels as K
 from ustat.sampling import Hypergraph
@@ -101,7 +101,7 @@ def test_computing_phase_bits_match_gate_costs():
     offline = m * (2 * 2 * sign["offline_key_holder"] + 2 * 3 * L)
     assert comp["offline"]["bits"] == offline
     assert res.rounds == 1 + 2 + 1       # sharing, sign + product, aggregation
-    # k = 3 uses the p-party circuit (mpc.compare): 3 signs = 6 comparisons per edge
+    # k = 3 uses the p-party circuit (mpc.protocols.compare): 3 signs = 6 comparisons per edge
     X3 = _records(CSPRNG(3), 9, K.get("triples"))
     res3 = run_umpc(X3, "triples", epsilon=math.inf, edges="all", seed=5)
     ands = 2 * (L - 2) - 1

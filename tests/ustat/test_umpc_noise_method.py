@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from noise.mpc_sampler import MAX_DELTA
 from ustat.data import synthetic_uniform
 from ustat.umpc import run_umpc

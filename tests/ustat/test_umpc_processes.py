@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.launch import launch
+from mpc.run.launch import launch
 from mpc.session import Session
 from ustat.umpc import run_umpc
 

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat.umpc import run_umpc, worker_pool
 from ustat.umpc.chunk import ChunkSpec

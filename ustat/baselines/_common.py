@@ -340,7 +340,7 @@ def open_session(n: int, session, seed, *, label: str, roles=(), bits: int = 40,
     randomness is derived from a nonce of the session's stream, so two runs
     on one session never reuse coins (as in :func:`ustat.umpc.run_umpc`).
     """
-    from mpc.network import DEFAULT_ROLES
+    from mpc.comm.network import DEFAULT_ROLES
     from mpc.session import Session
 
     if session is None:

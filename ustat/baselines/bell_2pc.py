@@ -40,7 +40,7 @@ same coins in the clear instead of by 2PC (as the paper's experiments did):
 identical output, nothing of the 2PC sent or counted; for Monte-Carlo error
 studies only.
 
-Processes (:mod:`mpc.runtime`; pass a ``session`` made with a runtime): the
+Processes (:mod:`mpc.run.runtime`; pass a ``session`` made with a runtime): the
 same program in every process; each reads only the records of the users it
 holds (the others' rows may be zeros), pairs come from an agreed stream,
 every garbler's process garbles, every evaluator's evaluates, and the

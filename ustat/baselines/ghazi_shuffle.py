@@ -73,7 +73,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from noise.accounting import discrete_laplace_scale
 from noise.samplers import discrete_laplace, polya
 

@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from mpc.network import DEFAULT_ROLES
+from mpc.comm.network import DEFAULT_ROLES
 
 from ustat.processes import spread
 

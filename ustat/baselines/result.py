@@ -45,7 +45,7 @@ class ProtocolResult:
     released: bool = True           # False in a process of a run where the aggregator is not
     processes: int = 1              # processes the run's participants were spread over
     process_costs: Optional[list] = None    # per process: rank, holds, wire counts, seconds
-    costs: object = field(default=None, repr=False)     # mpc.costs.Costs of the run
+    costs: object = field(default=None, repr=False)     # mpc.comm.costs.Costs of the run
 
     def to_dict(self) -> dict:
         """Every field as JSON values (``costs`` is ``communication`` with wall times: left out);

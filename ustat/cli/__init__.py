@@ -11,7 +11,7 @@ Subcommands:
              print the network's communication report (the engine demo).
   ecdf, quantile, roc, hl   private ECDF releases (:mod:`ustat.ecdf.cli`).
 
-Memory: the command keeps freed memory for reuse (:func:`mpc.memory.retain_freed_memory`:
+Memory: the command keeps freed memory for reuse (:func:`mpc.machine.memory.retain_freed_memory`:
 the same results, fewer page faults); ``USTAT_RETAIN_MEMORY=0`` turns that off.
 
 ``--json`` prints one JSON object on stdout; progress and warnings go to
@@ -28,7 +28,7 @@ import os
 import signal
 import sys
 
-from mpc import memory
+from mpc.machine import memory
 
 from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
                        print_protocols)
@@ -57,7 +57,7 @@ _COMMANDS = {
 
 #: commands whose process shares its machine with other processes of the same run (a deployment):
 #: each retaining up to a quarter of the memory made a 7-process local run 6x slower (measured);
-#: they keep mpc.memory.RUN_LIMIT instead, once they join the run (mpc.hosts.join)
+#: they keep mpc.machine.memory.RUN_LIMIT instead, once they join the run (mpc.run.hosts.join)
 SHARED_HOST_COMMANDS = ("serve", "party", "deploy")
 
 
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         print(f"ustat: error: {error_text(exc)}", file=sys.stderr)
         return 2
     except RuntimeError as exc:
-        from mpc.launch import LaunchError
+        from mpc.run.launch import LaunchError
         if not isinstance(exc, LaunchError):
             raise
         print(f"ustat: error: {exc}", file=sys.stderr)      # a process of --processes failed

@@ -11,9 +11,9 @@ __all__ = ["cmd_demo", "print_demo", "cmd_kernels", "print_kernels", "cmd_protoc
 def cmd_demo(args) -> dict:
     import numpy as np
 
-    from mpc.beaver import multiply, open_shares
+    from mpc.protocols.beaver import multiply, open_shares
     from mpc.session import Session
-    from mpc.sharing import additive_share
+    from mpc.arith.sharing import additive_share
 
     if args.parties < 2:
         raise UsageError("--parties must be >= 2")

@@ -79,7 +79,7 @@ def bounds_option(text: str, d: int) -> list:
 
 
 def _synthetic(args, kern):
-    from mpc.rng import as_rng
+    from mpc.arith.rng import as_rng
 
     from .. import data
 

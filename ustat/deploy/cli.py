@@ -107,8 +107,8 @@ def _fault(exc):
 
 
 def cmd_process(args) -> dict:
-    from mpc.relay import RelayError
-    from mpc.transport import TransportError
+    from mpc.wire.relay import RelayError
+    from mpc.wire.transport import TransportError
 
     from .config import parse_range
     from .runner import run_participant

@@ -110,8 +110,8 @@ class Config:
         return out
 
     def plan(self):
-        """The run's :class:`mpc.hosts.Plan`."""
-        from mpc.hosts import Plan
+        """The run's :class:`mpc.run.hosts.Plan`."""
+        from mpc.run.hosts import Plan
 
         ranked = self.ranked
         relay = self.relay
@@ -125,7 +125,7 @@ class Config:
                     delay=self.delay)
 
     def credentials(self, name: str):
-        from mpc.tls import Credentials
+        from mpc.wire.tls import Credentials
 
         p = self.get(name)
         return Credentials(name, p.key, p.cert, self.ca)

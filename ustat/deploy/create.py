@@ -33,7 +33,7 @@ def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
     host gives its own file). ``roles``: default the dealer and the
     aggregator, plus the relay with two or more hosts.
     """
-    from mpc.tls import make_deployment
+    from mpc.wire.tls import make_deployment
 
     if isinstance(parties, bool) or not isinstance(parties, int) or parties < 2:
         raise ValueError(f"--parties must be an integer >= 2, got {parties!r}")

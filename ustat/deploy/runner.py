@@ -1,7 +1,7 @@
 """One participant of a deployment: join the run, compute its part, release where it receives.
 
 :func:`run_participant` is ``ustat serve`` and ``ustat party``: it builds
-the run's :class:`mpc.hosts.Plan` from ``deploy.toml``, listens on the
+the run's :class:`mpc.run.hosts.Plan` from ``deploy.toml``, listens on the
 participant's address, connects (TLS 1.3, certificates from the
 deployment's CA; party hosts through the relay), and runs the protocol of
 ``[protocol]``: the same program as ``ustat estimate`` with the same
@@ -13,7 +13,7 @@ A party host reads only its own records of the CSV file; the other
 processes hold none (their rows are a public filler, never read). The
 process that receives the release (the aggregator) returns it as
 ``ustat estimate`` would print it; every process returns what it wrote to
-its sockets (:class:`mpc.transport.WireCounts`, TLS records included).
+its sockets (:class:`mpc.wire.transport.WireCounts`, TLS records included).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
     """Run participant ``name`` of ``cfg`` to the end. Returns ``{"name", "role", "release"
     (the aggregator's, else None), "wire", "seconds"}``; raises TransportError / RelayError /
     ValueError on a fault (the caller exits non-zero, with no release)."""
-    from mpc.hosts import join, open_mesh, open_relay, run_relay
+    from mpc.run.hosts import join, open_mesh, open_relay, run_relay
 
     from .. import kernels
 

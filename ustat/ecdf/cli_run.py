@@ -45,7 +45,7 @@ def _jsonable(v):
 
 
 def _load_column(args):
-    from mpc.rng import as_rng
+    from mpc.arith.rng import as_rng
     from ustat.data import load_csv
     if getattr(args, "deployment", None) is not None:
         return args.deployment.column(args)

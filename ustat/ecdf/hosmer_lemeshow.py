@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc.rng import as_rng
-from mpc.sharing import additive_share
+from mpc.arith.rng import as_rng
+from mpc.arith.sharing import additive_share
 from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
 from .hl_test import MAX_DETECTABLE, NULLS, detectable_miscalibration, hl_pvalue, hl_statistic
@@ -122,7 +122,7 @@ class HLResult:
     released: bool = True               # False in a process of a run without the analyst
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
-    costs: object = field(default=None, repr=False)   # mpc.costs.Costs of the run
+    costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs of the run
 
 
 def _group_sums(p, y, edges, Q):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 from .servers import QUERY_CHUNK, check_query, index_bits, noise_share_ring, open_to_analyst, server_ids
 from .tree import Tree, TreeNoise

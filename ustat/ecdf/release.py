@@ -114,7 +114,7 @@ class Deployment:
         return None if self.session is None else self.session.net.report()
 
     def costs(self):
-        """What the session sent so far (:class:`mpc.costs.Costs`); None without a session."""
+        """What the session sent so far (:class:`mpc.comm.costs.Costs`); None without a session."""
         return None if self.session is None else self.session.costs()
 
     @property
@@ -156,7 +156,7 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
     class among all parties, hidden from the servers). ``session``: reuse an
     existing session (its parties, servers and network; e.g. the two class
     ECDFs of a ROC curve) instead of making one. ``runtime``: this process's
-    :class:`mpc.runtime.Runtime` in a run across processes (the session is
+    :class:`mpc.run.runtime.Runtime` in a run across processes (the session is
     made with it; rows of ``values`` and ``weights`` of parties held
     elsewhere are ignored).
     """
@@ -177,7 +177,7 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
         if runtime is not None or (session is not None and not session.single_process):
             raise ValueError("backend 'central' is a trusted curator holding every value: it "
                              "has no parties or servers to spread over processes")
-        from mpc.rng import as_rng
+        from mpc.arith.rng import as_rng
         g = as_rng(seed)        # a generator passed in draws fresh noise at every call
         rng = g.fresh("ecdf", "central-noise") if g is seed else g.derive("ecdf", "central-noise")
         noise = draw_noise(tree, epsilon, rng, mode="central", rule=sensitivity)
@@ -246,7 +246,7 @@ class ECDFRelease:
     released: bool = True           # False in a process of a run where the analyst is not
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
-    costs: object = field(default=None, repr=False)   # mpc.costs.Costs (None: no session)
+    costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs (None: no session)
 
     @property
     def values(self) -> np.ndarray:

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 from .release import deploy, exact_counts, check_values
 from .servers import make_session
@@ -113,7 +113,7 @@ class ROCRelease:
     released: bool = True               # False in a process of a run without the analyst
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
-    costs: object = field(default=None, repr=False)   # mpc.costs.Costs of the run
+    costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs of the run
 
 
 def _auc_rows(c_pos, c_neg) -> np.ndarray:

@@ -57,7 +57,7 @@ extend to m > 2 for free (the known m-party DCF has keys of size
 O(2^(m/2))). The pointwise backend (:mod:`ustat.ecdf.pointwise`) supports any
 m >= 2.
 
-Processes (:mod:`mpc.runtime`): the same code in every process. A process
+Processes (:mod:`mpc.run.runtime`): the same code in every process. A process
 generates the keys of its own parties only (one batched ``dcf.gen`` with
 ``only=``, from a stream derived for the parties' key generation:
 ``session.rng.derive("ecdf", "party-keygen", nonce)``, private to the
@@ -97,7 +97,7 @@ def roles_of(servers: int) -> tuple:
 def make_session(n: int, servers: int = 2, *, bits: int = 32, seed=None,
                  record_views: bool = False, runtime=None) -> Session:
     """A session with n parties and the roles server0..server{m-1}, analyst; ``runtime``: this
-    process's :class:`mpc.runtime.Runtime` in a run of several processes."""
+    process's :class:`mpc.run.runtime.Runtime` in a run of several processes."""
     return Session(n, bits=bits, frac_bits=min(14, bits - 2), seed=seed, roles=roles_of(servers),
                    record_views=record_views, runtime=runtime)
 

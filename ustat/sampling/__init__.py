@@ -8,7 +8,7 @@ shape drives the variance of the estimate (Section 6.2.3, Table 2 compares
 BalancedSamp, Bernoulli sampling and sampling without replacement).
 
 Samplers (all return a :class:`Hypergraph`, all randomness from a
-:class:`mpc.rng.CSPRNG`):
+:class:`mpc.arith.rng.CSPRNG`):
 
 ``balanced(n, m, k, rng)``
     BalancedSamp (Algorithm 1, Appendix F): m distinct edges, every vertex

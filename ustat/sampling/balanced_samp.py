@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, as_rng
 
 from .combinatorics import (_canonical, _distinct_sorted, _enumerate, _in_sorted, _key_dup_mask,
                             _lex_ranks, _one_word, _repeat_mask, _row_key, _sort_rows)
@@ -31,7 +31,7 @@ def balanced(n: int, m: int, k: int, rng=None, *, max_rounds: int = 10_000,
        fixing the capacities to sum to k m makes the floor/ceil property
        exact.)
     2. One random permutation of the k m stubs, cut into m rows of k
-       (:meth:`mpc.rng.CSPRNG.shuffled`: the stubs ride in the sorted random
+       (:meth:`mpc.arith.rng.CSPRNG.shuffled`: the stubs ride in the sorted random
        words, no gather).
     3. Repair: rows with a repeated vertex, or equal to another row, are
        invalid (Algorithm 1 samples without replacement inside an edge and

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 # Ranks up to this bound are unranked exactly with int64 binomial tables.
 _RANK_LIMIT = 1 << 61

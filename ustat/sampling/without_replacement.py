@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from mpc.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, as_rng
 
 from .combinatorics import (
     _RANK_LIMIT,

@@ -9,11 +9,11 @@ or in which order its chunks run:
 
 - *Randomness* (input-sharing masks, the dealer's triples, masks and FSS
   keys) comes from ``spec.streams.derive("chunk", index)``; ``spec.streams``
-  is derived from the run's fresh stream (:meth:`mpc.rng.CSPRNG.fresh`).
+  is derived from the run's fresh stream (:meth:`mpc.arith.rng.CSPRNG.fresh`).
 - *Parties* are local: the chunk's session has one party per (edge, member)
   slot, slot ``e k + j`` being member j of edge e, and the dealer and other
   roles after them. The caller maps slots to global party ids when it merges
-  the traffic (:meth:`mpc.network.Network.absorb` with ``edges.ravel()``);
+  the traffic (:meth:`mpc.comm.network.Network.absorb` with ``edges.ravel()``);
   nothing inside a chunk depends on which party a slot is.
 
 Steps (for the c-th chunk of m_c edges, k members, d columns, l-bit ring):
@@ -23,7 +23,7 @@ Steps (for the c-th chunk of m_c edges, k members, d columns, l-bit ring):
    m_c k (k-1) d l bits.
 2. *Computing*: the backend evaluates the kernel on the shares; each member
    ends with a share of f(x_e). Backend ``"dealer"`` (default): FSS gates
-   for k = 2, the p-party comparison circuit of :mod:`mpc.compare` for
+   for k = 2, the p-party comparison circuit of :mod:`mpc.protocols.compare` for
    k > 2, Beaver products; preprocessing from a trusted dealer (offline
    traffic). Costs are those of the kernel's gates (:mod:`ustat.secure`).
    Backend ``"gc"`` (:mod:`ustat.umpc.gc_backend`, k = 2 only): Yao's
@@ -57,11 +57,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.network import Traffic
-from mpc.ring import fixed_point
-from mpc.rng import CSPRNG
+from mpc.comm.network import Traffic
+from mpc.arith.ring import fixed_point
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 
 from ..secure import PrepTape, SecureOps
 
@@ -72,7 +72,7 @@ class DealerBackend:
     Threat model: static semi-honest adversary corrupting up to k-1 members
     of an edge; the dealer is trusted and sees no input. For k = 2 the FSS
     gates (:mod:`fss.gates`); for k > 2 the p-party masked-opening circuit
-    (:mod:`mpc.compare`), since two colluding FSS key holders would learn
+    (:mod:`mpc.protocols.compare`), since two colluding FSS key holders would learn
     the compared value.
     """
 
@@ -129,7 +129,7 @@ class ChunkSpec:
     streams: CSPRNG             # the run's chunk stream
     backend: str = "dealer"
     record_views: bool = False
-    #: in a run across processes: chunk index -> the chunk network's mpc.routing.Link (the
+    #: in a run across processes: chunk index -> the chunk network's mpc.run.routing.Link (the
     #: members' and roles' processes); None in the simulator. In-process only (not pickled).
     locate: object = None
 

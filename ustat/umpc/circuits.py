@@ -50,7 +50,7 @@ import numpy as np
 
 from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, Word, bits_to_int, evaluate
 from mpc.gc.builder import ZERO
-from mpc.ring import fixed_point
+from mpc.arith.ring import fixed_point
 
 from ..secure import narrow_bits
 

@@ -31,7 +31,7 @@ import contextlib
 import logging
 from typing import Iterable, Iterator
 
-from mpc import memory
+from mpc.machine import memory
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 from .engines import WINDOW_PER_WORKER, default_workers, windowed
@@ -56,8 +56,8 @@ def worker_environ() -> dict:
     faults (a chunk ran 35% slower on a worker than in process). The workers
     of the local cluster are this run's own processes, so they keep freed
     memory for reuse instead (glibc's ``MALLOC_MMAP_THRESHOLD_`` and
-    ``MALLOC_TRIM_THRESHOLD_`` at :func:`mpc.memory.default_limit`, the
-    environment form of :func:`mpc.memory.retain_freed_memory`); with
+    ``MALLOC_TRIM_THRESHOLD_`` at :func:`mpc.machine.memory.default_limit`, the
+    environment form of :func:`mpc.machine.memory.retain_freed_memory`); with
     ``USTAT_RETAIN_MEMORY=0`` both are left unset (glibc's adaptive default).
     A cluster at an address keeps its own settings.
     """
@@ -168,6 +168,6 @@ def _loopback(address: str) -> bool:
 
 
 def _task(spec: ChunkSpec, index: int, values, mem: dict) -> ChunkResult:
-    """One chunk on a worker, under the client's memory policy (:func:`mpc.memory.apply`)."""
+    """One chunk on a worker, under the client's memory policy (:func:`mpc.machine.memory.apply`)."""
     memory.apply(mem)
     return run_chunk(spec, index, values)

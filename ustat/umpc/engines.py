@@ -36,7 +36,7 @@ Engines:
 - ``pool="threads"``: N threads (platforms without fork, measurements).
 - ``scheduler=...``: Dask distributed (:mod:`ustat.umpc.dask_runner`).
 
-Worker processes keep freed memory for reuse (:func:`mpc.memory.retain_freed_memory`
+Worker processes keep freed memory for reuse (:func:`mpc.machine.memory.retain_freed_memory`
 in each worker; the caller's process is left as it is): a chunk frees and
 allocates arrays of tens of megabytes, and on fresh pages every chunk paid
 its page faults again (measured, Gini at n = 10^6 on 2 workers: a chunk
@@ -67,7 +67,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 
-from mpc import memory
+from mpc.machine import memory
 
 from . import worker_pool
 from .chunk import ChunkResult, ChunkSpec, run_chunk

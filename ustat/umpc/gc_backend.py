@@ -32,7 +32,7 @@ them (tests check equality). Time: dominated by the base OTs (3 elliptic-curve
 scalar multiplications per OT, one Python call each).
 
 Processes: on a chunk session linked to the run's processes
-(:meth:`mpc.routing.Link.sub`) each member's process checks that member's
+(:meth:`mpc.run.routing.Link.sub`) each member's process checks that member's
 record, garbles the edges it garbles and evaluates those it evaluates
 (:mod:`mpc.gc.yao`); every message carries its bytes.
 
@@ -53,8 +53,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from mpc.gc.ot import DEFAULT_CROSSOVER
-from mpc.gc.ot.group import POINT_BITS
+from mpc.ot import DEFAULT_CROSSOVER
+from mpc.ot.group import POINT_BITS
 from mpc.session import Session
 
 from .circuits import circuit_for

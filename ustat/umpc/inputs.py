@@ -72,7 +72,7 @@ def resolve_edges(edges, n: int, k: int) -> Optional[int]:
 def encode_records(session: Session, records: np.ndarray, kernel, input_fp=None) -> np.ndarray:
     """Ring encoding of the records: fixed point, categorical columns as integers.
 
-    ``input_fp``: the numeric inputs' :class:`mpc.ring.FixedPoint` (default
+    ``input_fp``: the numeric inputs' :class:`mpc.arith.ring.FixedPoint` (default
     the session's; :mod:`ustat.umpc.precision` chooses it per kernel).
     """
     fp = session.fp if input_fp is None else input_fp

@@ -10,7 +10,7 @@ does not depend on the order of the chunks; :func:`merge_chunk` is still
 called in chunk order, so recorded views keep their order.
 
 Cost per chunk of m_c edges: k scatter-adds of m_c words
-(:func:`add_shares`), and :meth:`mpc.network.Network.absorb` of the chunk's
+(:func:`add_shares`), and :meth:`mpc.comm.network.Network.absorb` of the chunk's
 traffic (O(m_c k) ids kept, counted later). Nothing of size n per chunk.
 
 Why ``np.add.at``: with numpy 2 its indexed loop is a tight scatter-add for

@@ -47,7 +47,7 @@ from typing import Optional
 
 import numpy as np
 
-from mpc.ring import fixed_point
+from mpc.arith.ring import fixed_point
 
 #: Ring width when ``bits`` is free: order kernels / arithmetic kernels.
 ORDER_BITS, ARITH_BITS = 40, 64

@@ -2,12 +2,12 @@
 
 :func:`run_across_processes` is what ``run_umpc(..., processes=P)`` (and
 ``ustat estimate --processes P``) calls: it lays the n parties, the dealer
-and the aggregator out over P processes (:func:`mpc.placement.layout`:
+and the aggregator out over P processes (:func:`mpc.comm.placement.layout`:
 with P > 2 the dealer and the aggregator get processes of their own and
 the parties are split into contiguous blocks over the others), starts them
-(:func:`mpc.launch.launch`, loopback TCP), and has every process run the
+(:func:`mpc.run.launch.launch`, loopback TCP), and has every process run the
 same :func:`ustat.umpc.protocol.run_umpc` with its own
-:class:`mpc.runtime.Runtime` (SPMD). Each process receives only the records
+:class:`mpc.run.runtime.Runtime` (SPMD). Each process receives only the records
 of its own parties (the others' rows are a public filler: the lower bound,
 or 0); the edges and any other public randomness come from agreed streams;
 every message between processes is a typed frame. The aggregator's process
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.launch import groups_for, launch
-from mpc.placement import Placement
-from mpc.transport import DEFAULT_TIMEOUT
+from mpc.run.launch import groups_for, launch
+from mpc.comm.placement import Placement
+from mpc.wire.transport import DEFAULT_TIMEOUT
 
 from ..processes import check_processes, costs_of
 

@@ -78,7 +78,7 @@ from typing import Optional
 
 import numpy as np
 
-from mpc.costs import Costs
+from mpc.comm.costs import Costs
 from mpc.session import Session
 
 from .chunk import get_backend
@@ -144,7 +144,7 @@ class UMPCResult:
     delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
     noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
     noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
-    costs: Optional[Costs] = None   # mpc.costs.Costs: the same figures as ``communication``
+    costs: Optional[Costs] = None   # mpc.comm.costs.Costs: the same figures as ``communication``
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)
@@ -256,7 +256,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         receives only its own parties' records; the release comes from the
         aggregator's process. A seeded run releases the same bits for any
         number of processes. ``timeout``: seconds an exchange may wait.
-    runtime : this process's :class:`mpc.runtime.Runtime` when the caller
+    runtime : this process's :class:`mpc.run.runtime.Runtime` when the caller
         already runs in one process of several (SPMD); rows of ``records``
         of parties held elsewhere are ignored (any valid values).
 

@@ -20,7 +20,7 @@ from typing import Optional
 
 import numpy as np
 
-from mpc.rng import as_rng
+from mpc.arith.rng import as_rng
 from mpc.session import Session, agreed_stream
 from noise.mpc_noise import MPC_DIS_MAX_PARTIES
 

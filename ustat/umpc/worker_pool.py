@@ -4,7 +4,7 @@ Forking a pool per run costs little in itself, but each fresh worker then
 pays its first chunk's page faults (0.15 to 0.25 s at n = 10^6, chunk
 2^17 edges, on this repository's 2-core VM) while the run's other steps
 wait. A pool kept between runs starts warm: its workers already hold the
-loaded compiled kernels and, with :mod:`mpc.memory`, the pages of earlier
+loaded compiled kernels and, with :mod:`mpc.machine.memory`, the pages of earlier
 chunks. Each task carries the spec and its chunk's values (about 2 MB for
 2^17 edges of one column: pickled, not inherited), or, for a prefetched
 chunk (:func:`start_prefetch`), the address of the mailbox where its values

@@ -7,7 +7,7 @@ output group, computed independently (Python integers and floats,
 pycryptodome's AES, hashlib's SHA-256). Tests that need the files skip when
 ``../shared`` is absent.
 
-``standin_correlated_ot`` follows the contract of ``mpc.gc.ot.correlated_ot``
+``standin_correlated_ot`` follows the contract of ``mpc.ot.correlated_ot``
 as an ideal functionality (the sender's ``q`` uniform, the receiver's
 ``t = q ^ choices * delta``) and sends fixed-size dummy traffic; the Yao
 tests use it to check that Yao accounts for whatever the OT sends, apart

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from Crypto.Cipher import AES
 
-from mpc.gc.ot import available_groups, transpose_bits
-from mpc.gc.ot import prg
-from mpc.gc.ot.group import POINT_BYTES, get_group, kdf
-from mpc.gc.ot.iknp import Layout, prg_matrix
-from mpc.gc.ot.transpose import transpose_bits_reference
-from mpc.rng import as_rng
+from mpc.ot import available_groups, transpose_bits
+from mpc.ot import prg
+from mpc.ot.group import POINT_BYTES, get_group, kdf
+from mpc.ot.iknp import Layout, prg_matrix
+from mpc.ot.transpose import transpose_bits_reference
+from mpc.arith.rng import as_rng
 
 
 @pytest.mark.parametrize("shape", [(8, 1), (8, 9), (16, 7), (24, 5), (128, 1), (128, 3),
@@ -115,7 +115,7 @@ def test_p256_uses_public_pycryptodome_api_only():
 
     from Crypto.PublicKey import ECC
 
-    from mpc.gc.ot import group
+    from mpc.ot import group
     assert "_curves" not in inspect.getsource(group)
     g = get_group("p256")
     _, a_enc, _ = g.setup(1)                           # scalar 1 -> A = generator

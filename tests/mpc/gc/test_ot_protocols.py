@@ -5,9 +5,9 @@ import itertools
 import numpy as np
 import pytest
 
-from mpc.gc.ot import (DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost,
+from mpc.ot import (DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost,
                        random_ot)
-from mpc.rng import as_rng
+from mpc.arith.rng import as_rng
 from mpc.session import Session
 
 # Pairs with repeats (instances 0, 1 and 5 share the ordered pair (0, 1)) and a

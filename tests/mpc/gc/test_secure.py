@@ -7,10 +7,10 @@ import pytest
 
 from mpc.gc.secure import comparison_circuit, gc_comparison
 from mpc.gc.yao import additive_circuit
-from mpc.launch import launch
-from mpc.rng import CSPRNG
+from mpc.run.launch import launch
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from mpc.sharing import additive_share
+from mpc.arith.sharing import additive_share
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)
 

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from mpc.gc import bits_to_int
-from mpc.gc.ot import chosen_ot, correlated_ot, random_ot
+from mpc.ot import chosen_ot, correlated_ot, random_ot
 from mpc.gc.yao import OUTPUT_MODES, yao
-from mpc.launch import launch
-from mpc.rng import CSPRNG
+from mpc.run.launch import launch
+from mpc.arith.rng import CSPRNG
 from mpc.session import Session
 from tests.mpc.gc._helpers import CASES, load
 from tests.mpc.gc.test_yao import _lt_sub

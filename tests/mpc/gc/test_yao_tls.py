@@ -11,7 +11,7 @@ from Crypto.Cipher import AES  # noqa: E402
 
 from mpc.gc import bits_to_bytes, bytes_to_bits, read_bristol  # noqa: E402
 from mpc.gc.yao import yao  # noqa: E402
-from mpc.launch import launch  # noqa: E402
+from mpc.run.launch import launch  # noqa: E402
 from mpc.session import Session  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(

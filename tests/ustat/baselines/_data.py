@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 
 
 def correlated_pairs(n: int, seed: int = 1) -> np.ndarray:

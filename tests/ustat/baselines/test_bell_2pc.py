@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mpc.gc import bits_to_int, evaluate
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat.baselines import _common as C
 from ustat.baselines import run_protocol

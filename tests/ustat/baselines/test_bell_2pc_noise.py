@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from mpc.gc import bits_to_int, evaluate
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import _common as C
 from ustat.baselines.bell_2pc_circuits import kernel_spec, pair_circuit
 from ustat.baselines.bell_2pc_noise import (

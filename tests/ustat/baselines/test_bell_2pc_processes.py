@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from mpc.launch import launch
-from mpc.runtime import Runtime
+from mpc.run.launch import launch
+from mpc.run.runtime import Runtime
 from mpc.session import Session
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import bell_auc as BA
 from ustat.baselines import run_protocol
 

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat.baselines import _common as C
 from ustat.baselines import bell_ldp as B

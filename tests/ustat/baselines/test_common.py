@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat.baselines import _common as C
 from ustat.baselines import run_protocol

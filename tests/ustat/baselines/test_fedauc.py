@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import fedauc as FA
 from ustat.baselines import run_protocol
 

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import factor as F
 from ustat.baselines import ghazi as G
 from ustat.baselines import run_protocol

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.baselines import ghazi_shuffle as GS
 from ustat.baselines import run_protocol
 

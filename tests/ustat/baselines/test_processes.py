@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc.launch import launch
+from mpc.run.launch import launch
 from mpc.session import Session
 from tests.process_helpers import assert_same_as_simulator, assert_socket_bytes, local_rows, \
     result, wire_mark

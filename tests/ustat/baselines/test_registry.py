@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from mpc.costs import Costs
+from mpc.comm.costs import Costs
 from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register, run_protocol
 
 from tests.conftest import REPO, shared_data

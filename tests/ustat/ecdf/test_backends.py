@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from fss import dcf
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.ecdf import deploy, release
 from ustat.ecdf.release import exact_counts
 from ustat.ecdf.sensitivity import brute_force_sensitivity

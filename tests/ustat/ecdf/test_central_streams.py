@@ -7,7 +7,7 @@ releases repeated the noise exactly: two releases for the price of one noise dra
 
 import numpy as np
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.ecdf import release
 from ustat.ecdf.hosmer_lemeshow import private_hosmer_lemeshow
 

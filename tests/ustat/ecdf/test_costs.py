@@ -1,4 +1,4 @@
-"""Every ECDF release carries the session's :class:`mpc.costs.Costs`: the same bits and rounds
+"""Every ECDF release carries the session's :class:`mpc.comm.costs.Costs`: the same bits and rounds
 as its ``communication`` report, and wall time per phase."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from mpc.costs import Costs
+from mpc.comm.costs import Costs
 from ustat.ecdf import private_hosmer_lemeshow, private_roc, release
 from ustat.ecdf.quantiles import private_quantiles
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc.launch import launch
+from mpc.run.launch import launch
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)
 from ustat.ecdf import private_hosmer_lemeshow, private_roc, release

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog, minimize
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from ustat.ecdf import Tree, release, smooth
 from ustat.ecdf.smoothing import MissingDependency, isotonic, smooth_problem
 

@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpc.rng import CSPRNG
+from mpc.arith.rng import CSPRNG
 from noise.samplers import discrete_laplace, discrete_laplace_pmf, round_scale_up
 from tests.noise._stats import chisq_pvalue
 from ustat.ecdf.sensitivity import brute_force_sensitivity

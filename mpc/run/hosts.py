@@ -1,0 +1,135 @@
+"""A run whose processes may be on different hosts: who is where, and how each process joins.
+
+A :class:`Plan` is what every process of a run knows (all of it public):
+the participant name of every rank (``host-0``, ``dealer``, ...), what each
+rank holds (party ranges, roles: :mod:`mpc.comm.placement`), the address each
+listens on, the relay's address and which ranks reach each other through
+it (party hosts), the run's session tag and its timeouts.
+
+:func:`open_mesh` and :func:`join` turn a plan into the process's
+:class:`mpc.run.runtime.Runtime`: listen, connect to every peer (TLS 1.3 with
+the process's :class:`mpc.wire.tls.Credentials`, the peers' certificates
+checked against the names), join the relay (X25519 keys signed by the
+certificate keys, :mod:`mpc.wire.e2e`), agree the joint key, and start counting.
+:func:`run_relay` is the relay's process. :mod:`mpc.run.launch` uses the same
+functions for runs on this machine, and ``ustat serve`` / ``ustat party``
+for deployments (:mod:`ustat.deploy`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mpc.machine import memory
+
+from mpc.run import warmup
+from mpc.run.runtime import Runtime
+from mpc.wire.transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SocketMesh
+
+
+@dataclass
+class Plan:
+    """The public layout of a run across processes (see the module docstring)."""
+
+    names: list                         # participant name of each rank
+    groups: list                        # what each rank holds
+    addresses: list                     # (host, port) each rank listens on
+    session: int
+    relay: tuple | None = None          # (host, port) of the relay, or None
+    relayed: frozenset = field(default_factory=frozenset)   # ranks that meet through it
+    relay_name: str = "relay"
+    timeout: float = DEFAULT_TIMEOUT
+    connect_timeout: float = CONNECT_TIMEOUT
+    delay: float = 0.0
+    labels: list | None = None          # how messages name each rank (default: its name)
+
+    def __post_init__(self):
+        self.relayed = frozenset(int(r) for r in self.relayed)
+        if len(self.relayed) == 1:
+            raise ValueError("a relay serves two or more party hosts")
+        if self.relayed and self.relay is None:
+            raise ValueError("relayed ranks need the relay's address")
+
+    def describe(self, rank: int) -> str:
+        label = self.labels[rank] if self.labels else self.names[rank]
+        return f"{label} ({holds_text(self.groups[rank])})"
+
+
+def party_hosts(groups) -> list:
+    """Ranks whose group holds parties and no role: those that meet through a relay."""
+    return [r for r, g in enumerate(groups) if g and not any(isinstance(x, str) for x in g)]
+
+
+def wrapper(plan: Plan, creds):
+    """The TLS wrap hook for ``creds`` (None: plain TCP, for runs on this machine only)."""
+    if creds is None:
+        return None
+    from mpc.wire.tls import Wrapper
+    return Wrapper(creds, plan.names, plan.relay_name if plan.relay is not None else None)
+
+
+def open_mesh(plan: Plan, rank: int, creds=None, *, host: str | None = None,
+              port: int | None = None) -> SocketMesh:
+    """This rank's listening end (``port`` 0: any; default: the plan's address)."""
+    h, p = plan.addresses[rank] if plan.addresses and plan.addresses[rank] else ("127.0.0.1", 0)
+    return SocketMesh.open(rank, len(plan.groups), plan.session, host=host or h,
+                           port=p if port is None else port, timeout=plan.timeout,
+                           delay=plan.delay, describe=plan.describe,
+                           wrap=wrapper(plan, creds), connect_timeout=plan.connect_timeout,
+                           relayed=plan.relayed - {rank} if rank in plan.relayed else ())
+
+
+def join(mesh: SocketMesh, plan: Plan, creds=None) -> Runtime:
+    """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting.
+
+    Meanwhile a thread loads the process's compiled kernels (:mod:`mpc.run.warmup`); it is
+    waited for before returning, so the program starts with them loaded. The process keeps
+    up to :data:`mpc.machine.memory.RUN_LIMIT` of freed memory for reuse
+    (:func:`mpc.machine.memory.retain_for_run`; ``USTAT_RETAIN_MEMORY=0``: not)."""
+    memory.retain_for_run()
+    warming = warmup.start()
+    endpoint = None
+    if mesh.relayed and creds is not None:
+        from mpc.wire.e2e import Endpoint
+        endpoint = Endpoint(creds, plan.names, mesh.rank, plan.session)
+    mesh.connect(plan.addresses, relay=plan.relay if mesh.relayed else None,
+                 endpoint=endpoint)
+    rt = Runtime(mesh.rank, plan.groups, mesh)
+    rt.agree_key()
+    warming.join()
+    mesh.restart_counts()
+    return rt
+
+
+def open_relay(plan: Plan, creds=None, *, host: str | None = None, port: int | None = None):
+    """The relay's listening end (:class:`mpc.wire.relay.Relay`)."""
+    from mpc.wire.relay import Relay
+    h, p = plan.relay if plan.relay is not None else ("127.0.0.1", 0)
+    return Relay(sorted(plan.relayed), plan.names, plan.session, wrap=wrapper(plan, creds),
+                 connect_timeout=plan.connect_timeout).open(host or h,
+                                                            p if port is None else port)
+
+
+def run_relay(relay) -> dict:
+    """Accept every host, forward until all are done; returns bytes forwarded per host and the
+    wall time. RelayError (every host told) on a fault."""
+    t0 = time.perf_counter()
+    relay.accept_all()
+    out = relay.serve()
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def holds_text(group) -> str:
+    """``party 3``, ``parties 0-9``, ``dealer``: what a group holds, for messages."""
+    out = []
+    for g in group:
+        if isinstance(g, range):
+            out.append(f"parties {g.start}-{g.stop - 1}" if len(g) > 1 else f"party {g.start}")
+        elif isinstance(g, str):
+            out.append(g)
+        else:
+            ids = [int(i) for i in (g if hasattr(g, "__len__") else [g])]
+            out.append(("party " if len(ids) == 1 else "parties ") + ", ".join(map(str, ids)))
+    return ", ".join(out) or "nothing"

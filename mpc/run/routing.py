@@ -1,0 +1,222 @@
+"""Routing one exchange between processes: which rows leave, which arrive, where they land.
+
+A protocol step sends *message batches* (``senders``, ``receivers``,
+``payload`` with one row per message; :class:`mpc.comm.network.Network`). Every
+process runs the same step on the same public routing, with the payload
+rows of its local senders computed and the other rows unknown to it. For
+one round, :class:`Exchange` collects the batches and then, per peer
+process q:
+
+- *out*: the rows whose sender is local and whose receiver is held by q,
+  packed at the batch's element width (:func:`mpc.wire.frames.pack`), one frame
+  per batch that has any;
+- *expected*: the rows whose receiver is local and whose sender is held
+  by q: their number, dtype and shape follow from the public routing, so
+  the frame is checked before anything is allocated;
+
+and after the transport's exchange it writes every received row into the
+payload array it was sent in (*in place*), so the protocol reads what each
+local receiver got from the same array after the round. Rows whose sender
+and receiver are both remote are left as they were: nobody here may use
+them.
+
+Cost per batch of m messages: O(m) mask and gather work per peer process,
+no Python loop over messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpc.wire import frames as fr
+from mpc.wire.transport import Expected, Outgoing
+
+
+@dataclass
+class _Fill:
+    """Where the rows of one expected frame land."""
+
+    target: np.ndarray          # the payload array (written in place)
+    index: object               # what ``target[index] = rows`` takes
+    receivers: np.ndarray | None  # receiver id of each row (views), or None
+    senders: np.ndarray | None
+    single: tuple | None        # (sender, receiver) of a one-message batch
+    first: bool = False         # a broadcast: keep one of the identical copies per row
+
+
+class Exchange:
+    """The cross-process part of one round (see the module docstring)."""
+
+    def __init__(self, placement):
+        self.pl = placement
+        self.out: dict[int, list] = {}
+        self.expect: dict[int, list] = {}
+        self.fills: dict[int, list] = {}
+        self.records = []       # (fill, phase, round, offline) for recorded views
+
+    def __bool__(self) -> bool:
+        return bool(self.out) or bool(self.expect)
+
+    def _add_out(self, q, arr, bits):
+        frames = self.out.setdefault(int(q), [])
+        frames.append(Outgoing(len(frames), arr.dtype, int(bits), arr.shape, fr.pack(arr, bits)))
+
+    def _add_in(self, q, dtype, bits, shape, fill):
+        specs = self.expect.setdefault(int(q), [])
+        specs.append(Expected(len(specs), np.dtype(dtype), int(bits), tuple(shape),
+                              _landing(fill, dtype, bits, shape)))
+        self.fills.setdefault(int(q), []).append(fill)
+        return fill
+
+    # -- batches ----------------------------------------------------------------------------------
+    def single(self, s: int, r: int, payload: np.ndarray, bits: int):
+        """One message, the whole ``payload``, from participant s to r. Returns its fill or None."""
+        owner, rank = self.pl.owner, self.pl.rank
+        so, ro = int(owner[s]), int(owner[r])
+        if so == rank and ro != rank:
+            self._add_out(ro, payload, bits)
+        elif ro == rank and so != rank:
+            _writable(payload, s)
+            return self._add_in(so, payload.dtype, bits, payload.shape,
+                                _Fill(payload, Ellipsis, None, None, (s, r)))
+        return None
+
+    def batch(self, s, r, payload: np.ndarray, bits: int, m: int):
+        """m messages, row i of ``payload`` from ``s[i]`` to ``r[i]`` (either may be one id)."""
+        owner, rank = self.pl.owner, self.pl.rank
+        so = np.broadcast_to(owner[s], (m,))
+        ro = np.broadcast_to(owner[r], (m,))
+        mine_s, mine_r = so == rank, ro == rank
+        out_rows = mine_s & ~mine_r
+        in_rows = mine_r & ~mine_s
+        fills = []
+        if out_rows.any():
+            for q in np.unique(ro[out_rows]).tolist():
+                idx = np.flatnonzero(out_rows & (ro == q))
+                self._add_out(q, payload[_as_slice(idx)], bits)
+        if in_rows.any():
+            _writable(payload, s)
+            ss, rr = np.broadcast_to(s, (m,)), np.broadcast_to(r, (m,))
+            for q in np.unique(so[in_rows]).tolist():
+                idx = np.flatnonzero(in_rows & (so == q))
+                fills.append(self._add_in(q, payload.dtype, bits,
+                                          (idx.size,) + payload.shape[1:],
+                                          _Fill(payload, idx, rr[idx], ss[idx], None)))
+        return fills
+
+    def all_to_all(self, P: np.ndarray, payload: np.ndarray, bits: int):
+        """``payload[i, j]`` from ``P[i]`` to ``P[j]`` for every i != j."""
+        own = self.pl.owner[P]
+        rank = self.pl.rank
+        mine = np.flatnonzero(own == rank)
+        fills = []
+        if mine.size == 0:
+            return fills
+        others = np.unique(own[own != rank]).tolist()
+        for q in others:
+            theirs = np.flatnonzero(own == q)
+            self._add_out(q, payload[np.ix_(mine, theirs)], bits)
+        if others:
+            _writable(payload, P[0])
+        for q in others:
+            theirs = np.flatnonzero(own == q)
+            ix = np.ix_(theirs, mine)
+            shape = (theirs.size, mine.size) + payload.shape[2:]
+            ss = np.broadcast_to(P[theirs][:, None], shape[:2])
+            rr = np.broadcast_to(P[mine][None, :], shape[:2])
+            fills.append(self._add_in(q, payload.dtype, bits, shape,
+                                      _Fill(payload, ix, rr, ss, None)))
+        return fills
+
+    def broadcast(self, P: np.ndarray, rows: np.ndarray, bits: int):
+        """``rows[i]`` from ``P[i]`` to every other ``P[j]``: one copy per receiving participant."""
+        own = self.pl.owner[P]
+        rank = self.pl.rank
+        mine = np.flatnonzero(own == rank)
+        fills = []
+        if mine.size == 0:
+            return fills
+        others = np.unique(own[own != rank]).tolist()
+        for q in others:
+            theirs = np.flatnonzero(own == q)
+            copies = np.broadcast_to(rows[mine][:, None], (mine.size, theirs.size) + rows.shape[1:])
+            self._add_out(q, copies, bits)
+        if others:
+            _writable(rows, P[0])
+        for q in others:
+            theirs = np.flatnonzero(own == q)
+            shape = (theirs.size, mine.size) + rows.shape[1:]
+            ss = np.broadcast_to(P[theirs][:, None], shape[:2])
+            rr = np.broadcast_to(P[mine][None, :], shape[:2])
+            fills.append(self._add_in(q, rows.dtype, bits, shape,
+                                      _Fill(rows, theirs, rr, ss, None, first=True)))
+        return fills
+
+    # -- delivery -----------------------------------------------------------------------------------
+    def deliver(self, got: dict) -> None:
+        """Write every received frame into its payload array (in place)."""
+        for q, arrays in got.items():
+            for fill, arr in zip(self.fills[q], arrays):
+                if arr is not None:             # None: received in place (_landing)
+                    fill.target[_as_slice(fill.index)] = arr[:, 0] if fill.first else arr
+
+
+def _landing(fill: _Fill, dtype, bits, shape):
+    """The bytes of the target rows a frame fills, when the transport may receive into them
+    directly: full-width elements, rows that are one contiguous block of the target."""
+    dtype = np.dtype(dtype)
+    if fill.first or bits != dtype.itemsize * 8 or fill.target.dtype != dtype:
+        return None
+    index = fill.index if fill.index is Ellipsis else _as_slice(fill.index)
+    if not (index is Ellipsis or isinstance(index, slice)):
+        return None
+    region = fill.target[index]
+    if not region.flags.c_contiguous or not region.flags.writeable \
+            or region.shape != tuple(shape):
+        return None
+    return region.reshape(-1).view(np.uint8)
+
+
+def _as_slice(index):
+    """A run of consecutive row indices as a slice (a memcpy instead of a gather-scatter)."""
+    if isinstance(index, np.ndarray) and index.ndim == 1 and index.size \
+            and index[-1] - index[0] + 1 == index.size:
+        return slice(int(index[0]), int(index[-1]) + 1)
+    return index
+
+
+def _writable(payload: np.ndarray, sender) -> None:
+    if not payload.flags.writeable:
+        raise ValueError(
+            "a payload that receives rows from another process must be a writable array (the "
+            "received rows are written into it); got a read-only view (np.broadcast_to?) "
+            f"for messages from participant {np.asarray(sender).ravel()[:1].tolist()}")
+
+
+class Link:
+    """A network's way out of its process: the run's placement, transport and step counter.
+
+    Sub-networks (chunks) share the transport and the counter, so every
+    process numbers the run's exchanges the same way (the frames carry it).
+    """
+
+    def __init__(self, placement, transport, counter=None):
+        self.placement = placement
+        self.transport = transport
+        self._counter = counter if counter is not None else [0]
+
+    def sub(self, ids) -> "Link":
+        """The link of a sub-network whose participant i is this one's ``ids[i]``."""
+        return Link(self.placement.sub(ids), self.transport, self._counter)
+
+    def next_step(self) -> int:
+        self._counter[0] += 1
+        return self._counter[0]
+
+    def run(self, exchange: Exchange) -> None:
+        """Number the step and, if this process sends or receives in it, exchange and deliver."""
+        step = self.next_step()
+        if exchange:
+            exchange.deliver(self.transport.exchange(step, exchange.out, exchange.expect))

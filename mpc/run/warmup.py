@@ -1,0 +1,57 @@
+"""Warm-ups: load a process's compiled kernels while it connects to its peers.
+
+A kernel compiled with numba is loaded from its on-disk cache at its first
+call in a process. For the FSS gates that is about 0.4-0.7 CPU seconds,
+which a fresh process of a run used to pay inside its first gate, while its
+peers waited for it (measured: 10^6 comparisons between two parties and a
+dealer over TLS, 4.4 s cold against 3.5 s with the kernels loaded).
+
+Modules with such kernels register a warm-up (:func:`register`; :mod:`fss`
+does on import). :func:`mpc.run.hosts.join` (used by :mod:`mpc.run.launch` and the
+deployment commands) runs them in a thread (:func:`start`) while the
+process connects to its peers, and waits for it before the program starts.
+:func:`mpc.run.launch.launch` with the ``fork`` start method runs them once in
+the launching process instead (:func:`run`), and the children inherit the
+loaded kernels: one load rather than one per process on the same cores.
+Warm-ups touch no secret and no peer: they run the kernels on a few
+instances of throw-away data. A warm-up that fails is reported and ignored
+(the kernel then loads at its first call, as before).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+_WARMUPS: dict = {}
+_DONE: set = set()
+_LOCK = threading.Lock()
+
+
+def register(name: str, fn) -> None:
+    """Run ``fn()`` (once per process) in :func:`run`; ``name`` identifies it."""
+    _WARMUPS[name] = fn
+
+
+def run() -> list:
+    """Run the registered warm-ups not run yet in this process; returns their names."""
+    ran = []
+    with _LOCK:
+        for name, fn in list(_WARMUPS.items()):
+            if name in _DONE:
+                continue
+            _DONE.add(name)
+            try:
+                fn()
+            except Exception as e:          # noqa: BLE001 - a warm-up is only an optimization
+                warnings.warn(f"warm-up {name!r} failed ({e}); its kernels load at first use",
+                              RuntimeWarning, stacklevel=2)
+            ran.append(name)
+    return ran
+
+
+def start() -> threading.Thread:
+    """:func:`run` in a daemon thread (started); ``join()`` it before the program runs."""
+    t = threading.Thread(target=run, name="ustat-warm-up", daemon=True)
+    t.start()
+    return t

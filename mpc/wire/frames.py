@@ -1,0 +1,197 @@
+"""Typed frames: how arrays travel between processes (never pickle).
+
+A frame is a fixed little-endian header followed by the raw payload:
+
+====================  =====  ==================================================
+field                 bytes  meaning
+====================  =====  ==================================================
+magic                 2      ``b"UF"``
+version               1      :data:`VERSION`
+kind                  1      :data:`DATA` (an array), :data:`HELLO` (handshake)
+session               8      the session's tag: which run and sub-session
+step                  8      the exchange's number within the run
+sender, receiver      4 + 4  the sending and receiving process ranks
+segment               2      index of the frame among the step's frames to one peer
+dtype                 1      element type code (:data:`DTYPES`)
+bits                  1      element width on the wire, 1..64
+ndim                  1      number of dimensions (at most :data:`MAX_NDIM`)
+(reserved)            1
+nbytes                8      payload length
+shape                 8 each one unsigned 64-bit extent per dimension
+====================  =====  ==================================================
+
+The payload holds the array's elements in C order, each cut to its low
+``bits`` bits and packed little-endian bit by bit: a 40-bit ring element
+takes 5 bytes, a bit 1/8 byte, so the payload is exactly the bits the
+network counts, rounded up to a byte per frame (:func:`payload_nbytes`).
+
+A receiver knows what each step must bring (sender, dtype, bits, shape:
+every process computes the same routing from public data), so it checks
+the whole header against that expectation with :func:`check_header`
+*before* it allocates or reads the payload: a frame for another session or
+step, from another sender, of another type or shape, or longer than the
+expected payload raises :class:`FrameError`, which names the sender.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+
+import numpy as np
+
+MAGIC = b"UF"
+VERSION = 1
+DATA, HELLO = 0, 1
+MAX_NDIM = 8
+_FIXED = struct.Struct("<2sBBQQIIHBBBBQ")
+FIXED_SIZE = _FIXED.size           # 42 bytes
+
+#: wire codes of the element types a frame may carry
+DTYPES = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 3: np.dtype(np.uint32),
+          4: np.dtype(np.uint64), 5: np.dtype(np.int8), 6: np.dtype(np.int16),
+          7: np.dtype(np.int32), 8: np.dtype(np.int64), 9: np.dtype(np.bool_)}
+_CODES = {dt: code for code, dt in DTYPES.items()}
+
+if sys.byteorder != "little":       # the byte cuts below assume little-endian words
+    raise ImportError("mpc.wire.frames needs a little-endian machine")
+
+
+class FrameError(ValueError):
+    """A frame that is malformed, oversized, or not the one the step expects."""
+
+
+def header_size(ndim: int) -> int:
+    return FIXED_SIZE + 8 * ndim
+
+
+def payload_nbytes(count: int, bits: int) -> int:
+    """Payload bytes of ``count`` elements of ``bits`` bits: ceil(count bits / 8)."""
+    return (count * bits + 7) // 8
+
+
+def dtype_code(dtype) -> int:
+    try:
+        return _CODES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"frames carry integer or bool arrays, got dtype {np.dtype(dtype)}") \
+            from None
+
+
+def encode_header(kind: int, session: int, step: int, sender: int, receiver: int,
+                  segment: int, dtype, bits: int, shape, nbytes: int) -> bytes:
+    shape = tuple(int(s) for s in shape)
+    if len(shape) > MAX_NDIM:
+        raise ValueError(f"frames carry at most {MAX_NDIM} dimensions, got shape {shape}")
+    return (_FIXED.pack(MAGIC, VERSION, kind, session, step, sender, receiver, segment,
+                        dtype_code(dtype), bits, len(shape), 0, nbytes)
+            + struct.pack(f"<{len(shape)}Q", *shape))
+
+
+def decode_fixed(buf) -> dict:
+    """The fixed part of a header (:data:`FIXED_SIZE` bytes) as a dict; FrameError if not a frame."""
+    if len(buf) != FIXED_SIZE:
+        raise FrameError(f"truncated header: {len(buf)} of {FIXED_SIZE} bytes")
+    (magic, version, kind, session, step, sender, receiver, segment, code, bits, ndim, _,
+     nbytes) = _FIXED.unpack(buf)
+    if magic != MAGIC:
+        raise FrameError(f"not a frame (magic {magic!r})")
+    if version != VERSION:
+        raise FrameError(f"frame version {version}, expected {VERSION}")
+    if ndim > MAX_NDIM:
+        raise FrameError(f"frame claims {ndim} dimensions (at most {MAX_NDIM})")
+    return {"kind": kind, "session": session, "step": step, "sender": sender,
+            "receiver": receiver, "segment": segment, "code": code, "bits": bits,
+            "ndim": ndim, "nbytes": nbytes}
+
+
+def decode_shape(buf, ndim: int) -> tuple:
+    return struct.unpack(f"<{ndim}Q", buf)
+
+
+def check_header(h: dict, shape: tuple, *, session: int, step: int, sender: int,
+                 receiver: int, segment: int, dtype, bits: int, who: str) -> None:
+    """Raise :class:`FrameError` (naming ``who``, the sender) unless ``h`` is the expected frame."""
+    def bad(what):
+        raise FrameError(f"bad frame from {who} at step {step}: {what}")
+
+    if h["kind"] != DATA:
+        bad(f"kind {h['kind']}, expected a data frame")
+    if h["session"] != session:
+        bad(f"session {h['session']:#x}, expected {session:#x}")
+    if h["step"] != step:
+        bad(f"it is for step {h['step']}")
+    if h["sender"] != sender or h["receiver"] != receiver:
+        bad(f"it claims sender {h['sender']} -> receiver {h['receiver']}, "
+            f"expected {sender} -> {receiver}")
+    if h["segment"] != segment:
+        bad(f"segment {h['segment']}, expected {segment}")
+    if DTYPES.get(h["code"]) != np.dtype(dtype) or h["bits"] != bits:
+        bad(f"type code {h['code']} of {h['bits']} bits, expected {np.dtype(dtype)} of "
+            f"{bits} bits")
+    if tuple(shape) != tuple(h["shape"]):
+        bad(f"shape {tuple(h['shape'])}, expected {tuple(shape)}")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if h["nbytes"] != payload_nbytes(count, bits):
+        bad(f"payload of {h['nbytes']} bytes, expected {payload_nbytes(count, bits)}")
+
+
+# -- packing ----------------------------------------------------------------------------------
+def pack(arr: np.ndarray, bits: int) -> np.ndarray:
+    """The payload of ``arr``: every element cut to ``bits`` bits, packed (uint8 array).
+
+    Raises ValueError if an element does not fit in ``bits`` bits (a protocol
+    that declares a width must send values of that width).
+    """
+    a = np.ascontiguousarray(arr)
+    item = a.dtype.itemsize * 8
+    if a.dtype == np.bool_:
+        return np.packbits(a.reshape(-1), bitorder="little")
+    if not 1 <= bits <= item:
+        raise ValueError(f"{bits}-bit elements cannot be sent from a {a.dtype} array")
+    flat = a.reshape(-1)
+    if bits < item and flat.size:
+        u = flat.view(np.dtype(f"u{a.dtype.itemsize}"))
+        if np.any(u >> np.array(bits, dtype=u.dtype)):
+            raise ValueError(f"a value does not fit in the declared {bits} bits")
+    raw = flat.view(np.uint8)
+    if bits == item:
+        return raw
+    if item == 8 and bits == 1:
+        return np.packbits(raw, bitorder="little")
+    if bits % 8 == 0:
+        return raw.reshape(-1, a.dtype.itemsize)[:, :bits // 8].reshape(-1)
+    cut = np.unpackbits(raw.reshape(-1, a.dtype.itemsize), axis=1,
+                        bitorder="little")[:, :bits]
+    return np.packbits(cut.reshape(-1), bitorder="little")
+
+
+def unpack(buf, dtype, bits: int, shape) -> np.ndarray:
+    """Inverse of :func:`pack`: an array of ``dtype`` and ``shape`` from a payload buffer.
+
+    A writable uint8 ndarray ``buf`` (a receive buffer the caller owns) is
+    viewed in place when the elements travel at full width; anything else is
+    copied into a new array.
+    """
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    owned = isinstance(buf, np.ndarray) and buf.dtype == np.uint8 and buf.flags.writeable \
+        and buf.flags.c_contiguous
+    raw = buf if owned else np.frombuffer(buf, dtype=np.uint8)
+    if dtype == np.bool_:
+        return np.unpackbits(raw, count=count, bitorder="little").astype(np.bool_).reshape(shape)
+    size = dtype.itemsize
+    if bits == size * 8:
+        out = raw.view(dtype).reshape(shape)
+        return out if owned else out.copy()
+    if size == 1 and bits == 1:
+        return np.unpackbits(raw, count=count, bitorder="little").view(dtype).reshape(shape)
+    out = np.zeros((count, size), dtype=np.uint8)
+    if bits % 8 == 0:
+        out[:, :bits // 8] = raw.reshape(count, bits // 8)
+    else:
+        cut = np.unpackbits(raw, count=count * bits, bitorder="little").reshape(count, bits)
+        full = np.zeros((count, size * 8), dtype=np.uint8)
+        full[:, :bits] = cut
+        out = np.packbits(full, axis=1, bitorder="little")
+    return out.view(dtype).reshape(shape)

@@ -1,0 +1,334 @@
+"""The relay: party hosts reach each other through one process, which sees only sizes and timing.
+
+Data parties do not open connections to each other. Each party host
+connects (TLS, :mod:`mpc.wire.tls`) to the relay and to the role processes;
+a frame from one host to another is sealed end to end (:mod:`mpc.wire.e2e`)
+and sent to the relay in an *envelope*, which the relay forwards to the
+receiving host's connection.
+
+Envelope: a fixed little-endian header, then ``length`` bytes:
+
+====================  =====  ==================================================
+field                 bytes  meaning
+====================  =====  ==================================================
+magic                 2      ``b"UR"``
+version               1      :data:`VERSION`
+kind                  1      DATA, ANNOUNCE (an X25519 key), READY, GONE, BYE, ABORT
+source, destination   4 + 4  process ranks (the relay checks the source against
+                             the certificate of the connection it came on)
+step                  8      the exchange the frame belongs to
+segment               2      its index among the step's frames to that host
+length                8      bytes that follow (a DATA body: the sealed frame)
+====================  =====  ==================================================
+
+The relay forwards DATA and ANNOUNCE envelopes as they are, after checking
+the source (the connection's authenticated participant), the destination
+(another host of the run) and the length (at most
+:data:`mpc.wire.transport.MAX_FRAME_BYTES` plus the frame's overhead). It sends
+READY to every host once all have connected (or GONE naming those that
+never did, before any step), and when a host disconnects without saying
+BYE, or sends something malformed, it tells every other host (GONE, with
+the host and the reason) and stops: no host waits on a run that cannot
+finish.
+
+What the relay can learn or do: see docs/deploy.md ("What the relay can
+learn or do"). In short: it sees which host sends how many bytes to which,
+and when; it can drop, delay or reorder envelopes, each of which ends the
+run with an error naming the step; it cannot read a frame, alter one
+(authentication fails), forge one, or redirect one (the receiver's key and
+the associated data differ), and it cannot substitute X25519 keys (they are
+signed by the hosts' certificate keys).
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import ssl
+import struct
+import time
+from collections import deque
+
+from mpc.wire import frames as fr
+from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, select_socket, send_queue, tcp_info_bytes
+
+MAGIC = b"UR"
+VERSION = 1
+DATA, ANNOUNCE, READY, GONE, BYE, ABORT = range(6)
+KINDS = {DATA: "data", ANNOUNCE: "announce", READY: "ready", GONE: "gone", BYE: "bye",
+         ABORT: "abort"}
+ENVELOPE = struct.Struct("<2sBBIIQHQ")
+ENVELOPE_SIZE = ENVELOPE.size               # 30 bytes
+#: the receiver a host names in its greeting to the relay
+RELAY_RANK = 0xFFFFFFFF
+#: most bytes of an ANNOUNCE, READY, GONE, BYE or ABORT body
+MAX_CONTROL_BYTES = 1 << 16
+#: seconds the relay keeps flushing its last messages after a fault
+LINGER = 2.0
+_CHUNK = 1 << 20
+
+
+class RelayError(RuntimeError):
+    """The relay stopped: a host never connected, disconnected, or sent something malformed."""
+
+
+def envelope(kind: int, src: int, dst: int, step: int, segment: int, length: int) -> bytes:
+    return ENVELOPE.pack(MAGIC, VERSION, kind, src, dst, step, segment, length)
+
+
+def parse(buf) -> dict:
+    """The fields of an envelope header; ValueError if it is not one."""
+    magic, version, kind, src, dst, step, segment, length = ENVELOPE.unpack(buf)
+    if magic != MAGIC or version != VERSION:
+        raise ValueError(f"not a relay envelope (magic {magic!r}, version {version})")
+    if kind not in KINDS:
+        raise ValueError(f"unknown envelope kind {kind}")
+    return {"kind": kind, "src": src, "dst": dst, "step": step, "segment": segment,
+            "length": length}
+
+
+class _Conn:
+    """One host's connection at the relay: what is being read from it, what waits to go to it."""
+
+    __slots__ = ("rank", "sock", "head", "body", "pos", "queue", "bye", "forwarded")
+
+    def __init__(self, rank, sock):
+        self.rank, self.sock = rank, sock
+        self.queue: deque = deque()
+        self.bye = False
+        self.forwarded = 0
+        self._reset()
+
+    def _reset(self):
+        self.head, self.body, self.pos = None, bytearray(ENVELOPE_SIZE), 0
+
+
+class Relay:
+    """The relay process's loop (see the module docstring).
+
+    ``hosts``: the ranks of the party hosts; ``names[rank]``: participant
+    names (for certificates and messages); ``wrap``: an :class:`mpc.wire.tls.Wrapper`
+    (server side) or None (plain TCP, tests of this machine only).
+    """
+
+    def __init__(self, hosts, names, session: int, *, wrap=None, connect_timeout=30.0,
+                 max_frame_bytes=None):
+        from mpc.wire.transport import MAX_FRAME_BYTES
+        self.hosts = sorted(int(h) for h in hosts)
+        self.names = list(names)
+        self.session = int(session)
+        self.wrap = wrap
+        self.connect_timeout = float(connect_timeout)
+        self.max_body = (MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes) + 4096
+        self.conns: dict[int, _Conn] = {}
+        self.refused: list = []
+        self._listener = None
+        self.port = None
+        self.bytes_forwarded = 0
+        self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
+
+    def open(self, host="127.0.0.1", port=0) -> "Relay":
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        lst = socket.socket(family, socket.SOCK_STREAM)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((host, port))
+        lst.listen(max(8, len(self.hosts)))
+        self._listener, self.port = lst, lst.getsockname()[1]
+        return self
+
+    def name(self, rank) -> str:
+        return self.names[rank] if 0 <= rank < len(self.names) else f"rank {rank}"
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def accept_all(self) -> None:
+        """Accept every host (greeting and certificate checked), then send READY to each; on a
+        host that never connects, GONE naming it to those that did, and RelayError."""
+        deadline = time.monotonic() + self.connect_timeout
+        waiting = set(self.hosts)
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                missing = ", ".join(self.name(r) for r in sorted(waiting))
+                why = f"never connected to the relay: {missing}" + self._refusals()
+                self._broadcast(GONE, min(waiting), 0, why)
+                self._flush_and_close(time.monotonic() + LINGER)
+                raise RelayError(why)
+            self._listener.settimeout(left)
+            try:
+                sock, addr = self._listener.accept()
+            except socket.timeout:
+                continue
+            rank, sock = accept_greeting(sock, deadline, self.session, RELAY_RANK, self.wrap,
+                                         waiting, self.refused, addr)
+            if rank is None:
+                continue
+            waiting.discard(rank)
+            self.conns[rank] = _Conn(rank, sock)
+        self._listener.close()
+        self._listener = None
+        for c in self.conns.values():
+            c.sock.setblocking(False)
+        self._broadcast(READY, RELAY_RANK, 0, b"")
+
+    def _refusals(self) -> str:
+        return ("; refused: " + "; ".join(self.refused[-4:])) if self.refused else ""
+
+    # -- forwarding -----------------------------------------------------------------------------
+    def serve(self) -> dict:
+        """Forward until every host said BYE and its frames are delivered. Returns what was
+        forwarded per host; RelayError (after telling every host) on a fault."""
+        sel = selectors.DefaultSelector()
+        for c in self.conns.values():
+            sel.register(c.sock, selectors.EVENT_READ, c)
+        open_ = set(self.conns)
+        try:
+            while open_:
+                for key, mask in sel.select(1.0):
+                    c = key.data
+                    if mask & selectors.EVENT_WRITE:
+                        self._write(c)
+                    if mask & selectors.EVENT_READ and c.rank in open_:
+                        if not self._read(c):
+                            open_.discard(c.rank)
+                for c in self.conns.values():
+                    self._pending(c, open_)
+                    ev = (selectors.EVENT_READ if c.rank in open_ else 0) | \
+                        (selectors.EVENT_WRITE if c.queue else 0)
+                    select_socket(sel, c.sock, ev, c)
+        except RelayError as e:
+            self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.args[0])
+            self._flush_and_close(time.monotonic() + LINGER)
+            raise RelayError(e.args[0]) from None
+        finally:
+            sel.close()
+        self._flush_and_close(time.monotonic() + LINGER)
+        return {"forwarded": {self.names[r]: c.forwarded for r, c in self.conns.items()},
+                "tcp_bytes_sent": self.tcp_bytes[0], "tcp_bytes_received": self.tcp_bytes[1]}
+
+    def _pending(self, c, open_):
+        """TLS bytes already decrypted in the socket object (select does not see them)."""
+        while c.rank in open_ and isinstance(c.sock, ssl.SSLSocket) and c.sock.pending():
+            if not self._read(c):
+                open_.discard(c.rank)
+
+    def _read(self, c: _Conn) -> bool:
+        """Read what the socket has; False once the host has left after BYE."""
+        while True:
+            view = memoryview(c.body)[c.pos:]
+            try:
+                n = c.sock.recv_into(view, min(len(view), _CHUNK)) if len(view) else 0
+            except WOULD_BLOCK:
+                return True
+            except OSError as e:
+                if c.bye:
+                    return False
+                raise RelayError(f"{self.name(c.rank)} disconnected ({e})", c.rank) from None
+            if len(view) and n == 0:
+                if c.bye:
+                    return False
+                raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
+            c.pos += n
+            if c.pos < len(c.body):
+                continue
+            if c.head is None:
+                try:
+                    h = parse(bytes(c.body))
+                except ValueError as e:
+                    raise RelayError(f"{self.name(c.rank)} sent a malformed envelope: {e}",
+                                     c.rank) from None
+                self._check(c, h)
+                c.head, c.body, c.pos = h, bytearray(h["length"]), 0
+                if h["length"]:
+                    continue
+            self._dispatch(c, c.head, bytes(c.body) if c.head["length"] <= 4096 else c.body)
+            c._reset()
+
+    def _check(self, c, h) -> None:
+        who = self.name(c.rank)
+        if h["src"] != c.rank:
+            raise RelayError(f"{who} sent an envelope claiming to be from "
+                             f"{self.name(h['src'])}", c.rank)
+        limit = self.max_body if h["kind"] == DATA else MAX_CONTROL_BYTES
+        if h["length"] > limit:
+            raise RelayError(f"{who} announced an envelope of {h['length']} bytes at step "
+                             f"{h['step']} (at most {limit})", c.rank)
+        if h["kind"] in (DATA, ANNOUNCE) and (h["dst"] not in self.conns or h["dst"] == c.rank):
+            raise RelayError(f"{who} addressed an envelope to rank {h['dst']}, not another "
+                             "host of this run", c.rank)
+        if h["kind"] in (READY, GONE):
+            raise RelayError(f"{who} sent a {KINDS[h['kind']]} envelope (only the relay may)",
+                             c.rank)
+
+    def _dispatch(self, c, h, body) -> None:
+        if h["kind"] == BYE:
+            c.bye = True
+            return
+        if h["kind"] == ABORT:
+            text = bytes(body[:1000]).decode("utf-8", "replace")
+            raise RelayError(f"{self.name(c.rank)} stopped at step {h['step']}: {text}", c.rank)
+        out = self.forward(h, body)
+        if out is None:
+            return
+        head, body = out
+        dst = self.conns[h["dst"]]
+        dst.queue.append(memoryview(head))
+        if len(body):
+            dst.queue.append(memoryview(body))
+        c.forwarded += len(head) + len(body)
+        self.bytes_forwarded += len(head) + len(body)
+
+    def forward(self, h: dict, body):
+        """(header, body) to pass on for envelope ``h`` (None drops it). The relay passes every
+        envelope unchanged; tests override this to play a relay that alters or drops."""
+        return envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"],
+                        h["length"]), body
+
+    def _write(self, c: _Conn) -> None:
+        try:
+            send_queue(c.sock, c.queue, _CHUNK)
+        except OSError:
+            c.queue.clear()                         # it left; the read side reports it
+
+    # -- stopping -------------------------------------------------------------------------------
+    def _broadcast(self, kind, src, step, text) -> None:
+        body = text.encode() if isinstance(text, str) else text
+        for r, c in self.conns.items():
+            if r != src:
+                c.queue.append(memoryview(envelope(kind, src, r, step, 0, len(body))))
+                if body:
+                    c.queue.append(memoryview(body))
+
+    def _flush_and_close(self, until: float) -> None:
+        conns = [c for c in self.conns.values() if c.queue]
+        for c in conns:
+            try:
+                c.sock.setblocking(True)
+                c.sock.settimeout(max(0.05, until - time.monotonic()))
+                while c.queue:
+                    c.sock.sendall(c.queue.popleft())
+            except OSError:
+                c.queue.clear()
+        self.close()
+
+    def close(self) -> None:
+        sent = received = 0
+        for c in self.conns.values():
+            a, b = tcp_info_bytes(c.sock)
+            sent, received = sent + a, received + b
+        if self.conns and (sent or received):
+            self.tcp_bytes = (sent, received)
+        for c in self.conns.values():
+            try:
+                c.sock.close()
+            except OSError:
+                pass
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+
+def pack_frame(session: int, step: int, sender: int, receiver: int, f) -> bytes:
+    """The plaintext of one frame through the relay: its typed header and packed payload."""
+    head = fr.encode_header(fr.DATA, session, step, sender, receiver, f.segment, f.dtype,
+                            f.bits, f.shape, f.payload.size)
+    return head + memoryview(f.payload).cast("B").tobytes() if f.payload.size else head

@@ -1,0 +1,311 @@
+"""A party host's end of the relay: sealed frames out, frames of each step in, faults named.
+
+:class:`RelayClient` is the part of :class:`mpc.wire.transport.SocketMesh` that
+reaches the other party hosts through the relay (:mod:`mpc.wire.relay`). At
+start-up it greets the relay, waits for READY (a host that never connected
+is named by the relay before any step), and exchanges signed X25519 keys
+with every other host (:mod:`mpc.wire.e2e`). In an exchange it seals this
+step's frames to other hosts into envelopes, and reads envelopes as they
+come: frames of the current step are checked against what the step
+expects (their sealed length before anything is allocated, then, once
+opened, their typed header, :func:`mpc.wire.frames.check_header`); frames of a
+later step wait in memory (a host may run ahead); a frame of an earlier
+step, a second copy, or one that fails to open is an error naming its
+sender and the step. GONE from the relay (another host left, or never
+came) ends the run with that host's name.
+"""
+
+from __future__ import annotations
+
+import selectors
+import ssl
+import time
+from collections import deque
+
+import numpy as np
+
+from mpc.wire import frames as fr
+from mpc.wire import relay as rl
+from mpc.wire.e2e import TAG_BYTES, E2EError
+from mpc.wire.sockets import HELLO as _HELLO, WOULD_BLOCK, dial, select_socket, send_queue
+
+
+
+class RelayClient:
+    """One host's connection to the relay (see the module docstring)."""
+
+    def __init__(self, sock, rank, session, endpoint, describe, hosts, error, counts,
+                 max_buffered):
+        self.sock, self.rank, self.session = sock, int(rank), int(session)
+        self.endpoint, self.describe, self.error = endpoint, describe, error
+        self.hosts = set(int(h) for h in hosts) - {self.rank}
+        self.counts = counts
+        self.max_buffered = int(max_buffered)
+        self.inbox: dict = {}
+        self.buffered = 0
+        self.announced: dict = {}
+        self.ready = False
+        self.queue: deque = deque()
+        self.step = 0
+        self.expect: dict = {}
+        self.got: dict = {}
+        self._reset()
+
+    def _reset(self):
+        self.head, self.body, self.pos = None, bytearray(rl.ENVELOPE_SIZE), 0
+
+    # -- set-up ---------------------------------------------------------------------------------
+    @classmethod
+    def join(cls, address, *, rank, session, wrap, endpoint, describe, hosts, error, counts,
+             deadline, max_buffered):
+        """Connect to the relay, wait for READY and every other host's key announcement."""
+        host, port = address
+        sock = dial(host, port, deadline)
+        if sock is None:
+            raise error(f"could not connect to the relay at {host}:{port}", None, None)
+        try:
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            if wrap is not None:
+                sock = wrap(sock, False, rl.RELAY_RANK)
+            sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, session, rank,
+                                     rl.RELAY_RANK))
+        except (OSError, ssl.SSLError) as e:
+            sock.close()
+            raise error(f"the relay at {host}:{port} refused or failed the handshake ({e})",
+                        None, None) from None
+        sock.setblocking(False)
+        self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
+        self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host is "
+                                                 "connected")
+        blob = endpoint.announcement() if endpoint is not None else b""
+        for h in sorted(self.hosts):
+            self._send_control(rl.ANNOUNCE, h, blob)
+        self._pump(deadline, lambda: not self.queue and len(self.announced) == len(self.hosts),
+                   "waiting for the other hosts' keys")
+        for h, body in self.announced.items():
+            if endpoint is not None:
+                try:
+                    endpoint.accept(h, body)
+                except E2EError as e:
+                    raise error(str(e), h, 0) from None
+        return self
+
+    def _pump(self, deadline, until, what) -> None:
+        sel = selectors.DefaultSelector()
+        try:
+            while not until():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self.error(f"timed out {what} (through the relay)", None, 0)
+                ev = selectors.EVENT_READ | (selectors.EVENT_WRITE if self.queue else 0)
+                select_socket(sel, self.sock, ev, None)
+                if self.pending() or sel.select(min(left, 0.5)):
+                    self.write(0)
+                    self.read(0)
+        finally:
+            sel.close()
+
+    def _send_control(self, kind, dst, body: bytes, step=0):
+        self.queue.append(memoryview(rl.envelope(kind, self.rank, dst, step, 0, len(body))))
+        if body:
+            self.queue.append(memoryview(body))
+
+    # -- exchanges ------------------------------------------------------------------------------
+    def begin(self, step: int, out: dict, expect: dict) -> None:
+        """Seal and queue this step's frames to other hosts; note what the step expects."""
+        stale = [k for k in self.inbox if k[1] < step]
+        if stale:
+            src, st, _ = stale[0]
+            raise self.error(f"{self.describe(src)} sent a frame for step {st}, which "
+                             f"expected none from it (through the relay)", src, step)
+        self.step, self.expect, self.got = step, expect, {p: {} for p in expect}
+        for peer, frames in out.items():
+            sent = 0
+            for f in frames:
+                plain = rl.pack_frame(self.session, step, self.rank, peer, f)
+                sealed = self.endpoint.seal(peer, step, f.segment, plain) \
+                    if self.endpoint is not None else plain
+                head = rl.envelope(rl.DATA, self.rank, peer, step, f.segment, len(sealed))
+                self.queue.append(memoryview(head))
+                self.queue.append(memoryview(sealed))
+                extra = len(head) + len(sealed) - f.payload.size
+                self.counts.frames_sent += 1
+                self.counts.header_bytes_sent += extra
+                self.counts.payload_bytes_sent += f.payload.size
+                sent += len(head) + len(sealed)
+            self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
+        for (src, st, seg) in [k for k in self.inbox if k[1] == step]:
+            body = self.inbox.pop((src, st, seg))
+            self.buffered -= len(body)
+            if src not in expect:
+                raise self.error(f"{self.describe(src)} sent a frame for step {step}, which "
+                                 "expects none from it (through the relay)", src, step)
+            self._accept_current(src, seg, body)
+
+    @property
+    def done(self) -> bool:
+        return not self.queue and all(len(self.got[p]) == len(s) for p, s in self.expect.items())
+
+    def waiting_for(self) -> list:
+        return [p for p, s in self.expect.items() if len(self.got[p]) < len(s)]
+
+    def pending(self) -> bool:
+        return isinstance(self.sock, ssl.SSLSocket) and self.sock.pending() > 0
+
+    def write(self, step) -> None:
+        try:
+            send_queue(self.sock, self.queue, rl._CHUNK)
+        except OSError as e:
+            raise self.error(f"the relay disconnected at step {step} ({e})", None,
+                             step) from None
+
+    def read(self, step) -> None:
+        """Read every envelope the socket has (frames of this step, later ones, control)."""
+        while True:
+            view = memoryview(self.body)[self.pos:]
+            if len(view):
+                try:
+                    n = self.sock.recv_into(view, min(len(view), rl._CHUNK))
+                except WOULD_BLOCK:
+                    return
+                except OSError as e:
+                    raise self.error(f"the relay disconnected at step {step} ({e})", None,
+                                     step) from None
+                if n == 0:
+                    raise self.error(f"the relay disconnected at step {step}", None, step)
+                self.pos += n
+                if self.pos < len(self.body):
+                    continue
+            if self.head is None:
+                self._header(step)
+                if self.head["length"]:
+                    continue
+            h, body = self.head, self.body
+            self._reset()
+            self._envelope(h, body, step)
+
+    def _header(self, step) -> None:
+        try:
+            h = rl.parse(bytes(self.body))
+        except ValueError as e:
+            raise self.error(f"the relay sent a malformed envelope at step {step}: {e}", None,
+                             step) from None
+        src, kind = h["src"], h["kind"]
+        if kind in (rl.DATA, rl.ANNOUNCE) and src not in self.hosts:
+            raise self.error(f"the relay forwarded an envelope from rank {src}, not a host of "
+                             f"this run, at step {step}", None, step)
+        if kind != rl.DATA:
+            limit = rl.MAX_CONTROL_BYTES
+        elif h["step"] == self.step and h["segment"] < len(self.expect.get(src, ())):
+            limit = sealed_size(self.expect[src][h["segment"]], self.endpoint is not None)
+            if h["length"] != limit:
+                raise self.error(f"a frame from {self.describe(src)} at step {step} announces "
+                                 f"{h['length']} bytes, expected {limit}", src, step)
+        else:
+            limit = self.max_buffered - self.buffered
+        if h["length"] > limit:
+            raise self.error(f"a frame from {self.describe(src)} for step {h['step']} announces "
+                             f"{h['length']} bytes (at most {limit} may wait), at step {step}",
+                             src, step)
+        self.head, self.body, self.pos = h, bytearray(h["length"]), 0
+
+    def _envelope(self, h, body, step) -> None:
+        kind, src = h["kind"], h["src"]
+        if kind == rl.READY:
+            self.ready = True
+        elif kind == rl.GONE:
+            text = bytes(body).decode("utf-8", "replace")
+            who = None if src == rl.RELAY_RANK or src not in self.hosts | {self.rank} \
+                else src
+            raise self.error(f"{text} (reported by the relay at step {step})", who, step)
+        elif kind == rl.ANNOUNCE:
+            if src in self.announced:
+                raise self.error(f"{self.describe(src)} announced its key twice", src, step)
+            self.announced[src] = bytes(body)
+        elif kind == rl.DATA:
+            key = (src, h["step"], h["segment"])
+            if h["step"] < self.step or key in self.inbox or (
+                    h["step"] == self.step and h["segment"] in self.got.get(src, {})):
+                raise self.error(f"{self.describe(src)} sent a frame for step {h['step']} "
+                                 f"segment {h['segment']} again or out of order, at step "
+                                 f"{step} (through the relay)", src, step)
+            if h["step"] == self.step and src in self.expect:
+                self._accept_current(src, h["segment"], body)
+            elif h["step"] == self.step:
+                raise self.error(f"{self.describe(src)} sent a frame at step {step}, which "
+                                 f"expects none from it (through the relay)", src, step)
+            else:
+                self.inbox[key] = body
+                self.buffered += len(body)
+        else:
+            raise self.error(f"the relay sent a {rl.KINDS[kind]} envelope at step {step}",
+                             None, step)
+
+    def _accept_current(self, src, seg, body) -> None:
+        specs = self.expect[src]
+        if seg >= len(specs):
+            raise self.error(f"{self.describe(src)} sent segment {seg} at step {self.step}, "
+                             f"which expects {len(specs)} from it", src, self.step)
+        self.got[src][seg] = body
+
+    def take(self) -> dict:
+        """This step's frames, opened and checked: ``{peer: [array, ...]}``."""
+        out = {}
+        for src, specs in self.expect.items():
+            arrays = []
+            for spec in specs:
+                body = self.got[src][spec.segment]
+                arrays.append(self._open(src, spec, body))
+            out[src] = arrays
+        return out
+
+    def _open(self, src, spec, body):
+        step, who = self.step, self.describe(src)
+        try:
+            plain = self.endpoint.open(src, step, spec.segment, body) \
+                if self.endpoint is not None else bytes(body)
+            h = fr.decode_fixed(plain[:fr.FIXED_SIZE])
+            hs = fr.header_size(h["ndim"])
+            if len(plain) < hs:
+                raise fr.FrameError(f"truncated frame from {who} at step {step}")
+            h["shape"] = fr.decode_shape(plain[fr.FIXED_SIZE:hs], h["ndim"])
+            fr.check_header(h, spec.shape, session=self.session, step=step, sender=src,
+                            receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
+                            bits=spec.bits, who=who)
+            if len(plain) != hs + h["nbytes"]:
+                raise fr.FrameError(f"bad frame from {who} at step {step}: {len(plain) - hs} "
+                                    f"payload bytes, header says {h['nbytes']}")
+        except E2EError:
+            raise self.error(f"a frame from {who} at step {step} fails authentication (altered, "
+                             "replayed, reordered or not from it; through the relay)", src,
+                             step) from None
+        except fr.FrameError as e:
+            raise self.error(f"{e} (through the relay)", src, step) from None
+        self.counts.frames_received += 1
+        self.counts.header_bytes_received += len(body) - h["nbytes"] + rl.ENVELOPE_SIZE
+        self.counts.payload_bytes_received += h["nbytes"]
+        return fr.unpack(np.frombuffer(plain, np.uint8, offset=hs), spec.dtype, spec.bits,
+                         spec.shape)
+
+    # -- closing --------------------------------------------------------------------------------
+    def close(self, clean: bool, reason: str = "") -> None:
+        """Say BYE (a clean end) or ABORT with the reason, then close."""
+        try:
+            self.sock.setblocking(True)
+            self.sock.settimeout(2.0)
+            body = b"" if clean else reason.encode()[:1000]
+            self.sock.sendall(rl.envelope(rl.BYE if clean else rl.ABORT, self.rank,
+                                          rl.RELAY_RANK, self.step, 0, len(body)) + body)
+        except (OSError, ValueError):
+            pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def sealed_size(spec, sealed: bool) -> int:
+    """Bytes of one sealed frame of ``spec``: typed header, packed payload, AEAD tag."""
+    count = int(np.prod(spec.shape, dtype=np.int64)) if spec.shape else 1
+    return (fr.header_size(len(spec.shape)) + fr.payload_nbytes(count, spec.bits)
+            + (TAG_BYTES if sealed else 0))

@@ -1,0 +1,155 @@
+"""Socket plumbing shared by the mesh (:mod:`mpc.wire.transport`) and the relay (:mod:`mpc.wire.relay`).
+
+The greeting a connection opens with, and what is checked before a
+connection is accepted (:func:`accept_greeting`); non-blocking I/O on plain
+and TLS sockets (:data:`WOULD_BLOCK`, :func:`pending`); selector
+registration; and what TCP carried on a connection, from the kernel
+(:func:`tcp_info_bytes`).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+import time
+
+from mpc.wire import frames as fr
+
+#: the greeting: magic, version, kind HELLO, session, sender rank, receiver rank
+HELLO = struct.Struct("<2sBBQII")
+#: "not now" on a non-blocking socket, plain or TLS
+WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
+
+
+def accept_greeting(sock, deadline, session, me, wrap, waiting, refused, addr):
+    """(rank, socket) of a new connection whose TLS handshake, greeting and certificate are
+    right: it must be for this run (``session``), to ``me``, from a rank in ``waiting``, with a
+    certificate naming that rank's participant. Otherwise (None, None); the reason is added to
+    ``refused``. Nothing else is read from the connection."""
+    where = f"{addr[0]}:{addr[1]}" if addr else "a connection"
+    try:
+        tune(sock)
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        if wrap is not None:
+            sock = wrap(sock, True, None)
+        data = recv_exact(sock, HELLO.size)
+        magic, version, kind, sess, sender, receiver = HELLO.unpack(data)
+        if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO):
+            raise ConnectionError("its greeting is not ours")
+        if sess != session or receiver != me:
+            raise ConnectionError("its greeting is for another run or another participant")
+        if sender not in waiting:
+            raise ConnectionError(f"it claims rank {sender}, which is not expected here")
+        if wrap is not None:
+            wrap.verify(sock, sender)
+        return sender, sock
+    except (OSError, ConnectionError, ssl.SSLError) as e:
+        refused.append(f"{where}: {reason(e)}")
+        try:
+            sock.close()
+        except OSError:
+            pass
+        return None, None
+
+
+def reason(e) -> str:
+    text = getattr(e, "reason", None) or str(e) or type(e).__name__
+    if isinstance(e, ssl.SSLCertVerificationError):
+        text = f"certificate not from this deployment's CA ({e.verify_message})"
+    elif "ALERT_UNKNOWN_CA" in str(text) or "ALERT_BAD_CERTIFICATE" in str(text):
+        text = "the peer does not accept this participant's certificate (another CA?)"
+    return str(text)
+
+
+def refusals(refused) -> str:
+    return ("; refused meanwhile: " + "; ".join(refused[-4:])) if refused else ""
+
+
+def pending(sock) -> bool:
+    return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+
+
+def select_socket(sel, sock, ev, data) -> None:
+    try:
+        key = sel.get_key(sock)
+    except (KeyError, ValueError):
+        key = None
+    if ev == 0:
+        if key is not None:
+            sel.unregister(sock)
+    elif key is None:
+        sel.register(sock, ev, data)
+    elif key.events != ev:
+        sel.modify(sock, ev, data)
+
+
+_TCP_INFO = getattr(socket, "TCP_INFO", 11)
+
+
+def tcp_info_bytes(sock) -> tuple:
+    """(bytes sent, bytes received) of one TCP connection from the kernel (Linux ``TCP_INFO``:
+    ``tcpi_bytes_sent - tcpi_bytes_retrans + tcpi_notsent_bytes`` where the kernel has them
+    (5.5+): written by this process, retransmissions counted once; else
+    ``tcpi_bytes_acked``; and ``tcpi_bytes_received``); (0, 0) where that is not available."""
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 232)
+    except (OSError, ValueError):
+        return 0, 0
+    if len(raw) >= 216:             # + what the application wrote that TCP has not sent yet
+        sent = struct.unpack_from("<Q", raw, 200)[0] - struct.unpack_from("<Q", raw, 208)[0] \
+            + struct.unpack_from("<I", raw, 144)[0]
+    elif len(raw) >= 136:
+        sent = struct.unpack_from("<Q", raw, 120)[0]
+    else:
+        return 0, 0
+    return int(sent), int(struct.unpack_from("<Q", raw, 128)[0])
+
+
+def dial(host, port, deadline):
+    """A TCP connection to host:port, retried until ``deadline`` (None once it has passed)."""
+    while True:
+        try:
+            sock = socket.create_connection((host, port), timeout=5)
+            tune(sock)
+            return sock
+        except OSError:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+
+def send_queue(sock, queue, chunk: int) -> bool:
+    """Send from the front of ``queue`` (a deque of memoryviews) what the non-blocking socket
+    takes; True once the queue is empty. OSError (the peer left) propagates."""
+    while queue:
+        mv = queue[0]
+        try:
+            n = sock.send(mv[:chunk])
+        except WOULD_BLOCK:
+            return False
+        if n < len(mv):
+            queue[0] = mv[n:]
+            if n == 0:
+                return False
+        else:
+            queue.popleft()
+    return True
+
+
+def recv_exact(sock, n: int) -> bytes:
+    buf = bytearray(n)
+    view, pos = memoryview(buf), 0
+    while pos < n:
+        got = sock.recv_into(view[pos:])
+        if got == 0:
+            raise ConnectionError("connection closed")
+        pos += got
+    return bytes(buf)
+
+
+def tune(sock) -> None:
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except OSError:
+        pass

@@ -1,0 +1,525 @@
+"""Moving typed frames between the processes of one run: a mesh of socket connections.
+
+:class:`SocketMesh` connects the P processes of a run pairwise (plain TCP
+on loopback here; mutually authenticated TLS across hosts, see
+:mod:`mpc.wire.tls`), and runs one *exchange* at a time: this process writes its
+frames for the step to each peer and reads, from each peer, exactly the
+frames the step expects (:mod:`mpc.wire.frames`). The network
+(:class:`mpc.comm.network.Network`) computes both sides of that from the public
+routing of the step's messages, so a process never waits for a frame that
+is not coming and never reads past the step's last expected byte (what a
+peer already sent for a later step stays in the kernel's buffer).
+
+An exchange is one loop over non-blocking sockets (:mod:`selectors`):
+headers are read first and checked against the expectation, then each
+payload is received straight into a buffer of exactly its announced size
+(``recv_into``), and sent from the packed arrays without copies
+(``send`` on memoryviews). Writing and reading to and from every peer go
+on together, so two peers sending each other large frames never block.
+
+Every exchange has a timeout (``timeout`` seconds, default
+:data:`DEFAULT_TIMEOUT`). Any fault (a peer that disconnects, stalls past
+the timeout, or sends a frame that is not the expected one) raises
+:class:`TransportError` naming the peer (its rank and what it holds) and
+the step, and breaks the mesh: every later exchange raises at once, so the
+protocol stops with no release. The launcher (:mod:`mpc.run.launch`) stops the
+other processes.
+
+Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
+bytes written and read, so that what went over the sockets can be compared
+with what the network counted.
+
+TLS (``wrap=``, an :class:`mpc.wire.tls.Wrapper`): every connection is TLS 1.3
+with mutual authentication; the peer's certificate must chain to the
+deployment's CA and name the participant its rank must be, checked after
+the handshake and the greeting, before any frame is read. A connection
+that fails is refused and named in the error if its peer never comes.
+The sockets stay non-blocking in the same selector loop: ``SSLWantRead``
+/ ``SSLWantWrite`` mean "not now", and bytes TLS has already decrypted
+(``pending()``, invisible to ``select``) are read before waiting.
+
+Relay (``relayed=`` ranks, ``connect(..., relay=...)``): frames to those
+peers go through the relay, sealed end to end (:mod:`mpc.wire.relay_client`).
+
+Counters (:class:`WireCounts`): frames, header (framing) bytes and payload
+bytes written and read, so that what went over the sockets can be compared
+with what the network counted; and the bytes TCP carried (TLS records,
+handshakes and envelopes included), read from the kernel (``TCP_INFO``).
+
+Threat model: plain TCP (no ``wrap``) only between the run's own processes
+on one machine (loopback); across hosts, TLS as above.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mpc.wire import frames as fr
+from mpc.wire.sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dial, pending as _pending,
+                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes)
+
+#: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
+DEFAULT_TIMEOUT = 60.0
+#: seconds to set up the mesh (every peer connected and greeted)
+CONNECT_TIMEOUT = 30.0
+#: largest payload a frame may announce before the receiver refuses it (bytes)
+MAX_FRAME_BYTES = 1 << 34
+_CHUNK = 1 << 22                # bytes per send/recv call
+
+#: bytes of later steps' frames a host may hold from the relay before it refuses more
+MAX_BUFFERED_BYTES = 1 << 32
+
+
+class TransportError(RuntimeError):
+    """A peer disconnected, stalled, or sent a frame the step did not expect.
+
+    ``peer`` is the peer's rank (or None), ``step`` the exchange number.
+    """
+
+    def __init__(self, message: str, peer=None, step=None):
+        super().__init__(message)
+        self.peer = peer
+        self.step = step
+
+
+@dataclass
+class WireCounts:
+    """What this process wrote to and read from its sockets."""
+
+    frames_sent: int = 0
+    header_bytes_sent: int = 0
+    payload_bytes_sent: int = 0
+    frames_received: int = 0
+    header_bytes_received: int = 0
+    payload_bytes_received: int = 0
+    exchanges: int = 0
+    wait_seconds: float = 0.0
+    per_peer_sent: dict = field(default_factory=dict)     # rank -> bytes (headers + payload)
+    setup_bytes_sent: int = 0       # the run's start-up (the joint key), not a protocol's
+    tcp_bytes_sent: int = 0         # what TCP carried since the restart (TLS records included)
+    tcp_bytes_received: int = 0
+    tcp_setup_bytes_sent: int = 0   # TCP bytes of the start-up: handshakes, greetings, keys
+    tls: bool = False
+
+    def restart(self, tcp_sent: int = 0) -> None:
+        """Start counting the protocol: what was sent so far becomes set-up traffic."""
+        setup = self.header_bytes_sent + self.payload_bytes_sent + self.setup_bytes_sent
+        tls = self.tls
+        self.__init__()
+        self.setup_bytes_sent = setup
+        self.tcp_setup_bytes_sent = tcp_sent
+        self.tls = tls
+
+    def to_dict(self) -> dict:
+        out = dict(self.__dict__)
+        out["per_peer_sent"] = {str(k): v for k, v in self.per_peer_sent.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One frame to write: ``payload`` (packed bytes) of an array of ``dtype``/``shape``."""
+
+    segment: int
+    dtype: np.dtype
+    bits: int
+    shape: tuple
+    payload: np.ndarray
+
+
+@dataclass(frozen=True)
+class Expected:
+    """One frame a step must receive from a peer.
+
+    ``into``: where the payload's bytes may land directly (a writable,
+    C-contiguous uint8 view of the receiver's array of exactly the payload's
+    size, for elements that travel at full width); the frame then yields
+    None and the bytes are already in place. None: a new buffer.
+    """
+
+    segment: int
+    dtype: np.dtype
+    bits: int
+    shape: tuple
+    into: object = None
+
+
+class _Reader:
+    """The state of reading one step's frames from one peer."""
+
+    __slots__ = ("peer", "specs", "i", "stage", "buf", "pos", "head", "out")
+
+    def __init__(self, peer, specs):
+        self.peer, self.specs, self.i = peer, specs, 0
+        self.out = []
+        self._start()
+
+    def _start(self):
+        self.stage = "fixed"
+        self.buf = bytearray(fr.FIXED_SIZE)
+        self.pos = 0
+
+    @property
+    def done(self) -> bool:
+        return self.i >= len(self.specs)
+
+
+class SocketMesh:
+    """Pairwise socket connections between the P processes of one run.
+
+    Make it with :meth:`open` (bind a listening socket and learn its port),
+    then :meth:`connect` with every rank's address. ``describe(rank)`` names
+    what a peer holds, for error messages. ``delay``: seconds slept before
+    every exchange (a stand-in for one-way latency: this machine's kernel
+    has no ``netem``).
+    """
+
+    def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
+                 describe=None, delay: float = 0.0, wrap=None, relayed=(),
+                 connect_timeout: float | None = None):
+        self.rank = int(rank)
+        self.n_procs = int(n_procs)
+        self.session = int(session)
+        self.timeout = float(timeout)
+        self.delay = float(delay)
+        self.describe = describe or (lambda r: f"process {r}")
+        self.counts = WireCounts()
+        self._wrap = wrap            # (sock, server_side, peer) -> socket: TLS in mpc.wire.tls
+        self.counts.tls = wrap is not None
+        self.connect_timeout = CONNECT_TIMEOUT if connect_timeout is None \
+            else float(connect_timeout)
+        self.relayed = frozenset(int(r) for r in relayed)   # peers reached through the relay
+        self.relay = None            # mpc.wire.relay_client.RelayClient once connected
+        self.refused: list = []      # connections refused while waiting for peers (why)
+        self._tcp_base = (0, 0)
+        self._peers: dict[int, socket.socket] = {}
+        self._broken: TransportError | None = None
+        self._listener = None
+        self._sel = selectors.DefaultSelector()
+        self.port = None
+
+    # -- set-up -------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> "SocketMesh":
+        """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
+        mesh = cls(rank, n_procs, session, **kw)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        lst = socket.socket(family, socket.SOCK_STREAM)
+        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        lst.bind((host, port))
+        lst.listen(max(8, n_procs))
+        mesh._listener = lst
+        mesh.port = lst.getsockname()[1]
+        return mesh
+
+    def connect(self, addresses, relay=None, endpoint=None) -> None:
+        """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host,
+        port)), except the ``relayed`` ranks: those are reached through the relay at ``relay``
+        (host, port), sealed by ``endpoint`` (:class:`mpc.wire.e2e.Endpoint`). A peer that never
+        connects is named (with the connections refused meanwhile) before any step."""
+        deadline = time.monotonic() + self.connect_timeout
+        for r in range(self.rank):
+            if r not in self.relayed:
+                self._peers[r] = self._dial(r, addresses[r], deadline)
+        waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
+        while waiting:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TransportError("never connected: " + ", ".join(
+                    self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
+                    min(waiting), None)
+            self._listener.settimeout(left)
+            try:
+                sock, addr = self._listener.accept()
+            except socket.timeout:
+                continue
+            peer, sock = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
+                                         waiting, self.refused, addr)
+            if peer is None:
+                continue
+            waiting.discard(peer)
+            self._peers[peer] = sock
+        self._listener.close()
+        self._listener = None
+        for sock in self._peers.values():
+            sock.setblocking(False)
+        if self.relayed:
+            if relay is None:
+                raise ValueError("relayed peers need the relay's address")
+            from mpc.wire.relay_client import RelayClient
+            self.relay = RelayClient.join(
+                relay, rank=self.rank, session=self.session, wrap=self._wrap,
+                endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
+                error=TransportError, counts=self.counts, deadline=deadline,
+                max_buffered=MAX_BUFFERED_BYTES)
+        self._tcp_base = self.tcp_bytes()
+
+    def _dial(self, r, addr, deadline):
+        host, port = addr
+        sock = dial(host, port, deadline)
+        if sock is None:
+            raise TransportError(f"could not connect to {self.describe(r)} at {host}:{port}",
+                                 r, None)
+        sock.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            if self._wrap is not None:
+                sock = self._wrap(sock, False, r)
+            sock.sendall(_HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, self.session, self.rank,
+                                     r))
+        except (OSError, ssl.SSLError) as e:
+            sock.close()
+            raise TransportError(f"{self.describe(r)} at {host}:{port} refused the connection "
+                                 f"or is not who it should be: {_reason(e)}", r, None) from None
+        return sock
+
+    def tcp_bytes(self) -> tuple:
+        """(sent, received) bytes TCP carried on every connection of this process (TLS
+        records, handshakes and relay envelopes included), from the kernel's ``TCP_INFO``."""
+        socks = list(self._peers.values()) + ([self.relay.sock] if self.relay else [])
+        sent = received = 0
+        for sock in socks:
+            a, b = tcp_info_bytes(sock)
+            sent, received = sent + a, received + b
+        return sent, received
+
+    def restart_counts(self) -> None:
+        """Start counting the protocol (what was sent so far is the run's start-up)."""
+        now = self.tcp_bytes()
+        self.counts.restart(now[0])
+        self._tcp_base = now
+
+    def sample_tcp(self) -> None:
+        """Update the counters' TCP bytes (since :meth:`restart_counts`) from the kernel."""
+        now = self.tcp_bytes()
+        self.counts.tcp_bytes_sent = now[0] - self._tcp_base[0]
+        self.counts.tcp_bytes_received = now[1] - self._tcp_base[1]
+
+    # -- exchanges ----------------------------------------------------------------------------
+    def exchange(self, step: int, out: dict, expect: dict) -> dict:
+        """Write ``out[peer]`` (lists of :class:`Outgoing`), read ``expect[peer]`` (lists of
+        :class:`Expected`); returns ``{peer: [array, ...]}`` in the expected order."""
+        if self._broken is not None:
+            raise self._broken
+        t0 = time.perf_counter()
+        try:
+            if self.delay:
+                time.sleep(self.delay)
+            return self._exchange(int(step), out, expect)
+        except TransportError as e:
+            self._broken = e
+            raise
+        finally:
+            self.counts.wait_seconds += time.perf_counter() - t0
+            self.counts.exchanges += 1
+
+    def _exchange(self, step, out, expect):
+        rel = self.relay
+        if rel is not None:
+            rel.begin(step, {p: f for p, f in out.items() if p in self.relayed and f},
+                      {p: e for p, e in expect.items() if p in self.relayed and e})
+        sends = {}
+        for peer, frames in out.items():
+            if frames and peer not in self.relayed:
+                sends[peer] = self._queue(step, peer, frames)
+        readers = {peer: _Reader(peer, specs) for peer, specs in expect.items()
+                   if specs and peer not in self.relayed}
+        for peer in set(sends) | set(readers):
+            self._watch(peer, peer in sends, peer in readers)
+        deadline = time.monotonic() + self.timeout
+        try:
+            while sends or any(not r.done for r in readers.values()) or \
+                    (rel is not None and not rel.done):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timed_out(step, sends, readers)
+                if rel is not None:
+                    select_socket(self._sel, rel.sock, selectors.EVENT_READ |
+                                 (selectors.EVENT_WRITE if rel.queue else 0), "relay")
+                events = self._sel.select(0 if self._has_pending(readers) else min(left, 1.0))
+                for key, mask in events:
+                    peer = key.data
+                    if peer == "relay":
+                        if mask & selectors.EVENT_WRITE:
+                            rel.write(step)
+                        if mask & selectors.EVENT_READ:
+                            rel.read(step)
+                        continue
+                    if mask & selectors.EVENT_WRITE and peer in sends:
+                        if self._write(step, peer, sends[peer]):
+                            del sends[peer]
+                            self._watch(peer, False, peer in readers and
+                                        not readers[peer].done)
+                    if mask & selectors.EVENT_READ and peer in readers \
+                            and not readers[peer].done:
+                        self._read(step, readers[peer])
+                        if readers[peer].done:
+                            self._watch(peer, peer in sends, False)
+                self._read_pending(step, readers, sends)
+        finally:
+            for peer in self._peers:
+                self._watch(peer, False, False)
+            if rel is not None:
+                select_socket(self._sel, rel.sock, 0, "relay")
+        got = {peer: r.out for peer, r in readers.items()}
+        if rel is not None:
+            got.update(rel.take())
+        return got
+
+    def _has_pending(self, readers) -> bool:
+        if self.relay is not None and self.relay.pending():
+            return True
+        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items())
+
+    def _read_pending(self, step, readers, sends) -> None:
+        """Bytes TLS already decrypted: ``select`` does not report them, so read them now."""
+        if self.relay is not None and self.relay.pending():
+            self.relay.read(step)
+        for peer, r in readers.items():
+            if not r.done and _pending(self._peers[peer]):
+                self._read(step, r)
+                if r.done:
+                    self._watch(peer, peer in sends, False)
+
+    def _queue(self, step, peer, frames):
+        parts = []
+        sent = 0
+        for f in frames:
+            head = fr.encode_header(fr.DATA, self.session, step, self.rank, peer, f.segment,
+                                    f.dtype, f.bits, f.shape, f.payload.size)
+            parts.append(memoryview(head))
+            if f.payload.size:
+                parts.append(memoryview(np.ascontiguousarray(f.payload)).cast("B"))
+            self.counts.frames_sent += 1
+            self.counts.header_bytes_sent += len(head)
+            self.counts.payload_bytes_sent += f.payload.size
+            sent += len(head) + f.payload.size
+        self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
+        return parts
+
+    def _watch(self, peer, write: bool, read: bool):
+        """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
+        nothing for this step is not read: what it sent for later steps waits in the kernel)."""
+        ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
+        select_socket(self._sel, self._peers[peer], ev, peer)
+
+    def _write(self, step, peer, parts) -> bool:
+        """Send as much of ``parts`` as the socket takes; True when all is sent."""
+        sock = self._peers[peer]
+        while parts:
+            mv = parts[0]
+            try:
+                n = sock.send(mv[:_CHUNK])
+            except WOULD_BLOCK:
+                return False
+            except OSError as e:
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
+                                     peer, step) from None
+            if n < len(mv):
+                parts[0] = mv[n:]
+                if n == 0:
+                    return False
+            else:
+                parts.pop(0)
+        return True
+
+    def _read(self, step, rd: _Reader) -> None:
+        """Receive what the socket has for the reader's current piece, piece after piece."""
+        sock = self._peers[rd.peer]
+        who = self.describe(rd.peer)
+        while not rd.done:
+            view = memoryview(rd.buf)[rd.pos:]
+            if len(view):
+                try:
+                    n = sock.recv_into(view, min(len(view), _CHUNK))
+                except WOULD_BLOCK:
+                    return
+                except OSError as e:
+                    raise TransportError(f"{who} disconnected at step {step} ({e})",
+                                         rd.peer, step) from None
+                if n == 0:
+                    raise TransportError(f"{who} disconnected at step {step}"
+                                         + (" (truncated frame)" if rd.pos or rd.stage
+                                            != "fixed" else ""), rd.peer, step)
+                rd.pos += n
+                if rd.pos < len(rd.buf):
+                    continue
+            self._advance(step, rd, who)
+
+    def _advance(self, step, rd: _Reader, who) -> None:
+        try:
+            if rd.stage == "fixed":
+                rd.head = fr.decode_fixed(bytes(rd.buf))
+                rd.stage, rd.buf, rd.pos = "shape", bytearray(8 * rd.head["ndim"]), 0
+            elif rd.stage == "shape":
+                h = rd.head
+                h["shape"] = fr.decode_shape(bytes(rd.buf), h["ndim"])
+                if h["nbytes"] > MAX_FRAME_BYTES:
+                    raise fr.FrameError(f"frame from {who} at step {step} announces "
+                                        f"{h['nbytes']} bytes (at most {MAX_FRAME_BYTES})")
+                spec = rd.specs[rd.i]
+                fr.check_header(h, spec.shape, session=self.session, step=step, sender=rd.peer,
+                                receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
+                                bits=spec.bits, who=who)
+                self.counts.header_bytes_received += fr.header_size(h["ndim"])
+                into = spec.into
+                buf = into if into is not None and into.size == h["nbytes"] else \
+                    np.empty(h["nbytes"], np.uint8)
+                rd.stage, rd.buf, rd.pos = "payload", buf, 0
+            else:
+                spec = rd.specs[rd.i]
+                rd.out.append(None if rd.buf is spec.into else
+                              fr.unpack(rd.buf, spec.dtype, spec.bits, spec.shape))
+                self.counts.frames_received += 1
+                self.counts.payload_bytes_received += rd.buf.size
+                rd.i += 1
+                if not rd.done:
+                    rd._start()
+        except fr.FrameError as e:
+            raise TransportError(str(e), rd.peer, step) from None
+
+    def _timed_out(self, step, sends, readers):
+        waiting = [p for p, r in readers.items() if not r.done]
+        relayed = self.relay.waiting_for() if self.relay is not None else []
+        names = [self.describe(p) for p in waiting] + \
+            [f"{self.describe(p)} through the relay" for p in relayed]
+        if not names:
+            names = [self.describe(p) for p in sends] or (
+                ["the relay"] if self.relay is not None else [])
+        what = "for" if waiting or relayed else "to write to"
+        first = (waiting + relayed + list(sends) + [None])[0]
+        raise TransportError(f"timed out after {self.timeout:g} s at step {step} waiting "
+                             f"{what} {', '.join(names) or 'a peer'}", first, step)
+
+    # -- plumbing -----------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close every connection (idempotent). Through the relay: BYE after a clean run, ABORT
+        with the error after a broken one (the relay tells the other hosts)."""
+        if self.relay is not None:
+            self.relay.close(self._broken is None, str(self._broken or ""))
+            self.relay = None
+        for sock in self._peers.values():
+            try:
+                self._sel.unregister(sock)
+            except (KeyError, ValueError):
+                pass
+            try:
+                sock.close()
+            except OSError:
+                pass
+        self._peers.clear()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+        self._sel.close()
+
+
+def new_session_id() -> int:
+    """A random 64-bit tag for a run (frames of another run are refused)."""
+    return int.from_bytes(os.urandom(8), "little")
