@@ -1,4 +1,4 @@
-"""The FSS gates' warm-up (internal; registered with :mod:`mpc.run.warmup` on import of :mod:`fss`).
+"""The FSS gates' warm-up (:func:`fss.warm_up`; :meth:`fss.FSSGates.warm_up`).
 
 Calls every compiled kernel the gates use (key generation as arrays and
 straight into bytes, parsing, block and scalar evaluation, for DCF and

@@ -35,14 +35,11 @@ in every process.
 from __future__ import annotations
 
 from mpc.protocols.dealer import TrustedDealer
+from mpc.protocols.providers import as_comparisons, as_preprocessing
 from mpc.comm.network import DEFAULT_ROLES, Network
 from mpc.comm.placement import Placement
 from mpc.arith.ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
 from mpc.arith.rng import CSPRNG, as_rng
-
-#: how comparisons are computed (:mod:`mpc.values`)
-BACKENDS = ("dealer", "gc")
-
 
 class Session:
     """Parties, roles, network, CSPRNG and trusted dealer of one run, in one process.
@@ -62,10 +59,16 @@ class Session:
     record_views : record what each party receives (tests, small n).
     runtime : the process's :class:`mpc.run.runtime.Runtime` in a run of several
         processes; None (default): the simulator, every participant here.
-    backend : how secure values compare (:mod:`mpc.values`): ``"dealer"``
-        (FSS gates for two holders, the p-party circuit for more, trusted
-        dealer preprocessing) or ``"gc"`` (garbled circuits with oblivious
-        transfer, two holders, no dealer).
+    comparisons : how secure values compare (:mod:`mpc.values`): a comparison
+        provider or a sequence of them, the first that serves the number of
+        holders is used (:mod:`mpc.protocols.providers`). Default: the p-party
+        circuit (:class:`~mpc.protocols.providers.CircuitComparisons`);
+        ``(fss.FSSGates(), CircuitComparisons())`` compares two holders in one
+        round; ``mpc.gc.GarbledCircuits()`` without a dealer.
+    preprocessing : where triples come from:
+        :class:`~mpc.protocols.providers.TrustedDealerPreprocessing` (default)
+        or :class:`~mpc.protocols.providers.OTPreprocessing` (no dealer; no
+        products of secure values).
 
     ``workers`` (attribute, default None): how many threads a protocol step
     may use inside this session (None: the step's own default). Sessions of
@@ -75,16 +78,16 @@ class Session:
     def __init__(self, n_parties, *, bits: int = DEFAULT_BITS,
                  frac_bits: int = DEFAULT_FRAC_BITS, seed=None,
                  roles=DEFAULT_ROLES, record_views: bool = False, runtime=None,
-                 backend: str = "dealer"):
+                 comparisons=None, preprocessing=None):
         self._setup(n_parties, as_rng(seed).fresh("session"), bits, frac_bits, roles,
                     record_views, runtime, None)
-        self.backend = _check_backend(backend)
+        self._providers(comparisons, preprocessing)
 
     @classmethod
     def derived(cls, n_parties, rng: CSPRNG, *, bits: int = DEFAULT_BITS,
                 frac_bits: int = DEFAULT_FRAC_BITS, roles=DEFAULT_ROLES,
                 record_views: bool = False, workers=None, runtime=None, link=None,
-                backend: str = "dealer") -> "Session":
+                comparisons=None, preprocessing=None) -> "Session":
         """A session on a stream the caller derived: one piece of a larger run.
 
         ``rng`` is used as is (not refreshed), so the piece is reproducible
@@ -100,8 +103,22 @@ class Session:
         self = cls.__new__(cls)
         self._setup(n_parties, rng, bits, frac_bits, roles, record_views, runtime, link)
         self.workers = workers
-        self.backend = _check_backend(backend)
+        self._providers(comparisons, preprocessing)
         return self
+
+    def _providers(self, comparisons, preprocessing) -> None:
+        self.comparisons = as_comparisons(comparisons)
+        self.preprocessing = as_preprocessing(preprocessing)
+
+    def comparison_for(self, holders: int):
+        """The first of :attr:`comparisons` that serves ``holders`` holders (ValueError if none)."""
+        for c in self.comparisons:
+            if c.serves(holders):
+                return c
+        names = ", ".join(type(c).__name__ for c in self.comparisons)
+        raise ValueError(f"no comparison provider of this session ({names}) serves {holders} "
+                         "holders; add mpc.protocols.providers.CircuitComparisons() (any number "
+                         "of holders) to Session(comparisons=...)")
 
     def _setup(self, n_parties, rng, bits, frac_bits, roles, record_views, runtime, link):
         self.ring = ring(bits)
@@ -210,12 +227,6 @@ class Session:
             f", process={self.placement.rank}/{self.placement.n_procs}"
         return (f"Session(n_parties={self.n_parties}, ring={self.ring}, "
                 f"frac_bits={self.fp.frac_bits}, insecure={self.insecure}{where})")
-
-
-def _check_backend(backend) -> str:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    return backend
 
 
 def agreed_stream(runtime, stream: CSPRNG, *labels) -> CSPRNG:

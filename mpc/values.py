@@ -26,23 +26,24 @@ secure values is a Beaver product, one round); comparisons ``< <= > >= ==``
 (0/1 results at scale 0); :func:`where`; ``sum``, ``dot``; ``max``,
 ``min``, ``argmax``, ``argmin`` over an axis (a tournament: log2(n) levels,
 each one batched comparison and one round of products); ``^``, ``&`` on
-XOR values. Comparisons are chosen by the session's backend: ``"dealer"``:
-FSS gates for two holders when :mod:`fss` is imported (one round; see
-:func:`register_comparison`), else the p-party circuit :mod:`mpc.protocols.compare`
-(about 8 rounds, secure against any p - 1 holders); ``"gc"``: garbled
-circuits between two holders, with oblivious transfer instead of a dealer
-(registered by :mod:`mpc.gc.secure`).
+XOR values. Comparisons use the session's comparison providers
+(:mod:`mpc.protocols.providers`): the first that serves the number of
+holders, e.g. ``fss.FSSGates()`` for two holders (one round), the p-party
+circuit :mod:`mpc.protocols.compare` for any number (about 8 rounds, secure
+against any p - 1 holders), or ``mpc.gc.GarbledCircuits()`` (two holders,
+oblivious transfer instead of a dealer). Products take Beaver triples from
+the session's trusted dealer; a session whose preprocessing is
+``OTPreprocessing()`` (no dealer) refuses them.
 
-Threat model: that of the primitives (static semi-honest adversary; a
-trusted dealer for triples and keys under ``"dealer"``, none under
-``"gc"``); openings happen only in :func:`output_values`.
+Threat model: that of the providers (static semi-honest adversary; a
+trusted dealer for triples and keys, none with garbled circuits and OT
+preprocessing); openings happen only in :func:`output_values`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import warnings
 
 import numpy as np
 
@@ -52,48 +53,6 @@ from mpc.protocols.dealer import check_holders
 from mpc.arith.ring import Ring
 
 KINDS = ("additive", "xor")
-
-#: comparison engines: (backend, name) -> function(session, z, holders, op, in_bits) -> shares
-_COMPARISONS: dict = {}
-
-
-def register_comparison(backend: str, holders: int, fn) -> None:
-    """Make ``fn`` compute comparisons for ``backend`` when there are ``holders`` holders.
-
-    ``fn(session, z, holders, op, in_bits)`` returns additive shares of
-    ``[z < 0]`` (op ``"ltz"``) or ``[z == 0]`` (op ``"eqz"``) among the same
-    holders, for ``z`` a ``(p, m)`` sharing; ``in_bits`` is None or a width
-    d < l with |z| < 2^(d-1) guaranteed. :mod:`fss` registers its gates for
-    (``"dealer"``, 2); :mod:`mpc.gc.secure` registers (``"gc"``, 2).
-    """
-    _COMPARISONS[(backend, int(holders))] = fn
-
-
-def _circuit_comparison(session, z, holders, op, in_bits):
-    fn = _compare.ltz if op == "ltz" else _compare.eqz
-    return fn(session, z, holders)
-
-
-_warned_fss = []
-
-
-def _comparison_for(session, p: int):
-    fn = _COMPARISONS.get((session.backend, p))
-    if fn is not None:
-        return fn
-    if session.backend == "gc":
-        if p != 2:
-            raise ValueError(f"backend 'gc' compares between two holders, got {p}")
-        import importlib
-        importlib.import_module("mpc.gc.secure")            # registers itself (same layer)
-        return _COMPARISONS[("gc", 2)]
-    if p == 2 and not _warned_fss:
-        _warned_fss.append(True)
-        warnings.warn("FSS gates are not registered (import fss): two-holder comparisons use "
-                      "the p-party circuit of mpc.protocols.compare (about 8 rounds instead of 1)",
-                      RuntimeWarning, stacklevel=4)
-    return _circuit_comparison
-
 
 class SecureArray:
     """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
@@ -252,6 +211,7 @@ class SecureArray:
         if isinstance(other, SecureArray):
             other._additive("*")
             _same_family(self, other)
+            _check_products(self.session)
             x, y = np.broadcast_arrays(self._shares, other._shares)
             h = self._broadcast_holders(x.shape)
             z = _multiply(self.session, np.ascontiguousarray(x), np.ascontiguousarray(y), h)
@@ -309,7 +269,7 @@ class SecureArray:
         shape = z_shares.shape[1:]
         flat = z_shares.reshape(z_shares.shape[0], -1)
         hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
-        fn = _comparison_for(self.session, flat.shape[0])
+        fn = self.session.comparison_for(flat.shape[0]).compare
         gate = "eqz" if op == "==" else "ltz"
         out = _in_chunks(self.session, fn, np.ascontiguousarray(flat), hflat, gate, in_bits)
         if op == ">=":                                      # 1 - [z < 0]
@@ -407,6 +367,7 @@ class SecureArray:
         if not isinstance(other, SecureArray):
             return self._like(self._shares & (np.asarray(other, dtype=np.uint64) & self.ring.mask))
         other._xor_kind("&")
+        _check_products(self.session)
         return self._like(_xor_and(self, other))
 
     __rand__ = __and__
@@ -416,6 +377,7 @@ class SecureArray:
         self._xor_kind("to_additive")
         if self.ring.bits != 1 and self.bound > 1:
             raise ValueError("to_additive converts single bits (an XOR value of a 1-bit ring)")
+        _check_products(self.session)
         ctx = _compare._Context(self.session, self.holders, self.shape)
         bits = (self._shares & np.uint64(1)).astype(np.uint8)
         out = ctx.bit_to_arith(bits)
@@ -716,6 +678,16 @@ def output_values(session, x: SecureArray, to=None):
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+def _check_products(session) -> None:
+    """Products, ANDs and daBits come from the session's trusted dealer: refused without one."""
+    pre = session.preprocessing
+    if not pre.products:
+        raise ValueError(f"a product, an AND or a bit conversion of secure values needs the "
+                         f"dealer's triples, and this session's "
+                         f"preprocessing ({type(pre).__name__}: {pre.trust}) deals none; use "
+                         "Session(preprocessing=TrustedDealerPreprocessing()) for products")
+
+
 def _check_value_holders(session, holders, shape) -> np.ndarray:
     h = check_holders(holders, session.net, shape[1:] if np.ndim(holders) > 1 else None)
     if h.shape[0] != shape[0]:

@@ -26,6 +26,8 @@ import numbers
 
 import numpy as np
 
+import fss
+
 from mpc.run.launch import groups_for, launch
 from mpc.comm.placement import Placement
 from mpc.wire.transport import DEFAULT_TIMEOUT
@@ -77,7 +79,8 @@ def spread(program, *args, n: int, roles, processes=None, groups=None, private=N
         return out
 
     results = launch(program, *args, groups=groups, kwargs_for=rows_of,
-                     timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
+                     timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+                     warm_up=(fss.warm_up,))
     released = [r.value for r in results if getattr(r.value, "released", False)]
     if len(released) != 1:
         raise RuntimeError(f"{len(released)} processes released a result (expected one)")

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.run.routing import Exchange
 from mpc.comm.traffic import Deferred, Tally, Traffic  # noqa: F401 (Traffic: re-exported)
 
 DEFAULT_ROLES = ("dealer", "aggregator")
@@ -462,7 +461,7 @@ class Network:
 
     def _route(self, pending) -> None:
         """Exchange a round's sends with the other processes and record the local views."""
-        ex = Exchange(self._link.placement)
+        ex = self._link.exchange()
         for kind, s, r, payload, bits, m, *_ in pending:
             if kind == "single":
                 ex.single(int(s), int(r), payload, bits)

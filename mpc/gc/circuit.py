@@ -27,11 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-XOR, AND, INV, EQW, EQ = 0, 1, 2, 3, 4
-GATE_NAMES = ("XOR", "AND", "INV", "EQW", "EQ")
-GATE_CODES = {name: code for code, name in enumerate(GATE_NAMES)}
-GARBLER, EVALUATOR = 0, 1
-PARTY_NAMES = {GARBLER: "garbler", EVALUATOR: "evaluator"}
+from mpc.gc.gates import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV,  # noqa: F401
+                         PARTY_NAMES, XOR)
+from mpc.gc.schedule import compile_schedule
 
 
 class CircuitError(ValueError):
@@ -132,8 +130,6 @@ class Circuit:
     @functools.cached_property
     def schedule(self):
         """The compiled evaluation order (:class:`mpc.gc.schedule.Schedule`), cached."""
-        from mpc.gc.schedule import compile_schedule
-
         return compile_schedule(self)
 
     # -- transformations --------------------------------------------------------

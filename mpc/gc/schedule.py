@@ -33,7 +33,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.gc.circuit import AND, EQ, EQW, INV, XOR, Circuit
+from typing import TYPE_CHECKING
+
+from mpc.gc.gates import AND, EQ, EQW, INV, XOR
+
+if TYPE_CHECKING:
+    from mpc.gc.circuit import Circuit
 
 STEP_XOR, STEP_AND = 0, 1
 ZERO_SLOT, ONE_SLOT = 0, 1

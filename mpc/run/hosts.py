@@ -80,15 +80,16 @@ def open_mesh(plan: Plan, rank: int, creds=None, *, host: str | None = None,
                            relayed=plan.relayed - {rank} if rank in plan.relayed else ())
 
 
-def join(mesh: SocketMesh, plan: Plan, creds=None) -> Runtime:
+def join(mesh: SocketMesh, plan: Plan, creds=None, *, warm_up=()) -> Runtime:
     """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting.
 
-    Meanwhile a thread loads the process's compiled kernels (:mod:`mpc.run.warmup`); it is
-    waited for before returning, so the program starts with them loaded. The process keeps
+    Meanwhile a thread runs the warm-ups ``warm_up`` (callables that load the program's
+    compiled kernels, :mod:`mpc.run.warmup`); it is waited for before returning, so the
+    program starts with them loaded. The process keeps
     up to :data:`mpc.machine.memory.RUN_LIMIT` of freed memory for reuse
     (:func:`mpc.machine.memory.retain_for_run`; ``USTAT_RETAIN_MEMORY=0``: not)."""
     memory.retain_for_run()
-    warming = warmup.start()
+    warming = warmup.start(warm_up)
     endpoint = None
     if mesh.relayed and creds is not None:
         from mpc.wire.e2e import Endpoint

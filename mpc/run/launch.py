@@ -82,7 +82,8 @@ def groups_for(n_parties: int, roles, processes: int | None = None, groups=None)
 
 def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIMEOUT,
            delay: float = 0.0, grace: float = 3.0, run_timeout: float | None = None,
-           tls: bool = False, relay: bool = False, connect_timeout: float | None = None):
+           tls: bool = False, relay: bool = False, connect_timeout: float | None = None,
+           warm_up=()):
     """Run ``program(runtime, *args, **kwargs_for(rank))`` in ``len(groups)`` processes.
 
     ``groups[r]``: what process r holds (party ids, ranges, role names).
@@ -96,7 +97,9 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
     this run (in a temporary directory, removed afterwards); ``relay``: the
     party-only processes reach each other through a relay process (one
     more process; frames sealed end to end when ``tls``), as a deployment
-    does (:mod:`mpc.run.hosts`).
+    does (:mod:`mpc.run.hosts`). ``warm_up``: callables that load the program's compiled
+    kernels (e.g. ``fss.warm_up``, :mod:`mpc.run.warmup`): run once here before forking, or
+    in each spawned process while it connects.
     Returns a list of :class:`ProcessResult`, by rank (the relay's counts,
     if any, are in ``results[0].relay``).
     """
@@ -109,7 +112,7 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
         raise ValueError("relay=True needs two or more processes that hold only parties")
     ctx = context()
     if ctx.get_start_method() == "fork":
-        warmup.run()        # once here: the forked children inherit the loaded kernels
+        warmup.run(warm_up)     # once here: the forked children inherit the loaded kernels
     plan = Plan(names=[f"process-{r}" for r in range(P)], groups=groups, addresses=[],
                 session=new_session_id(), relay=("127.0.0.1", 0) if relay else None,
                 relayed=relayed, timeout=timeout, delay=delay,
@@ -130,7 +133,7 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
             else:
                 kw = kwargs_for(rank) if kwargs_for is not None else {}
                 target, a = _child, (child, rank, plan, program, args, kw,
-                                     creds.get(plan.names[rank]))
+                                     creds.get(plan.names[rank]), tuple(warm_up))
             p = ctx.Process(target=target, name=f"mpc-rank-{rank}", daemon=True, args=a)
             p.start()
             child.close()
@@ -219,14 +222,14 @@ def _recv(pipe, proc, timeout, rank, labels):
                      f"{proc.exitcode}")
 
 
-def _child(pipe, rank, plan, program, args, kw, creds):
+def _child(pipe, rank, plan, program, args, kw, creds, warm_up=()):
     """A launched process: listen, learn the others' ports, connect, agree a key, run."""
     mesh, status = None, 1
     try:
         mesh = open_mesh(plan, rank, creds, host="127.0.0.1", port=0)
         pipe.send(("port", mesh.port))
         plan = _with_addresses(pipe, plan)
-        rt = join(mesh, plan, creds)
+        rt = join(mesh, plan, creds, warm_up=warm_up)
         t0 = time.perf_counter()
         value = program(rt, *args, **kw)
         seconds = time.perf_counter() - t0

@@ -211,6 +211,10 @@ class Link:
         """The link of a sub-network whose participant i is this one's ``ids[i]``."""
         return Link(self.placement.sub(ids), self.transport, self._counter)
 
+    def exchange(self) -> Exchange:
+        """A new, empty exchange for one round of this link's network."""
+        return Exchange(self.placement)
+
     def next_step(self) -> int:
         self._counter[0] += 1
         return self._counter[0]

@@ -44,6 +44,8 @@ MAGIC = b"UF"
 VERSION = 1
 DATA, HELLO = 0, 1
 MAX_NDIM = 8
+#: largest payload a frame may announce before the receiver refuses it (bytes)
+MAX_FRAME_BYTES = 1 << 34
 _FIXED = struct.Struct("<2sBBQQIIHBBBBQ")
 FIXED_SIZE = _FIXED.size           # 42 bytes
 

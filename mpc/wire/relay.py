@@ -24,7 +24,7 @@ length                8      bytes that follow (a DATA body: the sealed frame)
 The relay forwards DATA and ANNOUNCE envelopes as they are, after checking
 the source (the connection's authenticated participant), the destination
 (another host of the run) and the length (at most
-:data:`mpc.wire.transport.MAX_FRAME_BYTES` plus the frame's overhead). It sends
+:data:`mpc.wire.frames.MAX_FRAME_BYTES` plus the frame's overhead). It sends
 READY to every host once all have connected (or GONE naming those that
 never did, before any step), and when a host disconnects without saying
 BYE, or sends something malformed, it tells every other host (GONE, with
@@ -113,13 +113,12 @@ class Relay:
 
     def __init__(self, hosts, names, session: int, *, wrap=None, connect_timeout=30.0,
                  max_frame_bytes=None):
-        from mpc.wire.transport import MAX_FRAME_BYTES
         self.hosts = sorted(int(h) for h in hosts)
         self.names = list(names)
         self.session = int(session)
         self.wrap = wrap
         self.connect_timeout = float(connect_timeout)
-        self.max_body = (MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes) + 4096
+        self.max_body = (fr.MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes) + 4096
         self.conns: dict[int, _Conn] = {}
         self.refused: list = []
         self._listener = None

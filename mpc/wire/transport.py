@@ -69,8 +69,7 @@ from mpc.wire.sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dia
 DEFAULT_TIMEOUT = 60.0
 #: seconds to set up the mesh (every peer connected and greeted)
 CONNECT_TIMEOUT = 30.0
-#: largest payload a frame may announce before the receiver refuses it (bytes)
-MAX_FRAME_BYTES = 1 << 34
+MAX_FRAME_BYTES = fr.MAX_FRAME_BYTES
 _CHUNK = 1 << 22                # bytes per send/recv call
 
 #: bytes of later steps' frames a host may hold from the relay before it refuses more

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-import fss  # noqa: F401
 from fss import gates
 from mpc.protocols import compare
 from mpc.protocols.beaver import multiply

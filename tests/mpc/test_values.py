@@ -3,17 +3,21 @@
 import numpy as np
 import pytest
 
-import fss  # noqa: F401  (registers the FSS comparisons for two holders)
+from fss import FSSGates
+from mpc.protocols.providers import CircuitComparisons
 from mpc.run.launch import launch
 from mpc.session import Session
 from mpc.values import SecureArray, stack, where
+
+#: FSS gates for two holders, the p-party circuit for more
+FSS = (FSSGates(), CircuitComparisons())
 
 RNG = np.random.default_rng(20261127)
 
 
 def _s(p=3, **kw):
     kw.setdefault("roles", ("dealer", "aggregator"))
-    return Session(p, seed=11, **kw)
+    return Session(p, seed=11, comparisons=FSS, **kw)
 
 
 def test_three_party_argmax_in_three_lines():
@@ -133,7 +137,7 @@ def test_holders_and_shares_are_checked():
 
 
 def test_inputs_can_be_held_by_roles_and_opened_to_a_role():
-    s = Session(4, seed=3, roles=("dealer", "server-0", "server-1", "analyst"))
+    s = Session(4, seed=3, roles=("dealer", "server-0", "server-1", "analyst"), comparisons=FSS)
     a = RNG.integers(0, 100, size=(4, 6))
     x = s.input(a, by=[0, 1, 2, 3], holders=["server-0", "server-1"], bound=128)
     assert x.holders.tolist() == [s.net.role("server-0"), s.net.role("server-1")]
@@ -168,7 +172,8 @@ def test_stack_and_indexing_keep_the_family():
 
 
 def _argmax_program(rt, data, seed):
-    s = Session(3, seed=seed, runtime=rt, roles=("dealer",), record_views=True)
+    s = Session(3, seed=seed, runtime=rt, roles=("dealer",), record_views=True,
+                comparisons=FSS)
     x = s.input(data, by=[0, 1, 2], bound=2**20)
     i = x.argmax(axis=0)
     out = s.output(i, to=[0, 1, 2])
@@ -204,7 +209,7 @@ def test_argmax_across_processes_with_secure_randomness():
 
 
 def _read_remote(rt):
-    s = Session(2, seed=1, runtime=rt, roles=("dealer",))
+    s = Session(2, seed=1, runtime=rt, roles=("dealer",), comparisons=FSS)
     x = s.input(np.array([[1, 2], [3, 4]]), by=[0, 1], bound=8)
     mine = [p for p in (0, 1) if s.is_local(p)][0]
     other = 1 - mine

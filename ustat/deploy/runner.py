@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+import fss
+
 from .config import Config
 
 
@@ -127,7 +129,7 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
     try:
         if log:
             log(f"{name}: listening on {me.address[0]}:{mesh.port}, connecting")
-        rt = join(mesh, plan, creds)
+        rt = join(mesh, plan, creds, warm_up=(fss.warm_up,))
         if log:
             log(f"{name}: connected to every participant; computing")
         if args.command == "estimate":

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import fss
+
 from mpc.run.launch import groups_for, launch
 from mpc.comm.placement import Placement
 from mpc.wire.transport import DEFAULT_TIMEOUT
@@ -65,7 +67,8 @@ def run_across_processes(records, kernel, processes, timeout, kwargs, *, session
         return {"records": mine}
 
     results = launch(_program, kernel, kwargs, groups=groups, kwargs_for=records_of,
-                     timeout=DEFAULT_TIMEOUT if timeout is None else timeout)
+                     timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+                     warm_up=(fss.warm_up,))
     main = next(r.value for r in results if r.value.released)
     main.process_costs = costs_of(results)
     return main

@@ -1,11 +1,11 @@
-"""Secure values compared by garbled circuits (``Session(backend="gc")``), in processes too."""
+"""Secure values compared by garbled circuits (``Session(comparisons=GarbledCircuits())``), in processes too."""
 
 import operator
 
 import numpy as np
 import pytest
 
-from mpc.gc.secure import comparison_circuit, gc_comparison
+from mpc.gc.provider import GarbledCircuits, comparison_circuit, gc_comparison
 from mpc.gc.yao import additive_circuit
 from mpc.run.launch import launch
 from mpc.arith.rng import CSPRNG
@@ -25,7 +25,7 @@ def _compare_all(s, a, b, bound):
 
 @pytest.mark.parametrize("bits", [8, 12])      # 8: the full ring (d = l); 12: in_bits d = 8
 def test_exhaustive_on_a_small_ring(bits):
-    s = Session(2, bits=bits, frac_bits=0, seed=1, backend="gc")
+    s = Session(2, bits=bits, frac_bits=0, seed=1, comparisons=GarbledCircuits())
     v = np.arange(-31, 32)
     a, b = (m.ravel() for m in np.meshgrid(v, v, indexing="ij"))
     for op, got in _compare_all(s, a, b, 32).items():
@@ -34,7 +34,7 @@ def test_exhaustive_on_a_small_ring(bits):
 
 @pytest.mark.parametrize("bound", [2 ** 37, 2 ** 36])     # d = l = 40, and d = 39
 def test_randomized_on_40_bits(bound):
-    s = Session(2, seed=2, backend="gc")
+    s = Session(2, seed=2, comparisons=GarbledCircuits())
     rng = np.random.default_rng(bound)
     a = rng.integers(-bound + 1, bound, 1000)
     b = rng.integers(-bound + 1, bound, 1000)
@@ -48,7 +48,7 @@ def test_randomized_on_40_bits(bound):
 
 def test_per_instance_holders_and_the_cost():
     """Each instance between its own two parties; shares held by them sum to the bit."""
-    s = Session(4, bits=16, frac_bits=0, seed=3, backend="gc")
+    s = Session(4, bits=16, frac_bits=0, seed=3, comparisons=GarbledCircuits())
     m, d, l = 40, 10, 16
     h = np.stack([np.arange(m) % 4, (np.arange(m) + 1 + np.arange(m) // 4 % 3) % 4])
     z = np.random.default_rng(0).integers(-(1 << (d - 1)) + 1, 1 << (d - 1), m)
@@ -69,9 +69,9 @@ def test_per_instance_holders_and_the_cost():
 
 
 def test_gc_backend_needs_two_holders():
-    s = Session(3, bits=16, frac_bits=0, seed=1, backend="gc")
+    s = Session(3, bits=16, frac_bits=0, seed=1, comparisons=GarbledCircuits())
     x = s.input(np.zeros((3, 4), np.int64), by=[0, 1, 2], bound=8)
-    with pytest.raises(ValueError, match="two holders"):
+    with pytest.raises(ValueError, match="GarbledCircuits.* serves 3 holders"):
         x[0] < x[1]                                                      # noqa: B015
     with pytest.raises(ValueError, match="op must be one of"):
         comparison_circuit("gtz", 4, 8)
@@ -80,7 +80,7 @@ def test_gc_backend_needs_two_holders():
 # -- in processes ---------------------------------------------------------------------------------
 
 def program(rt, seed, a, b, views=True):
-    s = Session(2, bits=16, frac_bits=0, seed=seed, runtime=rt, backend="gc",
+    s = Session(2, bits=16, frac_bits=0, seed=seed, runtime=rt, comparisons=GarbledCircuits(),
                 record_views=views)
     mark = wire_mark(s)
     x = s.input(np.stack([a, b]), by=[0, 1], bound=1 << 10)

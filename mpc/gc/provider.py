@@ -1,7 +1,7 @@
-"""Garbled circuits as the comparison engine of secure values (:mod:`mpc.values`), backend "gc".
+"""Garbled circuits as a comparison provider of secure values (:mod:`mpc.values`).
 
-``Session(..., backend="gc")`` makes ``x < y`` and ``x == y`` on a
-:class:`mpc.values.SecureArray` held by two parties run Yao's protocol
+``Session(..., comparisons=GarbledCircuits())`` makes ``x < y`` and ``x == y``
+on a :class:`mpc.values.SecureArray` held by two parties run Yao's protocol
 between them (:func:`mpc.gc.yao.yao`), with oblivious transfer instead of a
 dealer. For a two-holder sharing ``z = z_0 + z_1 mod 2^l`` of the
 difference of the operands:
@@ -16,7 +16,7 @@ difference of the operands:
 3. ``output="additive"``: the garbler's share is a uniform r in Z_2^l it fed
    into the circuit, the evaluator decodes ``[.] - r mod 2^l`` (l - 1 more
    ANDs). The result is an additive sharing of the 0/1 bit among the same
-   holders, as :func:`mpc.values.register_comparison` asks.
+   holders, as :meth:`mpc.protocols.providers.Comparisons.compare` asks.
 
 Cost per comparison (n_and = about d + l ANDs): offline 256 n_and bits of
 tables, l decoding bits and a correlated OT for d bits (Chou-Orlandi base
@@ -34,7 +34,7 @@ import functools
 
 import numpy as np
 
-from mpc.values import register_comparison
+from mpc.protocols.providers import Comparisons
 from mpc.gc.builder import CircuitBuilder
 from mpc.gc.circuit import EVALUATOR, GARBLER
 from mpc.gc.yao import yao
@@ -87,4 +87,17 @@ def gc_comparison(session, z, holders, op: str, in_bits=None) -> np.ndarray:
     return out & ring.mask
 
 
-register_comparison("gc", 2, gc_comparison)
+
+class GarbledCircuits(Comparisons):
+    """Comparisons between two holders by Yao's protocol with oblivious transfer (no dealer):
+    :func:`gc_comparison` (module docstring for steps, costs and threat model)."""
+
+    name = "gc"
+    trust = ("no dealer: garbled circuits between the two holders, oblivious transfer "
+             "(computational security, semi-honest holders)")
+
+    def serves(self, holders: int) -> bool:
+        return holders == 2
+
+    def compare(self, session, z, holders, op, in_bits):
+        return gc_comparison(session, z, holders, op, in_bits)

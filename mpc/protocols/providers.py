@@ -1,0 +1,136 @@
+"""Providers: how a session compares secret-shared values and where its correlated randomness
+comes from, each named by its trust model (CrypTen's providers are the model).
+
+A :class:`~mpc.session.Session` is *given* its providers; nothing is
+registered by importing a module:
+
+- **Comparisons** (:class:`Comparisons`): ``x < y`` and ``x == y`` on
+  :class:`~mpc.values.SecureArray` values. A session holds a sequence of
+  them and uses the first that serves the number of holders:
+  :class:`CircuitComparisons` (here: the p-party masked-opening circuit of
+  :mod:`mpc.protocols.compare`, any p >= 2, about 8 rounds, a trusted
+  dealer), ``fss.FSSGates`` (two holders, one round, a trusted dealer's DCF
+  keys) and ``mpc.gc.GarbledCircuits`` (two holders, Yao with oblivious
+  transfer, no dealer).
+- **Preprocessing** (:class:`Preprocessing`): the source of Beaver triples
+  and daBits. :class:`TrustedDealerPreprocessing` (the session's
+  :class:`~mpc.protocols.dealer.TrustedDealer`, default) or
+  :class:`OTPreprocessing` (dealer-free: bit triples for GMW by oblivious
+  transfer between the holders; no arithmetic triples, so a session with it
+  refuses products of secure values).
+
+A provider may have compiled kernels to load (:meth:`Comparisons.warm_up`):
+the launcher and the deployment runner load them while a process connects
+(:mod:`mpc.run.warmup`), when they are given the provider's warm-up.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mpc.protocols import compare
+
+__all__ = ["Comparisons", "CircuitComparisons", "Preprocessing", "TrustedDealerPreprocessing",
+           "OTPreprocessing", "as_comparisons", "as_preprocessing"]
+
+
+class Comparisons:
+    """A comparison provider: ``[z < 0]`` and ``[z == 0]`` of an additive sharing ``z``.
+
+    Subclasses set :attr:`name` and :attr:`trust` and implement :meth:`serves`
+    and :meth:`compare`.
+    """
+
+    #: short name (results and messages)
+    name = "comparisons"
+    #: whom a run with this provider trusts, in words
+    trust = ""
+
+    def serves(self, holders: int) -> bool:
+        """Whether this provider compares values shared among ``holders`` parties."""
+        raise NotImplementedError
+
+    def compare(self, session, z: np.ndarray, holders, op: str, in_bits) -> np.ndarray:
+        """Additive shares ``uint64 (p, m)`` of ``[z < 0]`` (op ``"ltz"``) or ``[z == 0]``
+        (``"eqz"``) among the same holders; ``z``: a ``(p, m)`` sharing mod 2^l, row j held
+        by ``holders[j]`` (``(p,)`` or per instance ``(p, m)``); ``in_bits``: None, or
+        d < l with |z| < 2^(d-1) guaranteed."""
+        raise NotImplementedError
+
+    def warm_up(self) -> None:
+        """Load this provider's compiled kernels (nothing by default)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class CircuitComparisons(Comparisons):
+    """The p-party masked-opening comparison circuit (:mod:`mpc.protocols.compare`).
+
+    Any number p >= 2 of holders; about 8 rounds; secure against any p - 1
+    colluding holders; a trusted dealer's AND triples and daBits.
+    """
+
+    name = "circuit"
+    trust = "trusted dealer for AND triples and daBits; secure against any p - 1 holders"
+
+    def serves(self, holders: int) -> bool:
+        return holders >= 2
+
+    def compare(self, session, z, holders, op, in_bits):
+        fn = compare.ltz if op == "ltz" else compare.eqz
+        return fn(session, z, holders)
+
+
+class Preprocessing:
+    """A source of correlated randomness: ``name`` (``"dealer"`` or ``"ot"``: the GMW
+    triple source of :mod:`mpc.protocols.gmw`), ``trust``, and whether it deals arithmetic
+    Beaver triples (``products``)."""
+
+    name = ""
+    trust = ""
+    products = False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class TrustedDealerPreprocessing(Preprocessing):
+    """The session's trusted dealer (:class:`mpc.protocols.dealer.TrustedDealer`): Beaver
+    triples, daBits, masks and FSS keys, offline, counted as offline traffic."""
+
+    name = "dealer"
+    trust = "trusted dealer: honest, colludes with no party, sees no input"
+    products = True
+
+
+class OTPreprocessing(Preprocessing):
+    """No dealer: bit triples for GMW by oblivious transfer between each pair of holders
+    (:mod:`mpc.ot`). No arithmetic triples: products of secure values are refused."""
+
+    name = "ot"
+    trust = "no dealer: oblivious transfer between the holders (computational security)"
+    products = False
+
+
+def as_comparisons(comparisons) -> tuple:
+    """``comparisons`` (a provider or a sequence of them; None: the p-party circuit) as a
+    checked tuple."""
+    if comparisons is None:
+        return (CircuitComparisons(),)
+    items = (comparisons,) if isinstance(comparisons, Comparisons) else tuple(comparisons)
+    if not items or not all(isinstance(c, Comparisons) for c in items):
+        raise TypeError("comparisons must be a comparison provider (mpc.protocols.providers."
+                        "Comparisons: CircuitComparisons, fss.FSSGates, mpc.gc."
+                        f"GarbledCircuits) or a sequence of them, got {comparisons!r}")
+    return items
+
+
+def as_preprocessing(preprocessing) -> Preprocessing:
+    """``preprocessing`` checked (None: :class:`TrustedDealerPreprocessing`)."""
+    if preprocessing is None:
+        return TrustedDealerPreprocessing()
+    if not isinstance(preprocessing, Preprocessing):
+        raise TypeError("preprocessing must be TrustedDealerPreprocessing() or "
+                        f"OTPreprocessing() (mpc.protocols.providers), got {preprocessing!r}")
+    return preprocessing
