@@ -19,7 +19,7 @@ from mpc.session import Session
 from mpc.arith.sharing import additive_share
 from ustat import kernels as K
 from ustat.secure import PrepTape, SecureOps
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 from ustat.umpc.chunk import (ChunkSpec, PreparedChunk, can_prepare, finish_chunk,
                               prepare_chunk, run_chunk)
 
@@ -141,7 +141,7 @@ def captured_runs():
         for name in DEGREE2:
             kern = K.get(name)
             X = _records(kern, 300, seed=5)
-            run_umpc(X, name, epsilon=1.0, threat_model="hf", seed=5, workers=1, chunk_size=100)
+            flat_umpc(X, name, epsilon=1.0, threat_model="hf", seed=5, workers=1, chunk_size=100)
     finally:
         protocol.run_chunks = real
     return out

@@ -15,6 +15,7 @@ from tests.conftest import REPO, shared_data
 from tests.ustat.test_cli_protocols import _err, _run
 from ustat import umpc
 from ustat.cli import main
+from tests.api import flat_umpc
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def spy(monkeypatch):
     """Record the keywords the CLI passes to run_umpc (and run it)."""
     real, calls = umpc.run_umpc, []
 
-    def run_umpc(*a, **kw):
+    def flat_umpc(*a, **kw):
         calls.append(kw)
         return real(*a, **kw)
 
@@ -104,7 +105,7 @@ def test_engine_flag_errors(tmp_path, capsys, argv, msg):
 
 
 def _old_run_umpc(real):
-    def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
+    def flat_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
                  threat_model="dis", seed=None, evaluate=False, progress=False,
                  fail=2.0 ** -40, f_h=0.5, aux_epsilon_fraction=0.1, bits=40, frac_bits=14):
         return real(records, kernel, epsilon=epsilon, edges=edges, sampler=sampler,
@@ -119,13 +120,13 @@ def _old_run_umpc(real):
 def test_new_keywords_refused_by_an_older_run_umpc(capsys, monkeypatch, flag, value, key):
     monkeypatch.setattr(umpc, "run_umpc", _old_run_umpc(umpc.run_umpc))
     code, err = _err(capsys, ["estimate", "gini", "--n", "20", flag, value])
-    assert code == 2 and f"{flag} needs ustat.umpc.run_umpc({key}=...)" in err
+    assert code == 2 and f"{flag} needs ustat.flat_umpc({key}=...)" in err
     assert main(["estimate", "gini", "--n", "20", "--no-progress"]) == 0    # without it: runs
 
 
 def _newer_run_umpc(real, seen):
     """A run_umpc with the release-core contract's keywords and result fields."""
-    def run_umpc(records, kernel, *, resolution=None, confidence=0.95, **kw):
+    def flat_umpc(records, kernel, *, resolution=None, confidence=0.95, **kw):
         seen.update(resolution=resolution, confidence=confidence)
         res = real(records, kernel, **kw)
         res.estimate_raw, res.estimate = 1.0432, 1.0
@@ -287,7 +288,7 @@ def test_bank_pool_and_release_options(capsys):
         assert res["confidence"] == 0.9 and res["ci"][0] <= res["estimate"] <= res["ci"][1]
     else:
         code, err = _err(capsys, argv + extra)
-        assert code == 2 and "needs ustat.umpc.run_umpc(resolution=...)" in err
+        assert code == 2 and "needs ustat.flat_umpc(resolution=...)" in err
 
 
 def test_data_hash_is_not_released(tmp_path, capsys):
@@ -321,7 +322,7 @@ def test_backend_gc_when_registered(capsys):
 
 
 def test_raw_records_and_bounds_go_to_a_run_umpc_that_takes_them(tmp_path, capsys, monkeypatch):
-    """Issue 8 s.2: with run_umpc(bounds=...), the CLI passes the raw values (clipped with --clip)
+    """Issue 8 s.2: with flat_umpc(bounds=...), the CLI passes the raw values (clipped with --clip)
     and the public bounds per kernel column; without it, [0, 1] records and --resolution
     converted to those units."""
     real, seen = umpc.run_umpc, {}

@@ -11,7 +11,8 @@ import pytest
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
 from ustat import kernels as K
-from ustat.umpc import ChunkSpec, run_chunk, run_umpc
+from tests.api import flat_umpc
+from ustat.umpc import ChunkSpec, run_chunk
 from ustat.umpc import engines
 from ustat.umpc.engines import ChunkInputs, run_chunks, warm_up
 from ustat.umpc.merge import add_shares, merge_chunk
@@ -30,7 +31,7 @@ def _records(name, n, seed=1):
 def _run(name, X, **kw):
     kw.setdefault("epsilon", 1.0)
     kw.setdefault("threat_model", "hf")
-    return run_umpc(X, name, seed=21, chunk_size=kw.pop("chunk_size", 9), **kw)
+    return flat_umpc(X, name, seed=21, chunk_size=kw.pop("chunk_size", 9), **kw)
 
 
 def _same(a, b):
@@ -66,7 +67,7 @@ def test_views_are_merged_in_send_order():
     views = []
     for workers in (1, 2):
         s = Session(24, seed=3, record_views=True)
-        run_umpc(X, "gini", epsilon=math.inf, session=s, chunk_size=5, workers=workers)
+        flat_umpc(X, "gini", epsilon=math.inf, session=s, chunk_size=5, workers=workers)
         views.append([[(r.phase, r.round, r.offline, r.sender, np.asarray(r.payload).tobytes())
                        for r in s.net.view(p)] for p in (0, 7, s.net.role("aggregator"))])
     assert views[0] == views[1] and all(len(v) for v in views[0])
@@ -98,7 +99,7 @@ def test_one_generator_for_two_runs_never_reuses_randomness():
     sh = []
     for _ in range(2):
         s = Session(12, seed=g, record_views=True)
-        run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s, workers=1)
+        flat_umpc(X, "gini", epsilon=math.inf, edges="all", session=s, workers=1)
         sh.append([np.asarray(r.payload) for r in s.net.view(1) if r.phase == "sharing"])
     assert len(sh[0]) == len(sh[1]) > 0
     assert not any(np.array_equal(a, b) for a, b in zip(*sh))
@@ -107,15 +108,15 @@ def test_one_generator_for_two_runs_never_reuses_randomness():
 def test_engine_arguments_are_checked():
     X = _records("gini", 10)
     with pytest.raises(ValueError, match="workers must be a positive integer"):
-        run_umpc(X, "gini", workers=0)
+        flat_umpc(X, "gini", workers=0)
     with pytest.raises(ValueError, match="pool must be one of"):
-        run_umpc(X, "gini", pool="fibers")
+        flat_umpc(X, "gini", pool="fibers")
     with pytest.raises(ValueError, match="backend must be one of"):
-        run_umpc(X, "gini", backend="no-such-backend")
+        flat_umpc(X, "gini", backend="no-such-backend")
     with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
-        run_umpc(X, "gini", chunk_size=0)
+        flat_umpc(X, "gini", chunk_size=0)
     with pytest.raises(TypeError, match="scheduler must be"):
-        run_umpc(X, "gini", scheduler=3, chunk_size=4)
+        flat_umpc(X, "gini", scheduler=3, chunk_size=4)
 
 
 class _Terminal(io.StringIO):
@@ -349,7 +350,7 @@ def test_dask_custom_kernel_and_views(client):
     res = []
     for kw in ({"workers": 1}, {"scheduler": client}):
         s = Session(20, seed=6, record_views=True)
-        r = run_umpc(X, near, epsilon=math.inf, session=s, chunk_size=9, evaluate="incomplete",
+        r = flat_umpc(X, near, epsilon=math.inf, session=s, chunk_size=9, evaluate="incomplete",
                      **kw)
         res.append((r.u_hat, [np.asarray(v.payload).tobytes() for v in s.net.view(3)]))
         assert r.u_hat == pytest.approx(r.evaluation["u_incomplete"], abs=1e-12)

@@ -12,7 +12,7 @@ import ustat.kernels as K
 from mpc.comm.network import Network
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 from ustat.umpc.chunk import BACKENDS, ChunkSpec, get_backend, run_chunk
 from ustat.umpc.gc_backend import GCBackend, edge_costs
 
@@ -41,8 +41,8 @@ def test_registered():
 def test_no_noise_release_equals_dealer_exactly(name):
     X = records(name, 24, 5)
     kw = dict(epsilon=math.inf, edges="2n", seed=9, workers=1, chunk_size=20)
-    dealer = run_umpc(X, name, backend="dealer", **kw)
-    gc = run_umpc(X, name, backend="gc", evaluate="incomplete", **kw)
+    dealer = flat_umpc(X, name, backend="dealer", **kw)
+    gc = flat_umpc(X, name, backend="gc", evaluate="incomplete", **kw)
     assert gc.estimate == dealer.estimate
     assert gc.u_hat == dealer.u_hat
     assert gc.u_hat == pytest.approx(gc.evaluation["u_incomplete"], abs=1e-12)
@@ -54,7 +54,7 @@ def test_no_noise_release_equals_dealer_exactly(name):
 @pytest.mark.parametrize("name", ["gini", "auc", "rand"])
 def test_measured_costs_equal_formula_and_no_dealer_traffic(name):
     X = records(name, 20, 2)
-    res = run_umpc(X, name, epsilon=math.inf, edges="2n", seed=1, workers=1, backend="gc")
+    res = flat_umpc(X, name, epsilon=math.inf, edges="2n", seed=1, workers=1, backend="gc")
     prec = getattr(res, "precision", None) or dict(bits=40, frac_bits=14, input_frac_bits=14)
     sp = SimpleNamespace(**{k: prec[k] for k in ("bits", "frac_bits", "input_frac_bits")})
     f = edge_costs(K.get(name), sp)
@@ -125,7 +125,7 @@ def test_chunk_shares_match_dealer_and_are_uniform():
 
 def test_bad_kernels_refused():
     with pytest.raises(ValueError, match="k = 2"):
-        run_umpc(np.random.default_rng(0).random((10, 1)), "triples", epsilon=math.inf,
+        flat_umpc(np.random.default_rng(0).random((10, 1)), "triples", epsilon=math.inf,
                  seed=1, backend="gc", workers=1)
 
     def secure(ops, x):
@@ -190,9 +190,9 @@ def test_sub_batches_change_nothing(monkeypatch):
 
     X = records("gini", 30, 4)
     kw = dict(epsilon=math.inf, seed=2, backend="gc", workers=1)
-    whole = run_umpc(X, "gini", **kw)
+    whole = flat_umpc(X, "gini", **kw)
     monkeypatch.setattr(G, "MAX_EDGES_PER_CALL", 7)
-    split = run_umpc(X, "gini", **kw)
+    split = flat_umpc(X, "gini", **kw)
     assert split.estimate == whole.estimate
     assert (split.online_bits, split.offline_bits, split.rounds) == (
         whole.online_bits, whole.offline_bits, whole.rounds)
@@ -204,8 +204,8 @@ def test_other_ring_widths_equal_dealer(name, bits, frac):
     """Widths come from the run (ChunkSpec), not assumed 40/14."""
     X = records(name, 16, 7)
     kw = dict(epsilon=math.inf, seed=4, workers=1, bits=bits, frac_bits=frac)
-    assert (run_umpc(X, name, backend="gc", **kw).estimate
-            == run_umpc(X, name, backend="dealer", **kw).estimate)
+    assert (flat_umpc(X, name, backend="gc", **kw).estimate
+            == flat_umpc(X, name, backend="dealer", **kw).estimate)
 
 
 @pytest.mark.parametrize("pool", ["processes", "threads"])
@@ -214,8 +214,8 @@ def test_garbling_on_workers_changes_nothing(pool):
     costs and per-party traffic as on one (the chunk's garbling itself stays on one thread)."""
     X = records("kendall", 40, 6)
     kw = dict(epsilon=1.0, threat_model="hf", seed=3, backend="gc", chunk_size=13)
-    one = run_umpc(X, "kendall", workers=1, **kw)
-    two = run_umpc(X, "kendall", workers=2, pool=pool, **kw)
+    one = flat_umpc(X, "kendall", workers=1, **kw)
+    two = flat_umpc(X, "kendall", workers=2, pool=pool, **kw)
     assert one.chunks > 2 and two.workers == 2
     assert (two.estimate, two.u_hat, two.online_bits, two.offline_bits, two.rounds,
             two.max_party_bits) == (one.estimate, one.u_hat, one.online_bits, one.offline_bits,

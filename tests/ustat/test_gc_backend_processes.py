@@ -5,7 +5,7 @@ steps (:func:`ustat.umpc.chunk.share_inputs`, :func:`~ustat.umpc.chunk.compute_k
 on a chunk session whose link spreads the members over processes
 (:meth:`mpc.run.routing.Link.sub`): the simulator's shares, report and views with
 one debug seed at P = 2 and 3; without a seed, correct shares of f and socket
-bytes equal to the counted bits / 8. Then a whole ``run_umpc(backend="gc",
+bytes equal to the counted bits / 8. Then a whole ``flat_umpc(backend="gc",
 processes=3)``.
 """
 
@@ -19,7 +19,7 @@ from mpc.session import Session
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)
 from tests.ustat.test_gc_backend import _chunk_spec, _encoded
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 from ustat.umpc.chunk import compute_kernel, run_chunk, share_inputs
 
 N = 6
@@ -107,15 +107,15 @@ class _Part:
 
 
 def test_whole_run_across_processes():
-    """run_umpc(backend="gc", processes=3): the simulator's release and traffic with a seed;
+    """flat_umpc(backend="gc", processes=3): the simulator's release and traffic with a seed;
     without one (edges "all", no noise) the exact complete statistic."""
     X = np.random.default_rng(1).random((12, 1))
     kw = dict(epsilon=np.inf, workers=1, backend="gc")
-    sim = run_umpc(X, "gini", edges="2n", seed=3, **kw)
-    three = run_umpc(X, "gini", edges="2n", seed=3, processes=3, **kw)
+    sim = flat_umpc(X, "gini", edges="2n", seed=3, **kw)
+    three = flat_umpc(X, "gini", edges="2n", seed=3, processes=3, **kw)
     assert three.estimate == sim.estimate and three.communication == sim.communication
-    secure = run_umpc(X, "gini", edges="all", processes=3, **kw)
-    exact = run_umpc(X, "gini", edges="all", seed=3, **kw)
+    secure = flat_umpc(X, "gini", edges="all", processes=3, **kw)
+    exact = flat_umpc(X, "gini", edges="all", seed=3, **kw)
     assert secure.estimate == exact.estimate
     assert exact.estimate == pytest.approx(np.abs(X[:, None, 0] - X[None, :, 0]).sum() / 132,
                                            abs=1e-9)

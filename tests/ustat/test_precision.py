@@ -23,7 +23,7 @@ from sklearn.metrics import rand_score, roc_auc_score
 
 from mpc.session import Session
 from ustat import kernels as K
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 from ustat.umpc.precision import choose_precision
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data")
@@ -141,7 +141,7 @@ def ref_vus(s, y):
 
 
 def _release(X, name, bounds=None):
-    return run_umpc(X, name, epsilon=math.inf, edges="all", sampler="all", seed=7, workers=1,
+    return flat_umpc(X, name, epsilon=math.inf, edges="all", sampler="all", seed=7, workers=1,
                     bounds=bounds)
 
 
@@ -195,7 +195,7 @@ def test_triples_on_bank_age_and_balance():
         res = _release(x[:50], "triples", [b])
         assert abs(res.estimate - ref_triples(x[:50])) <= TOL
         # the old 14-bit normalized inputs break ties of a + b - 2c: visible, not silent
-        old = run_umpc((x[:50] - b[0]) / (b[1] - b[0]), "triples", epsilon=math.inf,
+        old = flat_umpc((x[:50] - b[0]) / (b[1] - b[0]), "triples", epsilon=math.inf,
                        edges="all", seed=7, workers=1, bits=40, frac_bits=14,
                        input_frac_bits=14, evaluate=True)
         assert old.evaluation["exact_encoded"] == pytest.approx(old.estimate, abs=TOL)
@@ -213,20 +213,20 @@ def test_kendall_bank_age_balance_300_rows_is_tau_a():
     ty = sum(c * (c - 1) / 2 for c in np.unique(y, return_counts=True)[1])
     tau_b = stats.kendalltau(x, y).statistic
     assert tau_b * math.sqrt((n0 - tx) * (n0 - ty)) / n0 == pytest.approx(ref, abs=1e-12)
-    raw = run_umpc(np.column_stack([x, y]), "kendall", epsilon=math.inf, edges="all", seed=1,
+    raw = flat_umpc(np.column_stack([x, y]), "kendall", epsilon=math.inf, edges="all", seed=1,
                    workers=1, bounds=[ba, bb], evaluate=True)
     assert abs(raw.estimate - ref) <= TOL
     assert raw.evaluation["exact_raw"] == pytest.approx(ref, abs=1e-12)
     assert raw.evaluation["encoding_error"] == 0.0
     # records normalized by the caller (by hi - lo, not a power of two): same value
     Xn = (np.column_stack([x, y]) - [ba[0], bb[0]]) / [ba[1] - ba[0], bb[1] - bb[0]]
-    norm = run_umpc(Xn, "kendall", epsilon=math.inf, edges="all", seed=1, workers=1,
+    norm = flat_umpc(Xn, "kendall", epsilon=math.inf, edges="all", seed=1, workers=1,
                     evaluate=True)
     assert abs(norm.estimate - ref) <= TOL
     assert norm.precision["input_frac_bits"] == 38 and norm.precision["bits"] == 40
     # the old encoding (14 input bits) merges values into ties (the issue saw 0.06491 with
     # other bounds), and the evaluation now says so
-    old = run_umpc(Xn, "kendall", epsilon=math.inf, edges="all", seed=1, workers=1,
+    old = flat_umpc(Xn, "kendall", epsilon=math.inf, edges="all", seed=1, workers=1,
                    bits=40, frac_bits=14, input_frac_bits=14, evaluate=True)
     assert abs(old.estimate - ref) > 5e-5
     ev = old.evaluation
@@ -274,19 +274,19 @@ def test_precision_errors():
     X = np.random.default_rng(0).random((10, 2))
     s = Session(10, bits=40, frac_bits=14, seed=1)
     with pytest.raises(ValueError, match="bits=48 differs from the session's bits=40"):
-        run_umpc(X, "kendall", session=s, bits=48)
+        flat_umpc(X, "kendall", session=s, bits=48)
     with pytest.raises(ValueError, match="row 3 is 200.0, outside the bounds"):
         X2 = X * 100
         X2[3, 1] = 200.0
-        run_umpc(X2, "kendall", bounds=[(0, 100), (0, 100)], epsilon=math.inf)
+        flat_umpc(X2, "kendall", bounds=[(0, 100), (0, 100)], epsilon=math.inf)
     with pytest.raises(ValueError, match=r"bounds must give one \(lo, hi\) per column"):
-        run_umpc(X, "kendall", bounds=[(0, 1)])
+        flat_umpc(X, "kendall", bounds=[(0, 1)])
 
 
 def test_precision_reported_and_session_widths_kept():
     X = np.random.default_rng(1).random((12, 2))
     s = Session(12, bits=44, frac_bits=12, seed=2)
-    res = run_umpc(X, "kendall", session=s, epsilon=math.inf, edges="all", workers=1)
+    res = flat_umpc(X, "kendall", session=s, epsilon=math.inf, edges="all", workers=1)
     assert res.precision["bits"] == 44 and res.precision["frac_bits"] == 12
     assert res.precision["input_frac_bits"] == 42
     assert res.precision["resolution"] == 2.0 ** -42

@@ -9,7 +9,8 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from ustat import sampling
-from ustat.umpc import run_chunk, run_umpc
+from tests.api import flat_umpc
+from ustat.umpc import run_chunk
 from ustat.umpc import engines, prefetch, setup
 from ustat.umpc.engines import ChunkInputs, start_prefetch
 from ustat.umpc.prefetch import Prefetch
@@ -21,7 +22,7 @@ from tests.ustat.test_engines import _same as engines_same
 def _run(name, X, **kw):
     kw.setdefault("epsilon", 1.0)
     kw.setdefault("threat_model", "hf")
-    return run_umpc(X, name, seed=11, chunk_size=kw.pop("chunk_size", 40), **kw)
+    return flat_umpc(X, name, seed=11, chunk_size=kw.pop("chunk_size", 40), **kw)
 
 
 def _same(a, b):

@@ -11,7 +11,7 @@ import pytest
 from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
 from ustat import sampling
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 from ustat.umpc.release import dlap_variance, release_fields
 
 
@@ -97,21 +97,21 @@ def test_class_count_noise_warning():
 
 def test_confidence_keyword_and_errors():
     X = np.random.default_rng(2).random((60, 2))
-    res = run_umpc(X, "kendall", epsilon=20.0, seed=3, workers=1, confidence=0.8)
-    wide = run_umpc(X, "kendall", epsilon=20.0, seed=3, workers=1, confidence=0.99)
+    res = flat_umpc(X, "kendall", epsilon=20.0, seed=3, workers=1, confidence=0.8)
+    wide = flat_umpc(X, "kendall", epsilon=20.0, seed=3, workers=1, confidence=0.99)
     assert res.confidence == 0.8 and wide.confidence == 0.99
     assert wide.ci[1] - wide.ci[0] > res.ci[1] - res.ci[0]
     assert "Gammas" in res.ci_method and "Bhatia-Davis" in res.ci_method
     with pytest.raises(ValueError, match="confidence must be a level in"):
-        run_umpc(X, "kendall", confidence=1.5)
+        flat_umpc(X, "kendall", confidence=1.5)
 
 
 def test_interval_text_names_the_noise_law_of_the_release():
     """Noise sampled inside MPC is one discrete Laplace (variance factor 1); Polya shares
     sized for colluders are a Polya difference: the interval's text says which it used."""
     X = np.random.default_rng(2).random((60, 2))
-    mpc = run_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="mpc")
-    polya = run_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="polya")
+    mpc = flat_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="mpc")
+    polya = flat_umpc(X, "kendall", epsilon=1.0, seed=3, workers=1, noise_method="polya")
     assert mpc.aux["noise"]["u"]["variance_factor"] == 1.0
     assert "one discrete Laplace" in mpc.ci_method and "Gammas" not in mpc.ci_method
     assert polya.aux["noise"]["u"]["variance_factor"] > 1.0
@@ -121,13 +121,13 @@ def test_interval_text_names_the_noise_law_of_the_release():
 def test_result_fields_on_a_run():
     g = np.random.default_rng(4)
     X = np.column_stack([g.random(60), (g.random(60) < 0.5).astype(float)])
-    res = run_umpc(X, "auc", epsilon=1.0, seed=5, workers=1)
+    res = flat_umpc(X, "auc", epsilon=1.0, seed=5, workers=1)
     assert 0 <= res.estimate <= 1 and res.estimate == min(max(res.estimate_raw, 0), 1)
     assert res.noise_std > res.noise_scale           # AUC units, not U units
     # the class-count share chosen from public parameters (BalancedSamp, |E| = 2n): 0.27
     assert res.aux_epsilon_fraction == 0.27
     assert res.epsilon_split == {"statistic": pytest.approx(0.73), "class_counts": pytest.approx(0.27)}
-    given = run_umpc(X, "auc", epsilon=1.0, seed=5, workers=1, aux_epsilon_fraction=0.1)
+    given = flat_umpc(X, "auc", epsilon=1.0, seed=5, workers=1, aux_epsilon_fraction=0.1)
     assert given.epsilon_split == {"statistic": pytest.approx(0.9), "class_counts": pytest.approx(0.1)}
     assert set(res.precision) >= {"bits", "frac_bits", "input_frac_bits", "resolution"}
     assert isinstance(res.warnings, list) and len(res.ci) == 2
@@ -153,7 +153,7 @@ def test_delta_method_noise_std_matches_monte_carlo_over_seeds():
     X = _auc_data(300, 100)
     kern = K.get("auc")
     hg = sampling.sample("balanced", 300, 600, 2, CSPRNG(1))
-    runs = [run_umpc(X, "auc", epsilon=4.0, hypergraph=hg, seed=s, workers=1,
+    runs = [flat_umpc(X, "auc", epsilon=4.0, hypergraph=hg, seed=s, workers=1,
                      aux_epsilon_fraction=0.1, evaluate="incomplete" if s == 0 else False,
                      noise_method="polya")
             for s in range(150)]
@@ -185,7 +185,7 @@ def test_ci_covers_the_complete_statistic(name):
         truth = K.get("auc").release(K.complete_u(K.get("auc"), X), [20.0], n)
     hits = 0
     for seed in range(150):
-        r = run_umpc(X, name, epsilon=4.0, edges="3n", sampler="uniform", seed=100 + seed,
+        r = flat_umpc(X, name, epsilon=4.0, edges="3n", sampler="uniform", seed=100 + seed,
                      workers=1)
         hits += r.ci[0] <= truth <= r.ci[1]
         assert r.ci[0] <= r.estimate <= r.ci[1]

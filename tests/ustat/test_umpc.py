@@ -11,7 +11,8 @@ from mpc.session import Session
 from ustat import kernels as K
 from ustat.sampling import Hypergraph
 from ustat.secure import narrow_bits
-from ustat.umpc import resolve_edges, run_umpc
+from tests.api import flat_umpc
+from ustat.umpc import resolve_edges
 
 L = 40
 
@@ -30,7 +31,7 @@ def test_no_noise_reproduces_plaintext_exactly(name):
     g = CSPRNG(hash(name) % 1000)
     X = _records(g, n, kern)
     X[1] = X[0]                               # ties
-    res = run_umpc(X, name, epsilon=math.inf, edges="all", seed=7, evaluate=True)
+    res = flat_umpc(X, name, epsilon=math.inf, edges="all", seed=7, evaluate=True)
     ev = res.evaluation
     assert res.edges == math.comb(n, kern.degree)
     assert res.u_hat == pytest.approx(ev["u_incomplete"], abs=1e-12)
@@ -44,7 +45,7 @@ def test_no_noise_incomplete_sampled_edges(name):
     kern = K.get(name)
     g = CSPRNG(11)
     X = _records(g, 60, kern)
-    res = run_umpc(X, name, epsilon=math.inf, edges="3n", seed=3, evaluate=True, chunk_size=50)
+    res = flat_umpc(X, name, epsilon=math.inf, edges="3n", seed=3, evaluate=True, chunk_size=50)
     assert res.edges == 180
     assert res.max_degree == math.ceil(kern.degree * 180 / 60)
     assert res.u_hat == pytest.approx(res.evaluation["u_incomplete"], abs=1e-12)
@@ -55,13 +56,13 @@ def test_against_scipy_and_sklearn():
     n = 25
     # distinct values on the fixed-point grid: no ties, so scipy's tau-b is tau-a
     X = np.column_stack([g.choice(2**14, n), g.choice(2**14, n)]) / 2**14
-    res = run_umpc(X, "kendall", epsilon=math.inf, edges="all", seed=1)
+    res = flat_umpc(X, "kendall", epsilon=math.inf, edges="all", seed=1)
     assert res.estimate == pytest.approx(stats.kendalltau(X[:, 0], X[:, 1]).statistic, abs=1e-12)
     S = np.column_stack([np.round(g.random(n), 1), g.integers(2, (n,))])
-    res = run_umpc(S, "auc", epsilon=math.inf, edges="all", seed=2)
+    res = flat_umpc(S, "auc", epsilon=math.inf, edges="all", seed=2)
     assert res.estimate == pytest.approx(roc_auc_score(S[:, 1], S[:, 0]), abs=1e-12)
     x = g.random(n)
-    res = run_umpc(x, "gini", epsilon=math.inf, edges="all", seed=3)
+    res = flat_umpc(x, "gini", epsilon=math.inf, edges="all", seed=3)
     xq = np.sort(x)                 # raw values (gini: 32 fractional bits, a wider ring)
     gmd = 2 * np.sum((2 * np.arange(1, n + 1) - n - 1) * xq) / (n * (n - 1))
     assert res.estimate == pytest.approx(gmd, abs=2.0 ** -32)
@@ -71,7 +72,7 @@ def test_against_scipy_and_sklearn():
 def test_sharing_and_aggregation_bits_match_the_paper(name, k, d):
     n = 30
     X = _records(CSPRNG(1), n, K.get(name))
-    res = run_umpc(X, name, epsilon=1.0, edges="2n", seed=1, threat_model="hf")
+    res = flat_umpc(X, name, epsilon=1.0, edges="2n", seed=1, threat_model="hf")
     ph = res.communication["phases"]
     m, L = res.edges, res.precision["bits"]         # wider for gini, 40 for order kernels
     assert 40 < L <= 64 if name == "gini" else L == 40
@@ -90,7 +91,7 @@ def test_computing_phase_bits_match_gate_costs():
 
     n = 20
     X = _records(CSPRNG(2), n, K.get("kendall"))
-    res = run_umpc(X, "kendall", epsilon=math.inf, edges="2n", seed=4)
+    res = flat_umpc(X, "kendall", epsilon=math.inf, edges="2n", seed=4)
     comp = res.communication["phases"]["computing"]
     m = res.edges
     sign = costs("sign", L, 2)
@@ -103,7 +104,7 @@ def test_computing_phase_bits_match_gate_costs():
     assert res.rounds == 1 + 2 + 1       # sharing, sign + product, aggregation
     # k = 3 uses the p-party circuit (mpc.protocols.compare): 3 signs = 6 comparisons per edge
     X3 = _records(CSPRNG(3), 9, K.get("triples"))
-    res3 = run_umpc(X3, "triples", epsilon=math.inf, edges="all", seed=5)
+    res3 = flat_umpc(X3, "triples", epsilon=math.inf, edges="all", seed=5)
     ands = 2 * (L - 2) - 1
     per_cmp = 3 * 2 * (L + 2 * ands + 1)      # each of 3 members sends to 2 others
     assert res3.communication["phases"]["computing"]["online"]["bits"] == res3.edges * 6 * per_cmp
@@ -122,11 +123,11 @@ def test_noise_variance_matches_theory_fixed_edges():
     edges = np.array([[i, (i + 1) % n] for i in range(n)] + [[i, (i + 2) % n] for i in range(n)])
     hg = Hypergraph(edges=np.sort(edges, axis=1), n=n, k=2, name="fixed")
     eps = 2.0
-    res = [run_umpc(X, kern, epsilon=eps, hypergraph=hg, seed=100 + r, threat_model="hf")
+    res = [flat_umpc(X, kern, epsilon=eps, hypergraph=hg, seed=100 + r, threat_model="hf")
            for r in range(runs)]
     vals = np.array([r.u_hat for r in res])
     factor = res[0].aux["noise"]["u"]["variance_factor"]
-    exact = run_umpc(X, kern, epsilon=math.inf, hypergraph=hg, seed=1).u_hat
+    exact = flat_umpc(X, kern, epsilon=math.inf, hypergraph=hg, seed=1).u_hat
     b = hg.max_degree * kern.sensitivity / (eps * len(edges))
     var = np.mean((vals - exact) ** 2)
     # discrete Laplace variance on the 2^-14 grid is 2 b^2 up to O(2^-28 / |E|^2)
@@ -142,7 +143,7 @@ def test_noise_plus_sampling_variance():
     X = _records(CSPRNG(4), n, K.get("kendall"))
     rel, inc = [], []
     for r in range(runs):
-        res = run_umpc(X, "kendall", epsilon=eps, edges="2n", seed=500 + r,
+        res = flat_umpc(X, "kendall", epsilon=eps, edges="2n", seed=500 + r,
                        threat_model="hf", evaluate="incomplete")
         rel.append(res.u_hat)
         inc.append(res.evaluation["u_incomplete"])
@@ -174,7 +175,7 @@ def test_coalition_view_independent_of_honest_input(k, name):
         d = narrow_bits(s.fp.frac_bits, 1, s.ring.bits) if k == 2 else None
         if k == 2:
             assert d is not None and d < L
-        run_umpc(X, name, epsilon=math.inf, hypergraph=hg, session=s)
+        flat_umpc(X, name, epsilon=math.inf, hypergraph=hg, session=s)
         ring_vals, bit_vals = [], []
         for p in range(1, n):
             for rec in s.net.view(p):
@@ -202,7 +203,7 @@ def test_coalition_view_independent_of_honest_input(k, name):
 
 def test_result_fields_and_rounds():
     X = _records(CSPRNG(6), 50, K.get("gini"))
-    res = run_umpc(X, "gini", epsilon=1.0, seed=2)
+    res = flat_umpc(X, "gini", epsilon=1.0, seed=2)
     d = res.to_dict()
     for key in ("kernel", "estimate", "epsilon", "n", "edges", "max_degree", "online_bits",
                 "offline_bits", "rounds", "seconds", "threat_model", "communication"):
@@ -216,13 +217,13 @@ def test_stage_seconds_split_the_whole_call():
     it, in the order the stages ran; ``evaluation`` appears only when asked for."""
     X = _records(CSPRNG(6), 60, K.get("gini"))
     t0 = time.perf_counter()
-    res = run_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1)
+    res = flat_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1)
     wall = time.perf_counter() - t0
     assert list(res.stage_seconds) == ["setup", "computing", "aggregation", "report"]
     assert all(v >= 0 for v in res.stage_seconds.values())
     assert math.isclose(sum(res.stage_seconds.values()), res.seconds, rel_tol=1e-9)
     assert 0 < res.seconds <= wall
-    ev = run_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1,
+    ev = flat_umpc(X, "gini", epsilon=1.0, seed=2, threat_model="hf", workers=1,
                   evaluate="incomplete")
     assert list(ev.stage_seconds) == ["setup", "computing", "aggregation", "evaluation", "report"]
     assert math.isclose(sum(ev.stage_seconds.values()), ev.seconds, rel_tol=1e-9)
@@ -233,7 +234,7 @@ def test_auc_counts_are_private_and_masked():
     n = 40
     S = np.column_stack([g.random(n), g.integers(2, (n,))])
     s = Session(n, seed=3, record_views=True)
-    res = run_umpc(S, "auc", epsilon=1.0, edges="all", session=s, threat_model="hf")
+    res = flat_umpc(S, "auc", epsilon=1.0, edges="all", session=s, threat_model="hf")
     from ustat import kernels
     from ustat.umpc.release import choose_aux_fraction
     share = choose_aux_fraction(kernels.get("auc"), n, 780, 39)     # all 780 pairs, degree 39
@@ -262,38 +263,38 @@ def test_resolve_edges():
 def test_bad_input():
     X = np.random.default_rng(0).random((10, 1))
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        run_umpc(X, "gini", epsilon=0)
+        flat_umpc(X, "gini", epsilon=0)
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        run_umpc(X, "gini", epsilon=float("nan"))
+        flat_umpc(X, "gini", epsilon=float("nan"))
     with pytest.raises(ValueError, match="at least k=3 records"):
-        run_umpc(X[:2], "triples")
+        flat_umpc(X[:2], "triples")
     with pytest.raises(ValueError, match="row 3, column 0"):
         Y = X.copy()
         Y[3, 0] = np.nan
-        run_umpc(Y, "gini")
+        flat_umpc(Y, "gini")
     with pytest.raises(ValueError, match="2 column"):
-        run_umpc(X, "kendall")
+        flat_umpc(X, "kendall")
     with pytest.raises(ValueError, match="unknown kernel"):
-        run_umpc(X, "nope")
+        flat_umpc(X, "nope")
     with pytest.raises(ValueError, match="threat_model"):
-        run_umpc(X, "gini", threat_model="x")
+        flat_umpc(X, "gini", threat_model="x")
     with pytest.raises(ValueError, match="use threat_model='hf'"):
-        run_umpc(np.zeros((20_001, 1)), "gini", edges=10, noise_method="polya")
+        flat_umpc(np.zeros((20_001, 1)), "gini", edges=10, noise_method="polya")
     with pytest.raises(ValueError, match="use threat_model='hf'"):
-        run_umpc(np.zeros((100_001, 1)), "gini", edges=10)          # in-MPC noise among all
+        flat_umpc(np.zeros((100_001, 1)), "gini", edges=10)          # in-MPC noise among all
     with pytest.raises(ValueError, match="noise_method must be"):
-        run_umpc(X, "gini", noise_method="laplace")
+        flat_umpc(X, "gini", noise_method="laplace")
     with pytest.raises(ValueError, match="exceeds"):
-        run_umpc(X, "gini", edges=46)
+        flat_umpc(X, "gini", edges=46)
 
 
 def test_two_runs_on_one_session_use_fresh_randomness():
     X = _records(CSPRNG(9), 12, K.get("gini"))
     s = Session(12, seed=5, record_views=True)
-    run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
+    flat_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
     first = [np.asarray(r.payload).copy() for r in s.net.view(1) if r.phase == "sharing"]
     s.net.reset()
-    run_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
+    flat_umpc(X, "gini", epsilon=math.inf, edges="all", session=s)
     second = [np.asarray(r.payload) for r in s.net.view(1) if r.phase == "sharing"]
     assert len(first) == len(second) > 0
     assert not any(np.array_equal(a, b) for a, b in zip(first, second))
@@ -301,26 +302,26 @@ def test_two_runs_on_one_session_use_fresh_randomness():
 
 def test_inputs_outside_the_kernel_domain_are_refused():
     with pytest.raises(ValueError, match=r"normalized to \[0, 1\].*row 2"):
-        run_umpc(np.array([0.1, 0.5, 100.0, 0.3]), "gini")
+        flat_umpc(np.array([0.1, 0.5, 100.0, 0.3]), "gini")
     with pytest.raises(ValueError, match="codes 0..1, row 1"):
-        run_umpc(np.array([[0.1, 0], [0.2, 5], [0.3, 1]]), "auc")
+        flat_umpc(np.array([[0.1, 0], [0.2, 5], [0.3, 1]]), "auc")
     with pytest.raises(ValueError, match="integer codes, row 0"):
-        run_umpc(np.array([[0.5], [1.0], [2.0]]), "duplicate")
+        flat_umpc(np.array([[0.5], [1.0], [2.0]]), "duplicate")
 
 
 def test_wrap_around_is_refused():
     X = np.linspace(0, 1, 400)
     with pytest.raises(ValueError, match="wrap around mod 2\\^20"):
-        run_umpc(X, "gini", epsilon=math.inf, bits=20, frac_bits=14, seed=1)
+        flat_umpc(X, "gini", epsilon=math.inf, bits=20, frac_bits=14, seed=1)
 
 
 def test_empty_and_invalid_hypergraphs():
     X = np.linspace(0, 1, 6)
     empty = Hypergraph(edges=np.zeros((0, 2), np.int64), n=6, k=2, name="empty")
     with pytest.raises(ValueError, match="no edges"):
-        run_umpc(X, "gini", hypergraph=empty)
+        flat_umpc(X, "gini", hypergraph=empty)
     with pytest.raises(ValueError, match="ids in 0..5"):
-        run_umpc(X, "gini", hypergraph=Hypergraph(edges=np.array([[0, 9]]), n=10, k=2, name="x"))
+        flat_umpc(X, "gini", hypergraph=Hypergraph(edges=np.array([[0, 9]]), n=10, k=2, name="x"))
 
 
 @pytest.mark.parametrize("k", [2, 3, 4, 5, 6])
@@ -342,6 +343,6 @@ def test_vus_rounds_count_the_comparison_circuit():
     g = CSPRNG(12)
     n = 9
     X = np.column_stack([g.random(n), g.integers(3, (n,))])
-    res = run_umpc(X, "vus", epsilon=math.inf, edges="all", seed=2)
+    res = flat_umpc(X, "vus", epsilon=math.inf, edges="all", seed=2)
     comp = res.communication["phases"]["computing"]["online"]["rounds"]
     assert comp == (math.ceil(math.log2(L - 1)) + 2) + 3     # one comparison batch + 3 products

@@ -8,7 +8,7 @@ import pytest
 from mpc.arith.rng import CSPRNG
 from noise.mpc_sampler import MAX_DELTA
 from ustat.data import synthetic_uniform
-from ustat.umpc import run_umpc
+from tests.api import flat_umpc
 
 
 def _auc_records(X):
@@ -18,12 +18,12 @@ def _auc_records(X):
 def test_polya_is_unchanged():
     """Seeded Polya runs give the figures of the build before the in-MPC sampler."""
     X = synthetic_uniform(300, 2, CSPRNG(3))
-    r = run_umpc(X, "kendall", epsilon=1.0, seed=11, threat_model="dis", workers=1,
+    r = flat_umpc(X, "kendall", epsilon=1.0, seed=11, threat_model="dis", workers=1,
                  noise_method="polya")
     assert r.u_hat == 0.024692484537760417
     assert (r.online_bits, r.offline_bits, r.rounds) == (3888000, 16656000, 5)
     assert r.noise_method == "polya" and r.delta == 0.0
-    r = run_umpc(_auc_records(X), "auc", epsilon=1.0, seed=11, threat_model="hf", workers=1,
+    r = flat_umpc(_auc_records(X), "auc", epsilon=1.0, seed=11, threat_model="hf", workers=1,
                  noise_method="polya", aux_epsilon_fraction=0.1)
     assert r.u_hat == 0.2218793741861979 and r.aux["noisy_sums"] == [120.495849609375]
     assert (r.online_bits, r.offline_bits, r.rounds) == (3146720, 8544000, 7)
@@ -34,7 +34,7 @@ def test_polya_is_unchanged():
 @pytest.mark.parametrize("tm", ["dis", "hf"])
 def test_default_is_the_central_law_with_its_guarantee(tm):
     X = synthetic_uniform(300, 2, CSPRNG(4))
-    r = run_umpc(_auc_records(X), "auc", epsilon=1.0, seed=2, threat_model=tm, workers=1,
+    r = flat_umpc(_auc_records(X), "auc", epsilon=1.0, seed=2, threat_model=tm, workers=1,
                  evaluate="incomplete")
     g = r.noise_guarantee
     assert r.noise_method == g["method"] == "mpc" and g["variance_ratio"] == 1.0
@@ -54,19 +54,19 @@ def test_default_is_the_central_law_with_its_guarantee(tm):
 
 def test_methods_and_fallbacks():
     X = synthetic_uniform(40, 1, CSPRNG(5))
-    assert run_umpc(X, "gini", epsilon=1.0, seed=1, backend="gc").noise_method == "polya"
-    assert run_umpc(X, "gini", epsilon=1.0, seed=1, max_colluders=10).noise_method == "polya"
-    r = run_umpc(X, "gini", epsilon=40.0, seed=1)         # too large for 64 coin bits
+    assert flat_umpc(X, "gini", epsilon=1.0, seed=1, backend="gc").noise_method == "polya"
+    assert flat_umpc(X, "gini", epsilon=1.0, seed=1, max_colluders=10).noise_method == "polya"
+    r = flat_umpc(X, "gini", epsilon=40.0, seed=1)         # too large for 64 coin bits
     assert r.noise_method == "polya" and any("Polya shares were used" in n for n in r.notes)
-    assert run_umpc(X, "gini", epsilon=12.0, seed=1).noise_method == "mpc"    # still served
+    assert flat_umpc(X, "gini", epsilon=12.0, seed=1).noise_method == "mpc"    # still served
     with pytest.raises(ValueError, match="coin bits"):
-        run_umpc(X, "gini", epsilon=40.0, seed=1, noise_method="mpc")
-    assert run_umpc(X, "gini", epsilon=math.inf, seed=1).noise_method == ""
+        flat_umpc(X, "gini", epsilon=40.0, seed=1, noise_method="mpc")
+    assert flat_umpc(X, "gini", epsilon=math.inf, seed=1).noise_method == ""
 
 
 def test_dealer_free_mpc_noise_with_the_gc_backend():
     X = synthetic_uniform(5, 1, CSPRNG(6))
-    r = run_umpc(X, "gini", epsilon=1.0, seed=1, backend="gc", noise_method="mpc",
+    r = flat_umpc(X, "gini", epsilon=1.0, seed=1, backend="gc", noise_method="mpc",
                  evaluate="incomplete")
     assert r.noise_method == "mpc" and r.aux["noise"]["u"]["sampler"]["triples"] == "ot"
     noise = r.communication["phases"]["noise"]
@@ -131,12 +131,12 @@ def test_mpc_noise_across_processes(tm):
     X = synthetic_uniform(12, 2, CSPRNG(7))
     kw = dict(epsilon=1.0, seed=5, threat_model=tm, workers=1, noise_method="mpc",
               committee_size=5 if tm == "hf" else None, f_h=0.9 if tm == "hf" else 0.5)
-    one = run_umpc(X, "kendall", **kw)
-    two = run_umpc(X, "kendall", processes=2, **kw)
+    one = flat_umpc(X, "kendall", **kw)
+    two = flat_umpc(X, "kendall", processes=2, **kw)
     assert two.u_hat == one.u_hat and two.noise_method == "mpc"
     assert (two.online_bits, two.offline_bits, two.rounds) == \
         (one.online_bits, one.offline_bits, one.rounds)
-    three = run_umpc(X, "kendall", processes=3, **kw)
+    three = flat_umpc(X, "kendall", processes=3, **kw)
     assert three.u_hat == one.u_hat and three.delta == one.delta
 
 
@@ -146,7 +146,7 @@ def test_secure_mpc_noise_across_three_processes(tm):
     (|noise| < 1 but with probability e^-24; a junk row of another process's contributor would
     move it by about 2^25 / |E|)."""
     X = synthetic_uniform(12, 2, CSPRNG(8))
-    r = run_umpc(X, "kendall", epsilon=8.0, edges="all", sampler="all", threat_model=tm,
+    r = flat_umpc(X, "kendall", epsilon=8.0, edges="all", sampler="all", threat_model=tm,
                  workers=1, noise_method="mpc", processes=3,
                  committee_size=5 if tm == "hf" else None, f_h=0.9 if tm == "hf" else 0.5)
     i, j = np.triu_indices(12, 1)
@@ -168,7 +168,7 @@ def test_audit_of_whole_releases_stays_at_the_claim():
     def views(D, eps, R):
         out = []
         for _ in range(R):
-            r = run_umpc(D, "kendall", epsilon=eps, edges="all", sampler="all", workers=1,
+            r = flat_umpc(D, "kendall", epsilon=eps, edges="all", sampler="all", workers=1,
                          noise_method="mpc")
             out.append(round(r.u_hat * r.edges * 2 ** r.precision["frac_bits"]))
         assert r.aux["noise"]["u"]["method"] == "mpc"

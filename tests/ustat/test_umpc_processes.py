@@ -14,6 +14,9 @@ import pytest
 
 from mpc.run.launch import launch
 from mpc.session import Session
+from tests.api import flat_umpc
+from ustat.executors import LocalProcesses
+from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
 
 from ..conftest import shared_data
@@ -34,8 +37,8 @@ def test_seeded_runs_release_the_same_bits_for_any_number_of_processes(kernel, t
     if kernel == "auc":
         data[:, 1] = (data[:, 1] > 0.5).astype(float)
     kw = dict(epsilon=1.0, seed=3, threat_model=threat_model)
-    sim = run_umpc(data, kernel, **kw)
-    got = run_umpc(data, kernel, processes=P, **kw)
+    sim = flat_umpc(data, kernel, **kw)
+    got = flat_umpc(data, kernel, processes=P, **kw)
     assert got.released and got.processes == min(P, len(got.process_costs))
     assert _release(got) == _release(sim)
     assert got.ci == sim.ci and got.noise_std == sim.noise_std
@@ -44,7 +47,7 @@ def test_seeded_runs_release_the_same_bits_for_any_number_of_processes(kernel, t
 def _views_program(rt, records, seed, threat_model="dis"):
     s = Session(records.shape[0], seed=seed, runtime=rt, record_views=True, bits=40,
                 frac_bits=14)
-    res = run_umpc(records, "kendall", session=s, epsilon=1.0, threat_model=threat_model)
+    res = flat_umpc(records, "kendall", session=s, epsilon=1.0, threat_model=threat_model)
     views = {p: [(r.phase, r.round, r.offline, r.sender, np.asarray(r.payload).tolist())
                  for r in s.net.view(p)] for p in range(s.net.size) if s.is_local(p)}
     return (res.estimate if res.released else None), s.net.report(), views
@@ -71,13 +74,13 @@ def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulato
 def test_secure_runs_compute_the_complete_statistic(threat_model):
     """No seed, epsilon inf, all edges: the release must be the exact complete U-statistic."""
     records = X[:16, :1]
-    exact = run_umpc(records, "gini", epsilon=math.inf, edges="all", seed=1,
+    exact = flat_umpc(records, "gini", epsilon=math.inf, edges="all", seed=1,
                      evaluate=True).evaluation["exact_encoded"]
-    got = run_umpc(records, "gini", epsilon=math.inf, edges="all", processes=3,
+    got = flat_umpc(records, "gini", epsilon=math.inf, edges="all", processes=3,
                    threat_model=threat_model)
     assert got.insecure_seed is False
     assert got.u_hat == pytest.approx(exact, abs=2.0**-13)
-    noisy = run_umpc(records, "gini", epsilon=1.0, edges="all", processes=3,
+    noisy = flat_umpc(records, "gini", epsilon=1.0, edges="all", processes=3,
                      threat_model=threat_model)
     assert abs(noisy.estimate - exact) < 50 * noisy.noise_std      # noise, not garbage
 
@@ -86,8 +89,8 @@ def test_secure_runs_agree_on_public_randomness_with_class_counts():
     """AUC's class counts are masked on a public cycle: every process must draw the same one."""
     data = X[:20].copy()
     data[:, 1] = (data[:, 1] > 0.5).astype(float)
-    exact = run_umpc(data, "auc", epsilon=math.inf, edges="all", seed=1).estimate
-    got = run_umpc(data, "auc", epsilon=math.inf, edges="all", processes=4)
+    exact = flat_umpc(data, "auc", epsilon=math.inf, edges="all", seed=1).estimate
+    got = flat_umpc(data, "auc", epsilon=math.inf, edges="all", processes=4)
     assert got.estimate == pytest.approx(exact, abs=1e-9)
 
 
@@ -95,9 +98,8 @@ def test_socket_bytes_are_the_counted_bits_plus_framing():
     """Parties, dealer and aggregator each in their own process: every message crosses."""
     records = X[:10]
     groups = [[i] for i in range(10)] + [["dealer"], ["aggregator"]]
-    from ustat.umpc.processes import run_across_processes
-    got = run_across_processes(records, "kendall", None, None, dict(epsilon=1.0, seed=2),
-                               groups=groups)
+    got = run_umpc(records, UMPCSpec.of("kendall", epsilon=1.0, seed=2),
+                   LocalProcesses(groups=tuple(groups)))
     counted = got.online_bits + got.offline_bits
     payload = sum(p["wire"]["payload_bytes_sent"] for p in got.process_costs)
     frames = sum(p["wire"]["frames_sent"] for p in got.process_costs)
@@ -108,11 +110,11 @@ def test_socket_bytes_are_the_counted_bits_plus_framing():
 
 def test_runs_across_processes_refuse_what_they_cannot_do():
     with pytest.raises(ValueError, match="evaluate reads every record"):
-        run_umpc(X[:, :1], "gini", processes=2, evaluate=True)
+        flat_umpc(X[:, :1], "gini", processes=2, evaluate=True)
     with pytest.raises(ValueError, match="do not pass session"):
-        run_umpc(X[:, :1], "gini", processes=2, session=Session(40))
+        flat_umpc(X[:, :1], "gini", processes=2, session=Session(40))
     with pytest.raises(ValueError, match="positive integer"):
-        run_umpc(X[:, :1], "gini", processes=0)
+        flat_umpc(X[:, :1], "gini", processes=0)
 
 
 @pytest.mark.slow
@@ -123,9 +125,9 @@ def test_kendall_on_bank_releases_the_same_bits_with_1_2_and_4_processes():
         rows = list(csv.DictReader(f, delimiter=";"))
     data = np.array([[float(r["age"]), float(r["balance"])] for r in rows])
     kw = dict(epsilon=1.0, seed=11, bounds=[(18, 95), (-8019, 102127)])
-    sim = run_umpc(data, "kendall", **kw)
+    sim = flat_umpc(data, "kendall", **kw)
     for P in (2, 4):
-        got = run_umpc(data, "kendall", processes=P, **kw)
+        got = flat_umpc(data, "kendall", processes=P, **kw)
         assert _release(got) == _release(sim)
         payload = sum(p["wire"]["payload_bytes_sent"] for p in got.process_costs)
         header = sum(p["wire"]["header_bytes_sent"] for p in got.process_costs)

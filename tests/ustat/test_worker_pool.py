@@ -9,7 +9,8 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from ustat import kernels as K
-from ustat.umpc import run_umpc, worker_pool
+from tests.api import flat_umpc
+from ustat.umpc import worker_pool
 from ustat.umpc.chunk import ChunkSpec
 
 pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
@@ -75,9 +76,9 @@ def test_kept_and_per_run_pools_give_the_same_bits(local):
         kern = dataclasses.replace(kern, secure=local_secure)
     X = _gini_local_records(60)
     kw = dict(epsilon=1.0, threat_model="hf", seed=3, chunk_size=13)
-    one = run_umpc(X, kern, workers=1, **kw)
+    one = flat_umpc(X, kern, workers=1, **kw)
     for _ in range(2):
-        two = run_umpc(X, kern, workers=2, **kw)
+        two = flat_umpc(X, kern, workers=2, **kw)
         assert two.estimate == one.estimate and two.communication == one.communication
     assert (worker_pool._REUSED["pool"] is not None) or local
     np.testing.assert_equal(two.aux["noisy_sums"], one.aux["noisy_sums"])

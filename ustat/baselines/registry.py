@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from ..umpc.privacy import UMPC_TRUST, umpc_trust
 from . import _common as C
 from .result import ProtocolResult
 
@@ -123,45 +124,21 @@ def _umpc_delta(records, kernel, *, epsilon=1.0, **params) -> float:
 
 
 # -- U-MPC through the same interface -------------------------------------------------------
-UMPC_TRUST = {
-    "dis": ("central DP without a trusted curator (MPC): records are secret-shared inside "
-            "edges, the noise is drawn jointly by all parties (Pi_DLap); inputs stay hidden "
-            "from up to n-1 colluding semi-honest parties; a trusted dealer provides the "
-            "preprocessing; the aggregator learns only the noisy sum"),
-    "hf": ("central DP without a trusted curator (MPC): records are secret-shared inside "
-           "edges, a random committee draws the noise; at most a 1 - f_H fraction of "
-           "semi-honest parties are corrupted; a trusted dealer provides the preprocessing; "
-           "the aggregator learns only the noisy sum"),
-}
-
-#: What the noise method "mpc" changes in :data:`UMPC_TRUST` (phrase -> replacement).
-_MPC_NOISE_TRUST = {
-    "dis": ("the noise is drawn jointly by all parties (Pi_DLap)",
-            "one discrete Laplace noise is sampled inside MPC from all parties' coins"),
-    "hf": ("a random committee draws the noise",
-           "a random committee samples one discrete Laplace noise inside MPC"),
-}
-
-
-def umpc_trust(threat_model: str, noise_method: str | None = None) -> str:
-    """The trust sentence of a U-MPC release under ``threat_model`` with this noise method."""
-    tm = threat_model if threat_model in UMPC_TRUST else "dis"
-    text = UMPC_TRUST[tm]
-    if noise_method == "mpc":
-        text = text.replace(*_MPC_NOISE_TRUST[tm])
-    return text
-
-
 def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, evaluate=False,
                       **params) -> ProtocolResult:
-    """:func:`ustat.umpc.run_umpc` with its result converted to a :class:`ProtocolResult`."""
+    """:func:`ustat.umpc.run_umpc` with its result converted to a :class:`ProtocolResult`
+    (``params``: fields of :class:`ustat.specs.UMPCSpec` by their flat names)."""
     from .. import kernels as kernel_registry
+    from ..specs import UMPCSpec
     from ..umpc import run_umpc
 
+    from ..executors import LocalProcesses
+
     t_start = time.perf_counter()
-    r = run_umpc(records, kernel, epsilon=epsilon, seed=seed, session=session,
-                 evaluate=evaluate, **params)
-    params.pop("timeout", None)
+    processes, timeout = params.pop("processes", None), params.pop("timeout", None)
+    where = None if processes is None else LocalProcesses(processes, timeout=timeout)
+    r = run_umpc(records, UMPCSpec.of(kernel, epsilon=epsilon, seed=seed, **params), where,
+                 session=session, evaluate=evaluate)
     kern = kernel_registry.get(kernel)
     ev = None
     if evaluate:
@@ -177,9 +154,11 @@ def run_umpc_protocol(records, kernel, *, epsilon=1.0, seed=None, session=None, 
             "max_degree": r.max_degree}
     theory = {"sensitivity": r.sensitivity, "noise_scale": r.noise_scale,
               "dp_variance": 2 * r.noise_scale ** 2 if math.isfinite(r.epsilon) else 0.0}
+    names = {"committee_fail": "fail", "honest_fraction": "f_h"}
     delta = _umpc_delta(records, kern, epsilon=epsilon, threat_model=r.threat_model,
-                        **{k: params[k] for k in ("committee_size", "fail", "f_h", "noise_method",
-                                                  "backend", "max_colluders") if k in params})
+                        **{names.get(k, k): params[k] for k in (
+                            "committee_size", "committee_fail", "honest_fraction",
+                            "noise_method", "backend", "max_colluders") if k in params})
     return ProtocolResult(
         protocol="umpc", kernel=r.kernel, statistic=r.statistic, estimate=r.estimate,
         u_hat=r.u_hat, epsilon=r.epsilon, delta=delta, n=r.n, params=used, dp_model="central",

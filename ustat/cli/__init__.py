@@ -41,7 +41,7 @@ __all__ = ["main", "build_parser", "UsageError", "CLEAR_CHECKS"]
 
 
 def _show_estimate(res: dict):
-    from .output import print_estimate
+    from ..reports.umpc import print_estimate
     from .protocols import print_protocol
 
     (print_estimate if res.get("protocol", "umpc") == "umpc" else print_protocol)(res)

@@ -18,7 +18,7 @@ import os
 
 from .common import UsageError
 
-__all__ = ["Charge", "check_options", "print_budget"]
+__all__ = ["Charge", "check_options"]
 
 
 def check_options(args) -> None:
@@ -112,13 +112,3 @@ def _budget_hint(text: str, delta: float) -> str:
     if "epsilon: spent" in text:
         return f"{text} (ask for a smaller --epsilon, or release no more on this data set)"
     return text
-
-
-def print_budget(res: dict):
-    """The text line of a run's budget (every command)."""
-    if "budget" in res:
-        b = res["budget"]
-        delta = (f", delta {b['spent_delta']:.3g} of {b['total_delta']:.3g}"
-                 if b.get("total_delta") else "")
-        print(f"  budget    : spent {b['spent']:g} of {b['total']:g} on this data set "
-              f"(this run {b['this_run']:g}, remaining {b['remaining']:g}){delta} in {b['file']}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..reports.common import API_FLAGS, cli_words, strip_warning
+
 import argparse
 import math
 import os
@@ -16,14 +18,6 @@ __all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "
 
 class UsageError(Exception):
     """A user mistake: reported in one line, exit status 2."""
-
-
-def strip_warning(msg: str) -> str:
-    """The text without leading "warning:" prefixes (the CLI adds exactly one)."""
-    text = str(msg).strip()
-    while text.lower().startswith("warning:"):
-        text = text[len("warning:"):].lstrip()
-    return text
 
 
 def warn(msg: str):
@@ -185,18 +179,3 @@ def with_flag_names(run, flags: dict):
                 raise UsageError(text) from None
             raise
     return wrapped
-
-
-#: Python keywords of run_umpc / run_protocol and the command-line flags that set them.
-API_FLAGS = {"aux_epsilon_fraction": "--aux-epsilon-fraction", "max_colluders": "--max-colluders",
-             "committee_size": "--committee-size", "noise_bits": "--noise-bits",
-             "frac_bits": "--frac-bits", "input_frac_bits": "--frac-bits",
-             "threat_model": "--threat-model", "f_h": "--honest-fraction"}
-
-
-def cli_words(text: str) -> str:
-    """A message of the Python layer with its keyword names replaced by the CLI flags."""
-    import re
-
-    return re.sub(r"\b(" + "|".join(map(re.escape, API_FLAGS)) + r")\b(=\.\.\.)?",
-                  lambda m: API_FLAGS[m.group(1)], text)

@@ -1,37 +1,29 @@
 """``ustat estimate KERNEL``: load the records, charge the budget, run the chosen protocol.
 
-``--protocol umpc`` (default) runs :func:`ustat.umpc.run_umpc` with the
-engine, precision and collusion options; every other protocol runs through
-:func:`ustat.baselines.run_protocol` (:mod:`.protocols`). Options that
-``run_umpc`` of this build does not accept yet are refused with a message
-(never silently dropped); options are passed only when the user gave them.
+``--protocol umpc`` (default) builds a :class:`ustat.specs.UMPCSpec` from the
+flags (:func:`ustat.cli.specs.umpc_spec`) and runs :func:`ustat.umpc.run_umpc`
+on the executor the flags name (:func:`ustat.cli.specs.executor`); every other
+protocol runs through :func:`ustat.baselines.run_protocol` (:mod:`.protocols`).
+The report is :func:`ustat.reports.umpc.estimate_output`'s.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 
 from .budget import check_options
-from .common import (UsageError, check_epsilon_option, progress, require_extra, warn,
-                     with_flag_names)
+from .common import UsageError, check_epsilon_option, progress, require_extra, warn
 from .records import load_records
+from .specs import engine_options, executor, umpc_spec
 
-__all__ = ["cmd_estimate", "edges_option", "umpc_kwargs"]
-
-#: (flag, run_umpc keyword): passed only when given on the command line.
-UMPC_OPTIONS = (
-    ("--max-colluders", "max_colluders"), ("--committee-size", "committee_size"),
-    ("--backend", "backend"), ("--workers", "workers"), ("--pool", "pool"),
-    ("--scheduler", "scheduler"), ("--bits", "bits"), ("--frac-bits", "frac_bits"),
-    ("--resolution", "resolution"), ("--confidence", "confidence"),
-    ("--processes", "processes"), ("--noise-method", "noise_method"),
-)
+__all__ = ["cmd_estimate", "edges_option", "umpc_run"]
 
 
 def edges_option(args, n: int, k: int, notes: list) -> tuple:
     """(edges, sampler): a relative count like 2n is capped at C(n, k) with a note."""
-    text = args.edges.strip().lower()
+    edges = "2n" if args.edges is None else args.edges
+    sampler = "balanced" if args.sampler is None else args.sampler
+    text = edges.strip().lower()
     if text == "all":
         return "all", "all"
     total = math.comb(n, k)
@@ -39,12 +31,12 @@ def edges_option(args, n: int, k: int, notes: list) -> tuple:
         try:
             want = float(text[:-1] or "1") * n
         except ValueError:
-            return args.edges, args.sampler          # run_umpc names the mistake
+            return edges, sampler                   # the spec names the mistake
         if math.isfinite(want) and round(want) > total:
-            notes.append(f"--edges {args.edges} asks for {int(round(want))} edges but only "
+            notes.append(f"--edges {edges} asks for {int(round(want))} edges but only "
                          f"C({n}, {k}) = {total} distinct ones exist: all {total} used")
             return "all", "all"
-    return args.edges, args.sampler
+    return (int(text) if text.isdigit() else edges), sampler
 
 
 def _check_values(args):
@@ -77,72 +69,21 @@ def _check_values(args):
                 raise UsageError(f"--processes runs each process on one core: drop {flag}")
 
 
-def umpc_kwargs(args) -> dict:
-    """Options for run_umpc given on the command line, refused if this build cannot take them."""
-    from .. import umpc
-
+def umpc_run(args, kern, X, raw, meta, notes) -> tuple:
+    """(spec, records) of a U-MPC run of the flags on these records: raw values with their
+    public bounds when the run encodes them itself (inputs exact to the resolution in raw
+    units), else the records in [0, 1] and ``--resolution`` converted into those units (the
+    strictest column)."""
     _check_values(args)
-    accepted = inspect.signature(umpc.run_umpc).parameters
-    out = {"fail": args.fail, "f_h": args.honest_fraction}
-    for flag, key in UMPC_OPTIONS:
-        value = getattr(args, key)
-        if value is None or (key == "max_colluders" and value == "half"):   # the noise default
-            continue
-        if key not in accepted:
-            raise UsageError(f"{flag} needs ustat.umpc.run_umpc({key}=...), which this build does "
-                             f"not have yet; run without {flag} (see `ustat estimate --help`)")
-        out[key] = value
-    return out
-
-
-#: Defaults of the U-MPC options (None on the parser, so that a baseline protocol can refuse them;
-#: aux_epsilon_fraction None: chosen by run_umpc from public parameters).
-UMPC_DEFAULTS = {"edges": "2n", "sampler": "balanced", "threat_model": "dis",
-                 "honest_fraction": 0.5, "fail": 2.0 ** -40, "aux_epsilon_fraction": None}
-
-
-def _umpc_defaults(args):
-    from ..umpc.chunk import BACKENDS
-
-    for key, value in UMPC_DEFAULTS.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    if args.backend is not None and args.backend not in BACKENDS:
-        raise UsageError(f"--backend must be one of {', '.join(sorted(BACKENDS))} in this build, "
-                         f"got {args.backend!r}")
-
-
-def _records_for_umpc(args, X, raw, meta, kwargs) -> tuple:
-    """(records, kwargs): raw values with bounds= when run_umpc encodes them itself (inputs
-    exact to the resolution in raw units), else the records in [0, 1] and --resolution
-    converted into those units (the strictest column)."""
-    from .. import umpc
-
-    accepted = inspect.signature(umpc.run_umpc).parameters
-    if raw is not None and "bounds" in accepted:
-        return raw[0], {**kwargs, "bounds": raw[1]}
-    if kwargs.get("resolution") is not None and meta.get("bounds"):
+    edges, sampler = edges_option(args, X.shape[0], kern.degree, notes)
+    if raw is not None:
+        return umpc_spec(args, kern, edges=edges, sampler=sampler, bounds=raw[1]), raw[0]
+    resolution = args.resolution
+    if resolution is not None and meta.get("bounds"):
         widest = max(hi - lo for lo, hi in meta["bounds"])
         if math.isfinite(widest) and widest > 0:
-            kwargs = {**kwargs, "resolution": kwargs["resolution"] / widest}
-    return X, kwargs
-
-
-def _run_umpc(args, kern, X, raw, meta, notes, **extra):
-    """A callable that runs U-MPC as the options say (``extra``: e.g. ``runtime=`` of a
-    process of a deployment, :mod:`ustat.deploy`)."""
-    from .. import umpc
-
-    edges, sampler = edges_option(args, X.shape[0], kern.degree, notes)
-    records, kwargs = _records_for_umpc(args, X, raw, meta, umpc_kwargs(args))
-    flags = {key: flag for flag, key in UMPC_OPTIONS}
-    flags.update(edges="--edges", sampler="--sampler", epsilon="--epsilon",
-                 aux_epsilon_fraction="--aux-epsilon-fraction")
-    return with_flag_names(lambda: umpc.run_umpc(
-        records, kern, epsilon=args.epsilon, edges=edges, sampler=sampler,
-        threat_model=args.threat_model, seed=args.seed,
-        aux_epsilon_fraction=args.aux_epsilon_fraction, evaluate=args.evaluate,
-        progress=not args.no_progress, **kwargs, **extra), flags)
+            resolution = resolution / widest
+    return umpc_spec(args, kern, edges=edges, sampler=sampler, resolution=resolution), X
 
 
 def _check_kernel_flags(args, kern):
@@ -159,25 +100,9 @@ def _aux_kernels() -> list:
     return [name for name in kernels.names() if kernels.get(name).aux is not None]
 
 
-def _planned_delta(args, info, kern, X) -> float:
-    """The delta this run will spend, from its public parameters (charged before it runs)."""
-    if info is None:
-        from ..umpc.privacy import delta_spent
-
-        return delta_spent(kern, X.shape[0], args.epsilon, threat_model=args.threat_model,
-                           committee_size=args.committee_size, fail=args.fail,
-                           f_h=args.honest_fraction, noise_method=args.noise_method,
-                           backend=args.backend or "dealer",
-                           max_colluders=None if args.max_colluders == "half" else
-                           args.max_colluders)
-    from . import protocols
-
-    return protocols.planned_delta(args, info, kern, X)
-
-
 def cmd_estimate(args) -> dict:
     from .. import kernels
-    from . import output, protocols
+    from . import protocols
 
     try:
         kern = kernels.get(args.kernel)
@@ -187,15 +112,12 @@ def cmd_estimate(args) -> dict:
     check_options(args)
     info = protocols.check(args, kern)
     _check_kernel_flags(args, kern)
-    if info is None:
-        _umpc_defaults(args)
     X, warnings, meta, raw = load_records(args, kern)
     notes: list = []
     if info is None:
-        run = _run_umpc(args, kern, X, raw, meta, notes)
+        run, delta = _umpc(args, kern, X, raw, meta, notes)
     else:
-        run = protocols.runner(args, info, kern, X)
-    delta = _planned_delta(args, info, kern, X)
+        run, delta = _baseline(args, info, kern, X, meta)
     for w in warnings:
         warn(w)
     if math.isinf(args.epsilon):
@@ -209,18 +131,43 @@ def cmd_estimate(args) -> dict:
     if info is not None:
         progress(args, f"{info.name}: {X.shape[0]} parties, epsilon {args.epsilon:g}"
                        + (f", delta {delta:.3g}" if delta else ""))
-    res = run()
-    if info is not None:
-        _check_delta(res.delta, delta)
-        out = protocols.output(args, kern, res, meta, warnings + notes)
-    else:
-        _check_delta(getattr(res, "delta", 0.0), delta)
-        out = output.estimate_output(args, kern, res, X, meta, warnings + notes,
-                                     getattr(res, "delta", delta))
+    out = run(warnings + notes)
     args.charge.actual_delta = out["delta"]
     for w in out.get("warnings", []):
         warn(w)
     return out
+
+
+def _umpc(args, kern, X, raw, meta, notes) -> tuple:
+    """(run(notes) -> the report, the delta charged before it runs) of a U-MPC estimate."""
+    from ..reports.umpc import estimate_output
+    from ..umpc import run_umpc
+    from ..umpc.privacy import planned_delta
+
+    spec, records = umpc_run(args, kern, X, raw, meta, notes)
+    where = executor(args)
+    delta = planned_delta(spec, X.shape[0])
+
+    def run(all_notes):
+        res = run_umpc(records, spec, where, evaluate=args.evaluate,
+                       progress=not args.no_progress)
+        _check_delta(res.delta, delta)
+        return estimate_output(spec, res, X, meta, all_notes, res.delta, engine_options(args))
+    return run, delta
+
+
+def _baseline(args, info, kern, X, meta) -> tuple:
+    """(run(notes) -> the report, the delta charged before it runs) of a baseline protocol."""
+    from . import protocols
+
+    runner = protocols.runner(args, info, kern, X)
+    delta = protocols.planned_delta(args, info, kern, X)
+
+    def run(all_notes):
+        res = runner()
+        _check_delta(res.delta, delta)
+        return protocols.output(args, kern, res, meta, all_notes)
+    return run, delta
 
 
 def _check_delta(actual: float, planned: float):

@@ -14,9 +14,9 @@ import inspect
 import math
 
 from .common import UsageError, with_flag_names
-from .budget import print_budget
-from .output import (delta_text, epsilon_text, fmt, print_classes, print_evaluation,
-                     processes_text, public_meta, traffic_text, wire_totals)
+from ..reports.common import (delta_text, epsilon_text, fmt, print_budget, print_classes,
+                              print_evaluation, processes_text, public_meta, traffic_text,
+                              wire_totals)
 
 __all__ = ["protocol_names", "check", "runner", "planned_delta", "output", "print_protocol",
            "UMPC_ONLY", "BASELINE_OPTIONS"]

@@ -141,7 +141,7 @@ def cmd_process(args) -> dict:
 
 def _print_release(res: dict):
     """The release as the command run in one process prints it."""
-    from ..cli.output import print_estimate
+    from ..reports.umpc import print_estimate
 
     from .ecdf import COMMANDS
 

@@ -337,7 +337,7 @@ def processes_summary(res) -> dict:
     costs = getattr(res, "process_costs", None)
     if not costs:
         return {}
-    from ustat.cli.output import wire_totals
+    from ustat.reports.common import wire_totals
     comm = res.communication if hasattr(res, "communication") else res.ecdf.communication
     return {"processes": len(costs), "process_costs": costs,
             "wire": wire_totals(costs, comm["total_bits"])}

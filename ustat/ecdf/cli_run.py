@@ -175,13 +175,13 @@ def _head(res: dict):
 
 
 def _tail(res: dict):
-    from ustat.cli.budget import print_budget
+    from ustat.reports.common import print_budget
     c = res.get("communication")
     if c:
         print(f"  traffic   : offline {c['offline_bits'] / 8e3:.1f} kB, online "
               f"{c['online_bits'] / 8e3:.1f} kB in {c['online_rounds']} rounds")
     if res.get("processes"):
-        from ustat.cli.output import processes_text
+        from ustat.reports.common import processes_text
         print(f"  processes : {processes_text(res)}")
     for note in res.get("notes", []):
         print(f"  note      : {note}")

@@ -1,7 +1,9 @@
 """The U-MPC protocol (Protocol 3.1 of Sinh and Ramon), streamed in chunks of edges.
 
-- :mod:`.protocol`: :func:`run_umpc`, the four steps (share, compute, noise,
-  aggregate) and :class:`UMPCResult`;
+- :mod:`.protocol`: :func:`run_umpc` (a :class:`ustat.specs.UMPCSpec` run by an
+  executor of :mod:`ustat.executors`), :func:`umpc_program` (the protocol as one
+  SPMD program), the four steps (share, compute, noise, aggregate) and
+  :class:`UMPCResult`;
 - :mod:`.chunk`: steps 1-2 on one chunk of edges (:func:`run_chunk`, the unit
   of work) and the computing backends;
 - :mod:`.engines`: where chunks run (in process, worker pool);
@@ -20,10 +22,10 @@
 from .chunk import BACKENDS, ChunkResult, ChunkSpec, run_chunk
 from .inputs import decode_records, encode_records, resolve_edges
 from .protocol import (DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS,
-                       UMPCResult, run_umpc)
+                       UMPCResult, run_umpc, umpc_program)
 
 __all__ = [
     "BACKENDS", "ChunkResult", "ChunkSpec", "DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL",
     "PIDLAP_MAX_PARTIES", "THREAT_MODELS", "UMPCResult", "decode_records", "encode_records",
-    "resolve_edges", "run_chunk", "run_umpc",
+    "resolve_edges", "run_chunk", "run_umpc", "umpc_program",
 ]

@@ -64,6 +64,7 @@ from mpc.session import Session
 from mpc.arith.sharing import additive_share
 
 from ..secure import PrepTape, SecureOps
+from .gc_backend import GCBackend
 
 
 class DealerBackend:
@@ -89,21 +90,12 @@ class DealerBackend:
         return kernel.secure(ops, x)
 
 
-#: Computing backends by name. A backend has ``name``, ``trust``,
-#: ``check(kernel)`` (raise ValueError if it cannot evaluate the kernel) and
-#: ``compute(session, kernel, holders, x, input_fp) -> (k, m_c) uint64 shares``,
-#: sending everything through ``session.net`` (a garbled-circuit 2PC backend
-#: for k = 2 plugs in here).
-BACKENDS = {"dealer": DealerBackend()}
-
-
-def _register_gc() -> None:
-    """Add the garbled-circuit backend (``ustat.umpc.gc_backend``) for k = 2 kernels."""
-    from .gc_backend import GCBackend
-    BACKENDS["gc"] = GCBackend()
-
-
-_register_gc()
+#: Computing backends by name (the names of :data:`ustat.specs.umpc.BACKENDS`). A backend
+#: has ``name``, ``trust``, ``check(kernel)`` (raise ValueError if it cannot evaluate the
+#: kernel) and ``compute(session, kernel, holders, x, input_fp) -> (k, m_c) uint64 shares``,
+#: sending everything through ``session.net``: the trusted dealer's (FSS gates, circuits,
+#: Beaver triples) and the garbled-circuit 2PC backend for k = 2 (:mod:`.gc_backend`).
+BACKENDS = {"dealer": DealerBackend(), "gc": GCBackend()}
 
 
 def get_backend(name: str):

@@ -18,26 +18,10 @@ import numpy as np
 
 from mpc.session import Session
 
+from ..specs.base import check_epsilon, check_positive_int  # noqa: F401 (re-exported)
+
 #: Rows of E checked per block (bounds the temporary copy of the distinctness check).
 _CHECK_BLOCK = 1 << 20
-
-
-def check_epsilon(epsilon) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"epsilon must be a positive number or inf, got {epsilon!r}")
-    eps = float(epsilon)
-    if math.isnan(eps) or eps <= 0:
-        raise ValueError(f"epsilon must be > 0 (or inf for no noise), got {epsilon}")
-    return eps
-
-
-def check_positive_int(value, name: str, allow_none: bool = False) -> Optional[int]:
-    """A positive int (``None`` passes when ``allow_none``), else an error naming ``name``."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def resolve_edges(edges, n: int, k: int) -> Optional[int]:

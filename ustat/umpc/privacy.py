@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["noise_draws", "delta_spent", "resolve_noise_method", "noise_guarantee",
+__all__ = ["UMPC_TRUST", "umpc_trust", "noise_draws", "delta_spent", "planned_delta", "resolve_noise_method", "noise_guarantee",
            "MPC_MAX_EPSILON"]
 
 #: Above this epsilon the default noise is Polya: the in-MPC sampler's 64 coin bits would not
@@ -117,3 +117,41 @@ def noise_guarantee(noises) -> dict:
             "max_colluders": plan.max_colluders, "contributors": plan.contributors,
             "fail_probability": plan.fail_probability,
             "variance_ratio": plan.variance_factor, "coalition": plan.describe()}
+
+
+def planned_delta(spec, n: int) -> float:
+    """:func:`delta_spent` of a :class:`ustat.specs.UMPCSpec` run on ``n`` records."""
+    pr = spec.privacy
+    return delta_spent(spec.kern, n, pr.epsilon, threat_model=pr.threat_model,
+                       committee_size=pr.committee_size, fail=pr.committee_fail,
+                       f_h=pr.honest_fraction, noise_method=pr.noise_method,
+                       backend=spec.execution.backend, max_colluders=pr.max_colluders)
+
+
+UMPC_TRUST = {
+    "dis": ("central DP without a trusted curator (MPC): records are secret-shared inside "
+            "edges, the noise is drawn jointly by all parties (Pi_DLap); inputs stay hidden "
+            "from up to n-1 colluding semi-honest parties; a trusted dealer provides the "
+            "preprocessing; the aggregator learns only the noisy sum"),
+    "hf": ("central DP without a trusted curator (MPC): records are secret-shared inside "
+           "edges, a random committee draws the noise; at most a 1 - f_H fraction of "
+           "semi-honest parties are corrupted; a trusted dealer provides the preprocessing; "
+           "the aggregator learns only the noisy sum"),
+}
+
+#: What the noise method "mpc" changes in :data:`UMPC_TRUST` (phrase -> replacement).
+_MPC_NOISE_TRUST = {
+    "dis": ("the noise is drawn jointly by all parties (Pi_DLap)",
+            "one discrete Laplace noise is sampled inside MPC from all parties' coins"),
+    "hf": ("a random committee draws the noise",
+           "a random committee samples one discrete Laplace noise inside MPC"),
+}
+
+
+def umpc_trust(threat_model: str, noise_method: str | None = None) -> str:
+    """The trust sentence of a U-MPC release under ``threat_model`` with this noise method."""
+    tm = threat_model if threat_model in UMPC_TRUST else "dis"
+    text = UMPC_TRUST[tm]
+    if noise_method == "mpc":
+        text = text.replace(*_MPC_NOISE_TRUST[tm])
+    return text

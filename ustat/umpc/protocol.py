@@ -78,23 +78,24 @@ from typing import Optional
 
 import numpy as np
 
+import fss
 from mpc.comm.costs import Costs
 from mpc.session import Session
 
+from ..executors import Executor, Place, Program, Simulator
+from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
-from .engines import POOLS, ChunkInputs, default_workers, run_chunks
+from .engines import ChunkInputs, default_workers, run_chunks
 from .evaluation import evaluate_run
-from .inputs import check_positive_int
 from .merge import merge_chunk
-from .progress import Progress, StageClock
-from .release import check_confidence, release_fields
 from .privacy import noise_guarantee, resolve_noise_method
+from .progress import Progress, StageClock
+from .release import release_fields
 from .sampling_error import Design
-from .setup import DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS, Run, prepare_run
+from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
 
-DEFAULT_CHUNK = 1 << 17
 __all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
-           "UMPCResult", "run_umpc"]
+           "UMPCResult", "run_umpc", "umpc_program"]
 
 
 @dataclass
@@ -149,6 +150,7 @@ class UMPCResult:
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)
     aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
+    spec: dict = field(default_factory=dict)    # the UMPCSpec it ran (UMPCSpec.from_dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -168,97 +170,37 @@ class _Noise:
     notes: list = field(default_factory=list)       # why the default method was not "mpc"
 
 
-def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
-             threat_model: str = DEFAULT_THREAT_MODEL, session: Optional[Session] = None,
-             seed=None, bits: Optional[int] = None, frac_bits: Optional[int] = None,
-             chunk_size: int = DEFAULT_CHUNK,
-             evaluate=False, progress: bool = False, hypergraph=None,
-             fail: float = 2.0**-40, f_h: float = 0.5,
-             aux_epsilon_fraction: Optional[float] = None,
-             record_views: bool = False, workers: Optional[int] = None,
-             pool: str = "processes", scheduler=None, backend: str = "dealer",
-             max_colluders=None, committee_size=None, resolution: Optional[float] = None,
-             input_frac_bits: Optional[int] = None, bounds=None,
-             confidence: float = 0.95, noise_method: Optional[str] = None,
-             processes: Optional[int] = None, runtime=None,
-             timeout: Optional[float] = None) -> UMPCResult:
-    """Run Protocol 3.1 and return the release with its measured costs.
+def run_umpc(records, spec: UMPCSpec, executor: Executor | None = None, *,
+             session: Session | None = None, hypergraph=None, evaluate: bool | str = False,
+             progress: bool = False, record_views: bool = False) -> UMPCResult:
+    """Run Protocol 3.1 as ``spec`` says, where ``executor`` says; the release and its costs.
 
     Parameters
     ----------
-    records : (n, d) array, numeric columns normalized to [0, 1] (public
-        bounds), categorical columns as integer codes; with ``bounds``, numeric
-        columns in raw units within their bounds.
-    kernel : a registered kernel name or a :class:`ustat.kernels.Kernel`.
-    epsilon : the DP budget (> 0); ``math.inf`` releases without noise
-        (evaluation only: not private).
-    edges : ``"2n"`` (default), ``"<c>n"``, an integer, or ``"all"``.
-    sampler : ``"balanced"`` (BalancedSamp, default), ``"uniform"``,
-        ``"bernoulli"``, or ``"all"``.
-    threat_model : ``"dis"`` (M_Dis, Pi_DLap, default) or ``"hf"`` (M_HF,
-        committee noise with parameters ``fail`` and ``f_h``).
-    session : an existing :class:`mpc.session.Session` with n parties (else
-        one is made from ``seed`` and the chosen precision; a session fixes
-        bits and frac_bits). Every run takes a fresh stream from it: two runs
-        never reuse masks or keys.
-    bits, frac_bits, input_frac_bits : ring width, output and input
-        fixed-point bits; None (default) chooses them per kernel
-        (:mod:`ustat.umpc.precision`: order kernels l = 40 with c_in = l - 2
-        - log2(gain), arithmetic kernels the narrowest l in 40..64 whose
-        aggregate cannot wrap with c = 32); ints are used as given.
-    resolution : smallest input difference (records' units; raw units with
-        ``bounds``) that comparisons must resolve; ValueError if the ring
-        cannot.
-    bounds : public (lo, hi) per column when ``records`` are raw values (None
-        for categorical columns): the run scales them itself (by a power of
-        two for order kernels, so integer-like values encode exactly).
-    confidence : level of the released interval ``ci`` (default 0.95).
-    chunk_size : at most this many edges per chunk (the unit of work; memory
-        per chunk grows with it); the ceil(|E| / chunk_size) chunks have equal
-        sizes. Results do not depend on ``workers`` for a given chunk size.
+    records : (n, d) array: with ``spec.precision.bounds``, raw values within
+        their public bounds (numeric columns) and integer codes (categorical
+        columns); without, numeric columns normalized to [0, 1].
+    spec : a :class:`ustat.specs.UMPCSpec` (kernel, privacy and threat model,
+        precision, sampling design, execution options, confidence level),
+        e.g. ``UMPCSpec.of("kendall", epsilon=1.0, threat_model="hf")``.
+    executor : where the program runs (:mod:`ustat.executors`): the simulator
+        (default; ``Simulator(workers=4)`` spreads the chunks over 4 worker
+        processes, results bit-identical for any number), ``Dask(scheduler)``,
+        ``LocalProcesses(P)`` (each process receives only its own parties'
+        records; the aggregator's process releases) or a deployment's
+        participant. A seeded spec releases the same bits under every executor.
+    session : an existing :class:`mpc.session.Session` with n parties (it fixes
+        bits and frac_bits; every run takes a fresh stream from it: two runs
+        never reuse masks or keys). In this process only.
+    hypergraph : a precomputed :class:`ustat.sampling.Hypergraph` (else drawn as
+        ``spec.design`` says).
     evaluate : also compute the exact incomplete and complete statistics on
         the raw values given (``exact_raw``) and on the encoded ones
-        (``exact_encoded``; tests and experiments only: it reads every record
-        in the clear); ``"incomplete"`` skips the complete ones.
+        (``exact_encoded``; tests and experiments only: it reads every record in
+        the clear); ``"incomplete"`` skips the complete ones. In this process only.
     progress : a progress line on stderr if it is a terminal and the run
         takes more than a second.
-    hypergraph : a precomputed :class:`ustat.sampling.Hypergraph`.
-    workers : chunks computed in parallel (default: all cores); ``1`` runs
-        in the calling thread. Results are bit-identical for any value.
-    pool : ``"processes"`` (default) or ``"threads"`` for ``workers > 1``.
-    scheduler : run the chunks on Dask: ``"local"`` (a LocalCluster with
-        ``workers`` processes), a scheduler address such as
-        ``"tcp://10.0.0.1:8786"``, or a ``distributed.Client``.
-    backend : how a chunk computes f(x_e): ``"dealer"`` (default; FSS gates
-        and p-party circuits with trusted-dealer preprocessing) or ``"gc"``
-        (k = 2 kernels only: garbled circuits between the two members of
-        each edge, oblivious transfer instead of a dealer, computational
-        security; slower, see docs/gc.md).
-    aux_epsilon_fraction : the class counts' share of epsilon (AUC, VUS); None
-        (default) chooses it from public parameters to minimise the released
-        statistic's noise (:func:`ustat.umpc.release.choose_aux_fraction`:
-        0.27 for AUC with BalancedSamp); ``aux_epsilon_fraction`` in the result.
-    max_colluders, committee_size : the noise split against colluding
-        parties, passed to :func:`noise.distributed.shared_dlap_noise` when
-        given (its defaults otherwise); max_colluders is a Polya parameter.
-    noise_method : ``"mpc"`` (one discrete Laplace sampled inside MPC from the
-        contributors' coins: the central model's variance, epsilon against
-        all but one contributor, delta <= 2^-40 per noise), ``"polya"``
-        (Polya shares: cheaper, variance x n / (n - t) or the committee's
-        factor, epsilon only against the tolerated coalition), or None
-        (default): ``"mpc"`` where it serves, else ``"polya"``
-        (:func:`ustat.umpc.privacy.resolve_noise_method`: backend "gc",
-        ``max_colluders`` given, epsilon > 12). ``noise_method``, ``delta``
-        and ``noise_guarantee`` in the result state what was used.
-    processes : spread the parties and roles over this many processes on
-        this machine, connected by loopback sockets (:mod:`ustat.umpc.processes`;
-        default None: the simulator, everyone in this process). Each process
-        receives only its own parties' records; the release comes from the
-        aggregator's process. A seeded run releases the same bits for any
-        number of processes. ``timeout``: seconds an exchange may wait.
-    runtime : this process's :class:`mpc.run.runtime.Runtime` when the caller
-        already runs in one process of several (SPMD); rows of ``records``
-        of parties held elsewhere are ignored (any valid values).
+    record_views : record what each party receives (tests, small n).
 
     Cost: see the module docstring; every figure in the result is measured.
     ``seconds`` is the whole call; ``stage_seconds`` splits it: ``setup``
@@ -268,38 +210,78 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
     report and the release's post-processing). Only ``computing`` runs on the
     workers, so the others bound what more workers can gain.
     """
-    if processes is not None and runtime is None:
-        from .processes import run_across_processes
-        return run_across_processes(records, kernel, processes, timeout, dict(
-            epsilon=epsilon, edges=edges, sampler=sampler, threat_model=threat_model,
-            seed=seed, bits=bits, frac_bits=frac_bits, chunk_size=chunk_size,
-            evaluate=evaluate, hypergraph=hypergraph, fail=fail, f_h=f_h,
-            aux_epsilon_fraction=aux_epsilon_fraction, record_views=record_views,
-            backend=backend, max_colluders=max_colluders, committee_size=committee_size,
-            resolution=resolution, input_frac_bits=input_frac_bits, bounds=bounds,
-            confidence=confidence, noise_method=noise_method), session=session, workers=workers,
-            scheduler=scheduler)
+    program = umpc_program(records, spec, session=session, hypergraph=hypergraph,
+                           evaluate=evaluate, progress=progress, record_views=record_views)
+    return (Simulator() if executor is None else executor).run(program)
+
+
+#: the roles of a U-MPC session besides its parties
+ROLES = ("dealer", "aggregator")
+
+
+def umpc_program(records, spec: UMPCSpec, *, session: Session | None = None, hypergraph=None,
+                 evaluate: bool | str = False, progress: bool = False,
+                 record_views: bool = False) -> Program:
+    """Protocol 3.1 on ``records`` as one SPMD program (:class:`ustat.executors.Program`):
+    the records are the parties' private rows (a process of a run across processes holds
+    its own, the others' are the lower bound, or 0)."""
+    if not isinstance(spec, UMPCSpec):
+        raise TypeError(f"spec must be a ustat.specs.UMPCSpec, got {type(spec).__name__} "
+                        "(e.g. UMPCSpec.of('kendall', epsilon=1.0))")
+    X = np.asarray(records)
+    n = X.shape[0] if X.ndim else 0
+    local_only = None
+    if session is not None:
+        local_only = ("processes= makes its own sessions, one per process: do not pass "
+                      "session=")
+    elif evaluate:
+        local_only = "evaluate reads every record in the clear: not with processes="
+    options = dict(session=session, hypergraph=hypergraph, evaluate=evaluate,
+                   progress=progress, record_views=record_views)
+    return Program(name=f"U-MPC ({spec.kern.name})", main=_main, n=n, roles=ROLES,
+                   args=(spec, options), rows={"records": (records, _filler(X, spec))},
+                   warm_up=(fss.warm_up,) if spec.execution.backend == "dealer" else (),
+                   chunked=True, local_only=local_only)
+
+
+def _filler(X: np.ndarray, spec: UMPCSpec):
+    """A public value per column for the rows a process does not hold (valid for the checks)."""
+    d = X.shape[1] if X.ndim > 1 else 1
+    if X.dtype.kind not in "f":
+        return np.zeros(d, dtype=X.dtype)
+    bounds = spec.precision.bounds
+    if bounds is None:
+        return np.zeros(d)
+    return np.array([0.0 if b is None else float(b[0]) for b in bounds])
+
+
+def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
+    """The protocol in one process (:func:`run_umpc`; ``place``: this process's runtime and
+    chunk engine)."""
+    pr, ex = spec.privacy, spec.execution
+    runtime = place.runtime
+    evaluate, progress = options["evaluate"], options["progress"]
+    workers, pool, scheduler = place.workers, place.pool, place.scheduler
     if runtime is not None:
         if evaluate:
             raise ValueError("evaluate reads every record in the clear: not in a run across "
                              "processes")
         workers, scheduler, progress = 1, None, False
     clock = StageClock()
-    workers = _check_engine(workers, pool, scheduler, backend)
-    method, method_note = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
-    noise_kw = {"threat_model": threat_model, "fail": fail, "f_h": f_h, "method": method,
-                "triples": "ot" if backend == "gc" else "dealer"}
-    noise_kw.update({key: v for key, v in (("max_colluders", max_colluders),
-                                           ("committee_size", committee_size)) if v is not None})
+    workers = default_workers() if workers is None else workers
+    method, method_note = resolve_noise_method(pr.noise_method, ex.backend, pr.max_colluders,
+                                               pr.epsilon)
+    noise_kw = {"threat_model": pr.threat_model, "fail": pr.committee_fail,
+                "f_h": pr.honest_fraction, "method": method,
+                "triples": "ot" if ex.backend == "gc" else "dealer"}
+    noise_kw.update({key: v for key, v in (("max_colluders", pr.max_colluders),
+                                           ("committee_size", pr.committee_size))
+                     if v is not None})
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
     with Progress(0, progress) as bar:
         bar.stage("sampling")
-        confidence = check_confidence(confidence)
-        run = prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session, seed,
-                          dict(bits=bits, frac_bits=frac_bits, input_frac_bits=input_frac_bits,
-                               resolution=resolution, bounds=bounds),
-                          chunk_size, hypergraph, aux_epsilon_fraction,
-                          dict(where, backend=backend, record_views=record_views,
+        run = prepare_run(records, spec, options["session"], options["hypergraph"],
+                          dict(where, record_views=options["record_views"],
                                noise_method=noise_kw["method"], runtime=runtime))
         try:
             clock.lap("setup")
@@ -307,7 +289,7 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
             bar.stage("computing")
             z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
             noise = []                             # step 3 runs while the workers compute
-            _share_and_compute(run, z, chunk_size, bar, **where,
+            _share_and_compute(run, z, ex.chunk_size, bar, **where,
                                meanwhile=lambda: noise.append(
                                    _noise(run, z, run.aux_fraction, noise_kw)))
         finally:
@@ -321,14 +303,15 @@ def run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
         clock.lap("aggregation")
     evaluation = None
     if evaluate:
-        evaluation = evaluate_run(run, noise[0].aux_values, evaluate, chunk_size)
+        evaluation = evaluate_run(run, noise[0].aux_values, evaluate, ex.chunk_size)
         clock.lap("evaluation")
-    engine = {"backend": backend, "backend_trust": get_backend(backend).trust,
-              "workers": workers, "chunks": -(-run.m // chunk_size),
+    engine = {"backend": ex.backend, "backend_trust": get_backend(ex.backend).trust,
+              "workers": workers, "chunks": -(-run.m // ex.chunk_size),
               "scheduler": None if scheduler is None else
               scheduler if isinstance(scheduler, str) else type(scheduler).__name__}
-    result = _result(run, threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
-                     confidence)
+    result = _result(run, pr.threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
+                     spec.confidence)
+    result.spec = spec.to_dict()
     clock.lap("report")
     result.seconds, result.stage_seconds = clock.total(), clock.laps
     return result
@@ -368,17 +351,6 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         noise_seconds=noise.seconds, costs=costs, released=released,
         processes=session.placement.n_procs,
         aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
-
-
-def _check_engine(workers, pool, scheduler, backend) -> int:
-    workers = check_positive_int(workers, "workers", allow_none=True)
-    if pool not in POOLS:
-        raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
-    if scheduler is not None and isinstance(scheduler, str) and not scheduler.strip():
-        raise ValueError("scheduler must be 'local', a scheduler address or a "
-                         "distributed.Client, got an empty string")
-    get_backend(backend)
-    return default_workers() if workers is None else workers
 
 
 def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) -> None:

@@ -28,13 +28,11 @@ from .. import kernels as kernel_registry
 from .. import sampling
 from .chunk import ChunkSpec, get_backend
 from .engines import start_prefetch
-from .inputs import (check_edges, check_epsilon, check_no_wrap, check_positive_int,
-                     encode_records, resolve_edges, validate_records)
+from ..specs.umpc import UMPCSpec
+from .inputs import check_edges, check_no_wrap, encode_records, resolve_edges, validate_records
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
 from .release import choose_aux_fraction
 
-THREAT_MODELS = ("dis", "hf")
-DEFAULT_THREAT_MODEL = "dis"
 #: Pi_DLap sends n^2 ring elements; above this n it is refused (use "hf").
 PIDLAP_MAX_PARTIES = 20_000
 
@@ -68,27 +66,30 @@ class Run:
         return self.E.shape[0]
 
 
-def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session, seed, enc_kw,
-                chunk_size, hypergraph, aux_fraction, engine) -> Run:
-    """Check the arguments, make the run's stream, draw E, choose the precision, encode.
+def prepare_run(records, spec: UMPCSpec, session: Session | None, hypergraph,
+                engine: dict) -> Run:
+    """Check the records against ``spec``, make the run's stream, draw E, choose the
+    precision, encode.
 
     The precision depends on E only through |E| and the largest degree, which
     BalancedSamp fixes in advance (ceil(k |E| / n)): then the ring, the session
     and the chunk spec come first, and the kept workers start dealing the
     first chunks' preprocessing (:mod:`ustat.umpc.prefetch`) while E is drawn.
-    ``engine``: run_chunks' engine keywords plus ``backend`` and ``record_views``.
+    ``engine``: run_chunks' engine keywords plus ``record_views``, ``noise_method``
+    (as resolved) and ``runtime``.
     """
+    pr, pc, ds, ex = spec.privacy, spec.precision, spec.design, spec.execution
+    kernel, epsilon, edges, sampler = spec.kernel, pr.epsilon, ds.edges, ds.sampler
+    threat_model, seed, chunk_size = pr.threat_model, ex.seed, ex.chunk_size
+    aux_fraction, backend = pr.aux_epsilon_fraction, ex.backend
+    enc_kw = dict(bits=pc.bits, frac_bits=pc.frac_bits, input_frac_bits=pc.input_frac_bits,
+                  resolution=pc.resolution, bounds=pc.bounds)
     kern = kernel_registry.get(kernel)
     bounds = check_bounds(enc_kw.pop("bounds"), kern)
     X = validate_records(scale_records(records, bounds, kern), kern)
     X_raw = X if bounds is None else np.asarray(records, dtype=np.float64).reshape(X.shape)
     n, k = X.shape[0], kern.degree
-    eps = check_epsilon(epsilon)
-    if threat_model not in THREAT_MODELS:
-        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    check_positive_int(chunk_size, "chunk_size")
-    if aux_fraction is not None and not 0 < aux_fraction < 1:
-        raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
+    eps = epsilon
     engine = dict(engine)
     noise_method = engine.pop("noise_method", "polya")
     given_fraction = aux_fraction
@@ -112,7 +113,7 @@ def prepare_run(records, kernel, epsilon, edges, sampler, threat_model, session,
     # streams as Session(seed=...)); a fresh stream per run: runs never reuse masks
     session_rng = as_rng(seed).fresh("session") if session is None else session.rng
     rng = session_rng.fresh("umpc-run")
-    backend, record_views = engine.pop("backend"), engine.pop("record_views")
+    record_views = engine.pop("record_views")
     runtime = engine.pop("runtime", None)
     if session is not None and runtime is None:
         runtime = session.runtime

@@ -1,25 +1,28 @@
-"""The JSON object and the text report of ``ustat estimate`` (U-MPC runs).
+"""The release report of a U-MPC run: the JSON object and the text of ``ustat estimate``.
 
-Fields of :class:`ustat.umpc.UMPCResult` added by newer builds (``estimate_raw``,
-``noise_std``, ``confidence``, ``ci``, ``ci_method``, ``epsilon_split``,
-``precision``, ``warnings``; evaluation ``exact_raw``, ``exact_encoded``,
-``encoding_error``) are read with ``getattr`` and shown when present.
+:func:`estimate_output` turns a :class:`ustat.umpc.UMPCResult` and the
+:class:`ustat.specs.UMPCSpec` it ran into the dict ``ustat estimate --json``
+prints (every field is listed in docs/cli.md); a deployment's aggregator
+builds the same dict (:mod:`ustat.deploy`). :func:`print_estimate` prints it
+as text.
 """
 
 from __future__ import annotations
 
 import math
 
-from .budget import print_budget
-from .common import cli_words, strip_warning
+from ..specs.umpc import UMPCSpec
+from ..umpc.privacy import umpc_trust
+from .common import (cli_words, delta_text, epsilon_text, present, print_budget, print_classes,
+                     print_evaluation, processes_text, public_meta, strip_warning, traffic_text,
+                     wire_totals)
 
-__all__ = ["public_meta", "estimate_output", "print_estimate", "epsilon_text", "fmt", "size_text",
-           "traffic_text", "delta_text", "wire_summary", "wire_totals", "processes_text"]
+__all__ = ["estimate_output", "print_estimate", "wire_summary"]
 
 NEW_FIELDS = ("estimate_raw", "noise_std", "confidence", "ci", "ci_method", "precision")
 
 
-def _collusion(args, res, n: int) -> dict | None:
+def _collusion(spec: UMPCSpec, res, n: int) -> dict | None:
     """The DP guarantee against coalitions (noise.collusion), in the release's terms."""
     from noise import collusion, distributed
 
@@ -27,23 +30,15 @@ def _collusion(args, res, n: int) -> dict | None:
         return None
     tm = res.threat_model
     method = getattr(res, "noise_method", "") or "polya"
-    colluders = args.max_colluders if tm == "dis" and method == "polya" else None
+    pr = spec.privacy
+    colluders = pr.max_colluders if tm == "dis" and method == "polya" else None
     plan = distributed.noise_plan(tm, n, max_colluders=colluders,
-                                  committee_size=args.committee_size if tm == "hf" else None,
-                                  fail=args.fail, f_h=args.honest_fraction, method=method)
+                                  committee_size=pr.committee_size if tm == "hf" else None,
+                                  fail=pr.committee_fail, f_h=pr.honest_fraction, method=method)
     parts = [(i["epsilon"], i["scale_ring_units"]) for i in res.aux["noise"].values()]
-    out = collusion.release_guarantee(plan, parts, args.honest_fraction)
+    out = collusion.release_guarantee(plan, parts, pr.honest_fraction)
     out.update(method=method, delta=getattr(res, "delta", 0.0))
     return out
-
-
-def _present(v):
-    """A field's value, or None when it is unset (None, NaN, an empty list, dict or string)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, (list, tuple, dict, str)) and len(v) == 0:
-        return None
-    return v
 
 
 def _epsilon_split(res) -> dict | None:
@@ -70,7 +65,13 @@ def _evaluation(kern, res, X) -> dict:
     return ev
 
 
-def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict:
+def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: float = 0.0,
+                    engine: dict | None = None) -> dict:
+    """The report of ``res`` (a :class:`~ustat.umpc.UMPCResult` of ``spec``): ``X`` the
+    records in [0, 1] (for the exact statistic of an evaluation; None without one),
+    ``meta`` the data's public description, ``notes`` to add, ``delta`` the release's,
+    ``engine`` the executor options the user gave (workers, pool, scheduler)."""
+    kern = spec.kern
     out = {
         "protocol": "umpc", "kernel": res.kernel, "statistic": res.statistic,
         "estimate": res.estimate, "epsilon": res.epsilon if math.isfinite(res.epsilon) else "inf",
@@ -93,9 +94,9 @@ def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict
         out["processes"] = res.processes
         out["process_costs"] = res.process_costs
         out["wire"] = wire_summary(res)
-    out["params"] = _params(args, res)
+    out["params"] = _params(spec, res, engine or {})
     for name in NEW_FIELDS:
-        v = _present(getattr(res, name, None))
+        v = present(getattr(res, name, None))
         if v is not None:
             out[name] = list(v) if name == "ci" else v
     if "classes" in meta:
@@ -103,7 +104,7 @@ def estimate_output(args, kern, res, X, meta, notes, delta: float = 0.0) -> dict
     split = _epsilon_split(res)
     if split is not None:
         out["epsilon_split"] = split
-        coll = _collusion(args, res, res.n)
+        coll = _collusion(spec, res, res.n)
         if coll is not None:
             out["collusion"] = coll
             # the total noise is a Polya(R) difference: variance 2 R b^2 (b: DLap scale of U)
@@ -129,47 +130,34 @@ def wire_summary(res) -> dict:
     return wire_totals(res.process_costs, res.online_bits + res.offline_bits)
 
 
-def wire_totals(process_costs, counted_bits: int) -> dict:
-    """Payload, framing and frames written by all processes of a run, and the counted bytes."""
-    pay = sum(p["wire"]["payload_bytes_sent"] for p in process_costs)
-    head = sum(p["wire"]["header_bytes_sent"] for p in process_costs)
-    return {"payload_bytes": pay, "framing_bytes": head,
-            "framing_over_payload": head / pay if pay else 0.0,
-            "counted_bytes": counted_bits / 8,
-            "frames": sum(p["wire"]["frames_sent"] for p in process_costs)}
+#: (report key, spec group, field) of the options a report names when they differ from the
+#: default; honest_fraction and fail are always named
+_NAMED = (("max_colluders", "privacy", "max_colluders"),
+          ("committee_size", "privacy", "committee_size"),
+          ("bits", "precision", "bits"), ("frac_bits", "precision", "frac_bits"),
+          ("resolution", "precision", "resolution"), ("noise_method", "privacy", "noise_method"))
 
 
-def processes_text(res: dict) -> str:
-    """The text report's line on a run across processes (``res["processes"]``, ``res["wire"]``)."""
-    w = res["wire"]
-    return (f"{res['processes']} on this machine (loopback); sockets carried "
-            f"{size_text(8 * w['payload_bytes'])} of payload in {w['frames']} frames, framing "
-            f"{w['framing_bytes']} bytes ({100 * w['framing_over_payload']:.3f}%)")
-
-
-def _params(args, res) -> dict:
-    """The U-MPC parameters of this run: resolved ones and every option the user gave."""
+def _params(spec: UMPCSpec, res, engine: dict) -> dict:
+    """The U-MPC parameters of this run: resolved ones and every option set apart from its
+    default (and the executor options the user gave)."""
+    pr = spec.privacy
     out = {"edges": res.edges, "sampler": res.sampler, "threat_model": res.threat_model,
            "aux_epsilon_fraction": getattr(res, "aux_epsilon_fraction", None)
-           if args.aux_epsilon_fraction is None else args.aux_epsilon_fraction,
-           "backend": getattr(res, "backend", "dealer")}
-    for key in ("max_colluders", "committee_size", "honest_fraction", "fail", "workers", "pool",
-                "scheduler", "bits", "frac_bits", "resolution", "confidence", "noise_method"):
-        value = getattr(args, key, None)
-        if value is not None:
+           if pr.aux_epsilon_fraction is None else pr.aux_epsilon_fraction,
+           "backend": getattr(res, "backend", "dealer"),
+           "honest_fraction": pr.honest_fraction, "fail": pr.committee_fail}
+    for key, group, name in _NAMED:
+        value = getattr(getattr(spec, group), name)
+        if value is not None and value != "half":
             out[key] = value
+    if spec.confidence != 0.95:
+        out["confidence"] = spec.confidence
+    out.update({k: v for k, v in engine.items() if v is not None})
     return out
 
 
-def public_meta(meta: dict) -> dict:
-    """The data description without the file's SHA-256: a hash of every record is not released
-    (who knows all records but one could test guesses of the last); the budget file keeps it."""
-    return {k: v for k, v in meta.items() if k != "sha256"}
-
-
 def _trust(res) -> str:
-    from ..baselines.registry import umpc_trust
-
     text = umpc_trust(res.threat_model, getattr(res, "noise_method", None))
     backend_trust = getattr(res, "backend_trust", "")
     if not backend_trust:
@@ -184,45 +172,6 @@ _THREAT_TEXT = {
     "hf": "M_HF: honest fraction, noise by a random committee",
 }
 _METHOD_TEXT = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
-_SPLIT_NAMES = {"statistic": "statistic", "class_counts": "class counts"}
-
-
-def fmt(v) -> str:
-    return "n/a" if v is None else format(v, ".6g")
-
-
-def epsilon_text(eps, split: dict | None) -> str:
-    """"epsilon 1 = 0.9 statistic + 0.1 class counts (n_pos)", or "epsilon 1"."""
-    head = f"epsilon {eps:g}" if isinstance(eps, (int, float)) else f"epsilon {eps}"
-    if not split or len(split) < 2:
-        return head
-    parts = []
-    for k, v in split.items():
-        name = _SPLIT_NAMES.get(k, f"class counts ({k})" if k.startswith("n_") else k)
-        parts.append(f"{v:.4g} {name}")
-    return head + " = " + " + ".join(parts)
-
-
-def delta_text(delta) -> str:
-    """", delta 7.3e-13" for a release that spends one, else ""."""
-    return f", delta {delta:.3g}" if delta else ""
-
-
-def size_text(bits) -> str:
-    """A bit count in readable units: 6 kB, 1.25 MB, 3.1 GB (bytes, powers of 1000)."""
-    b = bits / 8
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def traffic_text(res: dict) -> str:
-    off_rounds = res.get("offline_rounds")
-    return (f"online {size_text(res['online_bits'])} in {res['rounds']} rounds, offline "
-            f"{size_text(res['offline_bits'])}"
-            + (f" in {off_rounds} rounds" if off_rounds else "")
-            + f", max per party {size_text(res['max_party_bits'])}")
 
 
 def _headline(res: dict) -> str:
@@ -314,21 +263,3 @@ def print_estimate(res: dict):
         print(f"  note      : {note}")
 
 
-def print_classes(res: dict):
-    if "classes" in res:
-        c = res["classes"]
-        pairs = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(c["classes"]))
-        print(f"  classes   : {c['column']}: {pairs} ({c['rule']})")
-
-
-def print_evaluation(res: dict, sampled: str | None = None, encoded: str = "the encoded inputs"):
-    """Exact statistic on the raw values, on what the protocol computed on, and their gap."""
-    ev, stat = res["evaluation"], res["statistic"]
-    line = (f"  evaluation: exact {stat} on the raw values = {fmt(ev.get('exact_raw'))}, on "
-            f"{encoded} = {fmt(ev.get('exact_encoded'))} (difference "
-            f"{fmt(ev.get('encoding_error'))})")
-    print(line)
-    if sampled and ev.get("statistic_incomplete") is not None:
-        print(f"              on {sampled}: {fmt(ev['statistic_incomplete'])}; read in the clear")
-    else:
-        print("              read in the clear (not private)")

@@ -1,0 +1,90 @@
+"""Flags to specs and executors: what a command computes, and where it runs.
+
+Every subcommand turns its flags into a spec of :mod:`ustat.specs` (validated
+there once; a mistake is reported under its flag's name) and an executor of
+:mod:`ustat.executors`: ``--processes P`` runs the program in P local
+processes, ``--scheduler`` its chunks on Dask, ``--workers``/``--pool`` its
+chunks on this machine's cores, else the simulator. A deployment stores the
+spec the same flags build (:mod:`ustat.deploy`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..executors import Dask, Executor, LocalProcesses, Simulator
+from ..specs import UMPCSpec
+from .common import UsageError, cli_words
+
+__all__ = ["umpc_spec", "executor", "engine_options", "spec_error"]
+
+#: (flag, args attribute, spec field) of the U-MPC options (None on the parser: the spec's
+#: default applies)
+UMPC_FLAGS = (
+    ("--epsilon", "epsilon", "epsilon"), ("--threat-model", "threat_model", "threat_model"),
+    ("--noise-method", "noise_method", "noise_method"),
+    ("--max-colluders", "max_colluders", "max_colluders"),
+    ("--committee-size", "committee_size", "committee_size"),
+    ("--honest-fraction", "honest_fraction", "honest_fraction"),
+    ("--committee-fail", "fail", "committee_fail"),
+    ("--aux-epsilon-fraction", "aux_epsilon_fraction", "aux_epsilon_fraction"),
+    ("--bits", "bits", "bits"), ("--frac-bits", "frac_bits", "frac_bits"),
+    ("--resolution", "resolution", "resolution"),
+    ("--edges", "edges", "edges"), ("--sampler", "sampler", "sampler"),
+    ("--backend", "backend", "backend"), ("--seed", "seed", "seed"),
+    ("--confidence", "confidence", "confidence"),
+)
+
+
+def spec_error(exc: Exception, flags: tuple) -> UsageError:
+    """A spec's ValueError/TypeError about field ``name`` as a UsageError under its flag."""
+    import re
+
+    msg = str(exc)
+    word = re.match(r"[A-Za-z_]*", msg).group(0)         # type: ignore[union-attr]
+    for flag, _, field in flags:
+        if word == field and not msg.startswith("--"):
+            return UsageError(f"{flag}: {cli_words(msg)}" if not cli_words(msg).startswith(flag)
+                              else cli_words(msg))
+    return UsageError(cli_words(msg))
+
+
+def umpc_spec(args, kern, *, edges, sampler, bounds=None, resolution=None) -> UMPCSpec:
+    """The :class:`UMPCSpec` of ``ustat estimate``'s flags (``edges``/``sampler`` as resolved
+    for the data's size, ``bounds`` of raw records, ``resolution`` in the records' units)."""
+    given = {field: getattr(args, key) for _, key, field in UMPC_FLAGS
+             if getattr(args, key, None) is not None}
+    if given.get("max_colluders") == "half":        # the noise's default
+        del given["max_colluders"]
+    given.update(edges=edges, sampler=sampler)
+    if resolution is not None:
+        given["resolution"] = resolution
+    if bounds is not None:
+        given["bounds"] = tuple(bounds)
+    try:
+        return UMPCSpec.of(kern, **given)
+    except (TypeError, ValueError) as exc:
+        raise spec_error(exc, UMPC_FLAGS) from None
+
+
+def engine_options(args) -> dict:
+    """The executor flags the user gave (``workers``, ``pool``, ``scheduler``), for reports."""
+    return {key: getattr(args, key) for key in ("workers", "pool", "scheduler")
+            if getattr(args, key, None) is not None}
+
+
+def executor(args) -> Executor:
+    """The executor of ``--processes``, ``--scheduler``, ``--workers`` and ``--pool``."""
+    processes = getattr(args, "processes", None)
+    workers, pool = getattr(args, "workers", None), getattr(args, "pool", None)
+    scheduler = getattr(args, "scheduler", None)
+    try:
+        if processes is not None:
+            return LocalProcesses(processes)
+        if scheduler is not None:
+            return Dask(scheduler, workers)
+        return Simulator(workers, pool or "processes")
+    except ValueError as exc:
+        raise UsageError("--" + str(exc).replace("_", "-")) from None
+
+

@@ -1,0 +1,9 @@
+"""Release reports: the dict a command prints with ``--json`` and its text, for every statistic.
+
+The ``ustat`` command (:mod:`ustat.cli`) and a deployment's receiving role
+(:mod:`ustat.deploy`) build the same report from a result and the spec it
+ran, so a seeded deployment prints what the one-process command prints.
+
+- :mod:`.common`: numbers and sizes as text, the data description, the budget line;
+- :mod:`.umpc`: ``ustat estimate`` (U-MPC).
+"""

@@ -1,0 +1,13 @@
+"""Run specs: what a statistic computes, frozen, typed, validated once, printable and
+serializable (:mod:`ustat.specs.base`).
+
+- :mod:`ustat.specs.umpc`: :class:`UMPCSpec` (privacy and threat model, precision,
+  sampling design, execution options) for :func:`ustat.umpc.run_umpc`.
+
+Where a run executes is an executor's business (:mod:`ustat.executors`).
+"""
+
+from .base import Spec
+from .umpc import Design, Execution, Precision, Privacy, UMPCSpec
+
+__all__ = ["Spec", "UMPCSpec", "Privacy", "Precision", "Design", "Execution"]
