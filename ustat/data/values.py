@@ -1,7 +1,7 @@
 """Cells to numbers: numeric columns, category codes and class labels by a fixed rule.
 
 Every function checks each record on its own (empty, non-numeric, NaN cells,
-labels outside the rule) and raises :class:`~ustat.data_errors.DataError`
+labels outside the rule) and raises :class:`~ustat.data.errors.DataError`
 naming the file line and column. Part of :mod:`ustat.data`.
 """
 
@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .data_errors import DataError
+from .errors import DataError
 
 __all__ = ["BINARY_VOCABULARY", "check_empty", "category_codes", "parse_numeric", "map_labels"]
 

@@ -19,8 +19,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .data_errors import DataError, Remark
-from .data_values import category_codes, check_empty, parse_numeric
+from .errors import DataError, Remark
+from .values import category_codes, check_empty, parse_numeric
 
 __all__ = ["Table", "read_table", "load_csv"]
 

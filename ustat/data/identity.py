@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .files import read_table
+
 __all__ = ["DataIdentity", "dataset_identity", "canonical_column", "rows_key"]
 
 _SEP = "\x1f"          # between cells of a row (cannot occur in a canonical cell of a text file)
@@ -90,8 +92,6 @@ def dataset_identity(path, used, *, sep=None, header: bool = True,
                      encoding: str = "utf-8") -> DataIdentity:
     """The keys of the data set in file ``path`` and of its columns ``used`` (names as the
     run selected them), read the way the run reads them."""
-    from .data_io import read_table
-
     table = read_table(path, None, sep, header=header, encoding=encoding)
     canon = {name: canonical_column(table.columns[name]) for name in table.names}
     used = [str(u) for u in used]

@@ -1,7 +1,7 @@
 """Reading, checking and normalising the parties' records for the CLI.
 
 In a deployment each party holds its own record; the CLI simulates the n
-parties from one table. This module turns a CSV file (or the embedded
+parties from one table. This package turns a CSV file (or the embedded
 synthetic default) into a ``float64`` array of shape (n, d) whose rows are
 the parties' records, and maps it into [0, 1]^d as the kernels of Sinh &
 Ramon (Section 2: X = [0, 1]^d, kernel values in [0, 1]) expect.
@@ -13,19 +13,32 @@ Bounds taken from the data itself leak information about the data (the
 minimum and maximum are not differentially private), so ``normalize`` then
 returns a warning string that the CLI prints.
 
-The code lives in :mod:`ustat.data_errors` (errors with API and CLI advice),
-:mod:`ustat.data_io` (reading files), :mod:`ustat.data_values` (cells to
-numbers, codes and labels) and :mod:`ustat.data_scale` (bounds,
-normalisation, synthetic data); every public name is importable from here.
+Modules, bottom up (each imports only those above it):
+
+:mod:`ustat.data.errors`
+    :class:`DataError` and :class:`Remark`, with API and CLI advice;
+:mod:`ustat.data.values`
+    cells to numbers, category codes and class labels;
+:mod:`ustat.data.files`
+    reading delimited text files (CSV, ';', TAB; gzip) into a :class:`Table`;
+:mod:`ustat.data.scale`
+    public bounds and the map into [0, 1]^d;
+:mod:`ustat.data.synthetic`
+    the synthetic default data set;
+:mod:`ustat.data.identity`
+    which data set a file holds (the privacy budget's keys).
+
+Every public name of the API is importable from here.
 """
 
 from __future__ import annotations
 
-from .data_errors import DataError, Remark
-from .data_io import Table, load_csv, read_table
-from .data_scale import DATA_BOUNDS_WARNING, normalize, parse_bounds, synthetic_uniform
-from .data_values import BINARY_VOCABULARY, category_codes, map_labels, parse_numeric
-
+from .errors import DataError, Remark
+from .files import Table, load_csv, read_table
+from .identity import DataIdentity, dataset_identity
+from .scale import DATA_BOUNDS_WARNING, normalize, parse_bounds
+from .synthetic import synthetic_uniform
+from .values import BINARY_VOCABULARY, category_codes, map_labels, parse_numeric
 
 __all__ = [
     "load_csv",
@@ -41,4 +54,6 @@ __all__ = [
     "synthetic_uniform",
     "DATA_BOUNDS_WARNING",
     "BINARY_VOCABULARY",
+    "DataIdentity",
+    "dataset_identity",
 ]
