@@ -41,19 +41,19 @@ from .synthetic import synthetic_uniform
 from .values import BINARY_VOCABULARY, category_codes, map_labels, parse_numeric
 
 __all__ = [
-    "load_csv",
-    "read_table",
-    "Table",
+    "BINARY_VOCABULARY",
+    "DATA_BOUNDS_WARNING",
     "DataError",
+    "DataIdentity",
     "Remark",
-    "parse_numeric",
+    "Table",
     "category_codes",
+    "dataset_identity",
+    "load_csv",
     "map_labels",
     "normalize",
     "parse_bounds",
+    "parse_numeric",
+    "read_table",
     "synthetic_uniform",
-    "DATA_BOUNDS_WARNING",
-    "BINARY_VOCABULARY",
-    "DataIdentity",
-    "dataset_identity",
 ]

@@ -14,15 +14,15 @@ import io
 import math
 import os
 import zlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from .errors import DataError, Remark
 from .values import category_codes, check_empty, parse_numeric
 
-__all__ = ["Table", "read_table", "load_csv"]
+__all__ = ["Table", "load_csv", "read_table"]
 
 
 _SEPARATORS = (",", ";", "\t")
@@ -149,9 +149,9 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
                     break
                 continue
             if len(row) != width:
+                where = "header" if header else "first line"
                 raise DataError(f"{path}: line {reader.line_num}: expected {width} fields "
-                                f"(as in the {'header' if header else 'first line'}), got {len(row)}",
-                                kind="format")
+                                f"(as in the {where}), got {len(row)}", kind="format")
             lines.append(reader.line_num)
             for out, i in zip(cells, idx):
                 out.append(row[i].strip())

@@ -42,7 +42,7 @@ import numpy as np
 
 from .files import read_table
 
-__all__ = ["DataIdentity", "dataset_identity", "canonical_column", "rows_key"]
+__all__ = ["DataIdentity", "canonical_column", "dataset_identity", "rows_key"]
 
 _SEP = "\x1f"          # between cells of a row (cannot occur in a canonical cell of a text file)
 

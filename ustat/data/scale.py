@@ -7,13 +7,13 @@ public (the data's own min/max leak). Part of :mod:`ustat.data`.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from .errors import DataError
 
-__all__ = ["DATA_BOUNDS_WARNING", "parse_bounds", "normalize"]
+__all__ = ["DATA_BOUNDS_WARNING", "normalize", "parse_bounds"]
 
 #: Warning returned by :func:`normalize` when the bounds come from the data.
 DATA_BOUNDS_WARNING = (
@@ -40,7 +40,8 @@ def parse_bounds(text: str, d: int | None = None) -> list[tuple[float, float]]:
         try:
             lo, hi = float(fields[0]), float(fields[1])
         except ValueError:
-            raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be numbers") from None
+            raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be "
+                             "numbers") from None
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be finite")
         if not lo < hi:

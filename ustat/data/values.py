@@ -8,13 +8,13 @@ naming the file line and column. Part of :mod:`ustat.data`.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from .errors import DataError
 
-__all__ = ["BINARY_VOCABULARY", "check_empty", "category_codes", "parse_numeric", "map_labels"]
+__all__ = ["BINARY_VOCABULARY", "category_codes", "check_empty", "map_labels", "parse_numeric"]
 
 #: Labels whose binary meaning is fixed (case-insensitive): code 0, code 1.
 BINARY_VOCABULARY = (("0", "no", "false"), ("1", "yes", "true"))
@@ -167,7 +167,8 @@ def _label_error(v, r, name, lines, path, n_classes, classes) -> DataError:
                          cli_hint="name the positive class with --positive VALUE, or the order "
                                   "with --classes NEGATIVE,POSITIVE", kind="label", column=name)
     codes = ",".join(str(i) for i in range(n_classes))
+    example = "a,b,c" if n_classes == 3 else "a,b,..."
     return DataError(f"{where} is not one of the codes {codes}, whose order is fixed",
                      api_hint="give the class order with classes=[...]",
-                     cli_hint=f"give the class order with --classes a,b,{'c' if n_classes == 3 else '...'}",
+                     cli_hint=f"give the class order with --classes {example}",
                      kind="label", column=name)

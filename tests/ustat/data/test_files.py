@@ -55,7 +55,7 @@ def test_bad_cells_name_line_and_column(tmp_path, body, line, col, what):
 
 def test_missing_column_lists_available(tmp_path):
     p = write(tmp_path, "age,income\n1,2\n")
-    with pytest.raises(ValueError, match="'height'.*not found; available columns: age, income"):
+    with pytest.raises(ValueError, match=r"'height'.*not found; available columns: age, income"):
         D.load_csv(p, columns=["age", "height"])
 
 
@@ -74,7 +74,7 @@ def test_structural_errors(tmp_path):
 
 def test_categorical_codes(tmp_path):
     p = write(tmp_path, "job,age\nnurse,30\nadmin.,40\nnurse,50\nzoo,1\n")
-    v, names, cats = D.load_csv(p, categorical=["job"], return_categories=True)
+    v, _, cats = D.load_csv(p, categorical=["job"], return_categories=True)
     assert cats == {"job": ["admin.", "nurse", "zoo"]}
     assert v[:, 0].tolist() == [1, 0, 1, 2] and v[:, 1].tolist() == [30, 40, 50, 1]
     v2, _ = D.load_csv(p, columns=["job"], categorical=True)
