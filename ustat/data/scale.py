@@ -10,13 +10,14 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .errors import DataError
 
 __all__ = ["DATA_BOUNDS_WARNING", "normalize", "parse_bounds"]
 
 #: Warning returned by :func:`normalize` when the bounds come from the data.
-DATA_BOUNDS_WARNING = (
+DATA_BOUNDS_WARNING: str = (
     "no bounds given, so the data's own min/max were used to normalise; "
     "these are not differentially private and leak information about the data "
     "(give public bounds with --bounds lo:hi,... to avoid this)")
@@ -52,7 +53,8 @@ def parse_bounds(text: str, d: int | None = None) -> list[tuple[float, float]]:
     return out
 
 
-def normalize(values, bounds=None, clip: bool = False, names: Sequence[str] | None = None):
+def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bool = False,
+              names: Sequence[str] | None = None) -> tuple[np.ndarray, str | None]:
     """Map each column affinely into [0, 1]: (x - lo) / (hi - lo).
 
     Parameters

@@ -10,12 +10,12 @@ import numbers
 
 import numpy as np
 
-from mpc.arith.rng import as_rng
+from mpc.arith.rng import CSPRNG, as_rng
 
 __all__ = ["synthetic_uniform"]
 
 
-def synthetic_uniform(n: int, d: int, rng=None) -> np.ndarray:
+def synthetic_uniform(n: int, d: int, rng: CSPRNG | int | str | bytes | None = None) -> np.ndarray:
     """The embedded default data set: n records uniform in [0, 1)^d, float64 (n, d).
 
     Drawn from the CSPRNG (``rng`` a CSPRNG or a seed; 53 random bits per
