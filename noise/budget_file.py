@@ -9,7 +9,7 @@ are (sum eps_i, sum delta_i)-DP together; no advanced composition is applied
 across runs, so the totals are conservative).
 
 A data set has one or more *identities* (keys): the caller passes every key
-that describes the data a run reads (``ustat.data_identity`` gives a key for
+that describes the data a run reads (``ustat.data.identity`` gives a key for
 the parsed content of the whole file and one for the columns used; both are
 independent of row order, line endings, separators and number formatting).
 A run is charged to the data set any of its keys names, and its other keys

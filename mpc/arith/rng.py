@@ -161,7 +161,7 @@ class CSPRNG:
     def _keystream(self, n: int) -> np.ndarray:
         out = np.zeros(n, dtype=np.uint8)
         if n:
-            self._cipher.encrypt(memoryview(out), output=memoryview(out))
+            self._cipher.encrypt(out.data, output=out.data)   # in place (out.data: a memoryview)
             self._made += n
         return out
 

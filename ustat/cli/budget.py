@@ -6,7 +6,7 @@ data is read and before it computes anything; ``main`` confirms the spend
 when the command returns and gives the reservation back when it fails or is
 interrupted (Ctrl-C, or SIGTERM from the ``ustat`` command), so that only a
 release that was computed is charged. The data set is recognised by its
-parsed content (:mod:`ustat.data_identity`), delta is charged as well as
+parsed content (:mod:`ustat.data.identity`), delta is charged as well as
 epsilon, and the budget adds up by basic composition
 (:mod:`noise.budget_file`).
 """
@@ -65,7 +65,7 @@ class Charge:
             return None
         from noise.budget_file import DEFAULT_TOTAL_DELTA, BudgetFile
 
-        from ..data_identity import dataset_identity
+        from ..data import dataset_identity
 
         ident = dataset_identity(args.csv, columns, sep=args.sep, header=not args.no_header,
                                  encoding=args.encoding)

@@ -64,8 +64,7 @@ class Deployed:
         """(values with one entry per party, column name, source): this host's rows from its
         file, the public lower bound elsewhere."""
         from ustat.cli.records import bounds_option
-        from ustat.data import read_table
-        from ustat.data_io import parse_numeric
+        from ustat.data import parse_numeric, read_table
 
         from ..cli.common import UsageError
 

@@ -13,11 +13,15 @@ import math
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ustat.cli.common import int_arg
 from ustat.cli.parser import budget_options
+
+if TYPE_CHECKING:
+    from ustat.data.values import LabelMapping
 
 __all__ = ["register"]
 
@@ -306,7 +310,7 @@ def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: 
     return x, codes.astype(np.int64), [_label_note(label_col, mapping)]
 
 
-def _label_note(label_col: str, mapping: dict) -> str:
+def _label_note(label_col: str, mapping: LabelMapping) -> str:
     shown = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(mapping["classes"]))
     return f"classes of {label_col!r}: {shown} ({mapping['rule']})"
 

@@ -1,4 +1,4 @@
-"""Public bounds and the map of records into [0, 1]^d; the synthetic default data set.
+"""Public bounds and the map of records into [0, 1]^d.
 
 The kernels of Sinh & Ramon take records in X = [0, 1]^d; bounds must be
 public (the data's own min/max leak). Part of :mod:`ustat.data`.
@@ -7,19 +7,17 @@ public (the data's own min/max leak). Part of :mod:`ustat.data`.
 from __future__ import annotations
 
 import math
-import numbers
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.arith.rng import as_rng
+from .errors import DataError
 
-from .data_errors import DataError
-
-__all__ = ["DATA_BOUNDS_WARNING", "parse_bounds", "normalize", "synthetic_uniform"]
+__all__ = ["DATA_BOUNDS_WARNING", "normalize", "parse_bounds"]
 
 #: Warning returned by :func:`normalize` when the bounds come from the data.
-DATA_BOUNDS_WARNING = (
+DATA_BOUNDS_WARNING: str = (
     "no bounds given, so the data's own min/max were used to normalise; "
     "these are not differentially private and leak information about the data "
     "(give public bounds with --bounds lo:hi,... to avoid this)")
@@ -43,7 +41,8 @@ def parse_bounds(text: str, d: int | None = None) -> list[tuple[float, float]]:
         try:
             lo, hi = float(fields[0]), float(fields[1])
         except ValueError:
-            raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be numbers") from None
+            raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be "
+                             "numbers") from None
         if not (math.isfinite(lo) and math.isfinite(hi)):
             raise ValueError(f"bounds: entry {i + 1} {piece!r}: lo and hi must be finite")
         if not lo < hi:
@@ -54,7 +53,8 @@ def parse_bounds(text: str, d: int | None = None) -> list[tuple[float, float]]:
     return out
 
 
-def normalize(values, bounds=None, clip: bool = False, names: Sequence[str] | None = None):
+def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bool = False,
+              names: Sequence[str] | None = None) -> tuple[np.ndarray, str | None]:
     """Map each column affinely into [0, 1]: (x - lo) / (hi - lo).
 
     Parameters
@@ -130,17 +130,3 @@ def normalize(values, bounds=None, clip: bool = False, names: Sequence[str] | No
     y = np.where(span > 0, (x * 0.5 - lo * 0.5) / safe, 0.0)
     y = np.clip(y, 0.0, 1.0)  # rounding only: inputs are already within [lo, hi]
     return (y[:, 0] if one_d else y), warning
-
-
-def synthetic_uniform(n: int, d: int, rng=None) -> np.ndarray:
-    """The embedded default data set: n records uniform in [0, 1)^d, float64 (n, d).
-
-    Drawn from the CSPRNG (``rng`` a CSPRNG or a seed; 53 random bits per
-    value). Cost: 8 n d bytes of AES keystream.
-    """
-    for name, v in (("n", n), ("d", d)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{name} must be an integer, got {v!r}")
-        if v < 1:
-            raise ValueError(f"{name} must be >= 1, got {v}")
-    return as_rng(rng).random((int(n), int(d)))

@@ -4,7 +4,7 @@ import gzip
 
 import numpy as np
 
-from ustat.data_identity import canonical_column, dataset_identity, rows_key
+from ustat.data.identity import canonical_column, dataset_identity, rows_key
 
 ROWS = [("age", "income", "y"), ("30", "1787", "no"), ("33", "4789", "yes"), ("35", "1350", "no"),
         ("30", "1476", "No"), ("59", "0", "yes"), ("30", "1787", "no")]   # a duplicated record

@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DataIdentity", "dataset_identity", "canonical_column", "rows_key"]
+from .files import FilePath, read_table
+
+__all__ = ["DataIdentity", "canonical_column", "dataset_identity", "rows_key"]
 
 _SEP = "\x1f"          # between cells of a row (cannot occur in a canonical cell of a text file)
 
@@ -49,11 +52,11 @@ _SEP = "\x1f"          # between cells of a row (cannot occur in a canonical cel
 class DataIdentity:
     """The budget keys of the data a run reads, and a description kept in the budget file."""
 
-    keys: tuple
-    description: dict = field(default_factory=dict)
+    keys: tuple[str, ...]
+    description: dict[str, object] = field(default_factory=dict)
 
 
-def canonical_column(cells) -> list:
+def canonical_column(cells: Iterable[object]) -> list[str]:
     """The cells of one column in canonical form: numbers as the repr of their float64 value
     (``-0`` as ``0``), other cells stripped and case-folded."""
     arr = [str(c).strip() for c in cells]
@@ -73,7 +76,7 @@ def _canonical_cell(text: str) -> str:
         return text.casefold()
 
 
-def rows_key(columns: list) -> str:
+def rows_key(columns: Sequence[Sequence[str]]) -> str:
     """SHA-256 of the sorted rows of canonical ``columns`` (lists of equal length), with the
     columns in the order of their own sorted content (names play no part)."""
     digests = [hashlib.sha256("\n".join(sorted(c)).encode()).hexdigest() for c in columns]
@@ -86,18 +89,16 @@ def rows_key(columns: list) -> str:
     return h.hexdigest()
 
 
-def dataset_identity(path, used, *, sep=None, header: bool = True,
-                     encoding: str = "utf-8") -> DataIdentity:
+def dataset_identity(path: FilePath, used: Iterable[object], *, sep: str | None = None,
+                     header: bool = True, encoding: str = "utf-8") -> DataIdentity:
     """The keys of the data set in file ``path`` and of its columns ``used`` (names as the
     run selected them), read the way the run reads them."""
-    from .data_io import read_table
-
     table = read_table(path, None, sep, header=header, encoding=encoding)
     canon = {name: canonical_column(table.columns[name]) for name in table.names}
-    used = [str(u) for u in used]
+    used_names = [str(u) for u in used]
     keys = (f"file-rows:{rows_key(list(canon.values()))}",
-            f"column-rows:{rows_key([canon[u] for u in used])}",
+            f"column-rows:{rows_key([canon[u] for u in used_names])}",
             f"sha256:{table.sha256}")
-    desc = {"path": os.path.abspath(os.fspath(path)), "rows": table.n_rows,
+    desc: dict[str, object] = {"path": os.path.abspath(os.fspath(path)), "rows": table.n_rows,
             "columns": list(table.names)}
     return DataIdentity(keys, desc)

@@ -1,25 +1,40 @@
 """Cells to numbers: numeric columns, category codes and class labels by a fixed rule.
 
 Every function checks each record on its own (empty, non-numeric, NaN cells,
-labels outside the rule) and raises :class:`~ustat.data_errors.DataError`
+labels outside the rule) and raises :class:`~ustat.data.errors.DataError`
 naming the file line and column. Part of :mod:`ustat.data`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TypedDict
 
 import numpy as np
 
-from .data_errors import DataError
+from .errors import DataError
 
-__all__ = ["BINARY_VOCABULARY", "check_empty", "category_codes", "parse_numeric", "map_labels"]
+__all__ = ["BINARY_VOCABULARY", "Cells", "LabelMapping", "category_codes", "check_empty",
+           "map_labels", "parse_numeric"]
 
 #: Labels whose binary meaning is fixed (case-insensitive): code 0, code 1.
 BINARY_VOCABULARY = (("0", "no", "false"), ("1", "yes", "true"))
 
-def check_empty(col, name, lines, path):
+#: The cells of one column: stripped strings, as :class:`~ustat.data.files.Table` holds them
+#: (a 1-d array of strings, or of objects, is accepted too).
+Cells = Sequence[str] | np.ndarray
+
+
+class LabelMapping(TypedDict):
+    """How :func:`map_labels` coded a label column: the column, the rule, each code's label(s)."""
+
+    column: str
+    rule: str
+    classes: list[str]
+
+
+def check_empty(col: Cells, name: str, lines: Sequence[int], path: str) -> None:
     """DataError naming the first empty cell of a column, if any."""
     arr = np.asarray(col, dtype=object)
     empty = np.flatnonzero(arr == "")
@@ -28,7 +43,7 @@ def check_empty(col, name, lines, path):
                         f"({empty.size} empty cell(s) in this column)", kind="empty", column=name)
 
 
-def category_codes(col: Sequence[str]) -> tuple[np.ndarray, list]:
+def category_codes(col: Cells) -> tuple[np.ndarray, list[str]]:
     """Codes 0..K-1 of the distinct strings of ``col`` (numeric order if all are numbers)."""
     levels, codes = np.unique(np.asarray(col, dtype=str), return_inverse=True)
     order = _level_order(levels)
@@ -49,7 +64,7 @@ def _level_order(levels: np.ndarray) -> np.ndarray:
     return np.argsort(as_num, kind="stable")
 
 
-def parse_numeric(col: Sequence[str], name: str, lines: Sequence[int], path: str) -> np.ndarray:
+def parse_numeric(col: Cells, name: str, lines: Sequence[int], path: str) -> np.ndarray:
     """float64 values of a column; :class:`DataError` naming the first bad cell's line.
 
     Kinds: ``"empty"``, ``"non-numeric"`` (advice: read it as a category),
@@ -79,7 +94,7 @@ def parse_numeric(col: Sequence[str], name: str, lines: Sequence[int], path: str
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _label_key(s: str):
+def _label_key(s: str) -> tuple[str, str | float]:
     try:
         v = float(s)
     except ValueError:
@@ -87,8 +102,9 @@ def _label_key(s: str):
     return ("n", v) if math.isfinite(v) else ("s", s)
 
 
-def map_labels(col: Sequence[str], name: str, lines: Sequence[int], path: str, n_classes: int, *,
-               positive: str | None = None, classes: Sequence[str] | None = None):
+def map_labels(col: Cells, name: str, lines: Sequence[int], path: str, n_classes: int, *,
+               positive: str | None = None,
+               classes: Sequence[str] | None = None) -> tuple[np.ndarray, LabelMapping]:
     """Class codes 0..n_classes-1 of a label column by a rule fixed before looking at the data.
 
     The mapping never depends on which labels occur (that, like the class
@@ -155,7 +171,8 @@ def map_labels(col: Sequence[str], name: str, lines: Sequence[int], path: str, n
     return codes, {"column": name, "rule": rule, "classes": shown}
 
 
-def _label_error(v, r, name, lines, path, n_classes, classes) -> DataError:
+def _label_error(v: str, r: int, name: str, lines: Sequence[int], path: str, n_classes: int,
+                 classes: Sequence[str] | None) -> DataError:
     where = f"{path}: line {lines[r]}, column {name!r}: label {v!r}"
     if classes is not None:
         return DataError(f"{where} is not one of the classes {list(classes)}", kind="label",
@@ -167,7 +184,8 @@ def _label_error(v, r, name, lines, path, n_classes, classes) -> DataError:
                          cli_hint="name the positive class with --positive VALUE, or the order "
                                   "with --classes NEGATIVE,POSITIVE", kind="label", column=name)
     codes = ",".join(str(i) for i in range(n_classes))
+    example = "a,b,c" if n_classes == 3 else "a,b,..."
     return DataError(f"{where} is not one of the codes {codes}, whose order is fixed",
                      api_hint="give the class order with classes=[...]",
-                     cli_hint=f"give the class order with --classes a,b,{'c' if n_classes == 3 else '...'}",
+                     cli_hint=f"give the class order with --classes {example}",
                      kind="label", column=name)

@@ -20,7 +20,7 @@ class DataError(ValueError):
     """
 
     def __init__(self, message: str, *, api_hint: str = "", cli_hint: str = "",
-                 kind: str = "", column: str | None = None):
+                 kind: str = "", column: str | None = None) -> None:
         super().__init__(message + (f" ({api_hint})" if api_hint else ""))
         self.message, self.api_hint, self.cli_hint = message, api_hint, cli_hint
         self.kind, self.column = kind, column
@@ -33,7 +33,10 @@ class DataError(ValueError):
 class Remark(str):
     """A warning text (``str``: with the Python API advice) that also has :meth:`for_cli`."""
 
-    def __new__(cls, message: str, api_hint: str = "", cli_hint: str = ""):
+    message: str
+    cli_hint: str
+
+    def __new__(cls, message: str, api_hint: str = "", cli_hint: str = "") -> Remark:
         obj = super().__new__(cls, message + (f" ({api_hint})" if api_hint else ""))
         obj.message, obj.cli_hint = message, cli_hint
         return obj

@@ -14,15 +14,22 @@ import io
 import math
 import os
 import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Literal, overload
 
 import numpy as np
 
-from .data_errors import DataError, Remark
-from .data_values import category_codes, check_empty, parse_numeric
+from .errors import DataError, Remark
+from .values import category_codes, check_empty, parse_numeric
 
-__all__ = ["Table", "read_table", "load_csv"]
+__all__ = ["ColumnChoice", "FilePath", "Table", "load_csv", "read_table"]
+
+#: A file to read: a path as ``str`` or an :class:`os.PathLike`.
+FilePath = str | os.PathLike[str]
+#: Columns to read: names (a sequence, or one comma-separated string), or a callable
+#: ``choose(header) -> names`` deciding from the header; ``None``: every column.
+ColumnChoice = str | Sequence[str] | Callable[[list[str]], Sequence[str]] | None
 
 
 _SEPARATORS = (",", ";", "\t")
@@ -53,13 +60,13 @@ class Table:
     """
 
     path: str
-    header: list
-    names: list
-    columns: dict
-    lines: list
+    header: list[str]
+    names: list[str]
+    columns: dict[str, list[str]]
+    lines: list[int]
     has_header: bool = True
     sha256: str = ""
-    warnings: list = field(default_factory=list)
+    warnings: list[Remark] = field(default_factory=list)
 
     @property
     def n_rows(self) -> int:
@@ -90,14 +97,14 @@ def _read_text(path: str, encoding: str) -> tuple[str, bytes]:
     return text, raw
 
 
-def _looks_numeric(fields) -> bool:
+def _looks_numeric(fields: Sequence[str]) -> bool:
     try:
         return bool(fields) and all(math.isfinite(float(f)) for f in fields)
     except ValueError:
         return False
 
 
-def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str | None = None, *,
+def read_table(path: FilePath, columns: ColumnChoice = None, sep: str | None = None, *,
                header: bool = True, encoding: str = "utf-8", rows: range | None = None) -> Table:
     """Read a delimited text file (CSV, ';' or TAB; gzip transparently) into a :class:`Table`.
 
@@ -137,10 +144,10 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
         idx = [head.index(c) for c in names]
         cells: list[list[str]] = [[] for _ in names]
         lines: list[int] = []
-        rows = reader if header else _prepend(first_row, reader)
+        records = reader if header else _prepend(first_row, reader)
         width = len(head)
         index = -1
-        for row in rows:
+        for row in records:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # blank line
             index += 1
@@ -149,9 +156,9 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
                     break
                 continue
             if len(row) != width:
+                where = "header" if header else "first line"
                 raise DataError(f"{path}: line {reader.line_num}: expected {width} fields "
-                                f"(as in the {'header' if header else 'first line'}), got {len(row)}",
-                                kind="format")
+                                f"(as in the {where}), got {len(row)}", kind="format")
             lines.append(reader.line_num)
             for out, i in zip(cells, idx):
                 out.append(row[i].strip())
@@ -165,12 +172,13 @@ def read_table(path, columns: Sequence[str] | Callable | None = None, sep: str |
                  hashlib.sha256(raw).hexdigest(), warnings)
 
 
-def _prepend(first, reader):
+def _prepend(first: list[str], reader: Iterator[list[str]]) -> Iterator[list[str]]:
     yield first
     yield from reader
 
 
-def _select(path, head, columns, looks_headerless: bool = False) -> list:
+def _select(path: str, head: list[str], columns: ColumnChoice,
+            looks_headerless: bool = False) -> list[str]:
     if callable(columns):
         columns = columns(list(head))
     if columns is None:
@@ -193,9 +201,31 @@ def _select(path, head, columns, looks_headerless: bool = False) -> list:
     return names
 
 
-def load_csv(path, columns: Sequence[str] | None = None, sep: str | None = None, *,
-             categorical: bool | Iterable[str] = False,
-             return_categories: bool = False, header: bool = True, encoding: str = "utf-8"):
+@overload
+def load_csv(path: FilePath, columns: Sequence[str] | None = None, sep: str | None = None, *,
+             categorical: bool | Iterable[str] = False, return_categories: Literal[False] = False,
+             header: bool = True, encoding: str = "utf-8") -> tuple[np.ndarray, list[str]]: ...
+
+
+@overload
+def load_csv(path: FilePath, columns: Sequence[str] | None = None, sep: str | None = None, *,
+             categorical: bool | Iterable[str] = False, return_categories: Literal[True],
+             header: bool = True, encoding: str = "utf-8"
+             ) -> tuple[np.ndarray, list[str], dict[str, list[str]]]: ...
+
+
+@overload
+def load_csv(path: FilePath, columns: Sequence[str] | None = None, sep: str | None = None, *,
+             categorical: bool | Iterable[str] = False, return_categories: bool = False,
+             header: bool = True, encoding: str = "utf-8"
+             ) -> (tuple[np.ndarray, list[str]]
+                   | tuple[np.ndarray, list[str], dict[str, list[str]]]): ...
+
+
+def load_csv(path: FilePath, columns: Sequence[str] | None = None, sep: str | None = None, *,
+             categorical: bool | Iterable[str] = False, return_categories: bool = False,
+             header: bool = True, encoding: str = "utf-8"
+             ) -> tuple[np.ndarray, list[str]] | tuple[np.ndarray, list[str], dict[str, list[str]]]:
     """Read selected columns of a CSV file into a float64 array.
 
     Parameters
