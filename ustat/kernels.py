@@ -159,6 +159,11 @@ def names() -> list:
     return sorted(_REGISTRY)
 
 
+def registered(kernel: Kernel) -> bool:
+    """Whether ``kernel`` is the kernel registered under its name (a spec then names it)."""
+    return _REGISTRY.get(kernel.name) is kernel
+
+
 # -- plaintext helpers --------------------------------------------------------------
 def _check_x(X, k, d):
     X = np.asarray(X, dtype=np.float64)

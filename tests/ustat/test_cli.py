@@ -287,19 +287,6 @@ def test_collusion_flags_reach_run_umpc(capsys, monkeypatch):
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",
                                 "--committee-size", "60", "--seed", "1"])        # sampled in MPC
     assert res["collusion"]["contributors"] == 60 and res["collusion"]["variance_factor"] == 1
-    # a protocol layer without the options: the flags are refused, the default is not
-    real = umpc.run_umpc
-
-    def old_run_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
-                     threat_model="dis", seed=None, evaluate=False, progress=False,
-                     fail=2.0 ** -40, f_h=0.5, aux_epsilon_fraction=0.1):
-        return real(records, kernel, epsilon=epsilon, edges=edges, sampler=sampler,
-                    threat_model=threat_model, seed=seed, evaluate=evaluate, progress=progress,
-                    fail=fail, f_h=f_h, aux_epsilon_fraction=aux_epsilon_fraction)
-
-    monkeypatch.setattr(umpc, "run_umpc", old_run_umpc)
-    code, _, err = _err(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all"])
-    assert code == 2 and "flat_umpc(max_colluders=...)" in err
     assert main(["estimate", "gini", "--n", "30", "--max-colluders", "half", "--no-progress"]) == 0
 
 

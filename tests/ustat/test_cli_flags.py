@@ -1,7 +1,7 @@
-"""`ustat estimate` engine and precision flags, the release fields of newer run_umpc builds,
+"""`ustat estimate` engine and precision flags reaching the spec and the executor, the release
+fields,
 default column choice, and negative bounds in every command."""
 
-import inspect
 import json
 import os
 import re
@@ -15,19 +15,19 @@ from tests.conftest import REPO, shared_data
 from tests.ustat.test_cli_protocols import _err, _run
 from ustat import umpc
 from ustat.cli import main
-from tests.api import flat_umpc
+from ustat.executors import Dask, LocalProcesses, Simulator
+from ustat.specs import UMPCSpec
 
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Record the keywords the CLI passes to run_umpc (and run it)."""
+    """Record the spec and the executor the CLI gives run_umpc (and run it)."""
     real, calls = umpc.run_umpc, []
 
-    def flat_umpc(*a, **kw):
-        calls.append(kw)
-        return real(*a, **kw)
+    def run_umpc(records, spec, executor=None, **kw):
+        calls.append((spec, executor))
+        return real(records, spec, executor, **kw)
 
-    run_umpc.__signature__ = inspect.signature(real)
     monkeypatch.setattr(umpc, "run_umpc", run_umpc)
     return calls
 
@@ -36,39 +36,38 @@ def test_engine_flags_reach_run_umpc(capsys, spy):
     res, _ = _run(capsys, ["estimate", "gini", "--n", "30", "--seed", "1", "--backend", "dealer",
                            "--workers", "2", "--pool", "threads", "--bits", "48", "--frac-bits",
                            "20"])
-    kw = spy[-1]
-    assert (kw["backend"], kw["workers"], kw["pool"], kw["bits"], kw["frac_bits"]) == \
-        ("dealer", 2, "threads", 48, 20)
+    spec, ex = spy[-1]
+    assert (spec.execution.backend, ex.workers, ex.pool, spec.precision.bits,
+            spec.precision.frac_bits) == ("dealer", 2, "threads", 48, 20)
+    assert isinstance(ex, Simulator) and spec.execution.seed == "1"
     assert res["backend"] == "dealer" and res["workers"] == 2 and res["protocol"] == "umpc"
     assert "trusted dealer" in res["trust"] and res["params"]["bits"] == 48
     assert res["params"]["edges"] == 60 and res["params"]["pool"] == "threads"
+    assert UMPCSpec.from_dict(res["spec"]) == spec          # the release records its spec
     _run(capsys, ["estimate", "gini", "--n", "30", "--seed", "1", "--workers", "1"])
-    kw = spy[-1]
-    assert kw["workers"] == 1 and "pool" not in kw and "scheduler" not in kw and "bits" not in kw
+    spec, ex = spy[-1]
+    assert ex == Simulator(workers=1) and spec.precision.bits is None
+    _run(capsys, ["estimate", "gini", "--n", "30", "--seed", "1", "--processes", "2"])
+    assert spy[-1][1] == LocalProcesses(2)
 
 
 def test_scheduler_flag_is_passed(capsys, monkeypatch):
-    """--scheduler goes to run_umpc as given (a fake run_umpc: no Dask cluster is started)."""
+    """--scheduler makes a Dask executor as given (a fake run_umpc: no cluster is started)."""
     seen = {}
 
-    def fake(records, kernel, *, scheduler=None, workers=None, **kw):
-        seen.update(scheduler=scheduler, workers=workers)
+    def fake(records, spec, executor=None, **kw):
+        seen.update(executor=executor)
         raise ValueError("stop here")
 
     monkeypatch.setattr(umpc, "run_umpc", fake)
     code, err = _err(capsys, ["estimate", "gini", "--n", "20", "--scheduler", "local",
                               "--workers", "2"])
-    assert code == 2 and seen == {"scheduler": "local", "workers": 2} and "stop here" in err
+    assert code == 2 and seen == {"executor": Dask("local", 2)} and "stop here" in err
 
 
-def test_backend_choices_read_at_run_time(capsys, monkeypatch):
-    from ustat.umpc import chunk
-
+def test_backend_choices(capsys):
     code, err = _err(capsys, ["estimate", "gini", "--n", "20", "--backend", "nope"])
-    assert code == 2 and "--backend must be one of" in err and "dealer" in err
-    monkeypatch.setitem(chunk.BACKENDS, "dealer2", chunk.BACKENDS["dealer"])
-    res, _ = _run(capsys, ["estimate", "gini", "--n", "20", "--backend", "dealer2", "--seed", "1"])
-    assert res["backend"] == "dealer2"
+    assert code == 2 and "--backend must be one of" in err and "dealer" in err and "gc" in err
 
 
 def test_precision_flags_exact_at_eps_inf(capsys):
@@ -104,31 +103,12 @@ def test_engine_flag_errors(tmp_path, capsys, argv, msg):
     assert code == 2 and msg in err and "Traceback" not in err, err
 
 
-def _old_run_umpc(real):
-    def flat_umpc(records, kernel, *, epsilon=1.0, edges="2n", sampler="balanced",
-                 threat_model="dis", seed=None, evaluate=False, progress=False,
-                 fail=2.0 ** -40, f_h=0.5, aux_epsilon_fraction=0.1, bits=40, frac_bits=14):
-        return real(records, kernel, epsilon=epsilon, edges=edges, sampler=sampler,
-                    threat_model=threat_model, seed=seed, evaluate=evaluate, progress=progress,
-                    fail=fail, f_h=f_h, aux_epsilon_fraction=aux_epsilon_fraction)
-    return run_umpc
-
-
-@pytest.mark.parametrize("flag,value,key", [("--resolution", "0.001", "resolution"),
-                                            ("--confidence", "0.9", "confidence"),
-                                            ("--backend", "dealer", "backend")])
-def test_new_keywords_refused_by_an_older_run_umpc(capsys, monkeypatch, flag, value, key):
-    monkeypatch.setattr(umpc, "run_umpc", _old_run_umpc(umpc.run_umpc))
-    code, err = _err(capsys, ["estimate", "gini", "--n", "20", flag, value])
-    assert code == 2 and f"{flag} needs ustat.flat_umpc({key}=...)" in err
-    assert main(["estimate", "gini", "--n", "20", "--no-progress"]) == 0    # without it: runs
-
-
 def _newer_run_umpc(real, seen):
-    """A run_umpc with the release-core contract's keywords and result fields."""
-    def flat_umpc(records, kernel, *, resolution=None, confidence=0.95, **kw):
-        seen.update(resolution=resolution, confidence=confidence)
-        res = real(records, kernel, **kw)
+    """A run_umpc whose result carries set values of the release fields."""
+    def run_umpc(records, spec, executor=None, **kw):
+        seen.update(resolution=spec.precision.resolution, confidence=spec.confidence)
+        res = real(records, spec, executor, **kw)
+        confidence, resolution = spec.confidence, spec.precision.resolution
         res.estimate_raw, res.estimate = 1.0432, 1.0
         res.noise_std, res.confidence = 0.0123, confidence
         res.ci = np.array([0.97, 1.0])                   # numpy values serialize too
@@ -142,7 +122,7 @@ def _newer_run_umpc(real, seen):
     return run_umpc
 
 
-def test_release_fields_of_a_newer_run_umpc(capsys, monkeypatch):
+def test_release_fields_are_reported(capsys, monkeypatch):
     seen = {}
     monkeypatch.setattr(umpc, "run_umpc", _newer_run_umpc(umpc.run_umpc, seen))
     argv = ["estimate", "auc", "--n", "40", "--seed", "1", "--resolution", "0.001",
@@ -274,21 +254,14 @@ def test_bank_umpc_subprocess_with_engine_flags():
 
 
 def test_bank_pool_and_release_options(capsys):
-    """Bank through main(): --pool threads --workers 2, and --resolution/--confidence: used when
-    this build's run_umpc takes them (issue 8 release contract), else refused by name."""
+    """Bank through main(): --pool threads --workers 2, and --resolution/--confidence."""
     path = shared_data("bank", "bank.csv")
     argv = ["estimate", "kendall", "--csv", path, "--columns", "age,balance", "--bounds",
             "18:95,-10000:110000", "--pool", "threads", "--workers", "2", "--seed", "1"]
     res, _ = _run(capsys, argv)
     assert res["n"] == 4521 and res["params"]["pool"] == "threads" and res["workers"] == 2
-    extra = ["--resolution", "1", "--confidence", "0.9"]
-    accepted = inspect.signature(umpc.run_umpc).parameters
-    if "resolution" in accepted and "confidence" in accepted:
-        res, _ = _run(capsys, argv + extra)
-        assert res["confidence"] == 0.9 and res["ci"][0] <= res["estimate"] <= res["ci"][1]
-    else:
-        code, err = _err(capsys, argv + extra)
-        assert code == 2 and "needs ustat.flat_umpc(resolution=...)" in err
+    res, _ = _run(capsys, argv + ["--resolution", "1", "--confidence", "0.9"])
+    assert res["confidence"] == 0.9 and res["ci"][0] <= res["estimate"] <= res["ci"][1]
 
 
 def test_data_hash_is_not_released(tmp_path, capsys):
@@ -321,40 +294,23 @@ def test_backend_gc_when_registered(capsys):
     assert code == 2 and err.count("ustat: error: --backend") == 1
 
 
-def test_raw_records_and_bounds_go_to_a_run_umpc_that_takes_them(tmp_path, capsys, monkeypatch):
-    """Issue 8 s.2: with flat_umpc(bounds=...), the CLI passes the raw values (clipped with --clip)
-    and the public bounds per kernel column; without it, [0, 1] records and --resolution
-    converted to those units."""
-    real, seen = umpc.run_umpc, {}
-
-    def with_bounds(records, kernel, *, bounds=None, resolution=None, **kw):
-        seen.update(records=np.array(records), bounds=bounds, resolution=resolution)
-        scaled = np.array(records)
-        scaled[:, 0] /= 100
-        return real(scaled, kernel, **kw)
-
+def test_raw_records_and_bounds_go_to_run_umpc(tmp_path, capsys, spy):
+    """Issue 8 s.2: the CLI passes the raw values (clipped with --clip) and the public bounds
+    per kernel column in the spec; --resolution in raw units."""
     f = tmp_path / "d.csv"
     f.write_text("s,y\n" + "".join(f"{i * 10},{i % 2}\n" for i in range(12)))
     argv = ["estimate", "auc", "--csv", str(f), "--bounds", "0:100", "--clip", "--seed", "1",
             "--resolution", "0.5"]
-    monkeypatch.setattr(umpc, "run_umpc", with_bounds)
     _run(capsys, argv)
-    assert seen["bounds"] == [(0.0, 100.0), None] and seen["resolution"] == 0.5
-    assert seen["records"][:, 0].tolist() == [min(i * 10, 100) for i in range(12)]
-
-    def no_bounds(records, kernel, *, resolution=None, **kw):
-        seen.update(records=np.array(records), resolution=resolution)
-        return real(records, kernel, **kw)
-
-    monkeypatch.setattr(umpc, "run_umpc", no_bounds)
-    _run(capsys, argv)
-    assert seen["resolution"] == pytest.approx(0.005) and seen["records"][:, 0].max() == 1.0
+    spec, _ = spy[-1]
+    assert spec.precision.bounds == ((0.0, 100.0), None) and spec.precision.resolution == 0.5
 
 
 def test_bank_kendall_raw_reference(tmp_path, capsys):
     """Issue 8 s.2 through the CLI: Kendall's tau-a on Bank (age, balance, 300 rows). The
-    evaluation's exact_raw equals a numpy reference on the raw values; when run_umpc encodes raw
-    values itself (bounds=), the eps = inf release equals it to 1e-9."""
+    evaluation's exact_raw equals a numpy reference on the raw values, and, with run_umpc
+    encoding the raw values itself (the spec's bounds), the eps = inf release equals it to
+    1e-9."""
     path = shared_data("bank", "bank.csv")
     lines = open(path).read().splitlines()[:301]
     f = tmp_path / "bank300.csv"
@@ -368,6 +324,5 @@ def test_bank_kendall_raw_reference(tmp_path, capsys):
                            "--bounds", "18:95,-10000:110000", "--epsilon", "inf", "--edges",
                            "all", "--evaluate", "--workers", "1"])
     assert res["evaluation"]["exact_raw"] == pytest.approx(want, abs=1e-12)
-    if "bounds" in inspect.signature(umpc.run_umpc).parameters:
-        assert res["estimate"] == pytest.approx(want, abs=1e-9)
-        assert abs(res["evaluation"]["encoding_error"]) <= 1e-9
+    assert res["estimate"] == pytest.approx(want, abs=1e-9)
+    assert abs(res["evaluation"]["encoding_error"]) <= 1e-9

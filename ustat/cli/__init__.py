@@ -35,7 +35,7 @@ from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_k
 from .budget import Charge
 from .common import UsageError, check_csv_flags, error_text, warn
 from .estimate import cmd_estimate
-from .records import CLEAR_CHECKS
+from ..data.records import CLEAR_CHECKS
 
 __all__ = ["main", "build_parser", "UsageError", "CLEAR_CHECKS"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..data.records import check_memory, split_list
 from ..reports.common import API_FLAGS, cli_words, strip_warning
 
 import argparse
@@ -10,7 +11,7 @@ import os
 import sys
 
 __all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list",
-           "error_text", "strip_warning", "with_flag_names", "cli_words", "API_FLAGS",
+           "error_text", "strip_warning", "flagged", "with_flag_names", "cli_words", "API_FLAGS",
            "EPSILON_RANGE",
            "check_epsilon_option", "check_memory", "check_csv_flags", "installed",
            "require_extra"]
@@ -123,29 +124,6 @@ def check_csv_flags(args) -> None:
         args.encoding = "utf-8"
 
 
-def check_memory(n: int, bytes_per_record: int, flag: str = "--n"):
-    """Refuse a size whose records alone exceed this machine's memory, before allocating."""
-    need = int(n) * int(bytes_per_record)
-    try:
-        have = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):       # pragma: no cover - non-POSIX
-        return
-    if need > have:
-        raise UsageError(f"{flag} {n} needs at least {_bytes(need)} of memory for the records "
-                         f"alone, and this machine has {_bytes(have)}: use a smaller {flag}")
-
-
-def _bytes(b: float) -> str:
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if b >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def split_list(text: str | None) -> list | None:
-    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
-
-
 def error_text(exc) -> str:
     """The one-line message of a user error, with command-line advice for data errors."""
     from ..data import DataError
@@ -161,21 +139,30 @@ def error_text(exc) -> str:
     return same.group(2) if same else text
 
 
+def flagged(exc: Exception, flags: dict) -> UsageError | None:
+    """A ValueError/TypeError about a keyword or spec field as a UsageError under its flag
+    (``"pairs must be ..."`` -> ``"--pairs: pairs must be ..."``; ``flags``: name -> flag);
+    None when the message starts with no known keyword."""
+    import re
+
+    msg = str(exc)
+    match = re.match(r"[A-Za-z_]*", msg)
+    word = match.group(0) if match else ""
+    if word not in flags or msg.startswith("--"):
+        return None
+    text = cli_words(msg)
+    return UsageError(text if text.startswith(flags[word]) else f"{flags[word]}: {text}")
+
+
 def with_flag_names(run, flags: dict):
-    """run() with a ValueError/TypeError about a keyword (``"pairs must be ..."``) reported
-    under its command-line flag (``"--pairs: pairs must be ..."``); ``flags``: keyword -> flag."""
+    """run() with a ValueError/TypeError about a keyword reported under its command-line flag
+    (:func:`flagged`); ``flags``: keyword -> flag."""
     def wrapped():
         try:
             return run()
         except (ValueError, TypeError) as exc:
-            import re
-
-            msg = str(exc)
-            word = re.match(r"[A-Za-z_]*", msg).group(0)
-            if word in flags and not msg.startswith("--"):
-                text = cli_words(msg)
-                if not text.startswith(flags[word]):
-                    text = f"{flags[word]}: {text}"
-                raise UsageError(text) from None
-            raise
+            err = flagged(exc, flags)
+            if err is None:
+                raise
+            raise err from None
     return wrapped

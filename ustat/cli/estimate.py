@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 
 from .budget import check_options
-from .common import UsageError, check_epsilon_option, progress, require_extra, warn
-from .records import load_records
-from .specs import engine_options, executor, umpc_spec
+from .common import (UsageError, check_epsilon_option, progress, require_extra, warn,
+                     with_flag_names)
+from ..data.records import RecordSource
+from ..data.records import load_records as read_records
+from .specs import UMPC_FLAGS, engine_options, executor, field_flags, umpc_spec
 
 __all__ = ["cmd_estimate", "edges_option", "umpc_run"]
 
@@ -86,6 +88,19 @@ def umpc_run(args, kern, X, raw, meta, notes) -> tuple:
     return umpc_spec(args, kern, edges=edges, sampler=sampler, resolution=resolution), X
 
 
+def load_records(args, kern):
+    """The records of ``--csv`` (or the synthetic default) as the flags say."""
+    return read_records(record_source(args), kern)
+
+
+def record_source(args) -> RecordSource:
+    """The :class:`~ustat.data.records.RecordSource` of the data flags."""
+    return RecordSource(csv=args.csv, columns=args.columns, sep=args.sep,
+                        header=not args.no_header, encoding=args.encoding or "utf-8",
+                        positive=args.positive, classes=args.classes, bounds=args.bounds,
+                        clip=args.clip, n=args.n, seed=args.seed, epsilon=args.epsilon)
+
+
 def _check_kernel_flags(args, kern):
     """Options that this kernel would ignore are refused (never silently dropped)."""
     if args.aux_epsilon_fraction is not None and kern.aux is None:
@@ -149,8 +164,9 @@ def _umpc(args, kern, X, raw, meta, notes) -> tuple:
     delta = planned_delta(spec, X.shape[0])
 
     def run(all_notes):
-        res = run_umpc(records, spec, where, evaluate=args.evaluate,
-                       progress=not args.no_progress)
+        res = with_flag_names(lambda: run_umpc(records, spec, where, evaluate=args.evaluate,
+                                               progress=not args.no_progress),
+                              field_flags(UMPC_FLAGS))()
         _check_delta(res.delta, delta)
         return estimate_output(spec, res, X, meta, all_notes, res.delta, engine_options(args))
     return run, delta

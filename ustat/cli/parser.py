@@ -12,7 +12,7 @@ import argparse
 import re
 
 from .common import Parser, float_arg, int_arg
-from .records import CLEAR_CHECKS, SYNTHETIC_N
+from ..data.records import CLEAR_CHECKS, SYNTHETIC_N
 
 __all__ = ["build_parser", "join_dash_values", "budget_options", "EXTENSIONS", "THREAT_HELP"]
 

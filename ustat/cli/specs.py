@@ -14,9 +14,9 @@ import math
 
 from ..executors import Dask, Executor, LocalProcesses, Simulator
 from ..specs import UMPCSpec
-from .common import UsageError, cli_words
+from .common import UsageError, cli_words, flagged
 
-__all__ = ["umpc_spec", "executor", "engine_options", "spec_error"]
+__all__ = ["umpc_spec", "executor", "engine_options", "spec_error", "field_flags", "UMPC_FLAGS"]
 
 #: (flag, args attribute, spec field) of the U-MPC options (None on the parser: the spec's
 #: default applies)
@@ -36,17 +36,14 @@ UMPC_FLAGS = (
 )
 
 
-def spec_error(exc: Exception, flags: tuple) -> UsageError:
-    """A spec's ValueError/TypeError about field ``name`` as a UsageError under its flag."""
-    import re
+def field_flags(flags: tuple) -> dict:
+    """spec field -> flag, from ``(flag, args attribute, field)`` rows."""
+    return {field: flag for flag, _, field in flags}
 
-    msg = str(exc)
-    word = re.match(r"[A-Za-z_]*", msg).group(0)         # type: ignore[union-attr]
-    for flag, _, field in flags:
-        if word == field and not msg.startswith("--"):
-            return UsageError(f"{flag}: {cli_words(msg)}" if not cli_words(msg).startswith(flag)
-                              else cli_words(msg))
-    return UsageError(cli_words(msg))
+
+def spec_error(exc: Exception, flags: tuple) -> UsageError:
+    """A spec's ValueError/TypeError about one of its fields as a UsageError under its flag."""
+    return flagged(exc, field_flags(flags)) or UsageError(cli_words(str(exc)))
 
 
 def umpc_spec(args, kern, *, edges, sampler, bounds=None, resolution=None) -> UMPCSpec:

@@ -63,7 +63,7 @@ class Deployed:
     def column(self, args):
         """(values with one entry per party, column name, source): this host's rows from its
         file, the public lower bound elsewhere."""
-        from ustat.cli.records import bounds_option
+        from ustat.data.records import bounds_option
         from ustat.data import parse_numeric, read_table
 
         from ..cli.common import UsageError

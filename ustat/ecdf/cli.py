@@ -324,7 +324,7 @@ def label_rule_note(label_col: str, positive) -> str:
 
 
 def data_bounds(args, x, column: str):
-    from ustat.cli.records import bounds_option, require_bounds
+    from ustat.data.records import bounds_option, require_bounds
     from ustat.data import DATA_BOUNDS_WARNING
     if args.bounds:
         return tuple(bounds_option(args.bounds, 1)[0]), None

@@ -67,7 +67,7 @@ def _load_column(args):
 def _bounds_for(args, x, column):
     if args.csv:
         return data_bounds(args, x, column)
-    from ustat.cli.records import bounds_option
+    from ustat.data.records import bounds_option
     return (tuple(bounds_option(args.bounds, 1)[0]) if args.bounds else (0.0, 1.0)), None
 
 
@@ -301,7 +301,7 @@ def _labelled(args, value_col: str, no_csv: str):
     this host's rows (the lower bound and label 0 elsewhere; a role reads nothing)."""
     deployed = getattr(args, "deployment", None)
     if deployed is not None:
-        from ustat.cli.records import bounds_option
+        from ustat.data.records import bounds_option
         b = getattr(args, "bounds", None)            # hl: probabilities, no bounds
         lo = float(bounds_option(b, 1)[0][0]) if b else 0.0
         return deployed.labelled(args, value_col, lo)

@@ -128,7 +128,7 @@ API_FLAGS = {"aux_epsilon_fraction": "--aux-epsilon-fraction", "max_colluders": 
              "frac_bits": "--frac-bits", "input_frac_bits": "--frac-bits",
              "threat_model": "--threat-model", "f_h": "--honest-fraction",
              "honest_fraction": "--honest-fraction", "committee_fail": "--committee-fail",
-             "noise_method": "--noise-method"}
+             "noise_method": "--noise-method", "backend": "--backend"}
 
 
 def cli_words(text: str) -> str:

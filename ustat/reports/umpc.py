@@ -95,6 +95,7 @@ def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: floa
         out["process_costs"] = res.process_costs
         out["wire"] = wire_summary(res)
     out["params"] = _params(spec, res, engine or {})
+    out["spec"] = spec.to_dict()
     for name in NEW_FIELDS:
         v = present(getattr(res, name, None))
         if v is not None:

@@ -165,6 +165,8 @@ class UMPCSpec(Spec):
 
     def __post_init__(self) -> None:
         kern = kernel_registry.get(self.kernel)
+        if kernel_registry.registered(kern):    # by name: serializable, equal to itself
+            _set(self, "kernel", kern.name)
         for name, group in self.GROUPS.items():
             if not isinstance(getattr(self, name), group):
                 raise TypeError(f"{name} must be a {group.__name__}, got "
