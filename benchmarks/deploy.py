@@ -65,11 +65,12 @@ def _port():
 
 
 def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
-    from ustat.deploy import init, run_local
+    from ustat.cli.deploy import job_from_command
+from ustat.deploy import init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
-    init(d, parties, command, hosts=4, base_port=_port(), timeout=timeout)
+    init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(), timeout=timeout)
     if delay:
         path = os.path.join(d, "deploy.toml")
         with open(path) as f:

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("cryptography")
 
 from ustat.cli import main  # noqa: E402
+from ustat.cli.deploy import job_from_command
 from ustat.deploy import init, load  # noqa: E402
 
 from .test_deploy import BANK, _bank_rows, _deploy_cli, _ports  # noqa: E402
@@ -53,13 +54,13 @@ def test_an_ecdf_deployment_releases_what_ustat_ecdf_releases(tmp_path, capsys):
 
 def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsys):
     """Pointwise servers drawing the tree's noise inside MPC (issue 30), one host."""
-    from ustat.deploy.cli import show_deploy
+    from ustat.cli.deploy import show_deploy
 
     csv = _bank_rows(tmp_path, 200)
     d = str(tmp_path / "dep")
     args = ECDF + ["--thresholds", "16", "--q", "0.5", "--backend", "pointwise", "--noise", "mpc",
                    "--epsilon", "10"]          # at 1 the noise hides 200 records' quantiles
-    init(d, 200, ["quantile", *args], hosts=1, base_port=_ports())
+    init(d, 200, job_from_command(["quantile", *args], 200), hosts=1, base_port=_ports())
     assert [p.role for p in load(d).participants] == ["parties", "server-0", "server-1",
                                                       "analyst"]
     got = _deploy_cli(d, csv)
@@ -88,29 +89,29 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
 ])
 def test_init_refuses_what_a_deployment_cannot_run(tmp_path, command, why):
     with pytest.raises(ValueError, match=why.replace("-", r"\-")):
-        init(str(tmp_path / "dep"), 10, command, hosts=1, base_port=_ports())
+        init(str(tmp_path / "dep"), 10, job_from_command(command, 10), hosts=1, base_port=_ports())
     assert not os.path.exists(tmp_path / "dep" / "deploy.toml")
 
 
 def test_init_refuses_roles_of_the_other_protocol(tmp_path):
     with pytest.raises(ValueError, match="has no role dealer"):
-        init(str(tmp_path / "a"), 10, ["ecdf", *ECDF], hosts=1,
+        init(str(tmp_path / "a"), 10, job_from_command(["ecdf", *ECDF], 10), hosts=1,
              roles=["server-0", "server-1", "analyst", "dealer"])
     with pytest.raises(ValueError, match="missing analyst"):
-        init(str(tmp_path / "b"), 10, ["quantile", *ECDF], hosts=1, roles=["server-0",
+        init(str(tmp_path / "b"), 10, job_from_command(["quantile", *ECDF], 10), hosts=1, roles=["server-0",
                                                                             "server-1"])
 
 
 def test_a_roc_deployment_releases_what_ustat_roc_releases(tmp_path, capsys):
     """Bank's call duration as the score of y = yes: each host reads its rows of both columns;
     the analyst prints ustat roc's text; the curve's AUC is near sklearn's on the raw rows."""
-    from ustat.deploy.cli import show_deploy
+    from ustat.cli.deploy import show_deploy
 
     csv = _bank_rows(tmp_path, 400)
     d = str(tmp_path / "dep")
     args = ["--score", "duration", "--label", "y", "--positive", "yes", "--bounds", "0:3100",
             "--thresholds", "32", "--epsilon", "20", "--seed", "4"]
-    init(d, 400, ["roc", *args], hosts=2, base_port=_ports())
+    init(d, 400, job_from_command(["roc", *args], 400), hosts=2, base_port=_ports())
     got = _deploy_cli(d, csv)
     want = _local("roc", csv, args, capsys)
     for key in ("auc", "auc_ci", "fpr", "tpr", "roc_band", "n_pos_noisy", "n_neg_noisy",
@@ -138,7 +139,7 @@ def test_a_hosmer_lemeshow_deployment_releases_what_ustat_hl_releases(tmp_path, 
     d = str(tmp_path / "dep")
     args = ["--prob", "p", "--label", "y", "--groups", "5", "--thresholds", "64",
             "--epsilon", "20", "--seed", "6"]
-    init(d, 300, ["hl", *args], hosts=2, base_port=_ports())
+    init(d, 300, job_from_command(["hl", *args], 300), hosts=2, base_port=_ports())
     got = _deploy_cli(d, str(csv))
     want = _local("hl", str(csv), args, capsys)
     for key in ("statistic", "p_value", "edges", "table", "df", "communication", "account"):
@@ -152,7 +153,7 @@ def test_quantiles_of_bank_age_deployed_over_4_hosts_equal_ustat_quantile(tmp_pa
         pytest.skip("../shared/data/bank/bank.csv is absent")
     d = str(tmp_path / "dep")
     args = ECDF + ["--thresholds", "78", "--q", "0.25,0.5,0.75"]
-    init(d, 4521, ["quantile", *args], hosts=4, base_port=_ports())
+    init(d, 4521, job_from_command(["quantile", *args], 4521), hosts=4, base_port=_ports())
     got = _deploy_cli(d, BANK)
     want = _local("quantile", BANK, args, capsys)
     for key in ("quantiles", "quantile_ci", "communication", "account", "n"):

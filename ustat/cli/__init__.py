@@ -9,7 +9,8 @@ Subcommands:
   protocols  list the protocols of ``estimate --protocol`` (U-MPC and the baselines).
   demo       share, multiply and open a batch among simulated parties and
              print the network's communication report (the engine demo).
-  ecdf, quantile, roc, hl   private ECDF releases (:mod:`ustat.ecdf.cli`).
+  ecdf, quantile, roc, hl   private ECDF releases (:mod:`.ecdf`, :mod:`.ecdf_options`).
+  deploy, serve, party      deployments on real hosts (:mod:`.deploy`).
 
 Memory: the command keeps freed memory for reuse (:func:`mpc.machine.memory.retain_freed_memory`:
 the same results, fewer page faults); ``USTAT_RETAIN_MEMORY=0`` turns that off.

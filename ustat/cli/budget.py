@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 import os
 
-from .common import UsageError
+from .common import UsageError, float_arg
 
-__all__ = ["Charge", "check_options"]
+__all__ = ["Charge", "check_options", "budget_options"]
 
 
 def check_options(args) -> None:
@@ -112,3 +112,12 @@ def _budget_hint(text: str, delta: float) -> str:
     if "epsilon: spent" in text:
         return f"{text} (ask for a smaller --epsilon, or release no more on this data set)"
     return text
+
+
+def budget_options(p):
+    """``--budget-total`` and ``--budget-delta`` (every private release; :mod:`.budget`)."""
+    p.add_argument("--budget-total", type=float_arg, metavar="EPS",
+                   help="the data set's total epsilon, required when --budget-file first sees it")
+    p.add_argument("--budget-delta", type=float_arg, metavar="DELTA",
+                   help="the data set's total delta, set when --budget-file first sees it "
+                        "(default 1e-6); spends add up by basic composition")

@@ -18,7 +18,7 @@ from ..data.records import RecordSource
 from ..data.records import load_records as read_records
 from .specs import UMPC_FLAGS, engine_options, executor, field_flags, umpc_spec
 
-__all__ = ["cmd_estimate", "edges_option", "umpc_run"]
+__all__ = ["cmd_estimate", "edges_option", "umpc_run", "umpc_spec"]
 
 
 def edges_option(args, n: int, k: int, notes: list) -> tuple:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import re
 
+from . import deploy, ecdf_options
+from .budget import budget_options
 from .common import Parser, float_arg, int_arg
 from ..data.records import CLEAR_CHECKS, SYNTHETIC_N
 
-__all__ = ["build_parser", "join_dash_values", "budget_options", "EXTENSIONS", "THREAT_HELP"]
+__all__ = ["build_parser", "join_dash_values", "THREAT_HELP"]
 
 THREAT_HELP = """\
 Who must collude. Input privacy: under dis (M_Dis) no coalition of up to
@@ -120,15 +122,6 @@ def _privacy_options(e):
                                      "honest members than assumed (default 2^-40)")
 
 
-def budget_options(p):
-    """``--budget-total`` and ``--budget-delta`` (every private release; :mod:`.budget`)."""
-    p.add_argument("--budget-total", type=float_arg, metavar="EPS",
-                   help="the data set's total epsilon, required when --budget-file first sees it")
-    p.add_argument("--budget-delta", type=float_arg, metavar="DELTA",
-                   help="the data set's total delta, set when --budget-file first sees it "
-                        "(default 1e-6); spends add up by basic composition")
-
-
 def _protocol_options(e, protocols):
     g = e.add_argument_group("protocol")
     g.add_argument("--protocol", default="umpc", metavar="NAME",
@@ -210,26 +203,6 @@ def _estimate_parser(sub):
     return e
 
 
-#: Modules that add subcommands: each has ``register(subparsers, commands)``,
-#: which adds its parsers and puts ``name -> (run, show)`` into ``commands``.
-EXTENSIONS = ("ustat.ecdf.cli", "ustat.deploy.cli")
-
-
-def _extension_registrars():
-    import importlib
-
-    out = []
-    for name in EXTENSIONS:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and name.startswith(exc.name):
-                continue            # not built yet
-            raise
-        out.append(mod.register)
-    return out
-
-
 def build_parser(commands: dict) -> argparse.ArgumentParser:
     """The parser; extensions add their (run, show) pairs to ``commands``."""
     from .. import __version__
@@ -249,8 +222,8 @@ def build_parser(commands: dict) -> argparse.ArgumentParser:
     d.add_argument("--batch", type=int_arg, default=100_000)
     d.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
     d.add_argument("--json", action="store_true")
-    for register in _extension_registrars():
-        register(sub, commands)
+    ecdf_options.register(sub, commands)
+    deploy.register(sub, commands)
     return ap
 
 

@@ -2,22 +2,24 @@
 
 From Python, the same as the command line::
 
-    from ustat.deploy import init, load, run_participant, run_local
-    cfg = init("dep", 4521, ["estimate", "kendall", "--columns", "age,balance",
-                             "--bounds", "18:95,-8019:102127", "--epsilon", "1"], hosts=4)
+    from ustat.deploy import Job, init, load, run_participant, run_local
+    from ustat.specs import UMPCSpec
+    spec = UMPCSpec.of("kendall", epsilon=1.0, bounds=[(18, 95), (-8019, 102127)])
+    cfg = init("dep", 4521, Job("estimate", spec, {"columns": "age,balance"}), hosts=4)
     out = run_local("dep", "bank.csv")          # every participant as a process here
     out["release"]["estimate"]
     # on each host instead: run_participant(load("dep"), "host-0", "bank.csv"), ...
 
-Modules: :mod:`.config` (deploy.toml), :mod:`.create` (init: CA, keys,
-certificates), :mod:`.runner` (one participant), :mod:`.local` (all of them
-here), :mod:`.wire` (bytes on the wire), :mod:`.cli` (``ustat deploy``,
-``serve``, ``party``). Reference: docs/deploy.md.
+Modules: :mod:`.config` (deploy.toml, :class:`Job`), :mod:`.create` (init: CA,
+keys, certificates), :mod:`.participant` (the executor of one participant),
+:mod:`.runner` (one participant's part of the run), :mod:`.local` (all of them
+here), :mod:`.wire` (bytes on the wire); the commands ``ustat deploy``,
+``serve``, ``party`` are in :mod:`ustat.cli.deploy`. Reference: docs/deploy.md.
 """
 
-from .config import Config, load
+from .config import Config, Job, load
 from .create import init
 from .local import DeployError, run_local
 from .runner import run_participant
 
-__all__ = ["Config", "load", "init", "run_local", "run_participant", "DeployError"]
+__all__ = ["Config", "Job", "load", "init", "run_local", "run_participant", "DeployError"]

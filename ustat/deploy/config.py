@@ -11,10 +11,22 @@ key and certificate per participant). The file::
     delay = 0.0                      # added to every step (latency studies)
     source = "bank.csv"              # how the release names the data
 
-    [protocol]
-    command = "estimate"             # the ustat command the participants run together
-    args = ["kendall", "--columns", "age,balance", "--bounds", "18:95,-8019:102127"]
+    [run]
+    command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
     parties = 4521                   # data parties (one record each)
+
+    [run.data]                       # what each party host reads of its own file
+    columns = "age,balance"
+    header = true
+
+    [run.spec]                       # the run spec (ustat.specs), as to_dict writes it
+    kernel = "kendall"
+    confidence = 0.95
+
+    [run.spec.privacy]
+    epsilon = 1.0
+    threat_model = "dis"
+    ...
 
     [[participant]]
     name = "host-0"                  # the name in its certificate
@@ -34,9 +46,35 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 ROLES = ("dealer", "aggregator", "relay", "server-0", "server-1", "analyst")
 FILE = "deploy.toml"
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the participants of a deployment compute: ``command`` (``estimate``: U-MPC;
+    ``ecdf``, ``quantile``, ``roc``, ``hl``), its ``spec`` (:mod:`ustat.specs`), and ``data``:
+    how each party host reads its own file (the fields of
+    :class:`ustat.data.records.RecordSource`: ``columns``, ``sep``, ``header``,
+    ``encoding``, ``positive``, ``classes``, ``clip``). ``args``: an ECDF command's flags
+    (its spec is written from them)."""
+
+    command: str
+    spec: Any = None
+    data: dict = field(default_factory=dict)
+    args: tuple = ()
+
+    def to_dict(self, parties: int) -> dict:
+        """The ``[run]`` table of ``deploy.toml``."""
+        out: dict = {"command": self.command, "parties": int(parties)}
+        if self.args:
+            out["args"] = list(self.args)
+        out["data"] = {k: v for k, v in self.data.items() if v is not None}
+        if self.spec is not None:
+            out["spec"] = self.spec.to_dict()
+        return out
 
 
 @dataclass
@@ -56,7 +94,7 @@ class Config:
     path: str
     name: str
     session: int
-    protocol: dict
+    run: dict
     participants: list
     timeout: float = 60.0
     connect_timeout: float = 30.0
@@ -104,7 +142,7 @@ class Config:
 
         out = [[p.parties] if p.parties is not None else [SESSION_ROLE.get(p.role, p.role)]
                for p in self.ranked]
-        if self.protocol.get("command") in COMMANDS and not any(
+        if self.command in COMMANDS and not any(
                 p.role == "dealer" for p in self.ranked):
             next(g for g in out if g == ["analyst"]).append("dealer")
         return out
@@ -123,6 +161,23 @@ class Config:
                     relay_name=relay.name if relay is not None else "relay",
                     timeout=self.timeout, connect_timeout=self.connect_timeout,
                     delay=self.delay)
+
+    @property
+    def command(self) -> str:
+        """The statistic the participants compute (``estimate``, ``ecdf``, ...)."""
+        return str(self.run.get("command", "estimate"))
+
+    @property
+    def parties(self) -> int:
+        return int(self.run.get("parties", 0))
+
+    def spec(self):
+        """The run's spec (:mod:`ustat.specs`), checked; ValueError naming the file."""
+        from ..specs import UMPCSpec
+
+        if self.command != "estimate":
+            raise ValueError(f"{self.path}: [run] command {self.command!r} has no spec here")
+        return UMPCSpec.from_dict(self.run.get("spec", {}), f"{self.path}: [run.spec]")
 
     def credentials(self, name: str):
         from mpc.wire.tls import Credentials
@@ -183,7 +238,7 @@ def load(path: str) -> Config:
         except Exception as e:                      # noqa: BLE001 - TOMLDecodeError
             raise ValueError(f"{path}: not valid TOML ({e})") from None
     base = os.path.dirname(path)
-    dep, proto = doc.get("deployment", {}), doc.get("protocol", {})
+    dep, run = doc.get("deployment", {}), doc.get("run", {})
     parts = []
     for i, p in enumerate(doc.get("participant", [])):
         try:
@@ -201,7 +256,7 @@ def load(path: str) -> Config:
     names = [p.name for p in parts]
     if len(set(names)) != len(names):
         raise ValueError(f"{path}: participant names must be distinct")
-    cfg = Config(path, dep.get("name", "deployment"), int(dep["session"]), proto, parts,
+    cfg = Config(path, dep.get("name", "deployment"), int(dep["session"]), run, parts,
                  float(dep.get("timeout", 60.0)), float(dep.get("connect_timeout", 30.0)),
                  float(dep.get("delay", 0.0)), dep.get("source", ""),
                  os.path.join(base, dep.get("ca", "keys/ca.pem")))
@@ -210,7 +265,7 @@ def load(path: str) -> Config:
 
 
 def _check_parties(cfg: Config) -> None:
-    n = int(cfg.protocol.get("parties", 0))
+    n = cfg.parties
     held = sorted((p.parties for p in cfg.participants if p.parties is not None),
                   key=lambda r: r.start)
     at = 0
@@ -225,18 +280,30 @@ def _check_parties(cfg: Config) -> None:
 
 
 def dump(cfg_dict: dict) -> str:
-    """The TOML text of a deployment: {"deployment": {...}, "protocol": {...},
-    "participant": [{...}, ...]} with string, number and list-of-string values."""
-    out = []
-    for table in ("deployment", "protocol"):
-        out.append(f"[{table}]")
-        out += [f"{k} = {_value(v)}" for k, v in cfg_dict[table].items()]
-        out.append("")
+    """The TOML text of a deployment: {"deployment": {...}, "run": {...}, "participant":
+    [{...}, ...]}; values are strings, numbers, booleans, lists and nested tables (None
+    values are left out: every field that may be None has None as its default)."""
+    out: list = []
+    for table in ("deployment", "run"):
+        _table(out, table, cfg_dict[table])
     for p in cfg_dict["participant"]:
         out.append("[[participant]]")
         out += [f"{k} = {_value(v)}" for k, v in p.items()]
         out.append("")
     return "\n".join(out)
+
+
+def _table(out: list, name: str, table: dict) -> None:
+    out.append(f"[{name}]")
+    nested = []
+    for k, v in table.items():
+        if isinstance(v, dict):
+            nested.append((k, v))
+        elif v is not None:
+            out.append(f"{k} = {_value(v)}")
+    out.append("")
+    for k, v in nested:
+        _table(out, f"{name}.{k}", v)
 
 
 def _value(v) -> str:
@@ -248,4 +315,6 @@ def _value(v) -> str:
         return repr(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
+    if v is None:                       # inside a list (a categorical column's bounds):
+        return "[]"                     # TOML has no null; the spec reads [] as None
     return json.dumps(str(v))           # a TOML basic string is a JSON string

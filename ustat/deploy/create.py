@@ -15,23 +15,23 @@ from __future__ import annotations
 
 import os
 
-from .config import FILE, ROLES, dump, load
+from .config import FILE, ROLES, Config, Job, dump, load
 
 #: the roles of U-MPC (``ustat estimate``), with the relay when hosts >= 2
 UMPC_ROLES = ("dealer", "aggregator")
 
 
-def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
+def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles=None,
          address: str = "127.0.0.1", base_port: int = 7100, addresses: dict | None = None,
          name: str = "deployment", timeout: float = 60.0, connect_timeout: float = 30.0,
-         source: str = "", session: int | None = None):
+         source: str = "") -> Config:
     """Write a deployment to directory ``out`` and return its :class:`.config.Config`.
 
-    ``command``: the ``ustat`` command the participants run together, e.g.
-    ``["estimate", "kendall", "--columns", "age,balance", "--bounds",
-    "18:95,-8019:102127", "--epsilon", "1"]`` (no ``--csv``: each party
-    host gives its own file). ``roles``: default the dealer and the
-    aggregator, plus the relay with two or more hosts.
+    ``job``: what the participants compute (:class:`.config.Job`: the statistic, its spec,
+    how each party host reads its own file; ``ustat.cli.deploy.job_from_command`` makes one
+    from a ``ustat`` command line). ``roles``: default the statistic's (the dealer and the
+    aggregator for U-MPC, two servers and the analyst for the ECDF family), plus the relay
+    with two or more hosts.
     """
     from mpc.wire.tls import make_deployment
 
@@ -39,20 +39,15 @@ def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
         raise ValueError(f"--parties must be an integer >= 2, got {parties!r}")
     if isinstance(hosts, bool) or not isinstance(hosts, int) or not 1 <= hosts <= parties:
         raise ValueError(f"--hosts must be an integer in 1..{parties}, got {hosts!r}")
-    if not command:
-        raise ValueError("give the protocol after --, e.g. -- estimate kendall --columns a,b "
-                         "--bounds 0:1,0:1")
+    if not isinstance(job, Job):
+        raise TypeError(f"job must be a ustat.deploy.Job, got {type(job).__name__}")
     from . import ecdf
 
-    if command[0] != "estimate" and command[0] not in ecdf.COMMANDS:
+    command = job.command
+    if command != "estimate" and command not in ecdf.COMMANDS:
         raise ValueError(f"deployments run `ustat estimate` (U-MPC) or `ustat "
-                         f"{' / '.join(ecdf.COMMANDS)}`, not {command[0]!r}")
-    if "--csv" in command or any(a.startswith("--csv=") for a in command):
-        raise ValueError("no --csv in the protocol: each party host gives its own file "
-                         "(ustat party --csv FILE)")
-    if "--processes" in command:
-        raise ValueError("no --processes in the protocol: the deployment lays out the processes")
-    needed = UMPC_ROLES if command[0] == "estimate" else ecdf.ROLES
+                         f"{' / '.join(ecdf.COMMANDS)}`, not {command!r}")
+    needed = UMPC_ROLES if command == "estimate" else ecdf.ROLES
     roles = list(needed + (("relay",) if hosts >= 2 else ())) if roles is None \
         else list(roles)
     for r in roles:
@@ -60,16 +55,12 @@ def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
             raise ValueError(f"unknown role {r!r}; roles: {', '.join(ROLES)}")
     missing = [r for r in needed if r not in roles]
     if missing:
-        raise ValueError(f"`ustat {command[0]}` needs the roles {', '.join(needed)}; missing "
+        raise ValueError(f"`ustat {command}` needs the roles {', '.join(needed)}; missing "
                          f"{', '.join(missing)}")
     extra = [r for r in roles if r not in needed and r != "relay"]
     if extra:
-        raise ValueError(f"`ustat {command[0]}` has no role {', '.join(extra)} (its roles: "
+        raise ValueError(f"`ustat {command}` has no role {', '.join(extra)} (its roles: "
                          f"{', '.join(needed)}, and the relay)")
-    if command[0] == "estimate":
-        _check_command(command)
-    else:
-        ecdf.check_command(command)
     cuts = [round(i * parties / hosts) for i in range(hosts + 1)]
     people = [(f"host-{i}", "parties", f"{a}-{b - 1}" if b - a > 1 else f"{a}")
               for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))]
@@ -91,30 +82,11 @@ def init(out: str, parties: int, command: list, *, hosts: int = 4, roles=None,
         plist.append(entry)
     if addresses:
         raise ValueError(f"--address names no participant: {', '.join(addresses)}")
-    doc = {"deployment": {"name": name, "session": session if session is not None
-                          else int.from_bytes(os.urandom(7), "little"),
+    doc = {"deployment": {"name": name, "session": int.from_bytes(os.urandom(7), "little"),
                           "timeout": float(timeout), "connect_timeout": float(connect_timeout),
                           "delay": 0.0, "source": source, "ca": "keys/ca.pem"},
-           "protocol": {"command": command[0], "args": list(command[1:]), "parties": parties},
+           "run": job.to_dict(parties),
            "participant": plist}
     with open(os.path.join(out, FILE), "w") as f:
         f.write(dump(doc))
     return load(out)
-
-
-def _check_command(command) -> None:
-    """The protocol's arguments parse as ``ustat estimate`` and name columns and bounds."""
-    from ..cli import build_parser
-
-    try:
-        args = build_parser().parse_args(list(command))
-    except SystemExit:
-        raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat estimate` "
-                         "command (see the message above)") from None
-    if args.protocol != "umpc":
-        raise ValueError("deployments run U-MPC (--protocol umpc)")
-    if not args.columns or not args.bounds:
-        raise ValueError("the protocol must name --columns and public --bounds (each party "
-                         "host reads those columns of its own file)")
-    if args.evaluate:
-        raise ValueError("--evaluate reads every record in the clear: not in a deployment")

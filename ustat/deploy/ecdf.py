@@ -1,7 +1,7 @@
 """Deployments of ``ustat ecdf``, ``quantile``, ``roc`` and ``hl``: party hosts, two servers, an analyst.
 
 The participants run the command of ``[protocol]`` exactly as ``ustat
-ecdf`` / ``quantile`` / ``roc`` / ``hl`` would (:mod:`ustat.ecdf.cli_run`),
+ecdf`` / ``quantile`` / ``roc`` / ``hl`` would (:mod:`ustat.cli.ecdf`),
 each with its own runtime (:class:`Deployed` on the parsed arguments):
 
 * a party host reads only its own rows of its CSV file: the value column
@@ -83,9 +83,9 @@ class Deployed:
     def labelled(self, args, value_col: str, lo: float):
         """(values, 0/1 labels, notes) with one entry per party: this host's rows of
         ``value_col`` and ``--label`` (labels mapped by the fixed rule of ``--positive``,
-        as :func:`ustat.ecdf.cli.read_labels`), ``lo`` and label 0 elsewhere."""
+        as :func:`ustat.cli.ecdf_options.read_labels`), ``lo`` and label 0 elsewhere."""
         from ..cli.common import UsageError
-        from ..ecdf.cli import label_rule_note, read_labels
+        from ..cli.ecdf_options import label_rule_note, read_labels
 
         x, y = np.full(self.parties, float(lo)), np.zeros(self.parties, dtype=np.int64)
         notes = [label_rule_note(args.label, args.positive)]
@@ -103,11 +103,11 @@ class Deployed:
 
 def check_command(command) -> None:
     """ValueError unless ``command`` is an ECDF command a deployment can run."""
-    from ..cli import build_parser
     from ..cli.common import UsageError
+    from ..cli.parser import build_parser
 
     try:
-        args = build_parser().parse_args(list(command))
+        args = build_parser({}).parse_args(list(command))
     except SystemExit:
         raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat "
                          f"{command[0]}` command (see the message above)") from None
@@ -133,20 +133,45 @@ def check_command(command) -> None:
                          f"{args.servers}")
 
 
-def program(rt, cfg, args, host: range | None):
-    """This process's part of a deployed ECDF command; the JSON release in the analyst's."""
-    from ..cli.budget import Charge
-    from ..ecdf.cli_run import run_ecdf, run_hl, run_quantile, run_roc
+def program(executor, cfg, host: range | None, csv: str | None):
+    """This process's part of a deployed ECDF command (on ``executor``, a
+    :class:`~.participant.DeployedParticipant`); the JSON release in the analyst's."""
+    from ..executors import Program
 
-    args.deployment = Deployed(rt, host, int(cfg.protocol["parties"]), cfg.source)
-    args.charge = Charge(args)
+    args = _args(cfg, csv)
+    n = cfg.parties
+    import fss
+
+    return executor.run(Program(f"ustat {args.command}", _main, n, (), warm_up=(fss.warm_up,),
+                                args=(cfg.name, len(cfg.ranked) + (cfg.relay is not None),
+                                      cfg.source, n, args, host)))
+
+
+def _args(cfg, csv):
+    from ..cli.parser import build_parser
+
+    command = cfg.command
+    argv = [command, *cfg.run.get("args", [])]
+    if csv is not None:
+        argv += ["--csv", csv]
+    args = build_parser({}).parse_args(argv)
     args.no_progress = True
+    if args.encoding is None:
+        args.encoding = "utf-8"
+    return args
+
+
+def _main(place, name, processes, source, n, args, host):
+    from ..cli.budget import Charge
+    from ..cli.ecdf import run_ecdf, run_hl, run_quantile, run_roc
+
+    args.deployment = Deployed(place.runtime, host, n, source)
+    args.charge = Charge(args)
     run = {"ecdf": run_ecdf, "quantile": run_quantile, "roc": run_roc,
            "hl": run_hl}[args.command]
     try:
         out = run(args)
     except NotReleased:
         return None
-    out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +
-                         (cfg.relay is not None)}
+    out["deployment"] = {"name": name, "processes": processes}
     return out

@@ -92,8 +92,8 @@ class Precision(Spec):
     frac_bits: int | None = None
     input_frac_bits: int | None = None
     resolution: float | None = None
-    #: public (lo, hi) per column of raw records (None for a categorical column); None:
-    #: the records are given in [0, 1] (numeric) and as integer codes (categorical)
+    #: public (lo, hi) per column of raw records (None, or an empty pair, for a categorical
+    #: column); None: the records are given in [0, 1] (numeric) and as integer codes
     bounds: tuple | None = None
 
     def __post_init__(self) -> None:
@@ -106,7 +106,8 @@ class Precision(Spec):
                               or not math.isfinite(r) or r <= 0):
             raise ValueError(f"resolution must be a positive number, got {r!r}")
         if self.bounds is not None:
-            _set(self, "bounds", tuple(None if b is None else _pair(b, i)
+            _set(self, "bounds", tuple(None if b is None or (isinstance(b, (list, tuple))
+                                                             and not b) else _pair(b, i)
                                        for i, b in enumerate(self.bounds)))
 
 

@@ -3,16 +3,17 @@
 - ``ustat deploy init --parties N [--hosts H] --out DIR -- estimate KERNEL --columns ...
   --bounds ...`` (or ``-- quantile --column C --bounds lo:hi --q ...``, or
   ``-- ecdf ...``, ``-- roc --score S --label Y --bounds ...``, ``-- hl --prob P
-  --label Y``): the configuration, the CA and every participant's key
-  and certificate (:mod:`.create`).
+  --label Y``): the configuration (the command's flags become the run's spec,
+  :func:`job_from_command`), the CA and every participant's key and certificate
+  (:func:`ustat.deploy.init`).
 - ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``
   (``server-0|server-1|analyst|relay`` for an ECDF command): one role's
-  process (:mod:`.runner`); the aggregator (the analyst) prints the release.
+  process (:mod:`ustat.deploy.runner`); the aggregator (the analyst) prints the release.
 - ``ustat party --config DIR/deploy.toml --id I-J --csv FILE``: the party
   host holding parties I..J, one record each (rows I..J of FILE, the only
   rows it reads).
 - ``ustat deploy run --local DIR --csv FILE``: every participant as its own
-  process on this machine (:mod:`.local`), the release and every
+  process on this machine (:mod:`ustat.deploy.local`), the release and every
   participant's bytes on the wire.
 
 Exit status 3: the run stopped (a participant disconnected, stalled past
@@ -26,7 +27,7 @@ import argparse
 import json
 import sys
 
-from ..cli.common import UsageError, float_arg, int_arg
+from .common import UsageError, float_arg, int_arg
 
 FAULT_STATUS = 3
 
@@ -89,7 +90,7 @@ def _process_flags(p):
 
 
 def _config(path):
-    from .config import load
+    from ..deploy.config import load
 
     try:
         return load(path)
@@ -110,15 +111,16 @@ def cmd_process(args) -> dict:
     from mpc.wire.relay import RelayError
     from mpc.wire.transport import TransportError
 
-    from .config import parse_range
-    from .runner import run_participant
+    from ..deploy.config import parse_range
+    from ..deploy.runner import run_participant
 
     cfg = _config(args.config)
     if args.command == "party":
         me = cfg.host_for(parse_range(args.id))
         given = [c.strip() for c in (args.columns or "").split(",") if c.strip()]
-        proto = cfg.protocol.get("args", [])
-        want = proto[proto.index("--columns") + 1].split(",") if "--columns" in proto else []
+        proto = cfg.run.get("args", [])
+        want = proto[proto.index("--columns") + 1].split(",") if "--columns" in proto else \
+            [c.strip() for c in cfg.run.get("data", {}).get("columns", "").split(",") if c]
         if given and given != want:
             raise UsageError(f"--columns {args.columns} differs from the protocol's "
                              f"{','.join(want)} (deploy.toml)")
@@ -141,19 +143,18 @@ def cmd_process(args) -> dict:
 
 def _print_release(res: dict):
     """The release as the command run in one process prints it."""
+    from ..deploy.ecdf import COMMANDS
     from ..reports.umpc import print_estimate
 
-    from .ecdf import COMMANDS
-
     if res.get("command") in COMMANDS:
-        from ..ecdf import cli_run
-        getattr(cli_run, f"show_{res['command']}")(res)
+        from . import ecdf
+        getattr(ecdf, f"show_{res['command']}")(res)
     else:
         print_estimate(res)
 
 
 def show_process(res: dict):
-    from .ecdf import COMMANDS
+    from ..deploy.ecdf import COMMANDS
 
     if "estimate" in res or res.get("command") in COMMANDS:
         _print_release(res)
@@ -166,7 +167,7 @@ def show_process(res: dict):
 
 def cmd_deploy(args) -> dict:
     if args.deploy_command == "init":
-        from .create import init
+        from ..deploy.create import init
 
         proto = list(args.protocol)
         if proto and proto[0] == "--":
@@ -179,7 +180,8 @@ def cmd_deploy(args) -> dict:
             addresses[name] = addr
         roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
         hosts = args.hosts if args.hosts is not None else min(4, args.parties)
-        cfg = init(args.out, args.parties, proto, hosts=hosts, roles=roles,
+        cfg = init(args.out, args.parties, job_from_command(proto, args.parties), hosts=hosts,
+                   roles=roles,
                    base_port=args.base_port, addresses=addresses, name=args.name,
                    timeout=args.timeout, connect_timeout=args.connect_timeout,
                    source=args.source)
@@ -189,8 +191,8 @@ def cmd_deploy(args) -> dict:
                                   [p.parties.start, p.parties.stop - 1],
                                   "address": f"{p.address[0]}:{p.address[1]}"}
                                  for p in cfg.participants]}
-    from .local import DeployError, run_local
-    from .wire import summary
+    from ..deploy.local import DeployError, run_local
+    from ..deploy.wire import summary
 
     try:
         out = run_local(args.local, args.csv)
@@ -211,8 +213,74 @@ def show_deploy(res: dict):
             print(f"  {p['name']:<12} {p['role']:<11} {p['address']}{held}")
         return
     _print_release(res)
-    from .wire import print_wire
+    from ..deploy.wire import print_wire
     print_wire(res)
+
+
+def job_from_command(command: list, parties: int):
+    """The :class:`ustat.deploy.Job` of a ``ustat`` command line (``["estimate", "kendall",
+    "--columns", "age,balance", "--bounds", ...]``) for ``parties`` parties: its flags become
+    the run's spec (every participant computes from the spec, never parses a command line)
+    and what each party host reads of its own file. ValueError for what a deployment cannot
+    run (no ``--csv``: each host gives its own file; no ``--processes``, ``--evaluate`` or
+    ``--budget-file``)."""
+    from ..deploy import ecdf
+    from ..deploy.config import Job
+
+    command = list(command)
+    if not command:
+        raise ValueError("give the protocol after --, e.g. -- estimate kendall --columns a,b "
+                         "--bounds 0:1,0:1")
+    if command[0] != "estimate" and command[0] not in ecdf.COMMANDS:
+        raise ValueError(f"deployments run `ustat estimate` (U-MPC) or `ustat "
+                         f"{' / '.join(ecdf.COMMANDS)}`, not {command[0]!r}")
+    if "--csv" in command or any(a.startswith("--csv=") for a in command):
+        raise ValueError("no --csv in the protocol: each party host gives its own file "
+                         "(ustat party --csv FILE)")
+    if "--processes" in command:
+        raise ValueError("no --processes in the protocol: the deployment lays out the processes")
+    if command[0] != "estimate":
+        ecdf.check_command(command)
+        return Job(command[0], args=tuple(command[1:]))
+    return _estimate_job(command, parties)
+
+
+def _estimate_job(command: list, parties: int):
+    from .. import kernels
+    from ..data.records import bounds_option
+    from ..deploy.config import Job
+    from .estimate import edges_option, umpc_spec
+    from .parser import build_parser
+
+    try:
+        args = build_parser({}).parse_args(command)
+    except SystemExit:
+        raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat estimate` "
+                         "command (see the message above)") from None
+    except UsageError as e:
+        raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat estimate` "
+                         f"command: {e}") from None
+    if args.protocol != "umpc":
+        raise ValueError("deployments run U-MPC (--protocol umpc)")
+    if not args.columns or not args.bounds:
+        raise ValueError("the protocol must name --columns and public --bounds (each party "
+                         "host reads those columns of its own file)")
+    if args.evaluate:
+        raise ValueError("--evaluate reads every record in the clear: not in a deployment")
+    if args.budget_file or args.budget_total is not None or args.budget_delta is not None:
+        raise ValueError("--budget-file: a deployment keeps no budget yet (no participant "
+                         "sees the data set to identify it): run without it")
+    kern = kernels.get(args.kernel)
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
+    pairs = iter(bounds_option(args.bounds, len(numeric)))
+    bounds = [tuple(map(float, next(pairs))) if c in numeric else None
+              for c in range(kern.columns)]
+    edges, sampler = edges_option(args, parties, kern.degree, [])
+    spec = umpc_spec(args, kern, edges=edges, sampler=sampler, bounds=bounds)
+    data = {"columns": args.columns, "sep": args.sep, "header": not args.no_header,
+            "encoding": args.encoding or "utf-8", "positive": args.positive,
+            "classes": args.classes, "clip": args.clip}
+    return Job("estimate", spec, data)
 
 
 def _plain(obj):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ustat.cli.common import int_arg
-from ustat.cli.parser import budget_options
+from .budget import budget_options
+from .common import int_arg
 
 if TYPE_CHECKING:
     from ustat.data.values import LabelMapping
@@ -29,7 +29,7 @@ DEFAULT_THRESHOLDS = "256"
 
 
 def _usage(msg: str):
-    from ustat.cli import UsageError
+    from .common import UsageError
     return UsageError(msg)
 
 
@@ -146,14 +146,14 @@ def register(subparsers, commands):
                    help="calibrated: y ~ Bernoulli(p) for the given p (default, df Q); fitted: "
                         "p fitted by logistic regression on these records (df Q - 2)")
     _common(h, thresholds="1024", smooth=False)
-    from . import cli_run
-    commands.update({"ecdf": (cli_run.run_ecdf, cli_run.show_ecdf),
-                     "quantile": (cli_run.run_quantile, cli_run.show_quantile),
-                     "roc": (cli_run.run_roc, cli_run.show_roc),
-                     "hl": (cli_run.run_hl, cli_run.show_hl)})
+    from . import ecdf
+    commands.update({"ecdf": (ecdf.run_ecdf, ecdf.show_ecdf),
+                     "quantile": (ecdf.run_quantile, ecdf.show_quantile),
+                     "roc": (ecdf.run_roc, ecdf.show_roc),
+                     "hl": (ecdf.run_hl, ecdf.show_hl)})
 
 
-# -- shared argument handling (used by cli_run) -----------------------------------------------
+# -- shared argument handling (used by .ecdf) -------------------------------------------------
 def check_epsilon(args) -> float:
     """Every check that needs no data, before anything is read or computed (epsilon, budget,
     flags that would be ignored, the plot path, optional extras), then the warnings."""
@@ -228,7 +228,7 @@ def _check_outputs(args):
 
 
 def deploy_kwargs(args, n_points: int) -> dict:
-    from .tree import best_branching
+    from ..ecdf.tree import best_branching
     if args.backend == "fss" and args.servers != 2:
         raise _usage(f"--servers must be 2 for --backend fss (two-key DCF does not extend to "
                      f"m > 2); use --backend pointwise for {args.servers} servers")
@@ -260,7 +260,7 @@ def deploy_kwargs(args, n_points: int) -> dict:
 
 
 def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
-    from . import thresholds as th
+    from ..ecdf import thresholds as th
     text = str(args.thresholds).strip()
     try:
         n = int(text)

@@ -1,7 +1,7 @@
 """Run and print functions of the ``ecdf``, ``quantile``, ``roc`` and ``hl`` subcommands.
 
 Each ``run_*(args) -> dict`` returns the JSON object; ``show_*(dict)`` prints
-the text form. Argument parsing and shared checks are in :mod:`ustat.ecdf.cli`.
+the text form. Argument parsing and shared checks are in :mod:`ustat.cli.ecdf_options`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from ustat.cli.common import check_memory
+from .common import check_memory
 
-from .cli import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
+from .ecdf_options import (_progress, _usage, _warn, check_epsilon, clock, comm_summary, data_bounds,
                   deploy_kwargs, make_thresholds, processes_summary, read_labels)
 
 __all__ = ["run_ecdf", "show_ecdf", "run_quantile", "show_quantile", "run_roc", "show_roc",
@@ -72,7 +72,7 @@ def _bounds_for(args, x, column):
 
 
 def _release(args, x, tau, bounds):
-    from .release import release
+    from ..ecdf.release import release
     kw = deploy_kwargs(args, tau.size)
     _progress(args, f"{args.backend}: {x.size} parties, {tau.size} thresholds; offline: keys / "
                     f"node noise, then {tau.size} queries" + _where(args))
@@ -94,8 +94,8 @@ def _where(args) -> str:
 
 
 def _smoothed(args, rel):
-    from .smoothing import MissingDependency, smooth
-    from .tree import Tree
+    from ..ecdf.smoothing import MissingDependency, smooth
+    from ..ecdf.tree import Tree
     if not args.smooth:
         return None
     _progress(args, f"smoothing ({args.smooth})")
@@ -131,7 +131,7 @@ def run_ecdf(args) -> dict:
                              "mse": float(np.mean((best - ex) ** 2)),
                              "mse_theory_unsmoothed": rel.account["mse"]}
     if args.plot:
-        from .plots import plot_ecdf
+        from ..ecdf.plots import plot_ecdf
         _plot(lambda: plot_ecdf(args.plot, tau, rel.values, n=rel.n, epsilon=args.epsilon,
                                 column=column, smoothed=sm, smoothing=args.smooth,
                                 exact=None if rel.exact is None else rel.exact / rel.n,
@@ -151,7 +151,7 @@ def _ecdf_intervals_json(iv: dict) -> dict:
 
 
 def _plot(fn):
-    from .smoothing import MissingDependency
+    from ..ecdf.smoothing import MissingDependency
     try:
         fn()
     except MissingDependency as exc:
@@ -213,8 +213,8 @@ def show_ecdf(res: dict):
 
 def _refuse_noisy_quantiles(args, n: int, n_points: int):
     """Refuse before computing when the noise hides every quantile (public parameters)."""
-    from .intervals import quantile_noise_check
-    from .tree import Tree, planned_law
+    from ..ecdf.intervals import quantile_noise_check
+    from ..ecdf.tree import Tree, planned_law
     kw = deploy_kwargs(args, n_points)
     tree = Tree(n_points, kw["branching"])
     mode = "central" if args.backend == "central" else args.noise
@@ -224,8 +224,8 @@ def _refuse_noisy_quantiles(args, n: int, n_points: int):
 
 
 def run_quantile(args) -> dict:
-    from .quantiles import check_levels, private_quantiles, quantiles
-    from .release import check_values
+    from ..ecdf.quantiles import check_levels, private_quantiles, quantiles
+    from ..ecdf.release import check_values
     t0 = clock()
     check_epsilon(args)
     try:
@@ -251,9 +251,9 @@ def run_quantile(args) -> dict:
         qs, rel, extra = res.quantiles, res.ecdf, processes_summary(res)
     acc, comm, n = rel.account, rel.communication, rel.n
     counts, law, tree = rel.counts, rel.noise_law, rel.tree
-    from .intervals import quantile_intervals
-    from .quantiles import interpolated_quantiles
-    from .smoothing import isotonic
+    from ..ecdf.intervals import quantile_intervals
+    from ..ecdf.quantiles import interpolated_quantiles
+    from ..ecdf.smoothing import isotonic
     qi = quantile_intervals(counts, tau, n, law, tree, levels, args.confidence)
     F = smoothed if args.smooth else np.clip(isotonic(counts / n), 0.0, 1.0)
     out = {"command": "quantile", "column": column, "source": source, "n": n, "q": levels.tolist(),
@@ -269,8 +269,8 @@ def run_quantile(args) -> dict:
            "insecure_seed": args.seed is not None, **extra}
     if args.evaluate:
         xv = check_values(x, bounds, args.clip)
-        from .release import exact_counts
-        from .thresholds import grid_rank
+        from ..ecdf.release import exact_counts
+        from ..ecdf.thresholds import grid_rank
         exact = exact_counts(grid_rank(xv, tau), tau.size) / xv.size
         out["evaluation"] = {"quantiles": np.quantile(xv, levels, method="inverted_cdf").tolist(),
                              "quantiles_interpolated":
@@ -312,7 +312,7 @@ def _labelled(args, value_col: str, no_csv: str):
 
 
 def run_roc(args) -> dict:
-    from .roc import private_roc
+    from ..ecdf.roc import private_roc
     t0 = clock()
     check_epsilon(args)
     s, y, notes = _labelled(args, args.score, "roc needs --csv (a file with the score and "
@@ -345,7 +345,7 @@ def run_roc(args) -> dict:
                              "tpr": r.exact["tpr"].tolist(), "n_pos": r.exact["n_pos"],
                              "n_neg": r.exact["n_neg"]}
     if args.plot:
-        from .plots import plot_roc
+        from ..ecdf.plots import plot_roc
         _plot(lambda: plot_roc(args.plot, r, score=args.score, label=args.label,
                                positive=args.positive))
         out["plot"] = args.plot
@@ -367,7 +367,7 @@ def show_roc(res: dict):
 
 
 def run_hl(args) -> dict:
-    from .hosmer_lemeshow import private_hosmer_lemeshow
+    from ..ecdf.hosmer_lemeshow import private_hosmer_lemeshow
     t0 = clock()
     check_epsilon(args)
     p, y, notes = _labelled(args, args.prob, "hl needs --csv (a file with the probability and "
@@ -401,7 +401,7 @@ def run_hl(args) -> dict:
     if r.exact is not None:
         out["evaluation"] = r.exact
     if args.plot:
-        from .plots import plot_hl
+        from ..ecdf.plots import plot_hl
         _plot(lambda: plot_hl(args.plot, r, prob=args.prob))
         out["plot"] = args.plot
     if r.clamped:

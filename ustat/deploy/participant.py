@@ -1,0 +1,58 @@
+"""The executor of one participant of a deployment: join the run on this host, run its part.
+
+:class:`DeployedParticipant` is an executor (:mod:`ustat.executors`) for one
+participant of ``deploy.toml``: it listens on the participant's address,
+connects to every peer (TLS 1.3 with the deployment's certificates; party
+hosts through the relay, :func:`mpc.run.hosts.join`) while the program's
+kernels load, and runs the program with this process's runtime. The rows
+the program is given are this participant's own (a party host's records,
+with a public filler for every other party's; nothing for a role). The
+participant that receives the release returns it; every other returns its
+program's result with ``released`` false. :attr:`wire` holds what this
+process wrote to its sockets.
+
+Threat model: the program's; the transport adds TLS 1.3 with client
+certificates from the deployment's CA, checked against the names, and the
+relay's end-to-end encryption between party hosts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mpc.run.hosts import join, open_mesh
+
+from ..executors import Executor, Place, Program
+from .config import Config
+
+
+class DeployedParticipant(Executor):
+    """Participant ``name`` of ``cfg`` (``tls`` False: plain TCP, loopback tests only);
+    ``log``: a callable taking progress lines."""
+
+    def __init__(self, cfg: Config, name: str, *, tls: bool = True, log=None) -> None:
+        self.cfg, self.name, self.tls, self.log = cfg, name, tls, log
+        self.wire: dict = {}
+
+    def run(self, program: Program) -> Any:
+        cfg = self.cfg
+        me = cfg.get(self.name)
+        plan = cfg.plan()
+        creds = cfg.credentials(self.name) if self.tls else None
+        mesh = open_mesh(plan, cfg.ranked.index(me), creds)
+        try:
+            if self.log:
+                self.log(f"{self.name}: listening on {me.address[0]}:{mesh.port}, connecting")
+            rt = join(mesh, plan, creds, warm_up=program.warm_up)
+            if self.log:
+                self.log(f"{self.name}: connected to every participant; computing")
+            value = program.main(Place(rt, 1), *program.args,
+                                 **{k: a for k, (a, _) in program.rows.items()})
+            mesh.sample_tcp()
+            self.wire = mesh.counts.to_dict()
+            return value
+        finally:
+            mesh.close()
+
+    def describe(self) -> str:
+        return f"deployment {self.cfg.name}, participant {self.name}"
