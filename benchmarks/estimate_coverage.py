@@ -108,10 +108,14 @@ class ReleaseLaw:
     def __init__(self, records, kernel, epsilon, bounds, threat_model):
         from ustat import kernels as K
         from ustat.umpc import run_umpc
+        from ustat.executors import Simulator
+        from ustat.specs import UMPCSpec
         from ustat.umpc.precision import reference_records
 
-        first = run_umpc(records, kernel, epsilon=epsilon, bounds=bounds, workers=1,
-                         threat_model=threat_model)
+        first = run_umpc(
+            records,
+            UMPCSpec.of(kernel, epsilon=epsilon, bounds=bounds, threat_model=threat_model),
+            Simulator(workers=1))
         self.kern = K.get(kernel)
         self.X = reference_records(np.asarray(records, dtype=np.float64), bounds, self.kern)
         self.n, self.m = first.n, first.edges
@@ -189,6 +193,8 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     sd and the class-count share's noise ratio. ``kernels``: a subset, to split the work."""
     from mpc.arith.rng import CSPRNG
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
     out = {}
     rng = CSPRNG()
     for kernel in kernels:
@@ -196,7 +202,10 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
         truth = reference(kernel, X)
         hits, halves, sds, errs = [], [], [], []
         for _ in range(runs):
-            r = run_umpc(X, kernel, epsilon=1.0, workers=1, bounds=bounds, threat_model=tm)
+            r = run_umpc(
+                X,
+                UMPCSpec.of(kernel, epsilon=1.0, bounds=bounds, threat_model=tm),
+                Simulator(workers=1))
             hits.append(_hit(r.ci, truth))
             halves.append((r.ci[1] - r.ci[0]) / 2)
             sds.append(r.noise_std)
@@ -214,13 +223,13 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     if not extras:
         return out
     X, bounds, _ = all_cases[("bank", "auc")]
-    hf = [run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, threat_model="hf")
-          for _ in range(max(1, runs // 20))]
+    hf_spec = UMPCSpec.of("auc", epsilon=1.0, bounds=bounds, threat_model="hf")
+    hf = [run_umpc(X, hf_spec, Simulator(workers=1)) for _ in range(max(1, runs // 20))]
     out["estimate_ci_halfwidth_over_noise_std"] = float(
         np.mean([(r.ci[1] - r.ci[0]) / 2 / r.noise_std for r in hf]))
-    share = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11)
-    old = run_umpc(X, "auc", epsilon=1.0, workers=1, bounds=bounds, seed=11,
-                   aux_epsilon_fraction=0.1)
+    auc = UMPCSpec.of("auc", epsilon=1.0, bounds=bounds, seed=11)
+    share = run_umpc(X, auc, Simulator(workers=1))
+    old = run_umpc(X, auc.replace(aux_epsilon_fraction=0.1), Simulator(workers=1))
     out["auc_noise_std_ratio_vs_default"] = share.noise_std / old.noise_std
     out["auc_aux_epsilon_fraction"] = share.aux_epsilon_fraction
     out["estimate_runs"] = runs

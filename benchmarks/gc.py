@@ -278,6 +278,8 @@ def bench_umpc_gini(n, repeat, target, widths=None, gc_repeat=None):
 
     import ustat.kernels as K
     from mpc.ot import base_ot
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
     from ustat.umpc.gc_backend import edge_costs
 
@@ -285,9 +287,9 @@ def bench_umpc_gini(n, repeat, target, widths=None, gc_repeat=None):
     out, runs = {"umpc_gini_n": n, "umpc_gini_target_n": target}, {}
     for backend in ("dealer", "gc"):
         _log(f"U-MPC Gini, n = {n}, backend {backend} ...")
-        cold, warm, res, cpu = _timed(lambda: run_umpc(
-            X, "gini", epsilon=1.0, edges="2n", threat_model="hf", seed=11, workers=1,
-            backend=backend, **(widths or {})),
+        spec = UMPCSpec.of("gini", epsilon=1.0, edges="2n", threat_model="hf", seed=11,
+                           backend=backend, **(widths or {}))
+        cold, warm, res, cpu = _timed(lambda: run_umpc(X, spec, Simulator(workers=1)),
             repeat if backend == "dealer" or gc_repeat is None else gc_repeat)
         runs[backend] = res
         comp = res.communication["phases"]["computing"]

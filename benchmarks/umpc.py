@@ -114,9 +114,18 @@ import json, os, resource, sys, time
 sys.path[:0] = [{root!r}, os.path.join({root!r}, "benchmarks")]
 from mpc.arith.rng import CSPRNG
 from ustat.data import synthetic_uniform
+from ustat.executors import Dask, Simulator
+from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
 from umpc import JobPair, cpu_seconds
 n, configs, repeats, scheduler = {n}, {configs!r}, {repeats}, {scheduler!r}
+def gini(kw):                           # a config: spec fields and the executor's keywords
+    kw = dict(kw)
+    workers, pool = kw.pop("workers", None), kw.pop("pool", "processes")
+    sched = kw.pop("scheduler", None)
+    ex = Dask(sched, workers) if sched is not None else Simulator(workers, pool)
+    spec = UMPCSpec.of("gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
+    return run_umpc(X, spec, ex)
 if {retain!r}:
     from mpc.machine.memory import retain_freed_memory
     retain_freed_memory()
@@ -127,7 +136,7 @@ if any(pairs):                          # forked before any run: no threads, col
     kw_pair = dict(configs[pairs.index(True)], workers=1)
     def job():
         t = time.perf_counter()
-        run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw_pair)
+        gini(kw_pair)
         return time.perf_counter() - t
     pair = JobPair(job)
 extra, startup = {{}}, 0.0
@@ -155,7 +164,7 @@ for rep in range(repeats + 1):          # rep 0: every config cold; then interle
             ts.append(max(secs))
         else:
             t = time.perf_counter()
-            r = run_umpc(X, "gini", epsilon=1.0, edges=2 * n, threat_model="hf", seed=7, **kw)
+            r = gini(kw)
             ts.append(time.perf_counter() - t)
             ns.append(r.noise_seconds)
         cs.append(None if c is None else cpu_seconds() - c)
@@ -369,23 +378,24 @@ def decoded_inputs(X, kern):
 def bank_kendall(runs: int, repeats: int):
     from ustat.data import load_csv, normalize, parse_bounds
     from ustat.kernels import complete_u, get
+    from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
 
     raw, _ = load_csv(BANK, columns=["age", "balance"])
     X, _ = normalize(raw, parse_bounds(BANK_BOUNDS, 2))
+    spec = UMPCSpec.of("kendall", epsilon=1.0, edges="2n", threat_model="dis",
+                       noise_method="polya")
     timed = []
     for _ in range(repeats + 1):                # the protocol only: no evaluation
         t = time.perf_counter()
-        first = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis",
-                         noise_method="polya")
+        first = run_umpc(X, spec)
         timed.append(time.perf_counter() - t)
     kern = get("kendall")
     u_complete = complete_u(kern, decoded_inputs(X, kern))
     theory = 2 * (first.max_degree * kern.sensitivity / (first.epsilon * first.edges)) ** 2
     released, incomplete = [], []
     for _ in range(runs):
-        r = run_umpc(X, "kendall", epsilon=1.0, edges="2n", threat_model="dis",
-                     evaluate="incomplete", noise_method="polya")
+        r = run_umpc(X, spec, evaluate="incomplete")
         released.append(r.estimate)
         incomplete.append(r.evaluation["u_incomplete"])
     released, incomplete = np.array(released), np.array(incomplete)

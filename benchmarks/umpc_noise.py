@@ -60,14 +60,16 @@ def variance_ratio(threat_model: str, method: str, releases: int) -> dict:
     from mpc.arith.rng import CSPRNG
     from ustat.data import synthetic_uniform
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
 
     X = synthetic_uniform(40, 2, CSPRNG(1))
-    kw = dict(epsilon=1.0, edges="all", sampler="all", threat_model=threat_model, workers=1,
-              noise_method=method)
-    first = run_umpc(X, "kendall", evaluate=True, **kw)
+    spec = UMPCSpec.of("kendall", epsilon=1.0, edges="all", sampler="all",
+                       threat_model=threat_model, noise_method=method)
+    first = run_umpc(X, spec, Simulator(workers=1), evaluate=True)
     exact = first.evaluation["u_complete"]
     unit = first.edges * 2 ** first.precision["frac_bits"]
-    eta = np.array([round((run_umpc(X, "kendall", **kw).u_hat - exact) * unit)
+    eta = np.array([round((run_umpc(X, spec, Simulator(workers=1)).u_hat - exact) * unit)
                     for _ in range(releases)], dtype=np.float64)
     info = first.aux["noise"]["u"]
     return {"ratio": float(eta.var() / _dlap_var(info["scale_ring_units"])),
@@ -88,16 +90,22 @@ def _bank_chunk(args):
     from mpc.arith.rng import CSPRNG
     from ustat import sampling
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
 
     X = _bank()
     hg = sampling.sample("balanced", X.shape[0], 2 * X.shape[0], 2, CSPRNG(hg_seed))
-    first = run_umpc(X, "kendall", epsilon=1.0, hypergraph=hg, workers=1,
-                     evaluate="incomplete")
+    first = run_umpc(
+        X,
+        UMPCSpec.of("kendall", epsilon=1.0),
+        Simulator(workers=1),
+        hypergraph=hg,
+        evaluate="incomplete")
     inc = first.evaluation["u_incomplete"]
     err, secs = [], []
     for _ in range(count):
         t = time.perf_counter()
-        r = run_umpc(X, "kendall", epsilon=1.0, hypergraph=hg, workers=1)
+        r = run_umpc(X, UMPCSpec.of("kendall", epsilon=1.0), Simulator(workers=1), hypergraph=hg)
         secs.append(time.perf_counter() - t)
         err.append((r.estimate - inc) ** 2)
     return err, secs, first.max_degree, first.edges
@@ -122,14 +130,21 @@ def bank_central_law(runs: int) -> dict:
 def bank_noise_step() -> dict:
     """Bits, rounds and seconds of the noise phase of one Bank release per method and model."""
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
 
     X = _bank()
     out = {}
     for method in ("mpc", "polya"):
         for tm in ("dis", "hf"):
-            run_umpc(X, "kendall", epsilon=1.0, threat_model=tm, noise_method=method, workers=1)
-            r = run_umpc(X, "kendall", epsilon=1.0, threat_model=tm, noise_method=method,
-                         workers=1)
+            run_umpc(
+                X,
+                UMPCSpec.of("kendall", epsilon=1.0, threat_model=tm, noise_method=method),
+                Simulator(workers=1))
+            r = run_umpc(
+                X,
+                UMPCSpec.of("kendall", epsilon=1.0, threat_model=tm, noise_method=method),
+                Simulator(workers=1))
             ph = r.communication["phases"]["noise"]
             on, off = ph.get("online", {}), ph.get("offline", {})
             key = f"bank_noise_{method}_{tm}"
@@ -185,6 +200,8 @@ def release_audit(releases: int) -> dict:
     """The threshold audit on whole releases of two neighbouring data sets (docstring)."""
     from noise.audit import threshold_audit
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
 
     D0 = np.column_stack([np.arange(5) / 4, (np.arange(5) + 1) / 8])   # all pairs concordant
     D1 = D0.copy()
@@ -193,8 +210,10 @@ def release_audit(releases: int) -> dict:
     for D in (D0, D1):
         out = []
         for _ in range(releases):
-            r = run_umpc(D, "kendall", epsilon=1.0, edges="all", sampler="all", workers=1,
-                         noise_method="mpc")
+            r = run_umpc(
+                D,
+                UMPCSpec.of("kendall", epsilon=1.0, edges="all", sampler="all", noise_method="mpc"),
+                Simulator(workers=1))
             first = first or r
             out.append(round(r.u_hat * r.edges * 2 ** r.precision["frac_bits"]))
         views.append(np.array(out, dtype=np.int64))

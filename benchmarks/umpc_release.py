@@ -34,6 +34,8 @@ def precision_metrics() -> dict:
 
     from tests.ustat import test_precision as acc
     from ustat.umpc import run_umpc
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
 
     t0 = time.perf_counter()
     worst, where, count = 0.0, None, 0
@@ -47,8 +49,10 @@ def precision_metrics() -> dict:
     except pytest.skip.Exception as exc:
         return {"precision_max_abs_error": None, "precision_skipped": str(exc)}
     for ds, name, X, bounds, ref in cases:
-        res = run_umpc(X, name, epsilon=math.inf, edges="all", sampler="all", seed=7,
-                       workers=1, bounds=bounds)
+        res = run_umpc(
+            X,
+            UMPCSpec.of(name, epsilon=math.inf, edges="all", sampler="all", seed=7, bounds=bounds),
+            Simulator(workers=1))
         err = abs(res.estimate - ref)
         count += 1
         if err >= worst:

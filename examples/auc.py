@@ -12,6 +12,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv, normalize
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])
@@ -21,7 +22,7 @@ else:
     g = CSPRNG()
     y = g.integers(2, (2000,))
     X = np.column_stack([np.clip(0.3 + 0.2 * y + 0.3 * g.random(2000), 0, 1), y])
-res = run_umpc(X, "auc", epsilon=1.0, threat_model="hf", evaluate=True)
+res = run_umpc(X, UMPCSpec.of("auc", epsilon=1.0, threat_model="hf"), evaluate=True)
 print(f"private AUC: {res.estimate:.4f} (exact AUC: {res.evaluation['statistic_complete']:.4f})")
 print(f"  {_paths.uncertainty(res)}")
 print(f"noisy n+ = {res.aux['noisy_sums'][0]:.1f}; threat model {res.threat_model}; class-count "

@@ -10,6 +10,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.kernels import Kernel
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 WIDTH = 0.1
 
@@ -26,7 +27,7 @@ def secure(ops, x):
 
 near = Kernel("near", 2, 1, plain, secure, (0.0, 1.0), "[|x - y| <= 0.1]")
 x = CSPRNG().random(800)
-res = run_umpc(x, near, epsilon=1.0, evaluate=True)
+res = run_umpc(x, UMPCSpec.of(near, epsilon=1.0), evaluate=True)
 print(f"private P(|X - Y| <= 0.1): {res.estimate:.4f} (exact: {res.evaluation['u_complete']:.4f}, "
       f"theory for U(0,1): {1 - 0.9 ** 2:.4f})")
 print(f"  {_paths.uncertainty(res)}")

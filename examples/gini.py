@@ -6,11 +6,12 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.data import normalize
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 rng = CSPRNG()
 income = 20_000 + 80_000 * rng.random(1000) ** 2        # one record per party
 X, _ = normalize(income, bounds=[(0, 100_000)])          # public bounds
-res = run_umpc(X, "gini", epsilon=1.0)
+res = run_umpc(X, UMPCSpec.of("gini", epsilon=1.0))
 print(f"private Gini mean difference: {res.estimate * 100_000:,.0f} "
       f"(plaintext {np.mean(np.abs(income[:, None] - income[None, :])) * 1000 / 999:,.0f})")
 print(f"  {_paths.uncertainty(res, 100_000)}")

@@ -8,6 +8,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv, normalize
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])
@@ -16,7 +17,7 @@ else:
     g = CSPRNG()
     a = g.random(2000)
     X = np.column_stack([a, np.clip(a + 0.3 * g.random(2000), 0, 1)])
-res = run_umpc(X, "kendall", epsilon=1.0, edges="2n", evaluate=True)
+res = run_umpc(X, UMPCSpec.of("kendall", epsilon=1.0, edges="2n"), evaluate=True)
 print(f"private Kendall tau: {res.estimate:.4f}  (complete U on the same data: "
       f"{res.evaluation['u_complete']:.4f}, incomplete on the sampled edges: "
       f"{res.evaluation['u_incomplete']:.4f})")

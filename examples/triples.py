@@ -4,10 +4,11 @@ import _paths  # noqa: F401
 
 from mpc.arith.rng import CSPRNG
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 g = CSPRNG()
 x = g.random(600) ** 3            # right-skewed in [0, 1]
-res = run_umpc(x, "triples", epsilon=1.0, edges="3n", evaluate="incomplete")
+res = run_umpc(x, UMPCSpec.of("triples", epsilon=1.0, edges="3n"), evaluate="incomplete")
 print(f"private triples statistic: {res.estimate / 3:.4f} "
       f"(exact on the sampled triples: {res.evaluation['u_incomplete'] / 3:.4f}); "
       f"positive = right skew")

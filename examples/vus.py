@@ -10,13 +10,16 @@ import numpy as np
 
 from mpc.arith.rng import CSPRNG
 from ustat.umpc import run_umpc
+from ustat.specs import UMPCSpec
 
 g = CSPRNG()
 n = 3000
 cls = g.integers(3, (n,))
 score = np.clip(0.2 + 0.25 * cls + 0.35 * g.random(n), 0, 1)
-res = run_umpc(np.column_stack([score, cls]), "vus", epsilon=1.0, edges="4n",
-               threat_model="hf", evaluate="incomplete")
+res = run_umpc(
+    np.column_stack([score, cls]),
+    UMPCSpec.of("vus", epsilon=1.0, edges="4n", threat_model="hf"),
+    evaluate="incomplete")
 print(f"private VUS: {res.estimate:.4f} (exact on the sampled triples: "
       f"{res.evaluation['statistic_incomplete']:.4f}; chance level 1/6)")
 print(f"  {_paths.uncertainty(res)}")

@@ -33,7 +33,7 @@ from experiments import _common as C
 THREAT_MODEL = "hf"
 PAPER_BITS, PAPER_FRAC = 40, 14
 #: The paper's noise law: one discrete Laplace in total, from its committee of 40.
-PAPER_LAW = {"f_h": 1.0, "committee_size": 40}
+PAPER_LAW = {"honest_fraction": 1.0, "committee_size": 40}
 UMPC = ("umpc", "umpc-law", "umpc-002", "umpc-default")
 BASELINES = ["bell-ldp", "ghazi", "ghazi-sm"]
 LABELS = {"umpc": "U-MPC (2n, our noise)", "umpc-law": "U-MPC (2n, paper's law)",
@@ -185,6 +185,8 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
     goes to the baselines' runners (e.g. ``levels`` of a categorical column).
     """
     from ustat.baselines.registry import run_protocol
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
 
     n = X.shape[0]
@@ -196,9 +198,9 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
                                                        "frac_bits": PAPER_FRAC}
             if protocol in ("umpc-law", "umpc-002"):
                 kw.update(PAPER_LAW)
-            res = run_umpc(X, kernel, epsilon=epsilon, edges=edges_of(protocol, n),
-                           threat_model=THREAT_MODEL, seed=seed, workers=1,
-                           evaluate="incomplete", **kw)
+            spec = UMPCSpec.of(kernel, epsilon=epsilon, edges=edges_of(protocol, n),
+                               threat_model=THREAT_MODEL, seed=seed, **kw)
+            res = run_umpc(X, spec, Simulator(workers=1), evaluate="incomplete")
         else:
             res = run_protocol(protocol, X, kernel, epsilon=epsilon, bins=bins, seed=seed,
                                **baseline_kw)

@@ -67,6 +67,7 @@ def draw(sampler, n, m, seed):
 
 
 def measure(run, X, m, runs, complete) -> list:
+    from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
 
     n = X.shape[0]
@@ -75,8 +76,9 @@ def measure(run, X, m, runs, complete) -> list:
         H = draw(st["sampler"], n, m, run.seed_for("E", st["sampler"], r))
         out = {"edges": int(H.edges.shape[0])}
         for law, kw in LAWS.items():
-            res = run_umpc(X, "duplicate", epsilon=EPSILON, hypergraph=H,
-                           seed=run.seed_for(law, st["sampler"], r), evaluate="incomplete", **kw)
+            spec = UMPCSpec.of("duplicate", epsilon=EPSILON,
+                               seed=run.seed_for(law, st["sampler"], r), **kw)
+            res = run_umpc(X, spec, hypergraph=H, evaluate="incomplete")
             inc = float(res.evaluation["statistic_incomplete"])
             out.update({f"{law}_estimate": res.estimate, f"{law}_noise_var": res.noise_std ** 2,
                         f"{law}_seconds": res.seconds, f"{law}_online_bits": res.online_bits,

@@ -14,7 +14,8 @@ from ustat import kernels as K
 from tests.api import flat_umpc
 from ustat.umpc import ChunkSpec, run_chunk
 from ustat.umpc import engines
-from ustat.umpc.engines import ChunkInputs, run_chunks, warm_up
+from ustat.umpc.engines import run_chunks, warm_up
+from ustat.umpc.tasks import ChunkInputs
 from ustat.umpc.merge import add_shares, merge_chunk
 from ustat.umpc.progress import Progress, StageClock
 

@@ -12,7 +12,8 @@ from ustat import sampling
 from tests.api import flat_umpc
 from ustat.umpc import run_chunk
 from ustat.umpc import engines, prefetch, setup
-from ustat.umpc.engines import ChunkInputs, start_prefetch
+from ustat.umpc.engines import start_prefetch
+from ustat.umpc.tasks import ChunkInputs
 from ustat.umpc.prefetch import Prefetch
 
 from tests.ustat.test_engines import _records

@@ -34,7 +34,7 @@ from typing import Iterable, Iterator
 from mpc.machine import memory
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
-from .engines import WINDOW_PER_WORKER, default_workers, windowed
+from .tasks import WINDOW_PER_WORKER, default_workers, windowed
 
 
 def _import_distributed():

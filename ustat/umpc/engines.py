@@ -56,94 +56,28 @@ forked while the parent's FSS thread pool exists never waits on that pool
 
 from __future__ import annotations
 
-import collections
 import itertools
 import multiprocessing
 import os
-import threading
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 
-from mpc.machine import memory
 
 from . import worker_pool
 from .chunk import ChunkResult, ChunkSpec, run_chunk
+from .tasks import (WINDOW_PER_WORKER, ChunkInputs, _Done, _init_worker, _worker_chunk,
+                    windowed)
 
 POOLS = ("processes", "threads")
-#: Chunks in flight per worker (submitted, not yet merged).
-WINDOW_PER_WORKER = 2
 
 #: Edges of the chunk run in the calling process before a pool is forked (loads the
 #: compiled kernels once, so the workers inherit them; above the FSS small-batch path).
 WARM_UP_EDGES = 64
 
-_WORKER_SPEC = None        # set in each worker process by its initializer
-_WORKER_INPUTS = None      # ditto: the run's ChunkInputs, when the tasks are chunk indices
 _WARM = set()              # (kernel, backend, widths) already run in this process
-
-
-@dataclass(frozen=True)
-class ChunkInputs:
-    """Every chunk's member values, gathered where the chunk runs (the tasks of a run).
-
-    ``enc``: the (n, d) encoded records (uint64, or uint32 from :meth:`of_run`
-    when every word fits); ``edges``: the (m, k) edge list, cut into
-    ``ceil(m / chunk_size)`` chunks of equal size (differing by
-    at most one edge; chunk i is edges ``[i m // C, (i + 1) m // C)``), so
-    that no short last chunk leaves a worker idle at the end of a run (at
-    m = 2 x 10^6 and chunk_size = 2^17: 16 chunks of 125,000 edges instead of
-    15 full ones and one of 34,848; 2 workers then finish together). A
-    forked worker process inherits both arrays at fork (no copy, no
-    pickling), so a task carries only its index and each worker gathers its
-    own chunk's values (m_c k d words) from them; threads gather in the
-    worker thread. Iterating gives the ``(index, values)`` pairs (for Dask,
-    where values travel with the task).
-    """
-
-    enc: np.ndarray
-    edges: np.ndarray
-    chunk_size: int
-
-    @classmethod
-    def of_run(cls, enc: np.ndarray, edges: np.ndarray, chunk_size: int) -> "ChunkInputs":
-        """The inputs of a run, with ``enc`` as uint32 when every encoded word fits in 32 bits
-        (e.g. Gini's records on [0, 1]): each chunk's values are then half the bytes to
-        gather, pickle to a worker or send to a Dask task; :func:`run_chunk` widens them
-        back to uint64 (the same words)."""
-        if enc.dtype == np.uint64 and enc.size and int(enc.max()) < (1 << 32):
-            enc = enc.astype(np.uint32)
-        return cls(enc, edges, chunk_size)
-
-    def __len__(self) -> int:
-        return -(-self.edges.shape[0] // self.chunk_size)
-
-    def bounds(self, index: int) -> tuple:
-        """Chunk ``index``'s edges ``[start, stop)``: equal sizes, differing by at most one."""
-        m, count = self.edges.shape[0], len(self)
-        return index * m // count, (index + 1) * m // count
-
-    def edges_of(self, index: int) -> np.ndarray:
-        """The (m_c, k) edges of chunk ``index`` (a view)."""
-        start, stop = self.bounds(index)
-        return self.edges[start:stop]
-
-    def values(self, index: int) -> np.ndarray:
-        """``values[e, j]``: member j's encoded record of edge e of chunk ``index``, (m_c, k, d)."""
-        return np.take(self.enc, self.edges_of(index), axis=0)
-
-    def __iter__(self):
-        return ((i, self.values(i)) for i in range(len(self)))
-
-
-def default_workers() -> int:
-    """All cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:          # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
@@ -277,100 +211,3 @@ def _indices(inputs: ChunkInputs):
 
 def _gathered_chunk(spec: ChunkSpec, inputs: ChunkInputs, index: int) -> ChunkResult:
     return run_chunk(spec, index, inputs.values(index))
-
-
-def windowed(submit, tasks: Iterable, window: int, meanwhile=None,
-             background: bool = True, started=()) -> Iterator:
-    """Submit tasks keeping at most ``window`` running; yield results in task order.
-
-    ``started``: futures of the tasks before ``tasks``, already submitted
-    (prefetched chunks); their results come first.
-
-    ``submit(index, values)`` returns a future (``concurrent.futures``, Dask,
-    or :class:`_Done` for the in-process loop). ``meanwhile()`` runs after
-    the first window is submitted and before the first result is yielded:
-    with ``background`` in a thread, while this thread keeps the workers busy
-    (results wait, at most ``HOLD * window`` of them, and nothing is merged
-    until it returns); otherwise right here. On an error or an early exit the
-    pending futures are cancelled.
-    """
-    pending = collections.deque(started)
-    tasks = iter(tasks)
-    try:
-        for index, values in itertools.islice(tasks, max(0, window - len(pending))):
-            pending.append(submit(index, values))
-        if meanwhile is not None:
-            if background:
-                _keep_busy(meanwhile, submit, tasks, pending, window)
-            else:
-                meanwhile()
-        for index, values in tasks:
-            yield pending.popleft().result()
-            pending.append(submit(index, values))
-        while pending:
-            yield pending.popleft().result()
-    finally:
-        for fut in pending:
-            fut.cancel()
-
-
-#: While the caller's own work runs, up to HOLD windows of finished chunks may wait.
-HOLD = 4
-
-
-def _keep_busy(meanwhile, submit, tasks, pending, window) -> None:
-    """Run ``meanwhile()`` in a thread; until it returns, top up the running tasks.
-
-    Only this thread submits; the other one does the caller's work (e.g. the
-    noise step on the session's network), which nothing here touches.
-    """
-    error = []
-
-    def work():
-        try:
-            meanwhile()
-        except BaseException as exc:  # re-raised in the caller's thread
-            error.append(exc)
-
-    thread = threading.Thread(target=work, name="umpc-meanwhile")
-    thread.start()
-    while thread.is_alive():
-        running = sum(not fut.done() for fut in pending)
-        if running < window and len(pending) < HOLD * window:
-            nxt = next(tasks, None)
-            if nxt is not None:
-                pending.append(submit(*nxt))
-                continue
-        thread.join(0.005)
-    if error:
-        raise error[0]
-
-
-class _Done:
-    """A future that runs its chunk when its result is asked for (the in-process loop)."""
-
-    def __init__(self, spec, index, values):
-        self.args = (spec, index, values)
-
-    @classmethod
-    def run(cls, spec):
-        return lambda index, values: cls(spec, index, values)
-
-    def result(self) -> ChunkResult:
-        return run_chunk(*self.args)
-
-    def cancel(self) -> bool:
-        return True
-
-
-def _init_worker(spec: ChunkSpec, inputs: Optional[ChunkInputs] = None) -> None:
-    global _WORKER_SPEC, _WORKER_INPUTS
-    _WORKER_SPEC, _WORKER_INPUTS = spec, inputs
-    if memory.wanted():
-        memory.retain_freed_memory()
-
-
-def _worker_chunk(index: int, values) -> ChunkResult:
-    if values is None:
-        values = _WORKER_INPUTS.values(index)
-    return run_chunk(_WORKER_SPEC, index, values)

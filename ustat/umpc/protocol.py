@@ -85,7 +85,8 @@ from mpc.session import Session
 from ..executors import Executor, Place, Program, Simulator
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
-from .engines import ChunkInputs, default_workers, run_chunks
+from .engines import run_chunks
+from .tasks import ChunkInputs, default_workers
 from .evaluation import evaluate_run
 from .merge import merge_chunk
 from .privacy import noise_guarantee, resolve_noise_method

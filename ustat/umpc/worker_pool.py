@@ -68,7 +68,7 @@ def _acquire(workers: int):
                 pool.shutdown(wait=False, cancel_futures=True)
             if _REUSED["busy"]:                       # a concurrent run: a pool of its own
                 return None
-            from .engines import _init_worker
+            from .tasks import _init_worker
 
             pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                        initializer=_init_worker, initargs=(None, None))
@@ -116,9 +116,9 @@ def start_prefetch(spec, sizes, workers):
 
 
 def run_chunks(spec, tasks, workers, meanwhile, prefetch=None) -> Iterator[ChunkResult]:
-    """:func:`ustat.umpc.engines.windowed` over the kept pool; ``tasks``: (index, values) pairs
+    """:func:`ustat.umpc.tasks.windowed` over the kept pool; ``tasks``: (index, values) pairs
     (the chunks after ``prefetch``'s, whose results come first)."""
-    from .engines import WINDOW_PER_WORKER, _init_worker, _worker_chunk, windowed
+    from .tasks import WINDOW_PER_WORKER, _init_worker, _worker_chunk, windowed
 
     if prefetch is not None:
         yield from windowed(lambda i, v: prefetch.pool.submit(run_chunk, spec, i, v), tasks,
