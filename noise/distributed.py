@@ -3,7 +3,8 @@
 Every protocol returns a :class:`NoiseShares` whose ``shares`` (``uint64``,
 party axis first, ``(len(parties), *shape)``) sum mod 2^l to the integer noise
 (two's complement) in the fixed-point units the caller asked for, together
-with its accounting. Communication goes through ``s.net.send`` (counted, one
+with its accounting (the type, the calibration and the collusion plan every
+method shares are in :mod:`noise.shares`, re-exported here). Communication goes through ``s.net.send`` (counted, one
 round per protocol step); the caller names the phase (``with
 s.net.phase("noise")``).
 
@@ -11,16 +12,18 @@ Protocols
 ---------
 * :func:`pi_dlap` -- Protocol B.1 of Sinh & Ramon (Pi_DLap, all-to-all,
   threat model M_Dis), after Balle, Bell, Gascon, Nissim (CCS 2020).
-* :func:`committee_dlap` (:mod:`noise.committee`) -- the M_HF variant (Sinh & Ramon, Sec. 4): a
-  random committee draws the noise and shares it with everybody.
+* :func:`committee_dlap` (:mod:`noise.committee`) -- the M_HF variant (Sinh &
+  Ramon, Sec. 4): a random committee draws the noise and shares it with
+  everybody.
 * :func:`local_dlap` -- Remark B.1: no communication, each party adds its
   Polya difference to a value that is already uniformly masked.
-* :func:`coin_flip_binomial` -- Dwork, Kenthapadi, McSherry, Mironov, Naor
-  (EUROCRYPT 2006): shared coins XORed with dealer coins via Beaver
-  multiplication, summed.
-* :func:`distributed_discrete_gaussian` -- each party adds N_Z(0, sigma2/p)
-  (Kairouz, Liu, Steinke, ICML 2021).
-* :func:`shared_dlap_noise` -- the entry point of the U-MPC layer.
+* :func:`coin_flip_binomial` (:mod:`noise.gaussian_shares`) -- Dwork,
+  Kenthapadi, McSherry, Mironov, Naor (EUROCRYPT 2006): shared coins XORed
+  with dealer coins via Beaver multiplication, summed.
+* :func:`distributed_discrete_gaussian` (:mod:`noise.gaussian_shares`) --
+  each party adds N_Z(0, sigma2/p) (Kairouz, Liu, Steinke, ICML 2021).
+* :func:`shared_dlap_noise` -- the entry point of the U-MPC layer; with
+  ``method="mpc"`` it runs :func:`noise.mpc_noise.mpc_dlap_noises`.
 
 Simulation note: the parties' private draws are made in one batch from a
 stream derived from the session's master CSPRNG (``s.rng.derive("noise",
@@ -48,20 +51,19 @@ honest input, whatever t is.
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from mpc.arith.sharing import additive_share
 
-from . import accounting as acc
 from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
                              _polya_differences, _stream)
+from .collusion import committee_size
 from .committee import committee_bits, committee_dlap, draw_committee
-from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
-from .samplers import as_fraction, polya, round_scale_up
+from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian
+from .mpc_noise import mpc_dlap_noises
+from .samplers import as_fraction, polya
+from .shares import THREAT_MODELS, NoiseShares, dlap_params, noise_plan
 
 __all__ = [
     "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap",
@@ -71,104 +73,8 @@ __all__ = [
     "noise_tail_probability", "noise_tail_bound",
 ]
 
-THREAT_MODELS = ("dis", "hf", "local")
 #: shared_dlap_noise refuses scales whose total noise would wrap mod 2^l more often than this.
 MAX_WRAP_PROBABILITY = 2.0 ** -40
-
-
-@dataclass(frozen=True)
-class NoiseShares:
-    """Additive shares of a DP noise value, with the accounting that goes with it.
-
-    ``shares``: ``uint64 (len(parties), *shape)`` in ``Z_2^l`` (sum = noise).
-    ``scale``: the noise parameter in ring units (discrete Laplace: t with
-    a = exp(-1/t); binomial: the coin step; Gaussian: sigma^2 of the total).
-    ``sensitivity``: in the caller's real units; ``sensitivity_ring`` in
-    ring units. ``epsilon``/``delta``: the guarantee actually provided (for
-    the rational parameters actually used). ``committee``: party ids of the
-    M_HF committee, else None. ``exact``: whether every draw came from an exact
-    integer sampler (always True for the protocols here). ``insecure_seed``: the session
-    was seeded (debug).
-    """
-
-    shares: np.ndarray
-    parties: np.ndarray
-    distribution: str
-    scale: Fraction | float
-    epsilon: float
-    sensitivity: float
-    threat_model: str
-    committee: np.ndarray | None = None
-    delta: float = 0.0
-    sensitivity_ring: float = 0.0
-    exact: bool = True
-    insecure_seed: bool = False
-    wrap_probability: float = 0.0
-    notes: str = ""
-    collusion: CollusionPlan | None = None
-    method: str = "polya"
-    sampler: dict | None = None
-
-    @property
-    def account(self) -> acc.MechanismAccount:
-        return acc.MechanismAccount(self.distribution, float(self.scale), self.sensitivity_ring,
-                                    self.epsilon, self.delta, self.notes)
-
-    @property
-    def variance_factor(self) -> float:
-        """Variance of the total noise over that of DLap(a) (1 without a collusion plan)."""
-        return 1.0 if self.collusion is None else self.collusion.variance_factor
-
-    def epsilon_against(self, colluders: int) -> float:
-        """Epsilon against the aggregator plus ``colluders`` noise contributors.
-
-        ``epsilon`` while colluders <= ``collusion.max_colluders``; beyond, the
-        exact loss of the honest contributors' Polya(j/h) - Polya(j/h) noise
-        (:func:`noise.privacy_loss.polya_difference_epsilon`, numerically from
-        the pmf). For M_HF ``colluders`` counts committee members, and the
-        statement holds except with probability ``collusion.fail_probability``.
-        """
-        if self.collusion is None:
-            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
-        return self.collusion.epsilon_against(colluders, self.epsilon, self.scale,
-                                              self.sensitivity_ring)
-
-    def guarantee(self) -> dict:
-        """The plain statement: input privacy, and epsilon against each coalition size that matters."""
-        plan = self.collusion
-        if plan is None:
-            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
-        if plan.threat_model == "hf":
-            inputs = ("inputs: hidden from any coalition allowed by M_HF (at most a 1 - f_H "
-                      "fraction of the parties corrupted)")
-        else:
-            inputs = (f"inputs: no coalition of up to {plan.n - 1} of the {plan.n} parties "
-                      "(with the aggregator) learns an honest party's input")
-        worst = plan.contributors - 1
-        return {
-            "input_privacy": inputs,
-            "method": self.method,
-            "delta": self.delta,
-            "epsilon_aggregator": self.epsilon,
-            "max_colluders": plan.max_colluders,
-            "epsilon_max_coalition": self.epsilon,
-            "fail_probability": plan.fail_probability,
-            "epsilon_all_but_one": self.epsilon_against(worst) if worst >= 0 else self.epsilon,
-            "variance_factor": plan.variance_factor,
-            "plan": plan.to_dict(),
-            "summary": plan.describe(),
-        }
-
-
-def _dlap_params(s, epsilon, sensitivity):
-    if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and math.isinf(float(epsilon)):
-        raise ValueError("epsilon must be finite (epsilon = inf means no noise: skip the call)")
-    eps = acc.check_epsilon(epsilon)
-    sens = acc.check_sensitivity(sensitivity)
-    sens_ring = as_fraction(sens, "sensitivity") * s.fp.scale
-    scale = round_scale_up(sens_ring / as_fraction(eps, "epsilon"))
-    eps_used = acc.discrete_laplace_epsilon(sens_ring, scale)
-    return eps_used, sens, float(sens_ring), scale
 
 
 def noise_tail_probability(k, scale, variance_factor=1) -> float:
@@ -284,31 +190,6 @@ def local_dlap(s, scale, *, parties=None, honest: int | None = None):
     return _encode_signed(s.ring, c, "Polya difference"), True
 
 
-def noise_plan(threat_model: str, n: int, *, max_colluders=None, committee_size=None,
-               fail=2.0 ** -40, f_h=0.5, method: str = "polya") -> CollusionPlan:
-    """The collusion plan :func:`shared_dlap_noise` uses for ``n`` parties (see :mod:`noise.collusion`).
-
-    ``"dis"`` / ``"local"``: ``max_colluders`` t (int, ``"half"`` = floor(n/2)
-    the default, or ``"all"`` = n - 1); ``"hf"``: ``committee_size`` (default
-    rule in :func:`noise.collusion.committee_plan`), ``fail``, ``f_h``.
-    ``method``: ``"polya"`` (Polya shares) or ``"mpc"`` (sampled inside MPC:
-    one honest contributor suffices; not for ``"local"``).
-    """
-    if threat_model not in THREAT_MODELS:
-        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    if method == "mpc" and threat_model == "local":
-        raise ValueError("noise method 'mpc' needs a secure computation; threat model 'local' "
-                         "(Remark B.1) has no communication: use method 'polya'")
-    if threat_model == "hf":
-        if max_colluders is not None:
-            raise ValueError("max_colluders applies to threat models 'dis' and 'local'; for 'hf' "
-                             "the tolerated coalition follows from f_h, fail and committee_size")
-        return committee_plan(fail, f_h, n=n, size=committee_size, method=method)
-    if committee_size is not None:
-        raise ValueError("committee_size applies to threat model 'hf' only")
-    return dis_plan(n, max_colluders, threat_model, method)
-
-
 def shared_dlap_noises(s, specs, **kw) -> list:
     """The noises of one release, ``specs`` = [(epsilon, sensitivity), ...] (U, then its aux sums).
 
@@ -318,7 +199,6 @@ def shared_dlap_noises(s, specs, **kw) -> list:
     :func:`shared_dlap_noise`.
     """
     if kw.get("method", "polya") == "mpc":
-        from .mpc_noise import mpc_dlap_noises
         kw = {k: v for k, v in kw.items() if k != "method"}
         return mpc_dlap_noises(s, specs, **kw)
     return [shared_dlap_noise(s, eps, sens, **kw) for eps, sens in specs]
@@ -374,7 +254,6 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     the stated Polya difference for the rational scale actually used.
     """
     if method == "mpc":
-        from .mpc_noise import mpc_dlap_noises
         return mpc_dlap_noises(s, [(epsilon, sensitivity)], threat_model=threat_model,
                                parties=parties, fail=fail, f_h=f_h, max_colluders=max_colluders,
                                committee_size=committee_size, triples=triples)[0]
@@ -383,7 +262,7 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     s = _check_session(s)
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    eps_used, sens, sens_ring, scale = _dlap_params(s, epsilon, sensitivity)
+    eps_used, sens, sens_ring, scale = dlap_params(s, epsilon, sensitivity)
     P = _check_parties(s, parties)
     plan = noise_plan(threat_model, P.size, max_colluders=max_colluders,
                       committee_size=committee_size, fail=fail, f_h=f_h)
@@ -410,6 +289,3 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
         notes=(f"discrete Laplace a = exp(-1/scale) in ring units for any {plan.honest} honest "
                f"contributors; total Polya({plan.variance_factor:.4g}) difference"))
 
-
-# The Gaussian-type protocols live in noise.gaussian_shares (re-exported here).
-from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian  # noqa: E402

@@ -1,8 +1,9 @@
 """Gaussian-type distributed noise: coin-flipping binomial and summed discrete Gaussians.
 
-Both return :class:`noise.distributed.NoiseShares` (re-exported from
-:mod:`noise.distributed`, where the discrete Laplace protocols live). Their
-collusion caveat is the one of the module docstring there: a coalition that
+Both return :class:`noise.shares.NoiseShares` (also exported by
+:mod:`noise.distributed`, where the discrete Laplace protocols live, which
+re-exports these two). Their collusion caveat is the one of the module
+docstring there: a coalition that
 knows its members' contributions subtracts them; these protocols report the
 guarantee against the aggregator alone.
 """
@@ -16,8 +17,8 @@ from mpc.arith.sharing import additive_share
 
 from . import accounting as acc
 from ._contributions import _check_parties, _check_session, _encode_signed, _shape, _stream
-from .distributed import NoiseShares
 from .samplers import as_fraction, discrete_gaussian
+from .shares import NoiseShares
 
 __all__ = ["coin_flip_binomial", "distributed_discrete_gaussian"]
 

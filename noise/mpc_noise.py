@@ -37,8 +37,8 @@ import numpy as np
 
 from ._contributions import _check_parties, _check_session, _stream
 from .committee import _committee_positions
-from .distributed import NoiseShares, _dlap_params, noise_plan
 from .mpc_sampler import plan_dlap, secure_dlap
+from .shares import NoiseShares, dlap_params, noise_plan
 
 __all__ = ["mpc_dlap_noises", "MPC_DIS_MAX_PARTIES"]
 
@@ -63,7 +63,7 @@ def mpc_dlap_noises(s, specs, *, threat_model: str = "dis", parties=None, fail=2
     if threat_model == "local":
         raise ValueError("noise method 'mpc' needs a secure computation; threat model 'local' "
                          "(Remark B.1) has no communication: use method 'polya'")
-    params = [_dlap_params(s, eps, sens) for eps, sens in specs]
+    params = [dlap_params(s, eps, sens) for eps, sens in specs]
     P = _check_parties(s, parties)
     plan = noise_plan(threat_model, P.size, max_colluders=max_colluders,
                       committee_size=committee_size, fail=fail, f_h=f_h, method="mpc")
