@@ -34,12 +34,13 @@ in every process.
 
 from __future__ import annotations
 
-from mpc.protocols.dealer import TrustedDealer
-from mpc.protocols.providers import as_comparisons, as_preprocessing
-from mpc.comm.network import DEFAULT_ROLES, Network
-from mpc.comm.placement import Placement
 from mpc.arith.ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
 from mpc.arith.rng import CSPRNG, as_rng
+from mpc.comm.network import DEFAULT_ROLES, Network
+from mpc.comm.placement import Placement
+from mpc.protocols.dealer import TrustedDealer
+from mpc.protocols.providers import as_comparisons, as_preprocessing
+
 
 class Session:
     """Parties, roles, network, CSPRNG and trusted dealer of one run, in one process.
@@ -87,7 +88,7 @@ class Session:
     def derived(cls, n_parties, rng: CSPRNG, *, bits: int = DEFAULT_BITS,
                 frac_bits: int = DEFAULT_FRAC_BITS, roles=DEFAULT_ROLES,
                 record_views: bool = False, workers=None, runtime=None, link=None,
-                comparisons=None, preprocessing=None) -> "Session":
+                comparisons=None, preprocessing=None) -> Session:
         """A session on a stream the caller derived: one piece of a larger run.
 
         ``rng`` is used as is (not refreshed), so the piece is reproducible

@@ -43,14 +43,13 @@ preprocessing); openings happen only in :func:`output_values`.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
+from mpc.arith.ring import Ring
 from mpc.protocols import compare as _compare
 from mpc.protocols.beaver import multiply as _multiply
 from mpc.protocols.dealer import check_holders
-from mpc.arith.ring import Ring
 
 KINDS = ("additive", "xor")
 
@@ -58,7 +57,7 @@ class SecureArray:
     """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
     and the methods below (module docstring). Make one with ``session.input``."""
 
-    __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
+    __slots__ = ("_shares", "bound", "frac_bits", "holders", "kind", "ring", "session")
     __array_priority__ = 100            # numpy scalars and arrays defer to our operators
 
     def __init__(self, session, shares, holders, *, kind="additive", ring: Ring | None = None,
@@ -169,7 +168,7 @@ class SecureArray:
         return 0
 
     # -- alignment of scales --------------------------------------------------------------------------
-    def _aligned(self, other: "SecureArray"):
+    def _aligned(self, other: SecureArray):
         _same_family(self, other)
         a, b = self, other
         if a.frac_bits < b.frac_bits:
@@ -178,7 +177,7 @@ class SecureArray:
             b = b._rescaled(a.frac_bits)
         return a, b
 
-    def _rescaled(self, frac_bits: int) -> "SecureArray":
+    def _rescaled(self, frac_bits: int) -> SecureArray:
         d = frac_bits - self.frac_bits
         bound = self.bound << d
         _check_bound(bound, self.ring, f"a value rescaled to {frac_bits} fractional bits")
@@ -290,7 +289,7 @@ class SecureArray:
     def __ge__(self, other):
         return self._compare(other, ">=")                   # x >= y  <=>  not (x - y < 0)
 
-    def __eq__(self, other):                                # noqa: D105 (elementwise, as numpy)
+    def __eq__(self, other):                                # elementwise, as numpy
         return self._compare(other, "==")
 
     __hash__ = None

@@ -31,13 +31,11 @@ import numpy as np
 from .samplers import as_fraction, round_scale_up
 
 __all__ = [
-    "check_epsilon", "check_delta", "check_sensitivity", "check_n",
-    "laplace_scale", "discrete_laplace_scale", "discrete_laplace_epsilon",
-    "gaussian_sigma", "gaussian_delta",
-    "zcdp_to_dp", "discrete_gaussian_epsilon", "distributed_discrete_gaussian_rho",
-    "binomial_mechanism_delta",
-    "basic_composition", "advanced_composition",
-    "MechanismAccount", "PrivacyBudget",
+    "MechanismAccount", "PrivacyBudget", "advanced_composition", "basic_composition",
+    "binomial_mechanism_delta", "check_delta", "check_epsilon", "check_n", "check_sensitivity",
+    "discrete_gaussian_epsilon", "discrete_laplace_epsilon", "discrete_laplace_scale",
+    "distributed_discrete_gaussian_rho", "gaussian_delta", "gaussian_sigma", "laplace_scale",
+    "zcdp_to_dp",
 ]
 
 
@@ -218,7 +216,7 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
     """
     n = check_n(n_coins, "n_coins")
     D = check_sensitivity(sensitivity)
-    if D != int(D):
+    if int(D) != D:
         raise ValueError(f"sensitivity must be an integer number of coin units, got {sensitivity!r}")
     D = int(D)
     e = check_epsilon(epsilon)
@@ -226,7 +224,7 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
     lg = np.vectorize(math.lgamma, otypes=[np.float64])
     logp = lg(n + 1.0) - lg(k + 1.0) - lg(n - k + 1.0) - n * math.log(2.0)
     p = np.exp(logp)
-    if D > n:
+    if n < D:
         return 1.0
     # worst shift d in 1..D: P(k) vs Q(k) = P(k - d); by symmetry of
     # Binomial(n, 1/2) both directions agree.

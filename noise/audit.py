@@ -36,13 +36,15 @@ import numpy as np
 
 from mpc.arith.rng import as_rng
 
-from .collusion import dis_plan
 from ._contributions import _polya_differences
+from .collusion import dis_plan
 from .privacy_loss import polya_difference_epsilon
 from .samplers import as_fraction, round_scale_up
 
-__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT", "secure_noise_draws",
-           "threshold_audit"]
+__all__ = [
+    "DEFAULT_AUDIT", "audit_epsilon_lower_bound", "clopper_pearson", "secure_noise_draws",
+    "threshold_audit",
+]
 
 #: The audit's default settings (what benchmarks report as dp_audit_*).
 DEFAULT_AUDIT = dict(n=4, epsilon=1.0, sensitivity=8, colluders=None, max_colluders=None,

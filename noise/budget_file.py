@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from .accounting import PrivacyBudget, check_epsilon
 
-__all__ = ["BudgetFile", "Reservation", "FORMAT", "VERSION", "DEFAULT_TOTAL_DELTA"]
+__all__ = ["DEFAULT_TOTAL_DELTA", "FORMAT", "VERSION", "BudgetFile", "Reservation"]
 
 FORMAT = "ustat-privacy-budget"
 VERSION = 2

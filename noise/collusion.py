@@ -48,9 +48,10 @@ from fractions import Fraction
 
 from .privacy_loss import polya_difference_epsilon
 
-__all__ = ["CollusionPlan", "dis_plan", "committee_plan", "committee_size", "METHODS",
-           "resolve_max_colluders", "binomial_lower_tail", "hypergeometric_lower_tail",
-           "release_guarantee"]
+__all__ = [
+    "METHODS", "CollusionPlan", "binomial_lower_tail", "committee_plan", "committee_size",
+    "dis_plan", "hypergeometric_lower_tail", "release_guarantee", "resolve_max_colluders",
+]
 
 
 @dataclass(frozen=True)
@@ -238,11 +239,15 @@ def _largest_honest(m: int, fail: Fraction, f_h: Fraction, n: int | None) -> tup
         p = f_h
         P, Q = p.numerator, p.denominator
         scale = Q ** m
-        term = lambda j: math.comb(m, j) * P ** j * (Q - P) ** (m - j)  # noqa: E731
+
+        def term(j: int) -> int:
+            return math.comb(m, j) * P ** j * (Q - P) ** (m - j)
     else:
         c = _corrupted(n, f_h)
         scale = math.comb(n, m)
-        term = lambda j: math.comb(n - c, j) * math.comb(c, m - j)  # noqa: E731
+
+        def term(j: int) -> int:
+            return math.comb(n - c, j) * math.comb(c, m - j)
     limit = fail * scale
     acc = 0
     for h in range(m + 1):                 # acc = scale * P[honest < h]

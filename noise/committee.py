@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.comm.network import Traffic
 from mpc.arith.sharing import additive_share
+from mpc.comm.network import Traffic
 
 from . import accounting as acc
-from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
-                             _polya_differences, _stream)
+from ._contributions import (
+    _check_parties,
+    _check_session,
+    _encode_signed,
+    _honest_shape,
+    _polya_differences,
+    _stream,
+)
 from .collusion import committee_size
 from .samplers import as_fraction
 
-__all__ = ["committee_dlap", "committee_bits", "draw_committee"]
+__all__ = ["committee_bits", "committee_dlap", "draw_committee"]
 
 
 #: The simulator sends the committee's m (n - 1) shares one by one up to this many messages (so

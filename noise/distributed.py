@@ -56,8 +56,14 @@ import numpy as np
 
 from mpc.arith.sharing import additive_share
 
-from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
-                             _polya_differences, _stream)
+from ._contributions import (
+    _check_parties,
+    _check_session,
+    _encode_signed,
+    _honest_shape,
+    _polya_differences,
+    _stream,
+)
 from .collusion import committee_size
 from .committee import committee_bits, committee_dlap, draw_committee
 from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian
@@ -66,11 +72,10 @@ from .samplers import as_fraction, polya
 from .shares import THREAT_MODELS, NoiseShares, dlap_params, noise_plan
 
 __all__ = [
-    "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap",
-    "local_dlap",
-    "committee_size", "draw_committee", "coin_flip_binomial", "distributed_discrete_gaussian",
-    "pidlap_bits", "committee_bits", "dlap_wrap_probability", "noise_plan",
-    "noise_tail_probability", "noise_tail_bound",
+    "NoiseShares", "coin_flip_binomial", "committee_bits", "committee_dlap", "committee_size",
+    "distributed_discrete_gaussian", "dlap_wrap_probability", "draw_committee", "local_dlap",
+    "noise_plan", "noise_tail_bound", "noise_tail_probability", "pi_dlap", "pidlap_bits",
+    "shared_dlap_noise", "shared_dlap_noises",
 ]
 
 #: shared_dlap_noise refuses scales whose total noise would wrap mod 2^l more often than this.

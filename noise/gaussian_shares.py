@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.protocols.beaver import multiply
 from mpc.arith.sharing import additive_share
+from mpc.protocols.beaver import multiply
 
 from . import accounting as acc
 from ._contributions import _check_parties, _check_session, _encode_signed, _shape, _stream

@@ -40,7 +40,7 @@ from .committee import _committee_positions
 from .mpc_sampler import plan_dlap, secure_dlap
 from .shares import NoiseShares, dlap_params, noise_plan
 
-__all__ = ["mpc_dlap_noises", "MPC_DIS_MAX_PARTIES"]
+__all__ = ["MPC_DIS_MAX_PARTIES", "mpc_dlap_noises"]
 
 #: The largest n for which threat model "dis" samples the noise among all n parties (the
 #: simulator holds about 4 kB of GMW state per party; measured 3 s and 0.64 GB at 10^5).

@@ -69,8 +69,10 @@ from mpc.protocols.gmw import GMW, TRIPLE_SOURCES, pack_rows
 
 from .samplers import as_fraction, exp_neg_bounds
 
-__all__ = ["DLapSamplerPlan", "SecureDraws", "plan_dlap", "secure_dlap", "comparison_and_rows",
-           "MAX_DELTA", "MAX_COIN_BITS", "DEPTHS", "sample_from_coins"]
+__all__ = [
+    "DEPTHS", "MAX_COIN_BITS", "MAX_DELTA", "DLapSamplerPlan", "SecureDraws", "comparison_and_rows",
+    "plan_dlap", "sample_from_coins", "secure_dlap",
+]
 
 #: The largest delta a plan may spend (the issue's bound): truncation and rounding together.
 MAX_DELTA = 2.0 ** -40
@@ -338,7 +340,7 @@ def secure_dlap(session, plans, *, holders, triples: str = "dealer", rng=None,
         raise ValueError(f"triples must be one of {TRIPLE_SOURCES}, got {triples!r}")
     ring = session.ring
     J = max(p.geometric_bits for p in plans)
-    if J > ring.bits - 1:
+    if ring.bits - 1 < J:
         raise ValueError(f"ring too small for the noise: the sampler's |noise| < 2^{J} needs at "
                          f"least {J + 1} ring bits, the session has {ring.bits}")
     K = max(p.coin_bits for p in plans)

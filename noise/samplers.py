@@ -66,24 +66,10 @@ import numpy as np
 from mpc.arith.rng import CSPRNG, as_rng, check_shape
 
 __all__ = [
-    "as_fraction",
-    "round_scale_up",
-    "exp_neg_bounds",
-    "bernoulli",
-    "bernoulli_exp",
-    "geometric",
-    "geometric_exp",
-    "discrete_laplace",
-    "discrete_laplace_many",
-    "discrete_laplace_pmf",
-    "discrete_gaussian",
-    "discrete_gaussian_pmf",
-    "binomial",
-    "polya",
-    "polya_pmf",
-    "laplace_float",
-    "gaussian_float",
-    "MAX_NUMERATOR_BITS",
+    "MAX_NUMERATOR_BITS", "as_fraction", "bernoulli", "bernoulli_exp", "binomial",
+    "discrete_gaussian", "discrete_gaussian_pmf", "discrete_laplace", "discrete_laplace_many",
+    "discrete_laplace_pmf", "exp_neg_bounds", "gaussian_float", "geometric", "geometric_exp",
+    "laplace_float", "polya", "polya_pmf", "round_scale_up",
 ]
 
 #: Relative safety margin of the float fast path (times 1 + gamma).
@@ -228,7 +214,7 @@ def exp_neg_bounds(gamma, prec: int) -> tuple[Fraction, Fraction]:
 class _LazyUniform:
     """A uniform real U in [0, 1) known by a prefix ``num / 2^nbits``; more bits on demand."""
 
-    __slots__ = ("num", "nbits", "rng")
+    __slots__ = ("nbits", "num", "rng")
 
     def __init__(self, num: int, nbits: int, rng: CSPRNG):
         self.num, self.nbits, self.rng = int(num), int(nbits), rng

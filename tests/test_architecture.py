@@ -3,7 +3,6 @@ without socket code, small modules and signatures (tools/layers.py holds the tab
 
 from __future__ import annotations
 
-import ast
 import os
 
 from tools import layers

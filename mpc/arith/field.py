@@ -27,7 +27,7 @@ def _galois():
     return galois
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _prime_field(p: int):
     galois = _galois()
     if not galois.is_prime(p):
@@ -44,7 +44,7 @@ def prime_field(p: int = DEFAULT_PRIME):
     return _prime_field(int(p))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _binary_field(m: int):
     return _galois().GF(2 ** m)
 

@@ -145,7 +145,7 @@ class Ring:
         return arr.astype(np.int64).astype(_U64) & self.mask
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ring(bits: int) -> Ring:
     return Ring(bits)
 

@@ -79,7 +79,7 @@ class CSPRNG:
     Cost: one AES block per 16 output bytes, produced in bulk buffers.
     """
 
-    __slots__ = ("_key", "_cipher", "seeded", "_buf", "_pos", "_made")
+    __slots__ = ("_buf", "_cipher", "_key", "_made", "_pos", "seeded")
 
     def __init__(self, seed=None, *, _key: bytes | None = None, _seeded: bool = False):
         if _key is not None:
@@ -104,7 +104,7 @@ class CSPRNG:
         return _restore, (self._key, self.seeded, consumed)
 
     # -- streams --------------------------------------------------------------
-    def derive(self, *labels) -> "CSPRNG":
+    def derive(self, *labels) -> CSPRNG:
         """An independent generator for ``labels`` (e.g. ``("party", 3)``).
 
         Deterministic in (this generator's key, labels) and independent of how
@@ -115,7 +115,7 @@ class CSPRNG:
         key = hmac.new(self._key, _label_bytes(labels), hashlib.sha256).digest()[:16]
         return CSPRNG(_key=key, _seeded=self.seeded)
 
-    def fresh(self, *labels) -> "CSPRNG":
+    def fresh(self, *labels) -> CSPRNG:
         """A new stream for ``labels`` that no earlier call returned: ``derive(*labels, nonce)``.
 
         The nonce is 16 bytes of ``os.urandom``, or, for a seeded generator,
@@ -292,7 +292,7 @@ class CSPRNG:
         if n < 2:
             return values.astype(np.int64)
         top = 1 << (n - 1).bit_length()
-        if not (0 <= values[0] and values[-1] < top and np.all(values[1:] >= values[:-1])):
+        if not (values[0] >= 0 and values[-1] < top and np.all(values[1:] >= values[:-1])):
             return values[self.permutation(n)].astype(np.int64, copy=False)
         return self._sorted_by_random_words(values)
 

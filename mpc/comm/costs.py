@@ -46,12 +46,12 @@ class Costs:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, session) -> "Costs":
+    def of(cls, session) -> Costs:
         """Everything ``session`` sent so far."""
         return cls.of_network(session.net, processes=session.placement.n_procs)
 
     @classmethod
-    def of_network(cls, net, processes: int = 1) -> "Costs":
+    def of_network(cls, net, processes: int = 1) -> Costs:
         rep = net.report()
         link = net.link
         wire = link.transport.counts.to_dict() if link is not None else None
@@ -60,7 +60,7 @@ class Costs:
                    seconds=dict(net.seconds), wait_seconds=dict(net.wait_seconds), wire=wire,
                    processes=processes)
 
-    def since(self, before: "Costs") -> dict:
+    def since(self, before: Costs) -> dict:
         """Bits and rounds added since ``before`` (online and offline)."""
         return {k: {m: getattr(self, k)[m] - getattr(before, k)[m] for m in ("bits", "rounds")}
                 for k in ("online", "offline")}

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.comm.traffic import Deferred, Tally, Traffic  # noqa: F401 (Traffic: re-exported)
+from mpc.comm.traffic import Deferred, Tally, Traffic
 
 DEFAULT_ROLES = ("dealer", "aggregator")
 
@@ -506,7 +506,7 @@ class Network:
             item = payload[i] if payload is not None and np.ndim(payload) else payload
             self._keep(int(rr[i]), Received(self._phase, rnd, offline, int(ss[i]), item))
 
-    def _keep(self, receiver: int, rec: "Received"):
+    def _keep(self, receiver: int, rec: Received):
         self._views.setdefault(receiver, []).append(rec)
         self._log.append((receiver, rec))
 

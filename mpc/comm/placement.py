@@ -38,7 +38,7 @@ class Placement:
         Number of processes of the run (>= every rank in ``owner`` + 1).
     """
 
-    __slots__ = ("owner", "rank", "n_procs", "local", "_single")
+    __slots__ = ("_single", "local", "n_procs", "owner", "rank")
 
     def __init__(self, owner, rank: int = 0, n_procs: int | None = None):
         owner = np.asarray(owner)
@@ -60,12 +60,12 @@ class Placement:
         self._single = n_procs == 1
 
     @classmethod
-    def single(cls, size: int) -> "Placement":
+    def single(cls, size: int) -> Placement:
         """Everyone in this one process: the simulator."""
         return cls(np.zeros(_check_int(size, "size", 1), dtype=np.int32), 0, 1)
 
     @classmethod
-    def from_groups(cls, n_parties: int, roles, groups, rank: int = 0) -> "Placement":
+    def from_groups(cls, n_parties: int, roles, groups, rank: int = 0) -> Placement:
         """One group per process: ``groups[r]`` lists what process r holds.
 
         A group holds party ids (ints, or ``range``s) and role names; every
@@ -108,11 +108,11 @@ class Placement:
         """Participant ids held by process ``rank``."""
         return np.flatnonzero(self.owner == rank)
 
-    def with_rank(self, rank: int) -> "Placement":
+    def with_rank(self, rank: int) -> Placement:
         """The same placement as seen from process ``rank``."""
         return Placement(self.owner, rank, self.n_procs)
 
-    def sub(self, ids) -> "Placement":
+    def sub(self, ids) -> Placement:
         """The placement of a sub-network whose participant i is this one's ``ids[i]``."""
         ids = np.asarray(ids, dtype=np.int64)
         return Placement(self.owner[ids], self.rank, self.n_procs)

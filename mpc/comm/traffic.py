@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 #: longest pattern kept (a send to every p-th party with a longer period p touches few
 #: parties, and goes to the counters)
 MAX_PERIOD = 64
@@ -185,7 +184,7 @@ class Traffic:
     views: list = field(default_factory=list)
     period: int = 0            # 0: full per-party arrays
 
-    def compress(self, period: int) -> "Traffic":
+    def compress(self, period: int) -> Traffic:
         """Store each per-party array as one period when it repeats with that period.
 
         Chunked protocols give every edge the same traffic pattern, so the

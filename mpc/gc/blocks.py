@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.machine.threads import check_workers, cpu_count, run_lanes
 from mpc.gc.schedule import STEP_AND
+from mpc.machine.threads import check_workers, cpu_count, run_lanes
 
 _U64 = np.uint64
 BLOCK_BYTES = 1 << 22

@@ -32,8 +32,8 @@ import os
 
 import numpy as np
 
-from mpc.gc.circuit import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR,
-                      Circuit, CircuitError)
+from mpc.gc.circuit import Circuit, CircuitError
+from mpc.gc.gates import AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR
 
 _ARITY = {XOR: (2, 1), AND: (2, 1), INV: (1, 1), EQW: (1, 1), EQ: (1, 1)}
 

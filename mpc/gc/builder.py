@@ -37,7 +37,8 @@ import numbers
 
 import numpy as np
 
-from mpc.gc.circuit import AND, EQ, INV, PARTY_NAMES, XOR, Circuit
+from mpc.gc.circuit import Circuit
+from mpc.gc.gates import AND, EQ, INV, PARTY_NAMES, XOR
 from mpc.gc.word import Word
 
 ZERO, ONE = -1, -2  # constant "wires" (materialized by EQ gates only if output)

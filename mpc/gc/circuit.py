@@ -27,8 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.gc.gates import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV,  # noqa: F401
-                         PARTY_NAMES, XOR)
+from mpc.gc.gates import EQ, EQW, GATE_NAMES, INV, PARTY_NAMES
 from mpc.gc.schedule import compile_schedule
 
 
@@ -133,12 +132,12 @@ class Circuit:
         return compile_schedule(self)
 
     # -- transformations --------------------------------------------------------
-    def with_parties(self, input_parties) -> "Circuit":
+    def with_parties(self, input_parties) -> Circuit:
         """The same circuit with input group ``i`` owned by ``input_parties[i]``."""
         return Circuit(self.n_wires, self.ops, self.in0, self.in1, self.out, self.inputs,
                        self.outputs, tuple(input_parties), self.name)
 
-    def renamed(self, name: str) -> "Circuit":
+    def renamed(self, name: str) -> Circuit:
         return Circuit(self.n_wires, self.ops, self.in0, self.in1, self.out, self.inputs,
                        self.outputs, self.input_parties, name)
 

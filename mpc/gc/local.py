@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.gc.garble import (GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble)
+from mpc.gc.garble import GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble
 
 _U64 = np.uint64
 

@@ -34,10 +34,10 @@ import functools
 
 import numpy as np
 
-from mpc.protocols.providers import Comparisons
 from mpc.gc.builder import CircuitBuilder
-from mpc.gc.circuit import EVALUATOR, GARBLER
+from mpc.gc.gates import EVALUATOR, GARBLER
 from mpc.gc.yao import yao
+from mpc.protocols.providers import Comparisons
 
 OPS = ("ltz", "eqz")
 

@@ -26,7 +26,7 @@ class Word:
     def __len__(self) -> int:
         return len(self.wires)
 
-    def __getitem__(self, idx) -> "Word":
+    def __getitem__(self, idx) -> Word:
         if isinstance(idx, slice):
             return Word(self.builder, self.wires[idx])
         return Word(self.builder, (self.wires[idx],))
@@ -34,7 +34,7 @@ class Word:
     def __repr__(self) -> str:
         return f"Word(width={self.width})"
 
-    def _other(self, y) -> "Word":
+    def _other(self, y) -> Word:
         return self.builder._coerce(y, self.width)
 
     # arithmetic mod 2^width and bitwise operators
@@ -105,5 +105,5 @@ class Word:
         return self.builder.sext(self, width)
 
     @property
-    def msb(self) -> "Word":
+    def msb(self) -> Word:
         return self[-1]

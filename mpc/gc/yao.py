@@ -64,9 +64,10 @@ import numpy as np
 
 from mpc.comm.costs import Costs, Meter
 from mpc.gc.builder import CircuitBuilder
-from mpc.gc.circuit import EVALUATOR, GARBLER, Circuit
+from mpc.gc.circuit import Circuit
 from mpc.gc.encoding import bits_to_int, group_bits, int_to_bits
 from mpc.gc.garble import as_labels, garble, label_bytes, lsb, random_delta, xor_where
+from mpc.gc.gates import EVALUATOR, GARBLER
 from mpc.gc.local import evaluate_local, garble_local
 
 OUTPUT_MODES = ("evaluator", "garbler", "both", "xor", "additive")

@@ -34,7 +34,7 @@ class _Plan:
         self.M = cnt.astype(np.int64) * m
         self.m = m
         if method == "auto":
-            self.iknp = self.M >= crossover
+            self.iknp = crossover <= self.M
         else:
             self.iknp = np.full(uniq.size, method == "iknp")
         self.cnt = cnt

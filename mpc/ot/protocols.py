@@ -91,8 +91,16 @@ import numpy as np
 from mpc.ot.engine import run
 from mpc.ot.group import POINT_BITS, get_group
 from mpc.ot.iknp import KAPPA
-from mpc.ot.validate import (check_choices, check_delta, check_length, check_messages, check_method,
-                       check_offline, check_pairs, check_rng)
+from mpc.ot.validate import (
+    check_choices,
+    check_delta,
+    check_length,
+    check_messages,
+    check_method,
+    check_offline,
+    check_pairs,
+    check_rng,
+)
 
 DEFAULT_CROSSOVER = 128
 
@@ -211,7 +219,7 @@ def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: 
     key = s * (int(max(s.max(), r.max())) + 1) + r
     uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
     M = cnt.astype(np.int64) * m
-    iknp = M >= crossover if method == "auto" else np.full(M.size, method == "iknp")
+    iknp = crossover <= M if method == "auto" else np.full(M.size, method == "iknp")
     extra = np.zeros(M.size, dtype=bool)             # IKNP groups that need the last step
     if kind == "chosen":
         extra = iknp.copy()

@@ -13,8 +13,8 @@ METHODS = ("auto", "base", "iknp")
 
 def check_rng(rng, name: str) -> CSPRNG:
     """A :class:`~mpc.arith.rng.CSPRNG`, or a seed / ``None`` turned into one."""
-    if rng is None or isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)) \
-            and not isinstance(rng, bool):
+    if rng is None or (isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray))
+                       and not isinstance(rng, bool)):
         return as_rng(rng)
     raise TypeError(f"{name} must be a CSPRNG (mpc.arith.rng), a seed or None, got {type(rng).__name__}")
 

@@ -53,9 +53,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mpc.arith.sharing import additive_share, xor_share
 from mpc.protocols.beaver import exchange, multiply
 from mpc.protocols.dealer import check_holders
-from mpc.arith.sharing import additive_share, xor_share
 
 _U8 = np.uint8
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.comm.network import Network
 from mpc.arith.ring import Ring
 from mpc.arith.rng import CSPRNG
 from mpc.arith.sharing import additive_share
-
+from mpc.comm.network import Network
 
 #: roles that may never hold shares
 _NOT_HOLDERS = ("dealer", "aggregator")

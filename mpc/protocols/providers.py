@@ -30,8 +30,10 @@ import numpy as np
 
 from mpc.protocols import compare
 
-__all__ = ["Comparisons", "CircuitComparisons", "Preprocessing", "TrustedDealerPreprocessing",
-           "OTPreprocessing", "as_comparisons", "as_preprocessing"]
+__all__ = [
+    "CircuitComparisons", "Comparisons", "OTPreprocessing", "Preprocessing",
+    "TrustedDealerPreprocessing", "as_comparisons", "as_preprocessing",
+]
 
 
 class Comparisons:

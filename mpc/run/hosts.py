@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 
 from mpc.machine import memory
-
 from mpc.run import warmup
 from mpc.run.runtime import Runtime
 from mpc.wire.transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SocketMesh

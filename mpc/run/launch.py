@@ -32,9 +32,10 @@ import time
 import traceback
 from dataclasses import dataclass
 
-from mpc.run import warmup
-from mpc.run.hosts import Plan, holds_text as _holds, join, open_mesh, open_relay, party_hosts, run_relay
 from mpc.comm.placement import layout
+from mpc.run import warmup
+from mpc.run.hosts import Plan, join, open_mesh, open_relay, party_hosts, run_relay
+from mpc.run.hosts import holds_text as _holds
 from mpc.wire.relay import RelayError
 from mpc.wire.transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, TransportError, new_session_id
 
@@ -236,7 +237,7 @@ def _child(pipe, rank, plan, program, args, kw, creds, warm_up=()):
         mesh.sample_tcp()
         pipe.send(("ok", value, mesh.counts.to_dict(), seconds, plan.groups[rank]))
         status = 0
-    except BaseException as e:          # noqa: BLE001 - reported to the launcher, then exit
+    except BaseException as e:          # reported to the launcher, then exit
         _report(pipe, e)
     finally:
         if mesh is not None:
@@ -254,7 +255,7 @@ def _relay_child(pipe, plan, creds):
         _with_addresses(pipe, plan)
         pipe.send(("ok", run_relay(relay), None, 0.0, ["relay"]))
         status = 0
-    except BaseException as e:          # noqa: BLE001
+    except BaseException as e:
         _report(pipe, e)
     finally:
         if relay is not None:

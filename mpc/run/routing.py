@@ -207,7 +207,7 @@ class Link:
         self.transport = transport
         self._counter = counter if counter is not None else [0]
 
-    def sub(self, ids) -> "Link":
+    def sub(self, ids) -> Link:
         """The link of a sub-network whose participant i is this one's ``ids[i]``."""
         return Link(self.placement.sub(ids), self.transport, self._counter)
 

@@ -28,8 +28,8 @@ import numpy as np
 
 from mpc.comm.placement import Placement
 from mpc.run.routing import Link
-from mpc.wire.transport import Expected, Outgoing
 from mpc.wire import frames as fr
+from mpc.wire.transport import Expected, Outgoing
 
 
 class Runtime:

@@ -43,7 +43,7 @@ def run(warm_ups=()) -> list:
             _DONE.add(name)
             try:
                 fn()
-            except Exception as e:          # noqa: BLE001 - a warm-up is only an optimization
+            except Exception as e:          # a warm-up is only an optimization
                 warnings.warn(f"warm-up {name!r} failed ({e}); its kernels load at first use",
                               RuntimeWarning, stacklevel=2)
             ran.append(name)

@@ -100,7 +100,7 @@ class Endpoint:
             cert.public_key().verify(sig, _signed_bytes(self.session, peer, name, public),
                                      ec.ECDSA(hashes.SHA256()))
             shared = self._x.exchange(x25519.X25519PublicKey.from_public_bytes(public))
-        except Exception as e:                      # noqa: BLE001 - every failure is refusal
+        except Exception as e:                      # every failure is refusal
             raise E2EError(f"the key announcement of {name} does not verify: {e}") from None
 
         def key(s, r):
@@ -128,7 +128,7 @@ class Endpoint:
             return self._recv[peer].decrypt(_NONCE.pack(step, segment), ciphertext,
                                             _AAD.pack(self.session, step, peer, self.rank,
                                                       segment))
-        except Exception:                           # noqa: BLE001 - InvalidTag and friends
+        except Exception:                           # InvalidTag and friends
             raise E2EError(f"a frame from {self.names[peer]} at step {step} fails "
                            "authentication (altered, replayed, reordered or not from it)") \
                 from None

@@ -90,7 +90,7 @@ def parse(buf) -> dict:
 class _Conn:
     """One host's connection at the relay: what is being read from it, what waits to go to it."""
 
-    __slots__ = ("rank", "sock", "head", "body", "pos", "queue", "bye", "forwarded")
+    __slots__ = ("body", "bye", "forwarded", "head", "pos", "queue", "rank", "sock")
 
     def __init__(self, rank, sock):
         self.rank, self.sock = rank, sock
@@ -126,7 +126,7 @@ class Relay:
         self.bytes_forwarded = 0
         self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
 
-    def open(self, host="127.0.0.1", port=0) -> "Relay":
+    def open(self, host="127.0.0.1", port=0) -> Relay:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         lst = socket.socket(family, socket.SOCK_STREAM)
         lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -155,7 +155,7 @@ class Relay:
             self._listener.settimeout(left)
             try:
                 sock, addr = self._listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             rank, sock = accept_greeting(sock, deadline, self.session, RELAY_RANK, self.wrap,
                                          waiting, self.refused, addr)

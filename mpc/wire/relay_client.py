@@ -27,8 +27,8 @@ import numpy as np
 from mpc.wire import frames as fr
 from mpc.wire import relay as rl
 from mpc.wire.e2e import TAG_BYTES, E2EError
-from mpc.wire.sockets import HELLO as _HELLO, WOULD_BLOCK, dial, select_socket, send_queue
-
+from mpc.wire.sockets import HELLO as _HELLO
+from mpc.wire.sockets import WOULD_BLOCK, dial, select_socket, send_queue
 
 
 class RelayClient:

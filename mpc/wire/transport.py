@@ -62,8 +62,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mpc.wire import frames as fr
-from mpc.wire.sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dial, pending as _pending,
-                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes)
+from mpc.wire.sockets import HELLO as _HELLO
+from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, dial, select_socket, tcp_info_bytes
+from mpc.wire.sockets import pending as _pending
+from mpc.wire.sockets import reason as _reason
+from mpc.wire.sockets import refusals as _refusals
 
 #: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
 DEFAULT_TIMEOUT = 60.0
@@ -153,7 +156,7 @@ class Expected:
 class _Reader:
     """The state of reading one step's frames from one peer."""
 
-    __slots__ = ("peer", "specs", "i", "stage", "buf", "pos", "head", "out")
+    __slots__ = ("buf", "head", "i", "out", "peer", "pos", "specs", "stage")
 
     def __init__(self, peer, specs):
         self.peer, self.specs, self.i = peer, specs, 0
@@ -206,7 +209,7 @@ class SocketMesh:
 
     # -- set-up -------------------------------------------------------------------------------
     @classmethod
-    def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> "SocketMesh":
+    def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> SocketMesh:
         """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
         mesh = cls(rank, n_procs, session, **kw)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -237,7 +240,7 @@ class SocketMesh:
             self._listener.settimeout(left)
             try:
                 sock, addr = self._listener.accept()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             peer, sock = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
                                          waiting, self.refused, addr)

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from fss import gates
-from mpc.protocols import compare
-from mpc.protocols.beaver import multiply
 from mpc.arith.ring import ring
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.protocols import compare
+from mpc.protocols.beaver import multiply
+from mpc.session import Session
 
 
 def test_party_streams_never_restart():

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mpc.protocols.gmw import GMW, pack_rows, unpack_rows
 from mpc.arith.rng import CSPRNG
+from mpc.protocols.gmw import GMW, pack_rows, unpack_rows
 from mpc.session import Session
 
 

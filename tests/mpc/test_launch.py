@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
+from mpc.arith.sharing import additive_share
 from mpc.protocols.beaver import multiply, open_shares
 from mpc.run.launch import LaunchError, launch
 from mpc.session import Session
-from mpc.arith.sharing import additive_share
 
 H = np.array([0, 1])
 

@@ -3,8 +3,8 @@ import pickle
 import numpy as np
 import pytest
 
-from mpc.comm.network import Network
 from mpc.arith.rng import CSPRNG
+from mpc.comm.network import Network
 
 
 def test_counts_bits_messages_rounds_exactly():

@@ -5,8 +5,7 @@ import pytest
 
 from fss import FSSGates
 from mpc.gc import GarbledCircuits
-from mpc.protocols.providers import (CircuitComparisons, OTPreprocessing,
-                                     TrustedDealerPreprocessing)
+from mpc.protocols.providers import CircuitComparisons, OTPreprocessing, TrustedDealerPreprocessing
 from mpc.session import Session
 
 

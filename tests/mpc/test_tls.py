@@ -19,10 +19,10 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from mpc.wire import frames as fr  # noqa: E402
-from mpc.wire import tls  # noqa: E402
-from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay  # noqa: E402
-from mpc.wire.transport import Expected, Outgoing, TransportError  # noqa: E402
+from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay
+from mpc.wire import frames as fr
+from mpc.wire import tls
+from mpc.wire.transport import Expected, Outgoing, TransportError
 
 SESSION = 0x5EED
 NAMES = ["host-0", "host-1", "host-2", "dealer"]
@@ -73,7 +73,7 @@ def _start(plan, creds, relay_cls=None):
     def go(r):
         try:
             out[r] = join(meshes[r], plan, creds[plan.names[r]])
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs.append(e)
 
     ts = [threading.Thread(target=go, args=(r,)) for r in range(n)]
@@ -84,7 +84,7 @@ def _start(plan, creds, relay_cls=None):
         def serve():
             try:
                 rt["out"] = run_relay(relay)
-            except Exception as e:      # noqa: BLE001
+            except Exception as e:
                 rt["errors"].append(e)
         ts.append(threading.Thread(target=serve))
     for t in ts:
@@ -111,7 +111,7 @@ def _on_all(rts, fns):
     def run(i):
         try:
             res[i] = fns[i](rts[i].transport)
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs[i] = e
     ts = [threading.Thread(target=run, args=(i,)) for i in range(len(rts))]
     for t in ts:

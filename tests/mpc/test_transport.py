@@ -26,7 +26,7 @@ def _mesh(n, timeout=5.0):
     def go(m):
         try:
             m.connect(addrs)
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs.append(e)
 
     ts = [threading.Thread(target=go, args=(m,)) for m in meshes]
@@ -60,7 +60,7 @@ def _both(meshes, fns):
     def run(i):
         try:
             res[i] = fns[i]()
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs[i] = e
 
     ts = [threading.Thread(target=run, args=(i,)) for i in range(len(meshes))]

@@ -6,8 +6,8 @@ import pytest
 from scipy import stats
 
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 from noise import distributed as D
 from noise import samplers as S
 
@@ -254,8 +254,11 @@ def test_batched_committee_has_the_per_member_law():
     """
     n, m, scale = 3, 3, Fraction(2)
     ring = Session(n, bits=16, frac_bits=0, seed=21).ring
-    cat = lambda out: (int(out[1]) & 3) * 8 + (int(out[2]) & 3) * 2 + (  # noqa: E731
-        int(ring.to_signed(ring.sum(out))) > 0)
+
+    def cat(out):
+        return (int(out[1]) & 3) * 8 + (int(out[2]) & 3) * 2 + (
+            int(ring.to_signed(ring.sum(out))) > 0)
+
     s = Session(n, bits=16, frac_bits=0, seed=22)
     new = [cat(D.committee_dlap(s, scale, size=m)[0]) for _ in range(3000)]
     rng = CSPRNG(23)

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.protocols.gmw import GMW
 from mpc.arith.rng import CSPRNG
+from mpc.protocols.gmw import GMW
 from mpc.session import Session
 from noise import mpc_sampler as MS
 

@@ -5,9 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from mpc.ot import (DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost,
-                       random_ot)
 from mpc.arith.rng import as_rng
+from mpc.ot import DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost, random_ot
 from mpc.session import Session
 
 # Pairs with repeats (instances 0, 1 and 5 share the ordered pair (0, 1)) and a
