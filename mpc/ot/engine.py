@@ -7,10 +7,15 @@ several processes); work whose party runs elsewhere is skipped where it is
 expensive (curve operations, the IKNP matrices).
 Inputs here are already validated; outputs are in *grouped flat order* (the
 instances sorted by ordered pair, then their m OTs) and
-:meth:`_Plan.unflat` puts them back in the caller's (P, m) order.
+:meth:`_Plan.unflat` puts them back in the caller's (P, m) order. A call is
+:func:`run` with the pairs and their randomness, a :class:`Request` (what
+the call computes: the kind of OT and its inputs) and :class:`Options` (how
+it runs: method, crossover, curve group, offline counting).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,6 +26,36 @@ from mpc.ot.messages import Landing, send_groups
 from mpc.ot.prg import expand_keys, hash_rows
 
 _U64 = np.uint64
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one call computes: the ``kind`` of OT and the inputs that kind needs.
+
+    ``kind``: "random", "chosen" or "correlated"; ``length``: bytes per
+    message (random and chosen OT); ``delta`` (uint8 ``(P, 16)``) and
+    ``distinct_deltas`` (None, or True when every instance has its own delta):
+    correlated OT; ``m0``, ``m1`` (uint8 ``(P, m, L)``): chosen OT.
+    """
+
+    kind: str
+    length: int = 16
+    delta: np.ndarray | None = None
+    distinct_deltas: bool | None = None
+    m0: np.ndarray | None = None
+    m1: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How one call runs: ``method`` ("auto", "base" or "iknp"), the IKNP
+    ``crossover`` (OTs per pair), the base OT's curve ``group`` (None: the
+    default backend) and ``offline`` (None: the caller's phase decides)."""
+
+    method: str
+    crossover: int
+    group: str | None = None
+    offline: bool | None = None
 
 
 class _Plan:
@@ -78,12 +113,13 @@ def _contiguous(idx: np.ndarray):
     return idx
 
 
-def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
-        method, crossover, group, offline, delta=None, m0=None, m1=None, length=16,
-        distinct_deltas=None):
+def run(session, senders, receivers, choices, rng_sender, rng_receiver, request: Request,
+        options: Options):
     """The protocol for validated inputs; returns ``(plan, outputs)`` in grouped flat order."""
+    kind, length, delta = request.kind, request.length, request.delta
+    offline = options.offline
     net = session.net
-    plan = _Plan(net, senders, receivers, choices.shape[1], method, crossover)
+    plan = _Plan(net, senders, receivers, choices.shape[1], options.method, options.crossover)
     c = plan.flat(choices)
     dg, ig = np.flatnonzero(~plan.iknp), np.flatnonzero(plan.iknp)
     D, I = np.flatnonzero(~plan.ot_iknp), np.flatnonzero(plan.ot_iknp)
@@ -91,14 +127,14 @@ def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
     raw_groups = np.zeros(ig.size, dtype=bool)
     s_bytes = rng_sender.bytes_array(16 * ig.size).reshape(ig.size, 16)
     if kind == "correlated" and ig.size:
-        raw_groups = plan.uniform_delta(delta, distinct_deltas)[ig]
+        raw_groups = plan.uniform_delta(delta, request.distinct_deltas)[ig]
         s_bytes[raw_groups] = delta[plan.order[plan.first_inst[ig[raw_groups]]]]
     s_bits = np.unpackbits(s_bytes, axis=1, bitorder="little")
-    k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(group), dg, ig, c[D], s_bits,
-                                          rng_sender, rng_receiver, offline)
+    k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(options.group), dg, ig, c[D],
+                                          s_bits, rng_sender, rng_receiver, offline)
     out = _Outputs(kind, c.size, length)
-    ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=m0, m1=m1,
-               length=length, out=out)
+    ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=request.m0,
+               m1=request.m1, length=length, out=out)
     nd = D.size
     landing, received = Landing(), None
     with net.round():

@@ -88,7 +88,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.ot.engine import run
+from mpc.ot.engine import Options, Request, run
 from mpc.ot.group import POINT_BITS, get_group
 from mpc.ot.iknp import KAPPA
 from mpc.ot.validate import (
@@ -115,8 +115,9 @@ def _prepare(session, senders, receivers, choices, rng_sender, rng_receiver, met
     c = check_choices(choices, s.size)
     method, crossover = check_method(method, crossover)
     get_group(group)                      # validates the name, or hints at the missing extra
-    return (net, s, r, c, check_rng(rng_sender, "rng_sender"),
-            check_rng(rng_receiver, "rng_receiver"), method, crossover, check_offline(offline))
+    return (s, r, c, check_rng(rng_sender, "rng_sender"),
+            check_rng(rng_receiver, "rng_receiver"),
+            Options(method, crossover, group, check_offline(offline)))
 
 
 def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rng_receiver,
@@ -137,7 +138,7 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
     pass with the same pattern (the sender's values, or the same public
     stand-in).
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     d = check_delta(delta, s.size)
@@ -145,9 +146,8 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
         raise TypeError(f"distinct_deltas must be None or a bool, got {distinct_deltas!r}")
     if c.size == 0:
         return (np.zeros(c.shape + (16,), np.uint8),) * 2
-    plan, out = run(session, s, r, c, rs, rr, kind="correlated", method=method,
-                    crossover=crossover, group=group, offline=offline, delta=d,
-                    distinct_deltas=distinct_deltas)
+    plan, out = run(session, s, r, c, rs, rr,
+                    Request("correlated", delta=d, distinct_deltas=distinct_deltas), options)
     return plan.unflat(out.a), plan.unflat(out.b)
 
 
@@ -160,14 +160,13 @@ def random_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver,
     choices are inputs (draw them from its CSPRNG for a fully random OT).
     Cost: see the module docstring (IKNP: 128 bits per OT, 3 rounds).
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     length = check_length(length)
     if c.size == 0:
         return (np.zeros(c.shape + (length,), np.uint8),) * 3
-    plan, out = run(session, s, r, c, rs, rr, kind="random", method=method,
-                    crossover=crossover, group=group, offline=offline, length=length)
+    plan, out = run(session, s, r, c, rs, rr, Request("random", length=length), options)
     return plan.unflat(out.a), plan.unflat(out.b), plan.unflat(out.c)
 
 
@@ -179,15 +178,14 @@ def chosen_ot(session, senders, receivers, choices, m0, m1, *, rng_sender, rng_r
     ``m0``, ``m1``: ``uint8 (P, m, L)``. Returns the receiver's ``uint8 (P, m, L)``.
     Cost: the random OT's plus ``16 L`` bits per OT and one round.
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     m0, m1 = check_messages(m0, m1, s.size, c.shape[1])
     if c.size == 0:
         return np.zeros(m0.shape, np.uint8)
-    plan, out = run(session, s, r, c, rs, rr, kind="chosen", method=method,
-                    crossover=crossover, group=group, offline=offline, m0=m0, m1=m1,
-                    length=m0.shape[2])
+    plan, out = run(session, s, r, c, rs, rr,
+                    Request("chosen", length=m0.shape[2], m0=m0, m1=m1), options)
     return plan.unflat(out.c)
 
 
@@ -217,7 +215,7 @@ def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: 
     if s.size == 0 or m == 0:
         return {"bits": 0, "messages": 0, "rounds": 0}
     key = s * (int(max(s.max(), r.max())) + 1) + r
-    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
     M = cnt.astype(np.int64) * m
     iknp = crossover <= M if method == "auto" else np.full(M.size, method == "iknp")
     extra = np.zeros(M.size, dtype=bool)             # IKNP groups that need the last step
@@ -233,7 +231,7 @@ def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: 
     base = POINT_BITS + np.where(iknp, KAPPA * POINT_BITS + KAPPA * M, POINT_BITS * M)
     bits = base + np.where(~iknp | extra, last * M, 0)
     messages = 2 + iknp + ((~iknp | extra) & (last > 0))
-    if kind == "random":
+    if kind == "random":  # noqa: SIM108 - two plain ternaries read better than a nested one
         rounds = 3 if iknp.any() else 2
     else:
         rounds = 4 if extra.any() else 3
