@@ -562,7 +562,7 @@ def input_values(session, values, by, *, holders=None, bound=None,
     if bound is None:
         bound_ring = 1 << (ring.bits - 2)
     else:
-        bound_ring = int(math.floor(float(bound) * (1 << frac_bits)))
+        bound_ring = math.floor(float(bound) * (1 << frac_bits))
         if bound_ring <= 0 or bound_ring >= lim:
             raise ValueError(f"bound {bound!r} must be positive and below 2^{ring.bits - 1} at "
                              f"{frac_bits} fractional bits")
@@ -576,7 +576,6 @@ def input_values(session, values, by, *, holders=None, bound=None,
         if arr.ndim < 1 or arr.shape[0] != by.size:
             raise ValueError(f"values must have one row per party of by ({by.size}), got "
                              f"shape {arr.shape}")
-    shape = () if arr is None else arr.shape[1:]
     if arr is None:
         raise ValueError("values is None in a process that inputs nothing: pass an array of "
                          "zeros with the public shape")

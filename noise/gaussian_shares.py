@@ -71,10 +71,7 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
                 net.send(P[owner], P[recv], c_sh[recv, np.arange(N)], ring.bits)
     b = s.dealer.rng.bits(N).astype(np.uint64)
     b_sh = s.dealer.share(P, b) if p > 1 else b[None, :]
-    if p > 1:
-        cb = multiply(s, c_sh, b_sh, P)
-    else:
-        cb = ring.mul(c_sh, b_sh)
+    cb = multiply(s, c_sh, b_sh, P) if p > 1 else ring.mul(c_sh, b_sh)
     z = ring.sub(ring.add(c_sh, b_sh), ring.smul(2, cb))       # shares of c XOR b
     tot = ring.sum(z.reshape(p, size, n_coins), axis=2)        # shares of B
     out = ring.smul(step, tot)

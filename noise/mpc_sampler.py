@@ -353,7 +353,7 @@ def secure_dlap(session, plans, *, holders, triples: str = "dealer", rng=None,
     ctx = GMW(session, holders, thr.size, rng, triples=triples)
     coins = ctx.holder_words("coins", K)            # each contributor's coins: its XOR share of U
     shares = _noise_from_coins(ctx, coins, thr, weights, starts, depth)
-    layers = (K - 1 if depth == "linear" else int(math.ceil(math.log2(K)))) if K > 1 else 0
+    layers = (K - 1 if depth == "linear" else math.ceil(math.log2(K))) if K > 1 else 0
     return SecureDraws(shares, ctx.h, plans, triples, ctx.and_rows * thr.size, layers,
                        ctx.openings)
 

@@ -105,7 +105,7 @@ def _log_terms(k: np.ndarray, z: int, r: float, t: float) -> np.ndarray:
 def _log_sum(r: float, t: float, z: int, direct: int) -> float:
     """ln S_z, S_z = sum_{k >= 0} exp(l(k) + l(k + z)) (see the module docstring)."""
     log_cut = 50.0
-    k_end = int(math.ceil(log_cut * t / 2.0)) + 64            # exp(-2 k / t) < e^-50 from here
+    k_end = math.ceil(log_cut * t / 2.0) + 64                 # exp(-2 k / t) < e^-50 from here
     n_direct = min(k_end, direct)
     parts = []
     for start in range(0, n_direct, 1 << 20):
@@ -152,7 +152,7 @@ def polya_difference_epsilon(r, scale, sensitivity, *, _direct: int = _DIRECT) -
     rq = as_fraction(r, "r")
     t = float(as_fraction(scale, "scale"))
     delta = check_sensitivity(sensitivity)
-    d = int(math.floor(delta))
+    d = math.floor(delta)
     if d == 0:
         return 0.0
     if rq >= 1:

@@ -104,9 +104,8 @@ def as_fraction(x, name: str, *, positive: bool = True, allow_zero: bool = False
         q = Fraction(xf)
     else:
         raise TypeError(f"{name} must be a real number (int, float or Fraction), got {type(x).__name__}")
-    if positive:
-        if q < 0 or (q == 0 and not allow_zero):
-            raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
+    if positive and (q < 0 or (q == 0 and not allow_zero)):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
     return q
 
 
@@ -429,7 +428,7 @@ def geometric(p, shape=(), rng=None) -> np.ndarray:
         u = _LazyUniform(int(w[i]), 53, rng)
         # exact search: start from the float candidate (clipped) and walk
         j = int(min(max(k[i], 0.0), 2.0 ** 62))
-        def below(jj):  # U < (1-p)^jj, decided exactly
+        def below(jj, u=u):  # U < (1-p)^jj, decided exactly
             return u.lt_bounds(lambda prec: _pow_bounds(one_minus, jj, prec))
 
         while j > 0 and not below(j):

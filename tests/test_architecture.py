@@ -31,7 +31,7 @@ def test_the_simulator_loads_no_socket_code():
     at import or in any function (only a runtime handed to a session reaches the wire)."""
     for root in ("mpc.session", "mpc.values", "mpc.protocols.gmw", "mpc.gc.provider"):
         reached = {m for m in layers.closure(root)
-                   if m.startswith("mpc.wire") or m.startswith("mpc.run")}
+                   if m.startswith(("mpc.wire", "mpc.run"))}
         assert not reached, f"{root} reaches {sorted(reached)}"
 
 

@@ -236,8 +236,9 @@ def markdown() -> str:
     rows = ["| layer | imports (and what those import) | what it holds |", "|---|---|---|"]
     for layer in LAYERS:
         below = layer.imports
-        rows.append(f"| {', '.join(f'`{p}`' for p in layer.prefixes)} | {', '.join(f'`{b}`' for b in below) or 'nothing'} "
-                    f"| {layer.what} |")
+        holds = ", ".join(f"`{p}`" for p in layer.prefixes)
+        imports = ", ".join(f"`{b}`" for b in below) or "nothing"
+        rows.append(f"| {holds} | {imports} | {layer.what} |")
     return "\n".join(rows)
 
 

@@ -478,7 +478,7 @@ class Network:
         if self.record_views:
             local = self._link.placement.local
             prev = self._phase
-            for kind, s, r, payload, bits, m, phase, rnd, off in pending:
+            for kind, s, r, payload, _bits, m, phase, rnd, off in pending:
                 self._phase = phase
                 if kind in ("all", "bcast"):
                     full = payload if kind == "all" else np.broadcast_to(

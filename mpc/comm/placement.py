@@ -20,6 +20,7 @@ Cost: an ``int32`` per participant; lookups are numpy gathers.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 
 import numpy as np
@@ -141,7 +142,7 @@ def layout(n_parties: int, roles, processes: int) -> list:
     party_procs = spare if spare >= 1 else processes
     party_procs = min(party_procs, n_parties)
     cuts = np.linspace(0, n_parties, party_procs + 1).round().astype(int)
-    groups = [[range(int(a), int(b))] for a, b in zip(cuts[:-1], cuts[1:])]
+    groups = [[range(int(a), int(b))] for a, b in itertools.pairwise(cuts)]
     groups += [[] for _ in range(processes - party_procs)]
     if spare >= 1 and processes - party_procs >= len(roles):
         for i, r in enumerate(roles):

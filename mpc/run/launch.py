@@ -25,6 +25,7 @@ before :func:`launch` returns, so nothing is left running.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import tempfile
@@ -279,7 +280,5 @@ def _report(pipe, e) -> None:
     detail = f"{type(e).__name__}: {e}"
     if not isinstance(e, (TransportError, ValueError, TypeError, RelayError)):
         detail += "\n" + traceback.format_exc(limit=8)
-    try:
+    with contextlib.suppress(BrokenPipeError, OSError):
         pipe.send(("error", detail))
-    except (BrokenPipeError, OSError):
-        pass

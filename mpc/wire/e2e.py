@@ -67,7 +67,7 @@ class Endpoint:
     """
 
     def __init__(self, creds, names, rank: int, session: int):
-        hashes, serialization, ec, x25519, AESGCM, HKDF = _primitives()
+        _, serialization, _, x25519, _, _ = _primitives()
         self.rank, self.session, self.names = int(rank), int(session), list(names)
         self._ca = tls.load_certificate(creds.ca)
         self._signer = tls.load_key(creds.key)
@@ -89,7 +89,7 @@ class Endpoint:
 
     def accept(self, peer: int, blob: bytes) -> None:
         """Check ``peer``'s announcement and derive the two keys shared with it (E2EError)."""
-        hashes, serialization, ec, x25519, AESGCM, HKDF = _primitives()
+        hashes, _, ec, x25519, AESGCM, HKDF = _primitives()
         name = self.names[peer]
         try:
             (n,) = struct.unpack_from("<I", blob)

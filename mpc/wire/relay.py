@@ -42,6 +42,7 @@ signed by the hosts' certificate keys).
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import ssl
@@ -186,7 +187,8 @@ class Relay:
                     c = key.data
                     if mask & selectors.EVENT_WRITE:
                         self._write(c)
-                    if mask & selectors.EVENT_READ and c.rank in open_:
+                    # nested: the inner condition is the read itself, not a test
+                    if mask & selectors.EVENT_READ and c.rank in open_:  # noqa: SIM102
                         if not self._read(c):
                             open_.discard(c.rank)
                 for c in self.conns.values():
@@ -317,10 +319,8 @@ class Relay:
         if self.conns and (sent or received):
             self.tcp_bytes = (sent, received)
         for c in self.conns.values():
-            try:
+            with contextlib.suppress(OSError):
                 c.sock.close()
-            except OSError:
-                pass
         if self._listener is not None:
             self._listener.close()
             self._listener = None

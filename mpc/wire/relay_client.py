@@ -17,6 +17,7 @@ came) ends the run with that host's name.
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import ssl
 import time
@@ -38,7 +39,7 @@ class RelayClient:
                  max_buffered):
         self.sock, self.rank, self.session = sock, int(rank), int(session)
         self.endpoint, self.describe, self.error = endpoint, describe, error
-        self.hosts = set(int(h) for h in hosts) - {self.rank}
+        self.hosts = {int(h) for h in hosts} - {self.rank}
         self.counts = counts
         self.max_buffered = int(max_buffered)
         self.inbox: dict = {}
@@ -298,10 +299,8 @@ class RelayClient:
                                           rl.RELAY_RANK, self.step, 0, len(body)) + body)
         except (OSError, ValueError):
             pass
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 def sealed_size(spec, sealed: bool) -> int:

@@ -9,6 +9,7 @@ registration; and what TCP carried on a connection, from the kernel
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import struct
@@ -46,10 +47,8 @@ def accept_greeting(sock, deadline, session, me, wrap, waiting, refused, addr):
         return sender, sock
     except (OSError, ConnectionError, ssl.SSLError) as e:
         refused.append(f"{where}: {reason(e)}")
-        try:
+        with contextlib.suppress(OSError):
             sock.close()
-        except OSError:
-            pass
         return None, None
 
 
@@ -149,7 +148,5 @@ def recv_exact(sock, n: int) -> bytes:
 
 
 def tune(sock) -> None:
-    try:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError:
-        pass

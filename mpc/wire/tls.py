@@ -202,7 +202,7 @@ def load_key(path: str):
 def verify_certificate(cert_pem: bytes, ca_cert, expected: str):
     """The certificate in ``cert_pem`` if the CA signed it, it is valid now and names
     ``expected``; ValueError otherwise (certificates met outside TLS, e.g. through the relay)."""
-    x509, hashes, serialization, ec, NameOID = _crypto()
+    x509, _, _, ec, _ = _crypto()
     try:
         cert = x509.load_pem_x509_certificate(cert_pem)
         if cert.issuer != ca_cert.subject:

@@ -52,6 +52,7 @@ on one machine (loopback); across hosts, TLS as above.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import socket
@@ -353,7 +354,8 @@ class SocketMesh:
                         if mask & selectors.EVENT_READ:
                             rel.read(step)
                         continue
-                    if mask & selectors.EVENT_WRITE and peer in sends:
+                    # nested: the inner condition is the write itself, not a test
+                    if mask & selectors.EVENT_WRITE and peer in sends:  # noqa: SIM102
                         if self._write(step, peer, sends[peer]):
                             del sends[peer]
                             self._watch(peer, False, peer in readers and
@@ -507,14 +509,10 @@ class SocketMesh:
             self.relay.close(self._broken is None, str(self._broken or ""))
             self.relay = None
         for sock in self._peers.values():
-            try:
+            with contextlib.suppress(KeyError, ValueError):
                 self._sel.unregister(sock)
-            except (KeyError, ValueError):
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
         self._peers.clear()
         if self._listener is not None:
             self._listener.close()

@@ -1,4 +1,7 @@
-"""Boolean GMW on bit-sliced shares (mpc.protocols.gmw): exact results, counted traffic, per-holder streams."""
+"""Boolean GMW on bit-sliced shares (mpc.protocols.gmw).
+
+Exact results, counted traffic, per-holder streams.
+"""
 
 import numpy as np
 import pytest

@@ -90,6 +90,6 @@ def _dies(rt):
 
 def test_a_process_that_dies_is_reported_and_nothing_hangs():
     t0 = time.monotonic()
-    with pytest.raises(LaunchError, match="process 1 .*exit status 3|disconnected"):
+    with pytest.raises(LaunchError, match=r"process 1 .*exit status 3|disconnected"):
         launch(_dies, groups=[[0], [1], ["dealer"]], timeout=5)
     assert time.monotonic() - t0 < 10

@@ -5,6 +5,7 @@ test closes its sockets. Certificates come from CAs made in a temporary
 directory per module.
 """
 
+import contextlib
 import os
 import re
 import socket
@@ -46,8 +47,9 @@ def test_keys_are_private_and_certificates_name_their_participant(pki):
         with open(c.cert, "rb") as f:
             assert tls.verify_certificate(f.read(), ca, c.name).subject == cert.subject
     with open(creds["host-1"].cert, "rb") as f:
-        with pytest.raises(ValueError, match="names host-1, not host-2"):
-            tls.verify_certificate(f.read(), ca, "host-2")
+        pem = f.read()
+    with pytest.raises(ValueError, match="names host-1, not host-2"):
+        tls.verify_certificate(pem, ca, "host-2")
 
 
 def _plan(n, relay=False, timeout=3.0):
@@ -166,7 +168,8 @@ def _lone_server(creds, timeout=1.5):
 
 
 def _dial(port, creds_of, claim=1, to=0, trust=None):
-    """A client with ``creds_of``'s key and certificate, trusting ``trust``'s CA (default its own)."""
+    """A client with ``creds_of``'s key and certificate, trusting ``trust``'s CA (default: its
+    own)."""
     from dataclasses import replace
     ctx = tls.client_context(creds_of if trust is None else replace(creds_of, ca=trust.ca))
     s = socket.create_connection(("127.0.0.1", port), timeout=3)
@@ -218,10 +221,8 @@ def test_a_client_refuses_a_server_whose_certificate_names_another_participant(p
 
     def answer():
         c, _ = srv.accept()
-        try:
+        with contextlib.suppress(OSError, ssl.SSLError):
             ctx.wrap_socket(c, server_side=True).recv(1)
-        except (OSError, ssl.SSLError):
-            pass
         c.close()
     t = threading.Thread(target=answer)
     t.start()
@@ -242,7 +243,7 @@ def test_a_client_refuses_a_server_whose_certificate_names_another_participant(p
 ])
 def test_bad_frames_over_tls_name_the_sender_and_the_step(pki, raw, match):
     creds, _ = pki
-    mesh, box, t = _lone_server(creds, timeout=3)
+    mesh, _box, t = _lone_server(creds, timeout=3)
     s = socket.create_connection(("127.0.0.1", mesh.port), timeout=3)
     s = tls.client_context(creds["host-1"]).wrap_socket(s)
     s.sendall(struct.pack("<2sBBQII", fr.MAGIC, fr.VERSION, fr.HELLO, SESSION, 1, 0))

@@ -121,7 +121,7 @@ def test_a_stalled_peer_times_out_with_its_name():
 def test_a_peer_that_disconnects_is_named(pair):
     a, b = pair
     b.close()
-    with pytest.raises(TransportError, match="process 1 .* disconnected at step 1"):
+    with pytest.raises(TransportError, match=r"process 1 .* disconnected at step 1"):
         a.exchange(1, {}, {1: [_exp(np.zeros(3, np.uint64), 64)]})
 
 

@@ -112,7 +112,7 @@ def test_bad_workers_refused(bad, err):
     c = load("adder64")
     with pytest.raises(err, match="workers"):
         garble(c, 2, rng=CSPRNG(1), workers=bad)
-    gc, keys = garble(c, 2, rng=CSPRNG(1))
+    gc, _keys = garble(c, 2, rng=CSPRNG(1))
     with pytest.raises(err, match="workers"):
         evaluate_garbled(gc, np.zeros((2, 128, 2), np.uint64), workers=bad)
 

@@ -1,4 +1,7 @@
-"""Secure values compared by garbled circuits (``Session(comparisons=GarbledCircuits())``), in processes too."""
+"""Secure values compared by garbled circuits (``Session(comparisons=GarbledCircuits())``).
+
+In one process and in processes too.
+"""
 
 import operator
 
@@ -76,7 +79,7 @@ def test_per_instance_holders_and_the_cost():
 def test_gc_backend_needs_two_holders():
     s = Session(3, bits=16, frac_bits=0, seed=1, comparisons=GarbledCircuits())
     x = s.input(np.zeros((3, 4), np.int64), by=[0, 1, 2], bound=8)
-    with pytest.raises(ValueError, match="GarbledCircuits.* serves 3 holders"):
+    with pytest.raises(ValueError, match=r"GarbledCircuits.* serves 3 holders"):
         _ = x[0] < x[1]
     with pytest.raises(ValueError, match="op must be one of"):
         comparison_circuit("gtz", 4, 8)

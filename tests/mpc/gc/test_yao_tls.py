@@ -20,7 +20,8 @@ AES_PATH = os.path.join(ROOT, "..", "shared", "data", "circuits", "aes_128.txt")
 
 
 def _aes(rt, path, keys, blocks):
-    """Party 0 (garbler) holds the keys, party 1 (evaluator) the blocks; 1 learns the ciphertexts."""
+    """Party 0 (garbler) holds the keys, party 1 (evaluator) the blocks; 1 learns the
+    ciphertexts."""
     circuit = read_bristol(path)
     s = Session(2, runtime=rt)
     n = len(keys)
