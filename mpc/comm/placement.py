@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class Placement:
@@ -66,7 +68,8 @@ class Placement:
         return cls(np.zeros(_check_int(size, "size", 1), dtype=np.int32), 0, 1)
 
     @classmethod
-    def from_groups(cls, n_parties: int, roles, groups, rank: int = 0) -> Placement:
+    def from_groups(cls, n_parties: int, roles: Iterable[str],
+                    groups: Sequence[Iterable[int | range | str]], rank: int = 0) -> Placement:
         """One group per process: ``groups[r]`` lists what process r holds.
 
         A group holds party ids (ints, or ``range``s) and role names; every
@@ -100,7 +103,7 @@ class Placement:
         """True when this process holds every participant (no messages leave it)."""
         return self._single
 
-    def is_local(self, ids) -> np.ndarray | bool:
+    def is_local(self, ids: ArrayLike) -> np.ndarray | bool:
         """Whether participant(s) ``ids`` run in this process."""
         out = self.local[np.asarray(ids)]
         return bool(out) if out.ndim == 0 else out
@@ -113,12 +116,12 @@ class Placement:
         """The same placement as seen from process ``rank``."""
         return Placement(self.owner, rank, self.n_procs)
 
-    def sub(self, ids) -> Placement:
+    def sub(self, ids: ArrayLike) -> Placement:
         """The placement of a sub-network whose participant i is this one's ``ids[i]``."""
         ids = np.asarray(ids, dtype=np.int64)
         return Placement(self.owner[ids], self.rank, self.n_procs)
 
-    def describe(self, rank: int, n_parties: int, roles) -> str:
+    def describe(self, rank: int, n_parties: int, roles: Iterable[str]) -> str:
         """What process ``rank`` holds, for error messages: ``process 2 (parties 0-9, dealer)``."""
         return f"process {rank} ({_names(self.held_by(rank), n_parties, tuple(roles))})"
 
@@ -126,7 +129,8 @@ class Placement:
         return f"Placement(size={self.size}, rank={self.rank}, n_procs={self.n_procs})"
 
 
-def layout(n_parties: int, roles, processes: int) -> list:
+def layout(n_parties: int, roles: Iterable[str],
+           processes: int) -> list[list[int | range | str]]:
     """The default groups of :meth:`Placement.from_groups` for ``processes`` processes.
 
     When there are processes to spare (``processes > len(roles)``), every
@@ -142,7 +146,8 @@ def layout(n_parties: int, roles, processes: int) -> list:
     party_procs = spare if spare >= 1 else processes
     party_procs = min(party_procs, n_parties)
     cuts = np.linspace(0, n_parties, party_procs + 1).round().astype(int)
-    groups = [[range(int(a), int(b))] for a, b in itertools.pairwise(cuts)]
+    groups: list[list[int | range | str]] = [[range(int(a), int(b))]
+                                              for a, b in itertools.pairwise(cuts)]
     groups += [[] for _ in range(processes - party_procs)]
     if spare >= 1 and processes - party_procs >= len(roles):
         for i, r in enumerate(roles):

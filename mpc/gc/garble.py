@@ -78,7 +78,7 @@ def _aes(buf: np.ndarray, out: np.ndarray) -> None:
     cipher = getattr(_local, "cipher", None)
     if cipher is None:
         cipher = _local.cipher = AES.new(_FIXED_KEY, AES.MODE_ECB)
-    cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    cipher.encrypt(buf.data.cast("B"), output=out.data.cast("B"))
 
 
 def tccr_hash(x: np.ndarray, tweak: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numbers
 import os
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 _lock = threading.Lock()
@@ -54,7 +55,7 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_workers(workers, size: int, minimum: int) -> int:
+def check_workers(workers: int | None, size: int, minimum: int) -> int:
     """Resolve ``workers``: None -> all cores when ``size >= minimum``, else 1; an int as given
     (TypeError / ValueError unless a positive integer)."""
     if workers is None:
@@ -78,7 +79,7 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_lanes(fn, starts, workers: int) -> None:
+def run_lanes(fn: Callable[[list[int]], object], starts: Iterable[int], workers: int) -> None:
     """Call ``fn(starts[k::w])`` for k < w = min(workers, len(starts)), one call per thread
     (in this thread when w <= 1); re-raise the first error."""
     starts = list(starts)
@@ -91,7 +92,7 @@ def run_lanes(fn, starts, workers: int) -> None:
         f.result()
 
 
-def run_blocks(fn, starts, workers: int) -> None:
+def run_blocks(fn: Callable[[int], object], starts: Iterable[int], workers: int) -> None:
     """Call ``fn(start)`` for every block start, on ``workers`` threads; re-raise errors."""
     def lane(mine):
         for c0 in mine:

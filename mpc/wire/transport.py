@@ -399,7 +399,7 @@ class SocketMesh:
                                     f.dtype, f.bits, f.shape, f.payload.size)
             parts.append(memoryview(head))
             if f.payload.size:
-                parts.append(memoryview(np.ascontiguousarray(f.payload)).cast("B"))
+                parts.append(np.ascontiguousarray(f.payload).data.cast("B"))
             self.counts.frames_sent += 1
             self.counts.header_bytes_sent += len(head)
             self.counts.payload_bytes_sent += f.payload.size
