@@ -388,7 +388,12 @@ def _restore(key: bytes, seeded: bool, consumed: int) -> CSPRNG:
     return g
 
 
-def as_rng(rng: CSPRNG | int | str | bytes | None = None) -> CSPRNG:
+#: What :func:`as_rng` accepts: a :class:`CSPRNG`, a seed (int, str or bytes: insecure, for
+#: reproducible tests) or None (a fresh generator seeded from ``os.urandom``).
+RngLike = CSPRNG | int | str | bytes | None
+
+
+def as_rng(rng: RngLike = None) -> CSPRNG:
     """Accept a :class:`CSPRNG`, a seed (int/str/bytes: insecure) or ``None``."""
     if isinstance(rng, CSPRNG):
         return rng

@@ -16,6 +16,7 @@ it runs: method, crossover, curve group, offline counting).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +25,10 @@ from mpc.ot.group import SCALAR_RAW_BYTES, get_group
 from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, send_u, sender_matrix
 from mpc.ot.messages import Landing, send_groups
 from mpc.ot.prg import expand_keys, hash_rows
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.session import Session
 
 _U64 = np.uint64
 
@@ -76,11 +81,11 @@ class _Plan:
         self.first_inst = np.concatenate([[0], np.cumsum(cnt)[:-1]])
         self.ot_iknp = np.repeat(self.iknp, self.M)          # per OT, grouped flat order
 
-    def flat(self, arr):
+    def flat(self, arr: np.ndarray) -> np.ndarray:
         """Instance-axis array ``(P, m, ...)`` in grouped flat order ``(P m, ...)``."""
         return arr[self.order].reshape((-1,) + arr.shape[2:])
 
-    def unflat(self, flat):
+    def unflat(self, flat: np.ndarray) -> np.ndarray:
         """Grouped flat order back to the caller's ``(P, m, ...)``."""
         if self.order.size == 1 or np.array_equal(self.order, np.arange(self.order.size)):
             return flat.reshape((self.order.size, self.m) + flat.shape[1:])
@@ -88,7 +93,7 @@ class _Plan:
         out[self.order] = flat.reshape((self.order.size, self.m) + flat.shape[1:])
         return out
 
-    def uniform_delta(self, delta, distinct=None):
+    def uniform_delta(self, delta: np.ndarray, distinct: bool | None = None) -> np.ndarray:
         """Per group: do all its instances share one delta?
 
         ``distinct=True``: every instance has its own delta, so only groups of
@@ -113,8 +118,9 @@ def _contiguous(idx: np.ndarray):
     return idx
 
 
-def run(session, senders, receivers, choices, rng_sender, rng_receiver, request: Request,
-        options: Options):
+def run(session: Session, senders: np.ndarray, receivers: np.ndarray, choices: np.ndarray,
+        rng_sender: CSPRNG, rng_receiver: CSPRNG, request: Request,
+        options: Options) -> tuple[_Plan, _Outputs]:
     """The protocol for validated inputs; returns ``(plan, outputs)`` in grouped flat order."""
     kind, length, delta = request.kind, request.length, request.delta
     offline = options.offline
@@ -127,6 +133,7 @@ def run(session, senders, receivers, choices, rng_sender, rng_receiver, request:
     raw_groups = np.zeros(ig.size, dtype=bool)
     s_bytes = rng_sender.bytes_array(16 * ig.size).reshape(ig.size, 16)
     if kind == "correlated" and ig.size:
+        assert delta is not None, "a correlated OT has its deltas"
         raw_groups = plan.uniform_delta(delta, request.distinct_deltas)[ig]
         s_bytes[raw_groups] = delta[plan.order[plan.first_inst[ig[raw_groups]]]]
     s_bits = np.unpackbits(s_bytes, axis=1, bitorder="little")
@@ -220,9 +227,10 @@ class _Outputs:
 
     def __init__(self, kind, n, length):
         width = 16 if kind == "correlated" else length
-        self.a = np.empty((n, width), np.uint8) if kind != "chosen" else None
-        self.b = np.empty((n, width), np.uint8) if kind != "chosen" else None
-        self.c = np.empty((n, width), np.uint8) if kind != "correlated" else None
+        # which buffers exist depends on the kind (None: not an output of it)
+        self.a: Any = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.b: Any = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.c: Any = np.empty((n, width), np.uint8) if kind != "correlated" else None
 
 
 def _finish(ctx, idx, groups, c, k0, k1, kc, landing):
@@ -256,6 +264,6 @@ def _finish(ctx, idx, groups, c, k0, k1, kc, landing):
     send_groups(net, plan.gs[groups], plan.gr[groups], y, counts, offline=ctx["offline"],
                 landing=landing)
 
-    def received():
+    def received_chosen():
         out.c[sel] = y[np.arange(idx.size), c] ^ expand_keys(kc, L, idx)
-    return received
+    return received_chosen

@@ -34,8 +34,9 @@ OTs the method is (``method="auto"``):
 costs about 0.13 ms and an extended OT well under a microsecond
 (``benchmarks/ot.py`` measures both), so extension's 128 base OTs pay for
 themselves from about 128 OTs per pair (the benchmark's straight-line fit of
-seconds per pair against M put the crossing at M = 128.5 on this machine). In bits, extension is dearer below
-M = 248 (264 M versus 128 * 264 + 128 M); time is the scarcer resource here.
+seconds per pair against M put the crossing at M = 128.5 on this machine). In
+bits, extension is dearer below M = 248 (264 M versus 128 * 264 + 128 M);
+time is the scarcer resource here.
 
 Last step, per OT, from the keys k0, k1 (sender) and k_c (receiver):
 
@@ -86,7 +87,10 @@ for the whole batch, as in the other simulated protocols of the toolkit).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.ot.engine import Options, Request, run
 from mpc.ot.group import POINT_BITS, get_group
@@ -101,6 +105,10 @@ from mpc.ot.validate import (
     check_pairs,
     check_rng,
 )
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import RngLike
+    from mpc.session import Session
 
 DEFAULT_CROSSOVER = 128
 
@@ -120,9 +128,12 @@ def _prepare(session, senders, receivers, choices, rng_sender, rng_receiver, met
             Options(method, crossover, group, check_offline(offline)))
 
 
-def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rng_receiver,
-                  method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group=None,
-                  offline: bool | None = None, distinct_deltas: bool | None = None):
+def correlated_ot(session: Session, senders: ArrayLike, receivers: ArrayLike,
+                  choices: ArrayLike, delta: ArrayLike, *, rng_sender: RngLike,
+                  rng_receiver: RngLike, method: str = "auto",
+                  crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+                  offline: bool | None = None,
+                  distinct_deltas: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Correlated OT for free-XOR labels: ``t = q ^ choices * delta`` per instance.
 
     Returns ``(q, t)``, both ``uint8 (P, m, 16)``: ``q`` is the sender's
@@ -151,9 +162,10 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
     return plan.unflat(out.a), plan.unflat(out.b)
 
 
-def random_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver,
-              length: int = 16, method: str = "auto", crossover: int = DEFAULT_CROSSOVER,
-              group=None, offline: bool | None = None):
+def random_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike,
+              *, rng_sender: RngLike, rng_receiver: RngLike, length: int = 16,
+              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+              offline: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random OT: the sender gets random ``(m0, m1)``, the receiver ``m_{choices}``.
 
     Returns ``(m0, m1, mc)``, each ``uint8 (P, m, length)``. The receiver's
@@ -170,9 +182,10 @@ def random_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver,
     return plan.unflat(out.a), plan.unflat(out.b), plan.unflat(out.c)
 
 
-def chosen_ot(session, senders, receivers, choices, m0, m1, *, rng_sender, rng_receiver,
-              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group=None,
-              offline: bool | None = None):
+def chosen_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike,
+              m0: ArrayLike, m1: ArrayLike, *, rng_sender: RngLike, rng_receiver: RngLike,
+              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+              offline: bool | None = None) -> np.ndarray:
     """Chosen-message 1-out-of-2 OT: the receiver gets ``m0`` or ``m1`` by its choice.
 
     ``m0``, ``m1``: ``uint8 (P, m, L)``. Returns the receiver's ``uint8 (P, m, L)``.
@@ -189,8 +202,9 @@ def chosen_ot(session, senders, receivers, choices, m0, m1, *, rng_sender, rng_r
     return plan.unflat(out.c)
 
 
-def base_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver, group=None,
-            offline: bool | None = None):
+def base_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike, *,
+            rng_sender: RngLike, rng_receiver: RngLike, group: str | None = None,
+            offline: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random OT by Chou-Orlandi base OTs only (no extension), batched over pairs.
 
     Returns the 128-bit keys ``(k0, k1, kc)``, each ``uint8 (P, m, 16)``.
@@ -201,8 +215,9 @@ def base_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver, g
                      rng_receiver=rng_receiver, method="base", group=group, offline=offline)
 
 
-def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: str = "auto",
-            crossover: int = DEFAULT_CROSSOVER, delta=None) -> dict:
+def ot_cost(senders: ArrayLike, receivers: ArrayLike, m: int, kind: str, *, length: int = 16,
+            method: str = "auto", crossover: int = DEFAULT_CROSSOVER,
+            delta: ArrayLike | None = None) -> dict[str, int]:
     """The formula for the bits, messages and rounds one call sends (module docstring).
 
     ``kind``: "random", "chosen" (``length`` = L bytes) or "correlated"
