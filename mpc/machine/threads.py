@@ -29,6 +29,9 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -79,7 +82,7 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_lanes(fn: Callable[[list[int]], object], starts: Iterable[int], workers: int) -> None:
+def run_lanes(fn: Callable[[list[_T]], object], starts: Iterable[_T], workers: int) -> None:
     """Call ``fn(starts[k::w])`` for k < w = min(workers, len(starts)), one call per thread
     (in this thread when w <= 1); re-raise the first error."""
     starts = list(starts)
@@ -92,7 +95,7 @@ def run_lanes(fn: Callable[[list[int]], object], starts: Iterable[int], workers:
         f.result()
 
 
-def run_blocks(fn: Callable[[int], object], starts: Iterable[int], workers: int) -> None:
+def run_blocks(fn: Callable[[_T], object], starts: Iterable[_T], workers: int) -> None:
     """Call ``fn(start)`` for every block start, on ``workers`` threads; re-raise errors."""
     def lane(mine):
         for c0 in mine:
