@@ -27,6 +27,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+#: What a group of :meth:`Placement.from_groups` lists: party ids, ranges of them, role names.
+GroupItem = int | range | str
+
 
 class Placement:
     """The process rank of every participant (parties, then roles) and this process's rank.
@@ -69,7 +72,7 @@ class Placement:
 
     @classmethod
     def from_groups(cls, n_parties: int, roles: Iterable[str],
-                    groups: Sequence[Iterable[int | range | str]], rank: int = 0) -> Placement:
+                    groups: Sequence[Iterable[GroupItem]], rank: int = 0) -> Placement:
         """One group per process: ``groups[r]`` lists what process r holds.
 
         A group holds party ids (ints, or ``range``s) and role names; every
@@ -130,7 +133,7 @@ class Placement:
 
 
 def layout(n_parties: int, roles: Iterable[str],
-           processes: int) -> list[list[int | range | str]]:
+           processes: int) -> list[list[GroupItem]]:
     """The default groups of :meth:`Placement.from_groups` for ``processes`` processes.
 
     When there are processes to spare (``processes > len(roles)``), every
@@ -146,7 +149,7 @@ def layout(n_parties: int, roles: Iterable[str],
     party_procs = spare if spare >= 1 else processes
     party_procs = min(party_procs, n_parties)
     cuts = np.linspace(0, n_parties, party_procs + 1).round().astype(int)
-    groups: list[list[int | range | str]] = [[range(int(a), int(b))]
+    groups: list[list[GroupItem]] = [[range(int(a), int(b))]
                                               for a, b in itertools.pairwise(cuts)]
     groups += [[] for _ in range(processes - party_procs)]
     if spare >= 1 and processes - party_procs >= len(roles):

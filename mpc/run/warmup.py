@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable, Iterable
 
 _DONE: set = set()
 _LOCK = threading.Lock()
@@ -32,7 +33,7 @@ def _name(fn) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def run(warm_ups=()) -> list:
+def run(warm_ups: Iterable[Callable[[], object]] = ()) -> list[str]:
     """Run the warm-ups of ``warm_ups`` not run yet in this process; returns their names."""
     ran = []
     with _LOCK:
@@ -50,7 +51,7 @@ def run(warm_ups=()) -> list:
     return ran
 
 
-def start(warm_ups=()) -> threading.Thread:
+def start(warm_ups: Iterable[Callable[[], object]] = ()) -> threading.Thread:
     """:func:`run` in a daemon thread (started); ``join()`` it before the program runs."""
     fns = tuple(warm_ups)
     t = threading.Thread(target=run, args=(fns,), name="ustat-warm-up", daemon=True)
