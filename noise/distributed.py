@@ -4,9 +4,9 @@ Every protocol returns a :class:`NoiseShares` whose ``shares`` (``uint64``,
 party axis first, ``(len(parties), *shape)``) sum mod 2^l to the integer noise
 (two's complement) in the fixed-point units the caller asked for, together
 with its accounting (the type, the calibration and the collusion plan every
-method shares are in :mod:`noise.shares`, re-exported here). Communication goes through ``s.net.send`` (counted, one
-round per protocol step); the caller names the phase (``with
-s.net.phase("noise")``).
+method shares are in :mod:`noise.shares`, re-exported here). Communication
+goes through ``s.net.send`` (counted, one round per protocol step); the
+caller names the phase (``with s.net.phase("noise")``).
 
 Protocols
 ---------
@@ -51,8 +51,12 @@ honest input, whatever t is.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.arith.sharing import additive_share
 
@@ -68,8 +72,11 @@ from .collusion import committee_size
 from .committee import committee_bits, committee_dlap, draw_committee
 from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian
 from .mpc_noise import mpc_dlap_noises
-from .samplers import as_fraction, polya
+from .samplers import RealLike, as_fraction, polya
 from .shares import THREAT_MODELS, NoiseShares, dlap_params, noise_plan
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 __all__ = [
     "NoiseShares", "coin_flip_binomial", "committee_bits", "committee_dlap", "committee_size",
@@ -82,7 +89,7 @@ __all__ = [
 MAX_WRAP_PROBABILITY = 2.0 ** -40
 
 
-def noise_tail_probability(k, scale, variance_factor=1) -> float:
+def noise_tail_probability(k: float, scale: RealLike, variance_factor: float = 1) -> float:
     """P(|Z| >= k) for the total noise Z (an upper bound when ``variance_factor`` R > 1).
 
     Z ~ DLap(a), a = exp(-1/scale): exactly 2 a^k / (1 + a). For R > 1 (Z = X - Y,
@@ -102,7 +109,8 @@ def noise_tail_probability(k, scale, variance_factor=1) -> float:
     return min(1.0, 2.0 * math.exp(min(log_b, 0.0)))
 
 
-def noise_tail_bound(scale, variance_factor=1, probability=MAX_WRAP_PROBABILITY) -> float:
+def noise_tail_bound(scale: RealLike, variance_factor: float = 1,
+                     probability: float = MAX_WRAP_PROBABILITY) -> float:
     """Smallest k (to 1e-9 relative, rounded up) with :func:`noise_tail_probability` <= probability.
 
     For the aggregate's wrap-around check: |noise| < k except with that
@@ -120,7 +128,7 @@ def noise_tail_bound(scale, variance_factor=1, probability=MAX_WRAP_PROBABILITY)
     return hi
 
 
-def dlap_wrap_probability(scale, bits: int, variance_factor=1) -> float:
+def dlap_wrap_probability(scale: RealLike, bits: int, variance_factor: float = 1) -> float:
     """P(|Z| >= 2^(bits-1)): the chance the noise wraps mod 2^l (:func:`noise_tail_probability`)."""
     return noise_tail_probability(1 << (bits - 1), scale, variance_factor)
 
@@ -131,8 +139,8 @@ def pidlap_bits(n: int, bits: int, separate_pair: bool = False) -> int:
 
 
 # -- the discrete Laplace protocols -------------------------------------------------------
-def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
-            honest: int | None = None) -> tuple[np.ndarray, bool]:
+def pi_dlap(s: Session, scale: RealLike, *, parties: ArrayLike | None = None,
+            separate_pair: bool = False, honest: int | None = None) -> tuple[np.ndarray, bool]:
     """Pi_DLap (Sinh & Ramon, Protocol B.1; Balle et al. 2020): all-to-all shared discrete Laplace.
 
     Steps: (1) party P_i draws a_i, b_i ~ Polya(1/h, a), a = exp(-1/scale),
@@ -175,7 +183,8 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
     return out, True
 
 
-def local_dlap(s, scale, *, parties=None, honest: int | None = None):
+def local_dlap(s: Session, scale: RealLike, *, parties: ArrayLike | None = None,
+               honest: int | None = None) -> tuple[np.ndarray, bool]:
     """Remark B.1: each party's own Polya difference, no communication.
 
     Party P_i outputs c_i = Polya(1/h, a) - Polya(1/h, a) (h = ``honest``,
@@ -195,7 +204,8 @@ def local_dlap(s, scale, *, parties=None, honest: int | None = None):
     return _encode_signed(s.ring, c, "Polya difference"), True
 
 
-def shared_dlap_noises(s, specs, **kw) -> list:
+def shared_dlap_noises(s: Session, specs: Iterable[tuple[RealLike, RealLike]],
+                       **kw: Any) -> list[NoiseShares]:
     """The noises of one release, ``specs`` = [(epsilon, sensitivity), ...] (U, then its aux sums).
 
     ``method="polya"`` (default): :func:`shared_dlap_noise` per spec, in order
@@ -209,10 +219,11 @@ def shared_dlap_noises(s, specs, **kw) -> list:
     return [shared_dlap_noise(s, eps, sens, **kw) for eps, sens in specs]
 
 
-def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=None,
-                      fail=2.0 ** -40, f_h=0.5, max_colluders=None,
-                      committee_size=None, method: str = "polya",
-                      triples: str = "dealer") -> NoiseShares:
+def shared_dlap_noise(s: Session, epsilon: RealLike, sensitivity: RealLike, *,
+                      threat_model: str = "dis", parties: ArrayLike | None = None,
+                      fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5,
+                      max_colluders: int | str | None = None, committee_size: int | None = None,
+                      method: str = "polya", triples: str = "dealer") -> NoiseShares:
     """Shares of discrete Laplace noise for the U-MPC layer (epsilon-DP, delta = 0 for Polya).
 
     ``method``: ``"polya"`` (below: per-contributor Polya shares sized for a
@@ -274,7 +285,8 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     wrap = dlap_wrap_probability(scale, s.ring.bits, plan.variance_factor)
     if wrap > MAX_WRAP_PROBABILITY:
         raise ValueError(
-            f"ring too small for the noise: discrete Laplace of scale {float(scale):.4g} ring units "
+            f"ring too small for the noise: discrete Laplace of scale {float(scale):.4g} "
+            "ring units "
             f"(variance factor {plan.variance_factor:.3g}) wraps mod 2^{s.ring.bits} with "
             f"probability {wrap:.3g} > {MAX_WRAP_PROBABILITY:.3g}; "
             "use more ring bits, fewer fractional bits, or a larger epsilon")

@@ -33,12 +33,22 @@ of contributors: O(m^2) OT setups, for small committees).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._contributions import _check_parties, _check_session, _stream
 from .committee import _committee_positions
 from .mpc_sampler import plan_dlap, secure_dlap
 from .shares import NoiseShares, dlap_params, noise_plan
+
+if TYPE_CHECKING:
+    from mpc.session import Session
+
+    from .samplers import RealLike
 
 __all__ = ["MPC_DIS_MAX_PARTIES", "mpc_dlap_noises"]
 
@@ -47,9 +57,11 @@ __all__ = ["MPC_DIS_MAX_PARTIES", "mpc_dlap_noises"]
 MPC_DIS_MAX_PARTIES = 100_000
 
 
-def mpc_dlap_noises(s, specs, *, threat_model: str = "dis", parties=None, fail=2.0 ** -40,
-                    f_h=0.5, max_colluders=None, committee_size=None,
-                    triples: str = "dealer") -> list:
+def mpc_dlap_noises(s: Session, specs: Iterable[tuple[RealLike, RealLike]], *,
+                    threat_model: str = "dis", parties: ArrayLike | None = None,
+                    fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5,
+                    max_colluders: int | str | None = None, committee_size: int | None = None,
+                    triples: str = "dealer") -> list[NoiseShares]:
     """One :class:`NoiseShares` per (epsilon, sensitivity) in ``specs``, all from one computation.
 
     Parameters as :func:`noise.distributed.shared_dlap_noise` (``max_colluders``

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import accounting as acc
 from .collusion import CollusionPlan, committee_plan, dis_plan
-from .samplers import as_fraction, round_scale_up
+from .samplers import RealLike, as_fraction, round_scale_up
 
 if TYPE_CHECKING:
     from mpc.session import Session
@@ -117,8 +117,8 @@ class NoiseShares:
         }
 
 
-def dlap_params(s: Session, epsilon: float | Fraction,
-                sensitivity: float | Fraction) -> tuple[float, float, float, Fraction]:
+def dlap_params(s: Session, epsilon: RealLike,
+                sensitivity: RealLike) -> tuple[float, float, float, Fraction]:
     """One noise's discrete Laplace calibration: (epsilon used, sensitivity, ring units, scale).
 
     Returns the epsilon provided, the checked sensitivity (real units), the
