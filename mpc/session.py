@@ -34,12 +34,28 @@ in every process.
 
 from __future__ import annotations
 
-from mpc.protocols.dealer import TrustedDealer
-from mpc.protocols.providers import as_comparisons, as_preprocessing
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mpc.arith.ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
+from mpc.arith.rng import CSPRNG, RngLike, as_rng
 from mpc.comm.network import DEFAULT_ROLES, Network
 from mpc.comm.placement import Placement
-from mpc.arith.ring import DEFAULT_BITS, DEFAULT_FRAC_BITS, FixedPoint, ring
-from mpc.arith.rng import CSPRNG, as_rng
+from mpc.protocols.dealer import TrustedDealer
+from mpc.protocols.providers import Comparisons, Preprocessing, as_comparisons, as_preprocessing
+
+if TYPE_CHECKING:
+    from mpc.comm.costs import Costs
+    from mpc.run.routing import Link
+    from mpc.run.runtime import Runtime
+    from mpc.values import SecureArray
+
+#: What a session is given to compare with: a provider, a sequence of them, or None.
+ComparisonsLike = Comparisons | Iterable[Comparisons] | None
+
 
 class Session:
     """Parties, roles, network, CSPRNG and trusted dealer of one run, in one process.
@@ -75,19 +91,22 @@ class Session:
     chunks that already run in parallel set it to 1, so that nothing nests.
     """
 
-    def __init__(self, n_parties, *, bits: int = DEFAULT_BITS,
-                 frac_bits: int = DEFAULT_FRAC_BITS, seed=None,
-                 roles=DEFAULT_ROLES, record_views: bool = False, runtime=None,
-                 comparisons=None, preprocessing=None):
+    def __init__(self, n_parties: int, *, bits: int = DEFAULT_BITS,
+                 frac_bits: int = DEFAULT_FRAC_BITS, seed: RngLike = None,
+                 roles: Iterable[str] = DEFAULT_ROLES, record_views: bool = False,
+                 runtime: Runtime | None = None, comparisons: ComparisonsLike = None,
+                 preprocessing: Preprocessing | None = None):
         self._setup(n_parties, as_rng(seed).fresh("session"), bits, frac_bits, roles,
                     record_views, runtime, None)
         self._providers(comparisons, preprocessing)
 
     @classmethod
-    def derived(cls, n_parties, rng: CSPRNG, *, bits: int = DEFAULT_BITS,
-                frac_bits: int = DEFAULT_FRAC_BITS, roles=DEFAULT_ROLES,
-                record_views: bool = False, workers=None, runtime=None, link=None,
-                comparisons=None, preprocessing=None) -> "Session":
+    def derived(cls, n_parties: int, rng: CSPRNG, *, bits: int = DEFAULT_BITS,
+                frac_bits: int = DEFAULT_FRAC_BITS, roles: Iterable[str] = DEFAULT_ROLES,
+                record_views: bool = False, workers: int | None = None,
+                runtime: Runtime | None = None, link: Link | None = None,
+                comparisons: ComparisonsLike = None,
+                preprocessing: Preprocessing | None = None) -> Session:
         """A session on a stream the caller derived: one piece of a larger run.
 
         ``rng`` is used as is (not refreshed), so the piece is reproducible
@@ -110,7 +129,7 @@ class Session:
         self.comparisons = as_comparisons(comparisons)
         self.preprocessing = as_preprocessing(preprocessing)
 
-    def comparison_for(self, holders: int):
+    def comparison_for(self, holders: int) -> Comparisons:
         """The first of :attr:`comparisons` that serves ``holders`` holders (ValueError if none)."""
         for c in self.comparisons:
             if c.serves(holders):
@@ -161,13 +180,13 @@ class Session:
         """True in the simulator: this process holds every party and role."""
         return self.placement.single_process
 
-    def is_local(self, who):
+    def is_local(self, who: ArrayLike | str) -> np.ndarray | bool:
         """Whether party id(s) or a role name run in this process."""
         if isinstance(who, str):
             who = self.net.role(who)
         return self.net.is_local(who)
 
-    def participant(self, who) -> int:
+    def participant(self, who: int | str) -> int:
         """The id of a party id or a role name, checked."""
         if isinstance(who, str):
             return self.net.role(who)
@@ -205,19 +224,21 @@ class Session:
         return agreed_stream(self.runtime, stream, "session", self._public_id, self._agreed)
 
     # -- secure values (mpc.values) ---------------------------------------------------------------
-    def input(self, values, by, *, holders=None, bound=None, frac_bits: int = 0):
+    def input(self, values: ArrayLike | None, by: ArrayLike, *, holders: ArrayLike | None = None,
+              bound: float | None = None, frac_bits: int = 0) -> SecureArray:
         """Parties ``by`` secret-share their rows of ``values`` among ``holders`` (default
         ``by``): a :class:`mpc.values.SecureArray` (see :func:`mpc.values.input_values`)."""
         from mpc.values import input_values
         return input_values(self, values, by, holders=holders, bound=bound,
                             frac_bits=frac_bits)
 
-    def output(self, x, to=None):
+    def output(self, x: SecureArray,
+               to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
         """Open a secure value to ``to``: see :func:`mpc.values.output_values`."""
         from mpc.values import output_values
         return output_values(self, x, to)
 
-    def costs(self):
+    def costs(self) -> Costs:
         """What this session sent so far: a :class:`mpc.comm.costs.Costs`."""
         from mpc.comm.costs import Costs
         return Costs.of(self)
@@ -229,7 +250,7 @@ class Session:
                 f"frac_bits={self.fp.frac_bits}, insecure={self.insecure}{where})")
 
 
-def agreed_stream(runtime, stream: CSPRNG, *labels) -> CSPRNG:
+def agreed_stream(runtime: Runtime | None, stream: CSPRNG, *labels: str | int | bytes) -> CSPRNG:
     """``stream`` itself without a runtime or when it is seeded (every process computes the
     same stream); else the stream of ``labels`` from the runtime's joint key, the same in every
     process (see :meth:`Session.agreed`). ``labels`` must be the same in every process."""

@@ -43,14 +43,19 @@ preprocessing); openings happen only in :func:`output_values`.
 from __future__ import annotations
 
 import math
-import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from mpc.arith.ring import Ring
 from mpc.protocols import compare as _compare
 from mpc.protocols.beaver import multiply as _multiply
 from mpc.protocols.dealer import check_holders
-from mpc.arith.ring import Ring
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 KINDS = ("additive", "xor")
 
@@ -58,11 +63,12 @@ class SecureArray:
     """A secret-shared array with ``+ - *``, ``< <= > >= ==``, ``^ &`` (XOR values), indexing
     and the methods below (module docstring). Make one with ``session.input``."""
 
-    __slots__ = ("session", "_shares", "holders", "kind", "ring", "frac_bits", "bound")
+    __slots__ = ("_shares", "bound", "frac_bits", "holders", "kind", "ring", "session")
     __array_priority__ = 100            # numpy scalars and arrays defer to our operators
 
-    def __init__(self, session, shares, holders, *, kind="additive", ring: Ring | None = None,
-                 frac_bits: int = 0, bound: int | None = None):
+    def __init__(self, session: Session, shares: ArrayLike, holders: ArrayLike, *,
+                 kind: str = "additive", ring: Ring | None = None, frac_bits: int = 0,
+                 bound: int | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         shares = np.asarray(shares)
@@ -168,8 +174,8 @@ class SecureArray:
         """Where a public constant is added: the first holder's row (per instance alike)."""
         return 0
 
-    # -- alignment of scales --------------------------------------------------------------------------
-    def _aligned(self, other: "SecureArray"):
+    # -- alignment of scales -----------------------------------------------------------------------
+    def _aligned(self, other: SecureArray):
         _same_family(self, other)
         a, b = self, other
         if a.frac_bits < b.frac_bits:
@@ -178,7 +184,7 @@ class SecureArray:
             b = b._rescaled(a.frac_bits)
         return a, b
 
-    def _rescaled(self, frac_bits: int) -> "SecureArray":
+    def _rescaled(self, frac_bits: int) -> SecureArray:
         d = frac_bits - self.frac_bits
         bound = self.bound << d
         _check_bound(bound, self.ring, f"a value rescaled to {frac_bits} fractional bits")
@@ -290,17 +296,17 @@ class SecureArray:
     def __ge__(self, other):
         return self._compare(other, ">=")                   # x >= y  <=>  not (x - y < 0)
 
-    def __eq__(self, other):                                # noqa: D105 (elementwise, as numpy)
+    def __eq__(self, other):                                # elementwise, as numpy
         return self._compare(other, "==")
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as numpy arrays
 
     def __bool__(self):
         raise TypeError("a secure value has no truth value in the clear: open it with "
                         "session.output(...) or select with mpc.values.where")
 
     # -- selection and reductions ---------------------------------------------------------------
-    def if_else(self, a, b):
+    def if_else(self, a: SecureArray | ArrayLike, b: SecureArray | ArrayLike) -> SecureArray:
         """``a`` where this 0/1 value is 1, else ``b`` (one Beaver product): :func:`where`."""
         return where(self, a, b)
 
@@ -310,14 +316,14 @@ class SecureArray:
         h = self.holders if self.holders.ndim == 1 else self.holders[(slice(None),) + idx]
         return self._like(shares, holders=h)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: int | tuple[int, ...]) -> SecureArray:
         """The same secret with another shape (local)."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
         h = self.holders if self.holders.ndim == 1 else \
             self.holders.reshape((self.p,) + tuple(shape))
         return self._like(self._shares.reshape((self.p,) + tuple(shape)), holders=h)
 
-    def sum(self, axis=None):
+    def sum(self, axis: int | tuple[int, ...] | None = None) -> SecureArray:
         """Sum over ``axis`` (all axes when None): local, no message."""
         self._additive("sum")
         if self.holders.ndim > 1:
@@ -327,24 +333,24 @@ class SecureArray:
         s = self._shares.sum(axis=ax, dtype=np.uint64) & self.ring.mask
         return self._like(s, bound=self.bound * count)
 
-    def dot(self, other):
+    def dot(self, other: SecureArray | ArrayLike) -> SecureArray:
         """Inner product over the last axis (one Beaver round for the products)."""
         return (self * other).sum(axis=-1)
 
-    def max(self, axis=0):
+    def max(self, axis: int = 0) -> SecureArray:
         """Maximum over ``axis``: ceil(log2 n) levels of one comparison and one product round."""
         return _tournament(self, axis, "max")[0]
 
-    def min(self, axis=0):
+    def min(self, axis: int = 0) -> SecureArray:
         """Minimum over ``axis`` (as :meth:`max`)."""
         return _tournament(self, axis, "min")[0]
 
-    def argmax(self, axis=0):
+    def argmax(self, axis: int = 0) -> SecureArray:
         """Index of the maximum over ``axis`` (the first on ties, as numpy), secret, as
         :meth:`max` with the indices selected in the same product rounds."""
         return _tournament(self, axis, "max", with_index=True)[1]
 
-    def argmin(self, axis=0):
+    def argmin(self, axis: int = 0) -> SecureArray:
         """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
 
@@ -372,7 +378,7 @@ class SecureArray:
 
     __rand__ = __and__
 
-    def to_additive(self):
+    def to_additive(self) -> SecureArray:
         """A 1-bit XOR value as an additive 0/1 value (a daBit, one round)."""
         self._xor_kind("to_additive")
         if self.ring.bits != 1 and self.bound > 1:
@@ -389,7 +395,8 @@ class SecureArray:
 
 
 # -- module functions -----------------------------------------------------------------------------
-def where(cond: SecureArray, a, b) -> SecureArray:
+def where(cond: SecureArray, a: SecureArray | ArrayLike,
+          b: SecureArray | ArrayLike) -> SecureArray:
     """``a`` where the 0/1 value ``cond`` is 1, else ``b``: b + cond (a - b), one Beaver product.
 
     ``a``, ``b``: secure values or public numbers (at least one secure, or
@@ -397,13 +404,16 @@ def where(cond: SecureArray, a, b) -> SecureArray:
     """
     if not isinstance(cond, SecureArray) or cond.bound > 1:
         raise TypeError("cond must be a 0/1 secure value (the result of a comparison)")
-    if not isinstance(a, SecureArray) and not isinstance(b, SecureArray):
+    if isinstance(a, SecureArray):
+        diff = a - b
+    elif isinstance(b, SecureArray):
+        diff = -(b - a)
+    else:
         return cond * (np.asarray(a) - np.asarray(b)) + b
-    diff = a - b if isinstance(a, SecureArray) else -(b - a)
     return cond * diff + b
 
 
-def stack(values, axis: int = 0) -> SecureArray:
+def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
     """Secure values of one shape and family stacked along a new batch axis."""
     values = list(values)
     first = values[0]
@@ -425,7 +435,7 @@ def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
     ax = _shift_axis(axis, x.ndim) - 1
     vals = _moveaxis(x, ax)
     n = vals.shape[0]
-    idx = None
+    idx: Any = None
     if with_index:
         idx_pub = np.broadcast_to(np.arange(n).reshape((n,) + (1,) * (vals.ndim - 1)),
                                   vals.shape)
@@ -530,8 +540,9 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
     return z
 
 
-# -- input and output -------------------------------------------------------------------------------
-def input_values(session, values, by, *, holders=None, bound=None,
+# -- input and output ------------------------------------------------------------------------------
+def input_values(session: Session, values: ArrayLike | None, by: ArrayLike, *,
+                 holders: ArrayLike | None = None, bound: float | None = None,
                  frac_bits: int = 0) -> SecureArray:
     """Parties ``by`` secret-share their inputs among ``holders`` (one round).
 
@@ -563,7 +574,7 @@ def input_values(session, values, by, *, holders=None, bound=None,
     if bound is None:
         bound_ring = 1 << (ring.bits - 2)
     else:
-        bound_ring = int(math.floor(float(bound) * (1 << frac_bits)))
+        bound_ring = math.floor(float(bound) * (1 << frac_bits))
         if bound_ring <= 0 or bound_ring >= lim:
             raise ValueError(f"bound {bound!r} must be positive and below 2^{ring.bits - 1} at "
                              f"{frac_bits} fractional bits")
@@ -577,7 +588,6 @@ def input_values(session, values, by, *, holders=None, bound=None,
         if arr.ndim < 1 or arr.shape[0] != by.size:
             raise ValueError(f"values must have one row per party of by ({by.size}), got "
                              f"shape {arr.shape}")
-    shape = () if arr is None else arr.shape[1:]
     if arr is None:
         raise ValueError("values is None in a process that inputs nothing: pass an array of "
                          "zeros with the public shape")
@@ -629,7 +639,8 @@ def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
     return enc
 
 
-def output_values(session, x: SecureArray, to=None):
+def output_values(session: Session, x: SecureArray,
+                  to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
     """Open ``x`` to ``to`` (a participant id, a role name, a list of them; default: every
     holder), one round: each holder sends its share to every receiver but itself.
 
@@ -643,7 +654,7 @@ def output_values(session, x: SecureArray, to=None):
     if to is None:
         receivers = np.unique(x.holders)
     else:
-        items = to if isinstance(to, (list, tuple, np.ndarray, range)) else [to]
+        items: Iterable[Any] = to if isinstance(to, (list, tuple, np.ndarray, range)) else [to]
         receivers = np.array([session.participant(t) for t in items], dtype=np.int64)
     net = session.net
     ring = x.ring
@@ -677,7 +688,7 @@ def output_values(session, x: SecureArray, to=None):
     return signed
 
 
-# -- helpers ----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 def _check_products(session) -> None:
     """Products, ANDs and daBits come from the session's trusted dealer: refused without one."""
     pre = session.preprocessing

@@ -63,7 +63,7 @@ def _polya_differences(r: Fraction, scale: Fraction, m: int, rng) -> np.ndarray:
     return x[0] - x[1]
 
 
-def _honest_shape(honest, m: int) -> Fraction:
+def _honest_shape(honest: int | None, m: int) -> Fraction:
     """The Polya shape 1/h of each of m contributors (h = m, the paper's split, if None)."""
     if honest is None:
         return Fraction(1, m)

@@ -23,32 +23,32 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from .samplers import as_fraction, round_scale_up
+from .samplers import RealLike, as_fraction, round_scale_up
 
 __all__ = [
-    "check_epsilon", "check_delta", "check_sensitivity", "check_n",
-    "laplace_scale", "discrete_laplace_scale", "discrete_laplace_epsilon",
-    "gaussian_sigma", "gaussian_delta",
-    "zcdp_to_dp", "discrete_gaussian_epsilon", "distributed_discrete_gaussian_rho",
-    "binomial_mechanism_delta",
-    "basic_composition", "advanced_composition",
-    "MechanismAccount", "PrivacyBudget",
+    "MechanismAccount", "PrivacyBudget", "advanced_composition", "basic_composition",
+    "binomial_mechanism_delta", "check_delta", "check_epsilon", "check_n", "check_sensitivity",
+    "discrete_gaussian_epsilon", "discrete_laplace_epsilon", "discrete_laplace_scale",
+    "distributed_discrete_gaussian_rho", "gaussian_delta", "gaussian_sigma", "laplace_scale",
+    "zcdp_to_dp",
 ]
 
 
 # -- validation ---------------------------------------------------------------
 def _real(x, name: str) -> float:
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+    if isinstance(x, (bool, np.bool_)) or \
+            not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise TypeError(f"{name} must be a real number, got {type(x).__name__}")
     return float(x)
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def check_epsilon(epsilon: RealLike, name: str = "epsilon") -> float:
     """epsilon must be a finite real > 0."""
     e = _real(epsilon, name)
     if not math.isfinite(e) or e <= 0:
@@ -56,7 +56,7 @@ def check_epsilon(epsilon, name: str = "epsilon") -> float:
     return e
 
 
-def check_delta(delta, name: str = "delta") -> float:
+def check_delta(delta: RealLike, name: str = "delta") -> float:
     """delta must lie in the open interval (0, 1)."""
     d = _real(delta, name)
     if not (0.0 < d < 1.0):
@@ -64,7 +64,7 @@ def check_delta(delta, name: str = "delta") -> float:
     return d
 
 
-def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
+def check_sensitivity(sensitivity: RealLike, name: str = "sensitivity") -> float:
     """sensitivity must be a finite real > 0."""
     s = _real(sensitivity, name)
     if not math.isfinite(s) or s <= 0:
@@ -72,7 +72,7 @@ def check_sensitivity(sensitivity, name: str = "sensitivity") -> float:
     return s
 
 
-def check_n(n, name: str = "n") -> int:
+def check_n(n: int, name: str = "n") -> int:
     """n must be an integer >= 1."""
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (numbers.Integral, np.integer)):
         raise TypeError(f"{name} must be an integer >= 1, got {n!r}")
@@ -82,12 +82,13 @@ def check_n(n, name: str = "n") -> int:
 
 
 # -- Laplace ------------------------------------------------------------------------
-def laplace_scale(sensitivity, epsilon) -> float:
+def laplace_scale(sensitivity: RealLike, epsilon: RealLike) -> float:
     """Laplace scale b = Delta_1 / epsilon giving epsilon-DP (Dwork-Roth Thm. 3.6)."""
     return check_sensitivity(sensitivity) / check_epsilon(epsilon)
 
 
-def discrete_laplace_scale(sensitivity, epsilon, *, max_bits: int = 48) -> Fraction:
+def discrete_laplace_scale(sensitivity: RealLike, epsilon: RealLike, *,
+                           max_bits: int = 48) -> Fraction:
     """Exact rational scale t >= Delta_1 / epsilon for the discrete Laplace.
 
     The discrete Laplace with a = exp(-1/t) on an integer query of L1
@@ -104,8 +105,8 @@ def discrete_laplace_scale(sensitivity, epsilon, *, max_bits: int = 48) -> Fract
     return round_scale_up(exact, max_bits)
 
 
-def discrete_laplace_epsilon(sensitivity, scale) -> float:
-    """epsilon = Delta_1 / t guaranteed by the discrete Laplace of scale t (rounded up to a float)."""
+def discrete_laplace_epsilon(sensitivity: RealLike, scale: RealLike) -> float:
+    """epsilon = Delta_1 / t guaranteed by the discrete Laplace of scale t (a float rounded up)."""
     check_sensitivity(sensitivity)
     q = as_fraction(sensitivity, "sensitivity") / as_fraction(scale, "scale")
     e = float(q)
@@ -117,7 +118,7 @@ def _phi(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
-def gaussian_delta(sensitivity, sigma, epsilon) -> float:
+def gaussian_delta(sensitivity: RealLike, sigma: RealLike, epsilon: RealLike) -> float:
     """Exact delta of the Gaussian mechanism (Balle-Wang 2018, Thm. 8).
 
     delta = Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D), D = Delta_2, s = sigma.
@@ -129,7 +130,8 @@ def gaussian_delta(sensitivity, sigma, epsilon) -> float:
     return max(0.0, _phi(a - b) - math.exp(e) * _phi(-a - b))
 
 
-def gaussian_sigma(sensitivity, epsilon, delta, *, method: str = "analytic") -> float:
+def gaussian_sigma(sensitivity: RealLike, epsilon: RealLike, delta: RealLike, *,
+                   method: str = "analytic") -> float:
     """Gaussian noise sigma for (epsilon, delta)-DP from the L2 sensitivity.
 
     ``method="classic"``: sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon,
@@ -143,8 +145,8 @@ def gaussian_sigma(sensitivity, epsilon, delta, *, method: str = "analytic") -> 
     d = check_delta(delta)
     if method == "classic":
         if e >= 1:
-            raise ValueError(f"epsilon must be < 1 for the classic Gaussian bound, got {epsilon!r}; "
-                             "use method='analytic'")
+            raise ValueError(f"epsilon must be < 1 for the classic Gaussian bound, got "
+                             f"{epsilon!r}; use method='analytic'")
         return D * math.sqrt(2 * math.log(1.25 / d)) / e
     if method != "analytic":
         raise ValueError(f"method must be 'analytic' or 'classic', got {method!r}")
@@ -162,8 +164,11 @@ def gaussian_sigma(sensitivity, epsilon, delta, *, method: str = "analytic") -> 
     return hi
 
 
-def zcdp_to_dp(rho, delta) -> float:
-    """epsilon such that rho-zCDP implies (epsilon, delta)-DP: rho + 2 sqrt(rho ln(1/delta)) (Bun-Steinke 2016, Prop. 1.3)."""
+def zcdp_to_dp(rho: RealLike, delta: RealLike) -> float:
+    """epsilon such that rho-zCDP implies (epsilon, delta)-DP: rho + 2 sqrt(rho ln(1/delta)).
+
+    Bun-Steinke 2016, Prop. 1.3.
+    """
     r = _real(rho, "rho")
     if not math.isfinite(r) or r < 0:
         raise ValueError(f"rho must be finite and >= 0, got {rho!r}")
@@ -171,7 +176,8 @@ def zcdp_to_dp(rho, delta) -> float:
     return r + 2 * math.sqrt(r * math.log(1 / d))
 
 
-def discrete_gaussian_epsilon(sensitivity, sigma2, delta) -> float:
+def discrete_gaussian_epsilon(sensitivity: RealLike, sigma2: RealLike,
+                              delta: RealLike) -> float:
     """(epsilon, delta)-DP of N_Z(0, sigma2) on an integer query of L2 sensitivity Delta.
 
     N_Z(0, sigma2) gives rho = Delta^2 / (2 sigma2) zCDP (CKS20 Thm. 4), converted
@@ -182,7 +188,8 @@ def discrete_gaussian_epsilon(sensitivity, sigma2, delta) -> float:
     return zcdp_to_dp(D * D / (2 * s2), delta)
 
 
-def distributed_discrete_gaussian_rho(sensitivity, sigma2_each, n, *, l1_sensitivity=None) -> float:
+def distributed_discrete_gaussian_rho(sensitivity: RealLike, sigma2_each: RealLike, n: int, *,
+                                      l1_sensitivity: RealLike | None = None) -> float:
     """zCDP rho of the sum of n iid N_Z(0, sigma2_each) added to an integer query.
 
     A sum of discrete Gaussians is not a discrete Gaussian. We use
@@ -206,7 +213,7 @@ def distributed_discrete_gaussian_rho(sensitivity, sigma2_each, n, *, l1_sensiti
     return min(eps * eps / 2, rho_one)
 
 
-def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
+def binomial_mechanism_delta(n_coins: int, sensitivity: int, epsilon: RealLike) -> float:
     """delta of the centred Binomial(n_coins, 1/2) mechanism for an integer shift.
 
     Computed numerically from the privacy profile:
@@ -218,15 +225,16 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
     """
     n = check_n(n_coins, "n_coins")
     D = check_sensitivity(sensitivity)
-    if D != int(D):
-        raise ValueError(f"sensitivity must be an integer number of coin units, got {sensitivity!r}")
+    if int(D) != D:
+        raise ValueError(f"sensitivity must be an integer number of coin units, "
+                         f"got {sensitivity!r}")
     D = int(D)
     e = check_epsilon(epsilon)
     k = np.arange(n + 1, dtype=np.float64)
     lg = np.vectorize(math.lgamma, otypes=[np.float64])
     logp = lg(n + 1.0) - lg(k + 1.0) - lg(n - k + 1.0) - n * math.log(2.0)
     p = np.exp(logp)
-    if D > n:
+    if n < D:
         return 1.0
     # worst shift d in 1..D: P(k) vs Q(k) = P(k - d); by symmetry of
     # Binomial(n, 1/2) both directions agree.
@@ -238,7 +246,7 @@ def binomial_mechanism_delta(n_coins, sensitivity, epsilon) -> float:
 
 
 # -- composition ------------------------------------------------------------------------
-def basic_composition(mechanisms) -> tuple[float, float]:
+def basic_composition(mechanisms: Iterable[tuple[RealLike, RealLike]]) -> tuple[float, float]:
     """Sum of (epsilon_i, delta_i) (Dwork-Roth Thm. 3.16); ``mechanisms``: iterable of pairs."""
     eps, dl = Fraction(0), Fraction(0)
     count = 0
@@ -273,7 +281,8 @@ def _up(q: Fraction) -> float:
     return f if Fraction(f) >= q else math.nextafter(f, math.inf)
 
 
-def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
+def advanced_composition(epsilon: RealLike, delta: RealLike, k: int,
+                         delta_prime: RealLike) -> tuple[float, float]:
     """k-fold adaptive composition of (epsilon, delta)-DP mechanisms (Dwork-Rothblum-Vadhan 2010).
 
     Returns (epsilon', k delta + delta') with
@@ -348,12 +357,13 @@ class PrivacyBudget:
     def remaining(self) -> tuple[float, float]:
         return float(self._eps - self._spent_eps), float(self._delta - self._spent_delta)
 
-    def can_spend(self, epsilon, delta=0.0) -> bool:
+    def can_spend(self, epsilon: RealLike, delta: RealLike = 0.0) -> bool:
         e = _dec(check_epsilon(epsilon))
         d = _dec(_real(delta, "delta"))
         return (self._spent_eps + e <= self._eps) and (self._spent_delta + d <= self._delta)
 
-    def spend(self, epsilon, delta=0.0, label: str = ""):
+    def spend(self, epsilon: RealLike | MechanismAccount, delta: RealLike = 0.0,
+              label: str = "") -> PrivacyBudget:
         """Record a spend of (epsilon, delta); ``ValueError`` on overspend.
 
         Accepts a :class:`MechanismAccount` in place of ``epsilon``.
@@ -371,7 +381,8 @@ class PrivacyBudget:
         if new_e > self._eps or new_d > self._delta:
             raise ValueError(
                 f"privacy budget overspend: spending (epsilon={e}, delta={d}) for {label!r} "
-                f"would exceed the budget (epsilon={float(self._eps)}, delta={float(self._delta)}); "
+                f"would exceed the budget (epsilon={float(self._eps)}, "
+                f"delta={float(self._delta)}); "
                 f"remaining {self.remaining}")
         self._spent_eps, self._spent_delta = new_e, new_d
         self.ledger.append((str(label), e, d))

@@ -33,16 +33,19 @@ import math
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.arith.rng import as_rng
 
-from .collusion import dis_plan
 from ._contributions import _polya_differences
+from .collusion import dis_plan
 from .privacy_loss import polya_difference_epsilon
-from .samplers import as_fraction, round_scale_up
+from .samplers import RealLike, as_fraction, round_scale_up
 
-__all__ = ["audit_epsilon_lower_bound", "clopper_pearson", "DEFAULT_AUDIT", "secure_noise_draws",
-           "threshold_audit"]
+__all__ = [
+    "DEFAULT_AUDIT", "audit_epsilon_lower_bound", "clopper_pearson", "secure_noise_draws",
+    "threshold_audit",
+]
 
 #: The audit's default settings (what benchmarks report as dp_audit_*).
 DEFAULT_AUDIT = dict(n=4, epsilon=1.0, sensitivity=8, colluders=None, max_colluders=None,
@@ -100,8 +103,8 @@ def _views(rng, r, scale, honest: int, runs: int, shift: int) -> np.ndarray:
     return c.sum(axis=1) + shift
 
 
-def secure_noise_draws(n: int, scale, epsilon: float, count: int, seed=None,
-                       chunk: int = 50_000) -> np.ndarray:
+def secure_noise_draws(n: int, scale: RealLike, epsilon: float, count: int,
+                       seed: int | str | None = None, chunk: int = 50_000) -> np.ndarray:
     """``count`` noises sampled inside MPC among n contributors (:mod:`noise.mpc_sampler`,
     dealer triples), in chunks; int64. What a coalition of up to n - 1 of them faces."""
     from mpc.session import Session
@@ -151,9 +154,9 @@ def _count(v: np.ndarray, tau: int, direction: str) -> int:
 
 
 def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: int = 8,
-                              colluders: int | None = None, max_colluders=None,
+                              colluders: int | None = None, max_colluders: int | str | None = None,
                               split: str = "collusion", runs: int = 100_000, alpha: float = 1e-3,
-                              seed=None) -> tuple[float, dict]:
+                              seed: int | str | None = None) -> tuple[float, dict]:
     """Lower bound on the epsilon a coalition actually faces (module docstring), and details.
 
     ``n`` contributors (M_Dis split, :func:`noise.collusion.dis_plan` with
@@ -165,9 +168,10 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     a coalition of any ``colluders`` < n holds only uniform shares of it, so
     it faces the query plus the whole noise; default ``colluders`` n - 1);
     scale = sensitivity / epsilon rounded up as the protocol does. ``seed``
-    makes the run reproducible (insecure, for tests). Returns ``(eps_lower, details)``; details has the claimed and the
-    exact (numerical) epsilon for this coalition, the test's threshold and
-    counts, the Clopper-Pearson bounds and the settings.
+    makes the run reproducible (insecure, for tests). Returns ``(eps_lower,
+    details)``; details has the claimed and the exact (numerical) epsilon for
+    this coalition, the test's threshold and counts, the Clopper-Pearson
+    bounds and the settings.
     """
     if split not in ("collusion", "legacy", "mpc"):
         raise ValueError(f"split must be 'collusion', 'legacy' or 'mpc', got {split!r}")
@@ -175,11 +179,13 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     c = plan.max_colluders if colluders is None else colluders
     if isinstance(c, bool) or not isinstance(c, numbers.Integral) or not 0 <= c < plan.n:
         raise ValueError(f"colluders must be an integer in 0..{plan.n - 1}, got {colluders!r}")
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) or sensitivity < 1:
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Integral) \
+            or sensitivity < 1:
         raise ValueError(f"sensitivity must be an integer >= 1 (ring units), got {sensitivity!r}")
     if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs < 100:
         raise ValueError(f"runs must be an integer >= 100, got {runs!r}")
-    scale = round_scale_up(as_fraction(sensitivity, "sensitivity") / as_fraction(epsilon, "epsilon"))
+    scale = round_scale_up(as_fraction(sensitivity, "sensitivity")
+                           / as_fraction(epsilon, "epsilon"))
     h_split = plan.honest if split == "collusion" else plan.n
     r = as_fraction(1, "r") / h_split
     honest = plan.n - int(c)
@@ -198,12 +204,13 @@ def audit_epsilon_lower_bound(*, n: int = 4, epsilon: float = 1.0, sensitivity: 
     return eps_lo, {
         "eps_lower": eps_lo, "eps_claimed": claimed, "eps_exact": eps_exact,
         "n": plan.n, "colluders": int(c), "honest": honest, "max_colluders": plan.max_colluders,
-        "split": split, "polya_shape": str(r), "scale": float(scale), "sensitivity": int(sensitivity),
+        "split": split, "polya_shape": str(r), "scale": float(scale),
+        "sensitivity": int(sensitivity),
         "runs": int(runs), "alpha": alpha, **test, "flagged": eps_lo > claimed,
     }
 
 
-def threshold_audit(v0, v1, alpha: float = 1e-3) -> tuple[float, dict]:
+def threshold_audit(v0: ArrayLike, v1: ArrayLike, alpha: float = 1e-3) -> tuple[float, dict]:
     """Steps 2-3 of the module docstring on two samples of views (integers), e.g. whole releases.
 
     ``v1`` is the sample of the data set whose query is the larger (the

@@ -53,11 +53,13 @@ import os
 import secrets
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .accounting import PrivacyBudget, check_epsilon
 
-__all__ = ["BudgetFile", "Reservation", "FORMAT", "VERSION", "DEFAULT_TOTAL_DELTA"]
+__all__ = ["DEFAULT_TOTAL_DELTA", "FORMAT", "VERSION", "BudgetFile", "Reservation"]
 
 FORMAT = "ustat-privacy-budget"
 VERSION = 2
@@ -158,9 +160,10 @@ class BudgetFile:
             b.spend(sp["epsilon"], sp.get("delta", 0.0), label=sp.get("label", ""))
         return b
 
-    def reserve(self, keys, epsilon, delta=0.0, *, total=None, total_delta=None,
-                default_total_delta=0.0, label: str = "", details=None,
-                description=None) -> Reservation:
+    def reserve(self, keys: str | Iterable[str], epsilon: float, delta: float = 0.0, *,
+                total: float | None = None, total_delta: float | None = None,
+                default_total_delta: float = 0.0, label: str = "",
+                details: dict | None = None, description: dict | None = None) -> Reservation:
         """Record a spend of (``epsilon``, ``delta``) on the data set named by any of ``keys``.
 
         ``keys``: one key or a sequence of keys (identities of the same data).
@@ -187,9 +190,9 @@ class BudgetFile:
                     raise ValueError(f"budget file {self.path} has no budget for this data set "
                                      f"yet: give its total epsilon (--budget-total)")
                 tdel = default_total_delta if total_delta is None else total_delta
-                entry = {"keys": [], "total_epsilon": total,
-                         "total_delta": _check_delta(tdel, "total_delta"),
-                         "description": description or {}, "spends": []}
+                entry: dict[str, Any] = {"keys": [], "total_epsilon": total,
+                                         "total_delta": _check_delta(tdel, "total_delta"),
+                                         "description": description or {}, "spends": []}
                 sets[keys[0]] = entry
                 found = [keys[0]]
             rid_set, merged = found[0], tuple(found[1:])
@@ -235,13 +238,13 @@ class BudgetFile:
                             sp["delta"] = float(delta)
             self._save(doc)
 
-    def confirm(self, reservation: Reservation, delta=None):
+    def confirm(self, reservation: Reservation, delta: float | None = None) -> None:
         """Mark a reserved spend as spent (the run released its result), with its exact delta
         when that is smaller than the reserved one."""
         d = None if delta is None else _check_delta(delta, "delta")
         self._update(reservation.key, reservation.id, remove=False, delta=d)
 
-    def cancel(self, reservation: Reservation):
+    def cancel(self, reservation: Reservation) -> None:
         """Remove a reserved spend (the run failed before releasing anything)."""
         self._update(reservation.key, reservation.id, remove=True)
 

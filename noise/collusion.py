@@ -43,14 +43,17 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 
 from .privacy_loss import polya_difference_epsilon
+from .samplers import RealLike
 
-__all__ = ["CollusionPlan", "dis_plan", "committee_plan", "committee_size", "METHODS",
-           "resolve_max_colluders", "binomial_lower_tail", "hypergeometric_lower_tail",
-           "release_guarantee"]
+__all__ = [
+    "METHODS", "CollusionPlan", "binomial_lower_tail", "committee_plan", "committee_size",
+    "dis_plan", "hypergeometric_lower_tail", "release_guarantee", "resolve_max_colluders",
+]
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,8 @@ class CollusionPlan:
         """Variance of the total noise over that of DLap(a): contributors / h (1 in MPC)."""
         return 1.0 if self.method == "mpc" else self.contributors / self.honest
 
-    def epsilon_against(self, colluders: int, epsilon: float, scale, sensitivity) -> float:
+    def epsilon_against(self, colluders: int, epsilon: float, scale: RealLike,
+                        sensitivity: RealLike) -> float:
         """Epsilon against the aggregator plus ``colluders`` contributors who subtract their draws.
 
         ``epsilon`` is the claimed guarantee (returned when colluders <= the
@@ -142,7 +146,7 @@ def _check_n(n, name="n") -> int:
     return int(n)
 
 
-def resolve_max_colluders(value, n: int) -> int:
+def resolve_max_colluders(value: int | str | None, n: int) -> int:
     """t from an int in 0..n-1, ``"half"`` / None (floor(n/2), the default) or ``"all"`` (n-1)."""
     n = _check_n(n)
     if value is None or value == "half":
@@ -156,7 +160,7 @@ def resolve_max_colluders(value, n: int) -> int:
     return int(value)
 
 
-def dis_plan(n: int, max_colluders=None, threat_model: str = "dis",
+def dis_plan(n: int, max_colluders: int | str | None = None, threat_model: str = "dis",
              method: str = "polya") -> CollusionPlan:
     """M_Dis (and local) split: n contributors, h = n - t honest, t = ``max_colluders``.
 
@@ -198,7 +202,7 @@ def _fh(f_h) -> Fraction:
     return f_h if isinstance(f_h, Fraction) else Fraction(repr(float(f_h)))
 
 
-def committee_size(fail, f_h) -> int:
+def committee_size(fail: float | Fraction, f_h: float | Fraction) -> int:
     """ceil(log(fail) / log(1 - f_H)): a committee with an honest member w.p. >= 1 - fail.
 
     ``fail`` in (0, 1); ``f_h`` (fraction of honest parties) in (0, 1]; f_h = 1
@@ -211,7 +215,7 @@ def committee_size(fail, f_h) -> int:
     return max(1, math.ceil(math.log(fl) / math.log1p(-fh) - 1e-12))
 
 
-def binomial_lower_tail(m: int, f_h, h: int) -> Fraction:
+def binomial_lower_tail(m: int, f_h: float | Fraction, h: int) -> Fraction:
     """P[Binomial(m, f_h) < h], exactly (f_h read as the decimal it prints as: 0.9 is 9/10)."""
     p = _fh(f_h)
     P, Q = p.numerator, p.denominator
@@ -223,11 +227,12 @@ def _corrupted(n: int, f_h) -> int:
     return math.floor((1 - _fh(f_h)) * n)
 
 
-def hypergeometric_lower_tail(n: int, f_h, m: int, h: int) -> Fraction:
-    """P[fewer than h honest among m drawn without replacement from n, floor((1-f_h) n) corrupted]."""
+def hypergeometric_lower_tail(n: int, f_h: float | Fraction, m: int, h: int) -> Fraction:
+    """P[fewer than h honest among m drawn without replacement from n, floor((1-f_h) n) corrupt]."""
     c = _corrupted(n, f_h)
     honest_pop = n - c
-    total = sum(math.comb(honest_pop, j) * math.comb(c, m - j) for j in range(max(0, min(h, m + 1))))
+    total = sum(math.comb(honest_pop, j) * math.comb(c, m - j)
+                for j in range(max(0, min(h, m + 1))))
     return Fraction(total, math.comb(n, m))
 
 
@@ -238,11 +243,15 @@ def _largest_honest(m: int, fail: Fraction, f_h: Fraction, n: int | None) -> tup
         p = f_h
         P, Q = p.numerator, p.denominator
         scale = Q ** m
-        term = lambda j: math.comb(m, j) * P ** j * (Q - P) ** (m - j)  # noqa: E731
+
+        def term(j: int) -> int:
+            return math.comb(m, j) * P ** j * (Q - P) ** (m - j)
     else:
         c = _corrupted(n, f_h)
         scale = math.comb(n, m)
-        term = lambda j: math.comb(n - c, j) * math.comb(c, m - j)  # noqa: E731
+
+        def term(j: int) -> int:
+            return math.comb(n - c, j) * math.comb(c, m - j)
     limit = fail * scale
     acc = 0
     for h in range(m + 1):                 # acc = scale * P[honest < h]
@@ -253,8 +262,9 @@ def _largest_honest(m: int, fail: Fraction, f_h: Fraction, n: int | None) -> tup
     raise AssertionError("unreachable: P[honest <= m] = 1 > fail")  # pragma: no cover
 
 
-def committee_plan(fail=2.0 ** -40, f_h=0.5, *, n: int | None = None,
-                   size: int | None = None, method: str = "polya") -> CollusionPlan:
+def committee_plan(fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5, *,
+                   n: int | None = None, size: int | None = None,
+                   method: str = "polya") -> CollusionPlan:
     """The M_HF committee: its size m, the guaranteed honest members h, and the failure probability.
 
     ``size`` None picks the default (module docstring); a given size is capped
@@ -283,7 +293,8 @@ def committee_plan(fail=2.0 ** -40, f_h=0.5, *, n: int | None = None,
         m = _one_honest_committee(fail_q, fh_q, n)
     else:
         m, h, prob = _default_committee(fail_q, fh_q, n)
-    model = "binomial" if n is None else f"hypergeometric (n = {n}, at most {_corrupted(n, fh_q)} corrupted)"
+    model = "binomial" if n is None else \
+        f"hypergeometric (n = {n}, at most {_corrupted(n, fh_q)} corrupted)"
     if mpc:             # in MPC one honest member hides the noise: h = 1, P[none honest]
         h = 1
         prob = binomial_lower_tail(m, fh_q, 1) if n is None else hypergeometric_lower_tail(
@@ -314,7 +325,8 @@ def _default_committee(fail: Fraction, f_h: Fraction, n: int | None):
         m += 1
 
 
-def release_guarantee(plan: CollusionPlan, components, f_h=0.5) -> dict:
+def release_guarantee(plan: CollusionPlan, components: Iterable[tuple[float, float]],
+                      f_h: float | Fraction = 0.5) -> dict:
     """The plain statement for a release made of several noisy sums (basic composition).
 
     ``components``: (epsilon, scale) of each discrete Laplace noise draw of the

@@ -7,18 +7,32 @@ first) of one discrete Laplace value, counted on the session's network.
 
 from __future__ import annotations
 
-import numpy as np
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from mpc.comm.network import Traffic
+import numpy as np
+from numpy.typing import ArrayLike
+
 from mpc.arith.sharing import additive_share
+from mpc.comm.network import Traffic
 
 from . import accounting as acc
-from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
-                             _polya_differences, _stream)
+from ._contributions import (
+    _check_parties,
+    _check_session,
+    _encode_signed,
+    _honest_shape,
+    _polya_differences,
+    _stream,
+)
 from .collusion import committee_size
-from .samplers import as_fraction
+from .samplers import RealLike, as_fraction
 
-__all__ = ["committee_dlap", "committee_bits", "draw_committee"]
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.session import Session
+
+__all__ = ["committee_bits", "committee_dlap", "draw_committee"]
 
 
 #: The simulator sends the committee's m (n - 1) shares one by one up to this many messages (so
@@ -34,7 +48,7 @@ def committee_bits(n: int, m: int, bits: int) -> int:
     return m * (n - 1) * bits
 
 
-def draw_committee(rng, parties: np.ndarray, size: int) -> np.ndarray:
+def draw_committee(rng: CSPRNG, parties: ArrayLike, size: int) -> np.ndarray:
     """``size`` distinct parties drawn uniformly (public coin from ``rng``), in drawn order."""
     parties = np.asarray(parties, dtype=np.int64)
     return parties[_committee_positions(rng, parties.size, size)]
@@ -45,8 +59,10 @@ def _committee_positions(rng, n: int, size: int) -> np.ndarray:
     return rng.choice(n, min(int(size), n))
 
 
-def committee_dlap(s, scale, *, parties=None, fail=2.0 ** -40, f_h=0.5,
-                   size: int | None = None, honest: int | None = None):
+def committee_dlap(s: Session, scale: RealLike, *, parties: ArrayLike | None = None,
+                   fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5,
+                   size: int | None = None,
+                   honest: int | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
     """M_HF variant: a random committee draws discrete Laplace noise and shares it with all.
 
     Steps: (0) a committee Z of m = min(size, n) parties (default size: the

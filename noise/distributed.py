@@ -3,24 +3,27 @@
 Every protocol returns a :class:`NoiseShares` whose ``shares`` (``uint64``,
 party axis first, ``(len(parties), *shape)``) sum mod 2^l to the integer noise
 (two's complement) in the fixed-point units the caller asked for, together
-with its accounting. Communication goes through ``s.net.send`` (counted, one
-round per protocol step); the caller names the phase (``with
-s.net.phase("noise")``).
+with its accounting (the type, the calibration and the collusion plan every
+method shares are in :mod:`noise.shares`, re-exported here). Communication
+goes through ``s.net.send`` (counted, one round per protocol step); the
+caller names the phase (``with s.net.phase("noise")``).
 
 Protocols
 ---------
 * :func:`pi_dlap` -- Protocol B.1 of Sinh & Ramon (Pi_DLap, all-to-all,
   threat model M_Dis), after Balle, Bell, Gascon, Nissim (CCS 2020).
-* :func:`committee_dlap` (:mod:`noise.committee`) -- the M_HF variant (Sinh & Ramon, Sec. 4): a
-  random committee draws the noise and shares it with everybody.
+* :func:`committee_dlap` (:mod:`noise.committee`) -- the M_HF variant (Sinh &
+  Ramon, Sec. 4): a random committee draws the noise and shares it with
+  everybody.
 * :func:`local_dlap` -- Remark B.1: no communication, each party adds its
   Polya difference to a value that is already uniformly masked.
-* :func:`coin_flip_binomial` -- Dwork, Kenthapadi, McSherry, Mironov, Naor
-  (EUROCRYPT 2006): shared coins XORed with dealer coins via Beaver
-  multiplication, summed.
-* :func:`distributed_discrete_gaussian` -- each party adds N_Z(0, sigma2/p)
-  (Kairouz, Liu, Steinke, ICML 2021).
-* :func:`shared_dlap_noise` -- the entry point of the U-MPC layer.
+* :func:`coin_flip_binomial` (:mod:`noise.gaussian_shares`) -- Dwork,
+  Kenthapadi, McSherry, Mironov, Naor (EUROCRYPT 2006): shared coins XORed
+  with dealer coins via Beaver multiplication, summed.
+* :func:`distributed_discrete_gaussian` (:mod:`noise.gaussian_shares`) --
+  each party adds N_Z(0, sigma2/p) (Kairouz, Liu, Steinke, ICML 2021).
+* :func:`shared_dlap_noise` -- the entry point of the U-MPC layer; with
+  ``method="mpc"`` it runs :func:`noise.mpc_noise.mpc_dlap_noises`.
 
 Simulation note: the parties' private draws are made in one batch from a
 stream derived from the session's master CSPRNG (``s.rng.derive("noise",
@@ -48,130 +51,45 @@ honest input, whatever t is.
 from __future__ import annotations
 
 import math
-import numbers
-from dataclasses import dataclass
+from collections.abc import Iterable
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.arith.sharing import additive_share
 
-from . import accounting as acc
-from ._contributions import (_check_parties, _check_session, _encode_signed, _honest_shape,
-                             _polya_differences, _stream)
+from ._contributions import (
+    _check_parties,
+    _check_session,
+    _encode_signed,
+    _honest_shape,
+    _polya_differences,
+    _stream,
+)
+from .collusion import committee_size
 from .committee import committee_bits, committee_dlap, draw_committee
-from .collusion import CollusionPlan, committee_plan, committee_size, dis_plan
-from .samplers import as_fraction, polya, round_scale_up
+from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian
+from .mpc_noise import mpc_dlap_noises
+from .samplers import RealLike, as_fraction, polya
+from .shares import THREAT_MODELS, NoiseShares, dlap_params, noise_plan
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 __all__ = [
-    "NoiseShares", "shared_dlap_noise", "shared_dlap_noises", "pi_dlap", "committee_dlap",
-    "local_dlap",
-    "committee_size", "draw_committee", "coin_flip_binomial", "distributed_discrete_gaussian",
-    "pidlap_bits", "committee_bits", "dlap_wrap_probability", "noise_plan",
-    "noise_tail_probability", "noise_tail_bound",
+    "NoiseShares", "coin_flip_binomial", "committee_bits", "committee_dlap", "committee_size",
+    "distributed_discrete_gaussian", "dlap_wrap_probability", "draw_committee", "local_dlap",
+    "noise_plan", "noise_tail_bound", "noise_tail_probability", "pi_dlap", "pidlap_bits",
+    "shared_dlap_noise", "shared_dlap_noises",
 ]
 
-THREAT_MODELS = ("dis", "hf", "local")
 #: shared_dlap_noise refuses scales whose total noise would wrap mod 2^l more often than this.
 MAX_WRAP_PROBABILITY = 2.0 ** -40
 
 
-@dataclass(frozen=True)
-class NoiseShares:
-    """Additive shares of a DP noise value, with the accounting that goes with it.
-
-    ``shares``: ``uint64 (len(parties), *shape)`` in ``Z_2^l`` (sum = noise).
-    ``scale``: the noise parameter in ring units (discrete Laplace: t with
-    a = exp(-1/t); binomial: the coin step; Gaussian: sigma^2 of the total).
-    ``sensitivity``: in the caller's real units; ``sensitivity_ring`` in
-    ring units. ``epsilon``/``delta``: the guarantee actually provided (for
-    the rational parameters actually used). ``committee``: party ids of the
-    M_HF committee, else None. ``exact``: whether every draw came from an exact
-    integer sampler (always True for the protocols here). ``insecure_seed``: the session
-    was seeded (debug).
-    """
-
-    shares: np.ndarray
-    parties: np.ndarray
-    distribution: str
-    scale: Fraction | float
-    epsilon: float
-    sensitivity: float
-    threat_model: str
-    committee: np.ndarray | None = None
-    delta: float = 0.0
-    sensitivity_ring: float = 0.0
-    exact: bool = True
-    insecure_seed: bool = False
-    wrap_probability: float = 0.0
-    notes: str = ""
-    collusion: CollusionPlan | None = None
-    method: str = "polya"
-    sampler: dict | None = None
-
-    @property
-    def account(self) -> acc.MechanismAccount:
-        return acc.MechanismAccount(self.distribution, float(self.scale), self.sensitivity_ring,
-                                    self.epsilon, self.delta, self.notes)
-
-    @property
-    def variance_factor(self) -> float:
-        """Variance of the total noise over that of DLap(a) (1 without a collusion plan)."""
-        return 1.0 if self.collusion is None else self.collusion.variance_factor
-
-    def epsilon_against(self, colluders: int) -> float:
-        """Epsilon against the aggregator plus ``colluders`` noise contributors.
-
-        ``epsilon`` while colluders <= ``collusion.max_colluders``; beyond, the
-        exact loss of the honest contributors' Polya(j/h) - Polya(j/h) noise
-        (:func:`noise.privacy_loss.polya_difference_epsilon`, numerically from
-        the pmf). For M_HF ``colluders`` counts committee members, and the
-        statement holds except with probability ``collusion.fail_probability``.
-        """
-        if self.collusion is None:
-            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
-        return self.collusion.epsilon_against(colluders, self.epsilon, self.scale,
-                                              self.sensitivity_ring)
-
-    def guarantee(self) -> dict:
-        """The plain statement: input privacy, and epsilon against each coalition size that matters."""
-        plan = self.collusion
-        if plan is None:
-            raise ValueError(f"no collusion plan for {self.distribution!r} noise")
-        if plan.threat_model == "hf":
-            inputs = ("inputs: hidden from any coalition allowed by M_HF (at most a 1 - f_H "
-                      "fraction of the parties corrupted)")
-        else:
-            inputs = (f"inputs: no coalition of up to {plan.n - 1} of the {plan.n} parties "
-                      "(with the aggregator) learns an honest party's input")
-        worst = plan.contributors - 1
-        return {
-            "input_privacy": inputs,
-            "method": self.method,
-            "delta": self.delta,
-            "epsilon_aggregator": self.epsilon,
-            "max_colluders": plan.max_colluders,
-            "epsilon_max_coalition": self.epsilon,
-            "fail_probability": plan.fail_probability,
-            "epsilon_all_but_one": self.epsilon_against(worst) if worst >= 0 else self.epsilon,
-            "variance_factor": plan.variance_factor,
-            "plan": plan.to_dict(),
-            "summary": plan.describe(),
-        }
-
-
-def _dlap_params(s, epsilon, sensitivity):
-    if isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and math.isinf(float(epsilon)):
-        raise ValueError("epsilon must be finite (epsilon = inf means no noise: skip the call)")
-    eps = acc.check_epsilon(epsilon)
-    sens = acc.check_sensitivity(sensitivity)
-    sens_ring = as_fraction(sens, "sensitivity") * s.fp.scale
-    scale = round_scale_up(sens_ring / as_fraction(eps, "epsilon"))
-    eps_used = acc.discrete_laplace_epsilon(sens_ring, scale)
-    return eps_used, sens, float(sens_ring), scale
-
-
-def noise_tail_probability(k, scale, variance_factor=1) -> float:
+def noise_tail_probability(k: float, scale: RealLike, variance_factor: float = 1) -> float:
     """P(|Z| >= k) for the total noise Z (an upper bound when ``variance_factor`` R > 1).
 
     Z ~ DLap(a), a = exp(-1/scale): exactly 2 a^k / (1 + a). For R > 1 (Z = X - Y,
@@ -191,7 +109,8 @@ def noise_tail_probability(k, scale, variance_factor=1) -> float:
     return min(1.0, 2.0 * math.exp(min(log_b, 0.0)))
 
 
-def noise_tail_bound(scale, variance_factor=1, probability=MAX_WRAP_PROBABILITY) -> float:
+def noise_tail_bound(scale: RealLike, variance_factor: float = 1,
+                     probability: float = MAX_WRAP_PROBABILITY) -> float:
     """Smallest k (to 1e-9 relative, rounded up) with :func:`noise_tail_probability` <= probability.
 
     For the aggregate's wrap-around check: |noise| < k except with that
@@ -209,7 +128,7 @@ def noise_tail_bound(scale, variance_factor=1, probability=MAX_WRAP_PROBABILITY)
     return hi
 
 
-def dlap_wrap_probability(scale, bits: int, variance_factor=1) -> float:
+def dlap_wrap_probability(scale: RealLike, bits: int, variance_factor: float = 1) -> float:
     """P(|Z| >= 2^(bits-1)): the chance the noise wraps mod 2^l (:func:`noise_tail_probability`)."""
     return noise_tail_probability(1 << (bits - 1), scale, variance_factor)
 
@@ -220,8 +139,8 @@ def pidlap_bits(n: int, bits: int, separate_pair: bool = False) -> int:
 
 
 # -- the discrete Laplace protocols -------------------------------------------------------
-def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
-            honest: int | None = None) -> tuple[np.ndarray, bool]:
+def pi_dlap(s: Session, scale: RealLike, *, parties: ArrayLike | None = None,
+            separate_pair: bool = False, honest: int | None = None) -> tuple[np.ndarray, bool]:
     """Pi_DLap (Sinh & Ramon, Protocol B.1; Balle et al. 2020): all-to-all shared discrete Laplace.
 
     Steps: (1) party P_i draws a_i, b_i ~ Polya(1/h, a), a = exp(-1/scale),
@@ -264,7 +183,8 @@ def pi_dlap(s, scale, *, parties=None, separate_pair: bool = False,
     return out, True
 
 
-def local_dlap(s, scale, *, parties=None, honest: int | None = None):
+def local_dlap(s: Session, scale: RealLike, *, parties: ArrayLike | None = None,
+               honest: int | None = None) -> tuple[np.ndarray, bool]:
     """Remark B.1: each party's own Polya difference, no communication.
 
     Party P_i outputs c_i = Polya(1/h, a) - Polya(1/h, a) (h = ``honest``,
@@ -284,32 +204,8 @@ def local_dlap(s, scale, *, parties=None, honest: int | None = None):
     return _encode_signed(s.ring, c, "Polya difference"), True
 
 
-def noise_plan(threat_model: str, n: int, *, max_colluders=None, committee_size=None,
-               fail=2.0 ** -40, f_h=0.5, method: str = "polya") -> CollusionPlan:
-    """The collusion plan :func:`shared_dlap_noise` uses for ``n`` parties (see :mod:`noise.collusion`).
-
-    ``"dis"`` / ``"local"``: ``max_colluders`` t (int, ``"half"`` = floor(n/2)
-    the default, or ``"all"`` = n - 1); ``"hf"``: ``committee_size`` (default
-    rule in :func:`noise.collusion.committee_plan`), ``fail``, ``f_h``.
-    ``method``: ``"polya"`` (Polya shares) or ``"mpc"`` (sampled inside MPC:
-    one honest contributor suffices; not for ``"local"``).
-    """
-    if threat_model not in THREAT_MODELS:
-        raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    if method == "mpc" and threat_model == "local":
-        raise ValueError("noise method 'mpc' needs a secure computation; threat model 'local' "
-                         "(Remark B.1) has no communication: use method 'polya'")
-    if threat_model == "hf":
-        if max_colluders is not None:
-            raise ValueError("max_colluders applies to threat models 'dis' and 'local'; for 'hf' "
-                             "the tolerated coalition follows from f_h, fail and committee_size")
-        return committee_plan(fail, f_h, n=n, size=committee_size, method=method)
-    if committee_size is not None:
-        raise ValueError("committee_size applies to threat model 'hf' only")
-    return dis_plan(n, max_colluders, threat_model, method)
-
-
-def shared_dlap_noises(s, specs, **kw) -> list:
+def shared_dlap_noises(s: Session, specs: Iterable[tuple[RealLike, RealLike]],
+                       **kw: Any) -> list[NoiseShares]:
     """The noises of one release, ``specs`` = [(epsilon, sensitivity), ...] (U, then its aux sums).
 
     ``method="polya"`` (default): :func:`shared_dlap_noise` per spec, in order
@@ -318,16 +214,16 @@ def shared_dlap_noises(s, specs, **kw) -> list:
     :func:`shared_dlap_noise`.
     """
     if kw.get("method", "polya") == "mpc":
-        from .mpc_noise import mpc_dlap_noises
         kw = {k: v for k, v in kw.items() if k != "method"}
         return mpc_dlap_noises(s, specs, **kw)
     return [shared_dlap_noise(s, eps, sens, **kw) for eps, sens in specs]
 
 
-def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=None,
-                      fail=2.0 ** -40, f_h=0.5, max_colluders=None,
-                      committee_size=None, method: str = "polya",
-                      triples: str = "dealer") -> NoiseShares:
+def shared_dlap_noise(s: Session, epsilon: RealLike, sensitivity: RealLike, *,
+                      threat_model: str = "dis", parties: ArrayLike | None = None,
+                      fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5,
+                      max_colluders: int | str | None = None, committee_size: int | None = None,
+                      method: str = "polya", triples: str = "dealer") -> NoiseShares:
     """Shares of discrete Laplace noise for the U-MPC layer (epsilon-DP, delta = 0 for Polya).
 
     ``method``: ``"polya"`` (below: per-contributor Polya shares sized for a
@@ -374,7 +270,6 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     the stated Polya difference for the rational scale actually used.
     """
     if method == "mpc":
-        from .mpc_noise import mpc_dlap_noises
         return mpc_dlap_noises(s, [(epsilon, sensitivity)], threat_model=threat_model,
                                parties=parties, fail=fail, f_h=f_h, max_colluders=max_colluders,
                                committee_size=committee_size, triples=triples)[0]
@@ -383,14 +278,15 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
     s = _check_session(s)
     if threat_model not in THREAT_MODELS:
         raise ValueError(f"threat_model must be one of {THREAT_MODELS}, got {threat_model!r}")
-    eps_used, sens, sens_ring, scale = _dlap_params(s, epsilon, sensitivity)
+    eps_used, sens, sens_ring, scale = dlap_params(s, epsilon, sensitivity)
     P = _check_parties(s, parties)
     plan = noise_plan(threat_model, P.size, max_colluders=max_colluders,
                       committee_size=committee_size, fail=fail, f_h=f_h)
     wrap = dlap_wrap_probability(scale, s.ring.bits, plan.variance_factor)
     if wrap > MAX_WRAP_PROBABILITY:
         raise ValueError(
-            f"ring too small for the noise: discrete Laplace of scale {float(scale):.4g} ring units "
+            f"ring too small for the noise: discrete Laplace of scale {float(scale):.4g} "
+            "ring units "
             f"(variance factor {plan.variance_factor:.3g}) wraps mod 2^{s.ring.bits} with "
             f"probability {wrap:.3g} > {MAX_WRAP_PROBABILITY:.3g}; "
             "use more ring bits, fewer fractional bits, or a larger epsilon")
@@ -410,6 +306,3 @@ def shared_dlap_noise(s, epsilon, sensitivity, *, threat_model="dis", parties=No
         notes=(f"discrete Laplace a = exp(-1/scale) in ring units for any {plan.honest} honest "
                f"contributors; total Polya({plan.variance_factor:.4g}) difference"))
 
-
-# The Gaussian-type protocols live in noise.gaussian_shares (re-exported here).
-from .gaussian_shares import coin_flip_binomial, distributed_discrete_gaussian  # noqa: E402

@@ -1,30 +1,40 @@
 """Gaussian-type distributed noise: coin-flipping binomial and summed discrete Gaussians.
 
-Both return :class:`noise.distributed.NoiseShares` (re-exported from
-:mod:`noise.distributed`, where the discrete Laplace protocols live). Their
-collusion caveat is the one of the module docstring there: a coalition that
+Both return :class:`noise.shares.NoiseShares` (also exported by
+:mod:`noise.distributed`, where the discrete Laplace protocols live, which
+re-exports these two). Their collusion caveat is the one of the module
+docstring there: a coalition that
 knows its members' contributions subtracts them; these protocols report the
 guarantee against the aggregator alone.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from mpc.protocols.beaver import multiply
+import numpy as np
+from numpy.typing import ArrayLike
+
 from mpc.arith.sharing import additive_share
+from mpc.protocols.beaver import multiply
 
 from . import accounting as acc
 from ._contributions import _check_parties, _check_session, _encode_signed, _shape, _stream
-from .distributed import NoiseShares
-from .samplers import as_fraction, discrete_gaussian
+from .samplers import RealLike, as_fraction, discrete_gaussian
+from .shares import NoiseShares
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import ShapeLike
+    from mpc.session import Session
 
 __all__ = ["coin_flip_binomial", "distributed_discrete_gaussian"]
 
 
 # -- Gaussian-type protocols ----------------------------------------------------------------
-def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivity=None,
-                       epsilon=None) -> NoiseShares:
+def coin_flip_binomial(s: Session, n_coins: int, *, step: int = 1,
+                       parties: ArrayLike | None = None, shape: ShapeLike = (),
+                       sensitivity: RealLike | None = None,
+                       epsilon: RealLike | None = None) -> NoiseShares:
     """Coin-flipping binomial noise (Dwork et al. 2006; Sinh & Ramon App. B.2.1).
 
     Steps: (1) for coin k, party P_{k mod p} draws a bit c_k and additively
@@ -64,16 +74,13 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
     owner = np.arange(N) % p
     if p > 1:
         with net.round():
-            for j in range(1, p):                              # loop over share rows (p), vectorized over coins
+            for j in range(1, p):               # loop over share rows (p), vectorized over coins
                 recv = (owner + j) % p
                 # owner sends row recv[k] of coin k to P[recv[k]]
                 net.send(P[owner], P[recv], c_sh[recv, np.arange(N)], ring.bits)
     b = s.dealer.rng.bits(N).astype(np.uint64)
     b_sh = s.dealer.share(P, b) if p > 1 else b[None, :]
-    if p > 1:
-        cb = multiply(s, c_sh, b_sh, P)
-    else:
-        cb = ring.mul(c_sh, b_sh)
+    cb = multiply(s, c_sh, b_sh, P) if p > 1 else ring.mul(c_sh, b_sh)
     z = ring.sub(ring.add(c_sh, b_sh), ring.smul(2, cb))       # shares of c XOR b
     tot = ring.sum(z.reshape(p, size, n_coins), axis=2)        # shares of B
     out = ring.smul(step, tot)
@@ -86,7 +93,8 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
         sens_ring = acc.check_sensitivity(sensitivity)
         eps_out = acc.check_epsilon(epsilon)
         if sens_ring % step:
-            raise ValueError(f"sensitivity must be a multiple of step = {step} ring units, got {sensitivity!r}")
+            raise ValueError(f"sensitivity must be a multiple of step = {step} ring units, "
+                             f"got {sensitivity!r}")
         delta = acc.binomial_mechanism_delta(n_coins, int(sens_ring // step), eps_out)
     return NoiseShares(
         shares=out.reshape((p,) + shape), parties=P, distribution="binomial", scale=step,
@@ -95,8 +103,10 @@ def coin_flip_binomial(s, n_coins, *, step=1, parties=None, shape=(), sensitivit
         notes=f"step*(Binomial({n_coins}, 1/2) - {n_coins // 2}), coin flipping")
 
 
-def distributed_discrete_gaussian(s, sigma2, *, parties=None, shape=(), mode="share",
-                                  sensitivity=None, delta=None) -> NoiseShares:
+def distributed_discrete_gaussian(s: Session, sigma2: RealLike, *,
+                                  parties: ArrayLike | None = None, shape: ShapeLike = (),
+                                  mode: str = "share", sensitivity: RealLike | None = None,
+                                  delta: RealLike | None = None) -> NoiseShares:
     """Distributed discrete Gaussian: each of the p parties adds N_Z(0, sigma2 / p).
 
     Steps: P_i draws g_i ~ N_Z(0, sigma2/p) exactly (CKS20 Alg. 3, rational
@@ -142,7 +152,8 @@ def distributed_discrete_gaussian(s, sigma2, *, parties=None, shape=(), mode="sh
         eps_out = acc.zcdp_to_dp(rho, delta)
     return NoiseShares(
         shares=out.reshape((p,) + shape), parties=P, distribution="discrete_gaussian_sum",
-        scale=s2, epsilon=eps_out, sensitivity=sens, threat_model="dis" if mode == "share" else "local",
+        scale=s2, epsilon=eps_out, sensitivity=sens,
+        threat_model="dis" if mode == "share" else "local",
         delta=float(delta) if delta is not None else float("nan"), sensitivity_ring=sens,
         exact=True, insecure_seed=bool(s.insecure),
         notes=f"sum of {p} iid N_Z(0, {each}); rho = {rho} zCDP")

@@ -33,23 +33,35 @@ of contributors: O(m^2) OT setups, for small committees).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._contributions import _check_parties, _check_session, _stream
 from .committee import _committee_positions
-from .distributed import NoiseShares, _dlap_params, noise_plan
 from .mpc_sampler import plan_dlap, secure_dlap
+from .shares import NoiseShares, dlap_params, noise_plan
 
-__all__ = ["mpc_dlap_noises", "MPC_DIS_MAX_PARTIES"]
+if TYPE_CHECKING:
+    from mpc.session import Session
+
+    from .samplers import RealLike
+
+__all__ = ["MPC_DIS_MAX_PARTIES", "mpc_dlap_noises"]
 
 #: The largest n for which threat model "dis" samples the noise among all n parties (the
 #: simulator holds about 4 kB of GMW state per party; measured 3 s and 0.64 GB at 10^5).
 MPC_DIS_MAX_PARTIES = 100_000
 
 
-def mpc_dlap_noises(s, specs, *, threat_model: str = "dis", parties=None, fail=2.0 ** -40,
-                    f_h=0.5, max_colluders=None, committee_size=None,
-                    triples: str = "dealer") -> list:
+def mpc_dlap_noises(s: Session, specs: Iterable[tuple[RealLike, RealLike]], *,
+                    threat_model: str = "dis", parties: ArrayLike | None = None,
+                    fail: float | Fraction = 2.0 ** -40, f_h: float | Fraction = 0.5,
+                    max_colluders: int | str | None = None, committee_size: int | None = None,
+                    triples: str = "dealer") -> list[NoiseShares]:
     """One :class:`NoiseShares` per (epsilon, sensitivity) in ``specs``, all from one computation.
 
     Parameters as :func:`noise.distributed.shared_dlap_noise` (``max_colluders``
@@ -63,7 +75,7 @@ def mpc_dlap_noises(s, specs, *, threat_model: str = "dis", parties=None, fail=2
     if threat_model == "local":
         raise ValueError("noise method 'mpc' needs a secure computation; threat model 'local' "
                          "(Remark B.1) has no communication: use method 'polya'")
-    params = [_dlap_params(s, eps, sens) for eps, sens in specs]
+    params = [dlap_params(s, eps, sens) for eps, sens in specs]
     P = _check_parties(s, parties)
     plan = noise_plan(threat_model, P.size, max_colluders=max_colluders,
                       committee_size=committee_size, fail=fail, f_h=f_h, method="mpc")

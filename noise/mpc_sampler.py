@@ -60,17 +60,26 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.protocols.gmw import GMW, TRIPLE_SOURCES, pack_rows
 
-from .samplers import as_fraction, exp_neg_bounds
+from .samplers import RealLike, as_fraction, exp_neg_bounds
 
-__all__ = ["DLapSamplerPlan", "SecureDraws", "plan_dlap", "secure_dlap", "comparison_and_rows",
-           "MAX_DELTA", "MAX_COIN_BITS", "DEPTHS", "sample_from_coins"]
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.session import Session
+
+__all__ = [
+    "DEPTHS", "MAX_COIN_BITS", "MAX_DELTA", "DLapSamplerPlan", "SecureDraws", "comparison_and_rows",
+    "plan_dlap", "sample_from_coins", "secure_dlap",
+]
 
 #: The largest delta a plan may spend (the issue's bound): truncation and rounding together.
 MAX_DELTA = 2.0 ** -40
@@ -99,8 +108,8 @@ class DLapSamplerPlan:
         """Upper bound on the total variation distance between the output law and DLap(a)."""
         return _up(2.0 * (self.truncation + self.rounding))
 
-    def delta(self, epsilon, draws: int = 1) -> float:
-        """(1 + e^epsilon) draws tv: the delta of an epsilon-DP release adding ``draws`` of these."""
+    def delta(self, epsilon: float, draws: int = 1) -> float:
+        """(1 + e^epsilon) draws tv: the delta of an epsilon-DP release adding ``draws`` of them."""
         return _up((1.0 + math.exp(float(epsilon))) * int(draws) * self.tv * (1.0 + 1e-12))
 
     @property
@@ -127,7 +136,7 @@ class DLapSamplerPlan:
             counts = [c * (1 << K) - c * P for c in counts] + [c * P for c in counts]
         return np.array(counts, dtype=object)
 
-    def pmf(self):
+    def pmf(self) -> tuple[np.ndarray, np.ndarray]:
         """``(support, probabilities)`` of X' = G1' - G2' (float64; small J)."""
         total = float(1 << (self.geometric_bits * self.coin_bits))
         g = self.geometric_counts().astype(np.float64) / total
@@ -169,7 +178,8 @@ def _check_draws(draws) -> int:
     return int(draws)
 
 
-def plan_dlap(scale, *, epsilon, draws: int = 1, delta: float = MAX_DELTA) -> DLapSamplerPlan:
+def plan_dlap(scale: RealLike, *, epsilon: float, draws: int = 1,
+              delta: float = MAX_DELTA) -> DLapSamplerPlan:
     """The cheapest (J, K) whose ``plan.delta(epsilon, draws)`` is at most ``delta``.
 
     ``scale``: t in the noise's integer units (exact rational, as the
@@ -242,7 +252,7 @@ def _round_digits(bounds, K: int):
 # -- the secure computation ----------------------------------------------------------------
 @dataclass(frozen=True)
 class SecureDraws:
-    """Additive shares ``uint64 (p, draws)`` in Z_2^l of the noises, and what the computation did."""
+    """Additive shares ``uint64 (p, draws)`` in Z_2^l of the noises, and the computation's cost."""
 
     shares: np.ndarray
     holders: np.ndarray
@@ -315,7 +325,8 @@ def _less_than_public(ctx: GMW, u: np.ndarray, pub: np.ndarray, depth: str = "lo
     return lt
 
 
-def secure_dlap(session, plans, *, holders, triples: str = "dealer", rng=None,
+def secure_dlap(session: Session, plans: Sequence[DLapSamplerPlan], *, holders: ArrayLike,
+                triples: str = "dealer", rng: CSPRNG | None = None,
                 depth: str | None = None) -> SecureDraws:
     """Draw one noise per plan in ``plans`` inside GMW among ``holders``; additive shares out.
 
@@ -338,7 +349,7 @@ def secure_dlap(session, plans, *, holders, triples: str = "dealer", rng=None,
         raise ValueError(f"triples must be one of {TRIPLE_SOURCES}, got {triples!r}")
     ring = session.ring
     J = max(p.geometric_bits for p in plans)
-    if J > ring.bits - 1:
+    if ring.bits - 1 < J:
         raise ValueError(f"ring too small for the noise: the sampler's |noise| < 2^{J} needs at "
                          f"least {J + 1} ring bits, the session has {ring.bits}")
     K = max(p.coin_bits for p in plans)
@@ -351,7 +362,7 @@ def secure_dlap(session, plans, *, holders, triples: str = "dealer", rng=None,
     ctx = GMW(session, holders, thr.size, rng, triples=triples)
     coins = ctx.holder_words("coins", K)            # each contributor's coins: its XOR share of U
     shares = _noise_from_coins(ctx, coins, thr, weights, starts, depth)
-    layers = (K - 1 if depth == "linear" else int(math.ceil(math.log2(K)))) if K > 1 else 0
+    layers = (K - 1 if depth == "linear" else math.ceil(math.log2(K))) if K > 1 else 0
     return SecureDraws(shares, ctx.h, plans, triples, ctx.and_rows * thr.size, layers,
                        ctx.openings)
 

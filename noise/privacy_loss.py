@@ -46,9 +46,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .accounting import check_sensitivity
-from .samplers import as_fraction
+from .samplers import RealLike, as_fraction
 
 __all__ = ["polya_difference_epsilon", "polya_log_pmf"]
 
@@ -84,7 +85,7 @@ def _lgamma_ratio(x: np.ndarray, r: float) -> np.ndarray:
     return out
 
 
-def polya_log_pmf(k, r, scale) -> np.ndarray:
+def polya_log_pmf(k: ArrayLike, r: RealLike, scale: RealLike) -> np.ndarray:
     """ln P(K = k) of Polya(r, a = exp(-1/scale)) for real k >= 0 (float64, vectorized).
 
     ln Gamma(k + r) - ln Gamma(k + 1) - ln Gamma(r) + r ln(1 - a) + k ln a,
@@ -105,7 +106,7 @@ def _log_terms(k: np.ndarray, z: int, r: float, t: float) -> np.ndarray:
 def _log_sum(r: float, t: float, z: int, direct: int) -> float:
     """ln S_z, S_z = sum_{k >= 0} exp(l(k) + l(k + z)) (see the module docstring)."""
     log_cut = 50.0
-    k_end = int(math.ceil(log_cut * t / 2.0)) + 64            # exp(-2 k / t) < e^-50 from here
+    k_end = math.ceil(log_cut * t / 2.0) + 64                 # exp(-2 k / t) < e^-50 from here
     n_direct = min(k_end, direct)
     parts = []
     for start in range(0, n_direct, 1 << 20):
@@ -138,7 +139,8 @@ def _tail_integral(x0: float, x_end: float, z: int, r: float, t: float, shift: f
     return float((half * vals * _GL_W[None, :]).sum())
 
 
-def polya_difference_epsilon(r, scale, sensitivity, *, _direct: int = _DIRECT) -> float:
+def polya_difference_epsilon(r: RealLike, scale: RealLike, sensitivity: RealLike, *,
+                             _direct: int = _DIRECT) -> float:
     """Pure-DP epsilon of adding X - Y (X, Y iid Polya(r, exp(-1/scale))) to an integer query.
 
     ``r``: the Polya shape of the noise that remains (e.g. the honest
@@ -147,12 +149,13 @@ def polya_difference_epsilon(r, scale, sensitivity, *, _direct: int = _DIRECT) -
     same units. Returns floor(Delta)/t for r >= 1 (the discrete Laplace value,
     exact supremum) and ln P(0) - ln P(floor(Delta)) for r < 1 (exact by
     log-convexity), computed numerically as the module docstring says and
-    rounded up by 1e-9 relative. Cost: O(min(t, 2^14)) float operations plus a few thousand for the tail.
+    rounded up by 1e-9 relative. Cost: O(min(t, 2^14)) float operations plus a
+    few thousand for the tail.
     """
     rq = as_fraction(r, "r")
     t = float(as_fraction(scale, "scale"))
     delta = check_sensitivity(sensitivity)
-    d = int(math.floor(delta))
+    d = math.floor(delta)
     if d == 0:
         return 0.0
     if rq >= 1:

@@ -38,9 +38,10 @@ So the output distribution is exact provided that numpy's float64 ``exp``
 (and ``log``, for :func:`geometric`) has relative error below ``2^-40`` (it
 is within a few ulp, i.e. ~2^-51) on arguments computed to within a few ulp
 -- a far weaker assumption than trusting floating-point noise. Tests force
-the slow path (by widening the margin) and check the law is unchanged. The geometric Geometric(1 - e^-1) part uses
-exact 64-bit integer thresholds ``floor(2^64 e^-k)`` computed in rational
-arithmetic, with the same lazy refinement on ties.
+the slow path (by widening the margin) and check the law is unchanged. The
+geometric Geometric(1 - e^-1) part uses exact 64-bit integer thresholds
+``floor(2^64 e^-k)`` computed in rational arithmetic, with the same lazy
+refinement on ties.
 
 Polya (negative binomial) with any rational shape r is exact too: integer
 shapes sum geometrics, the fractional part thins the cycles of a geometric
@@ -59,31 +60,19 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.arith.rng import CSPRNG, as_rng, check_shape
+from mpc.arith.rng import CSPRNG, RngLike, ShapeLike, as_rng, check_shape
 
 __all__ = [
-    "as_fraction",
-    "round_scale_up",
-    "exp_neg_bounds",
-    "bernoulli",
-    "bernoulli_exp",
-    "geometric",
-    "geometric_exp",
-    "discrete_laplace",
-    "discrete_laplace_many",
-    "discrete_laplace_pmf",
-    "discrete_gaussian",
-    "discrete_gaussian_pmf",
-    "binomial",
-    "polya",
-    "polya_pmf",
-    "laplace_float",
-    "gaussian_float",
-    "MAX_NUMERATOR_BITS",
+    "MAX_NUMERATOR_BITS", "as_fraction", "bernoulli", "bernoulli_exp", "binomial",
+    "discrete_gaussian", "discrete_gaussian_pmf", "discrete_laplace", "discrete_laplace_many",
+    "discrete_laplace_pmf", "exp_neg_bounds", "gaussian_float", "geometric", "geometric_exp",
+    "laplace_float", "polya", "polya_pmf", "round_scale_up",
 ]
 
 #: Relative safety margin of the float fast path (times 1 + gamma).
@@ -93,12 +82,16 @@ _GEOM_MARGIN = 2.0 ** -44
 #: Largest numerator bit length accepted for a scale t/s (U uniform in [0, t)
 #: and X = U + t V must stay far inside int64).
 MAX_NUMERATOR_BITS = 56
+#: A real parameter, taken exactly (:func:`as_fraction`): an int, a float, a Fraction or a
+#: numpy scalar.
+RealLike = float | Fraction | np.integer | np.floating
 _TWO53 = float(2 ** 53)
 _INV53 = 2.0 ** -53
 
 
 # -- argument handling --------------------------------------------------------
-def as_fraction(x, name: str, *, positive: bool = True, allow_zero: bool = False) -> Fraction:
+def as_fraction(x: RealLike, name: str, *, positive: bool = True,
+                allow_zero: bool = False) -> Fraction:
     """The exact rational value of ``x`` (int, Fraction, float, numpy scalar).
 
     A float is converted exactly (``Fraction(x)``), not approximated.
@@ -117,14 +110,14 @@ def as_fraction(x, name: str, *, positive: bool = True, allow_zero: bool = False
             raise ValueError(f"{name} must be finite, got {x!r}")
         q = Fraction(xf)
     else:
-        raise TypeError(f"{name} must be a real number (int, float or Fraction), got {type(x).__name__}")
-    if positive:
-        if q < 0 or (q == 0 and not allow_zero):
-            raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
+        raise TypeError(f"{name} must be a real number (int, float or Fraction), "
+                        f"got {type(x).__name__}")
+    if positive and (q < 0 or (q == 0 and not allow_zero)):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {x!r}")
     return q
 
 
-def round_scale_up(scale, max_bits: int = 48) -> Fraction:
+def round_scale_up(scale: RealLike, max_bits: int = 48) -> Fraction:
     """Smallest dyadic rational >= ``scale`` whose numerator has < ``max_bits`` bits.
 
     Rounding a noise scale *up* only adds noise, so a privacy guarantee
@@ -133,7 +126,8 @@ def round_scale_up(scale, max_bits: int = 48) -> Fraction:
     """
     q = as_fraction(scale, "scale")
     if not isinstance(max_bits, numbers.Integral) or not 8 <= max_bits <= MAX_NUMERATOR_BITS:
-        raise ValueError(f"max_bits must be an integer in 8..{MAX_NUMERATOR_BITS}, got {max_bits!r}")
+        raise ValueError(f"max_bits must be an integer in 8..{MAX_NUMERATOR_BITS}, "
+                         f"got {max_bits!r}")
     if q.numerator.bit_length() < max_bits and q.denominator.bit_length() < 62:
         return q
     # choose k with ceil(q 2^k) < 2^(max_bits-1)
@@ -151,9 +145,10 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def _rng(rng) -> CSPRNG:
+def _rng(rng: RngLike) -> CSPRNG:
     if rng is not None and not isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)):
-        raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG, a seed or None, got {type(rng).__name__}")
+        raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG, a seed or None, "
+                        f"got {type(rng).__name__}")
     return as_rng(rng)
 
 
@@ -189,7 +184,7 @@ def _exp_neg_one_bounds(prec: int) -> tuple[Fraction, Fraction]:
     return _exp_neg_frac_bounds(Fraction(1), prec)
 
 
-def exp_neg_bounds(gamma, prec: int) -> tuple[Fraction, Fraction]:
+def exp_neg_bounds(gamma: RealLike, prec: int) -> tuple[Fraction, Fraction]:
     """Rational ``lo <= exp(-gamma) <= hi`` with ``hi - lo <= 2^-prec`` (gamma >= 0 rational).
 
     exp(-gamma) = exp(-1)^m exp(-f) with m = floor(gamma), f = gamma - m, each
@@ -228,7 +223,7 @@ def exp_neg_bounds(gamma, prec: int) -> tuple[Fraction, Fraction]:
 class _LazyUniform:
     """A uniform real U in [0, 1) known by a prefix ``num / 2^nbits``; more bits on demand."""
 
-    __slots__ = ("num", "nbits", "rng")
+    __slots__ = ("nbits", "num", "rng")
 
     def __init__(self, num: int, nbits: int, rng: CSPRNG):
         self.num, self.nbits, self.rng = int(num), int(nbits), rng
@@ -241,8 +236,11 @@ class _LazyUniform:
         """Exactly decide U < q."""
         return self.lt_bounds(lambda prec: (q, q))
 
-    def lt_bounds(self, bounds) -> bool:
-        """Exactly decide U < x given ``bounds(prec) -> (lo, hi)``, lo <= x <= hi, hi - lo <= 2^-prec."""
+    def lt_bounds(self, bounds: Callable[[int], tuple[Fraction, Fraction]]) -> bool:
+        """Exactly decide U < x from rational bounds on x.
+
+        ``bounds(prec) -> (lo, hi)`` with lo <= x <= hi and hi - lo <= 2^-prec.
+        """
         while True:
             lo, hi = bounds(self.nbits + 8)
             den = 1 << self.nbits
@@ -363,7 +361,7 @@ def _check_numerator(q: Fraction, name: str):
 
 
 # -- public samplers ----------------------------------------------------------------
-def bernoulli(p, shape=(), rng=None) -> np.ndarray:
+def bernoulli(p: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact Bernoulli(p) for rational p in [0, 1]; returns ``bool``.
 
     Algorithm: U < p with U uniform; a 64-bit prefix w decides unless
@@ -389,7 +387,7 @@ def bernoulli(p, shape=(), rng=None) -> np.ndarray:
     return out.reshape(shape)
 
 
-def bernoulli_exp(gamma, shape=(), rng=None) -> np.ndarray:
+def bernoulli_exp(gamma: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact Bernoulli(exp(-gamma)) for rational gamma >= 0; returns ``bool``.
 
     Algorithm: lazy comparison of a uniform with exp(-gamma) (float fast path
@@ -404,7 +402,7 @@ def bernoulli_exp(gamma, shape=(), rng=None) -> np.ndarray:
     return _bern_exp_core(gf, lambda i: g, rng).reshape(shape)
 
 
-def geometric(p, shape=(), rng=None) -> np.ndarray:
+def geometric(p: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact geometric: number of failures before the first success, P(k) = p (1-p)^k.
 
     ``p`` is a rational in (0, 1]. Algorithm: inverse CDF, k = max{j :
@@ -430,7 +428,8 @@ def geometric(p, shape=(), rng=None) -> np.ndarray:
     k = np.maximum(k, 0.0)
     with np.errstate(divide="ignore"):
         lhi, llo = np.log(hi), np.log(lo)
-    # need U < (1-p)^k  <=  log(hi) <= k lq - margin ; and U >= (1-p)^(k+1) <= log(lo) >= (k+1) lq + margin
+    # need U < (1-p)^k  <=  log(hi) <= k lq - margin;
+    # and U >= (1-p)^(k+1)  <=  log(lo) >= (k+1) lq + margin
     a = k * lq
     b = (k + 1.0) * lq
     # float errors here are ~1 ulp of |log| (log is within 1 ulp, k * lq within 2): a
@@ -443,7 +442,7 @@ def geometric(p, shape=(), rng=None) -> np.ndarray:
         u = _LazyUniform(int(w[i]), 53, rng)
         # exact search: start from the float candidate (clipped) and walk
         j = int(min(max(k[i], 0.0), 2.0 ** 62))
-        def below(jj):  # U < (1-p)^jj, decided exactly
+        def below(jj, u=u):  # U < (1-p)^jj, decided exactly
             return u.lt_bounds(lambda prec: _pow_bounds(one_minus, jj, prec))
 
         while j > 0 and not below(j):
@@ -454,7 +453,7 @@ def geometric(p, shape=(), rng=None) -> np.ndarray:
     return out.reshape(shape)
 
 
-def geometric_exp(gamma, shape=(), rng=None) -> np.ndarray:
+def geometric_exp(gamma: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact geometric with P(k) = (1 - e^-gamma) e^(-gamma k), k >= 0, gamma > 0 rational.
 
     Algorithm (CKS20 Alg. 2, without the sign): with gamma = s/t,
@@ -471,7 +470,7 @@ def geometric_exp(gamma, shape=(), rng=None) -> np.ndarray:
     return (_geom_t(t, m, rng) // np.int64(s)).reshape(shape)
 
 
-def discrete_laplace(scale, shape=(), rng=None) -> np.ndarray:
+def discrete_laplace(scale: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact discrete Laplace: P(z) = (1-a)/(1+a) a^|z| with a = exp(-1/scale), z in Z.
 
     ``scale`` = t/s is a positive rational (a float is taken exactly; see
@@ -500,7 +499,8 @@ def discrete_laplace(scale, shape=(), rng=None) -> np.ndarray:
     return out.reshape(shape)
 
 
-def discrete_laplace_many(numerators, denominators, rng=None) -> np.ndarray:
+def discrete_laplace_many(numerators: ArrayLike, denominators: ArrayLike,
+                          rng: RngLike = None) -> np.ndarray:
     """Exact discrete Laplace, one draw per scale t_i / s_i (many distinct scales, one batch).
 
     ``numerators`` t_i and ``denominators`` s_i: positive integer arrays of
@@ -553,14 +553,14 @@ def _geom_many(t: np.ndarray, rng: CSPRNG) -> np.ndarray:
     return out + t * _geom_e1(m, rng)
 
 
-def discrete_laplace_pmf(k, scale) -> np.ndarray:
+def discrete_laplace_pmf(k: ArrayLike, scale: RealLike) -> np.ndarray:
     """P(Z = k) of the discrete Laplace with a = exp(-1/scale) (float64, for tests)."""
     a = math.exp(-1.0 / float(scale))
     k = np.asarray(k)
     return (1 - a) / (1 + a) * np.power(a, np.abs(k).astype(np.float64))
 
 
-def discrete_gaussian(sigma2, shape=(), rng=None) -> np.ndarray:
+def discrete_gaussian(sigma2: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Exact discrete Gaussian N_Z(0, sigma2): P(z) proportional to exp(-z^2 / (2 sigma2)).
 
     ``sigma2`` is the rational variance *parameter* sigma^2 (the variance of
@@ -596,7 +596,7 @@ def discrete_gaussian(sigma2, shape=(), rng=None) -> np.ndarray:
     return out.reshape(shape)
 
 
-def discrete_gaussian_pmf(k, sigma2, tail: int | None = None) -> np.ndarray:
+def discrete_gaussian_pmf(k: ArrayLike, sigma2: RealLike, tail: int | None = None) -> np.ndarray:
     """P(Z = k) of N_Z(0, sigma2) (float64; normalizer summed over |z| <= tail)."""
     s2 = float(sigma2)
     if tail is None:
@@ -607,7 +607,8 @@ def discrete_gaussian_pmf(k, sigma2, tail: int | None = None) -> np.ndarray:
     return np.exp(-k * k / (2 * s2)) / norm
 
 
-def binomial(n_trials, p, shape=(), rng=None) -> np.ndarray:
+def binomial(n_trials: int, p: RealLike, shape: ShapeLike = (),
+             rng: RngLike = None) -> np.ndarray:
     """Exact Binomial(n_trials, p) for rational p; ``int64``.
 
     p = 1/2: popcount of n_trials uniform bits (one word per 64 trials).
@@ -674,8 +675,11 @@ def _polya_fraction(r: Fraction, gamma: Fraction, m: int, rng: CSPRNG) -> np.nda
     return out
 
 
-def polya(r, scale, shape=(), rng=None) -> np.ndarray:
-    """Polya (negative binomial) NB(r, a): P(k) = Gamma(k+r) / (k! Gamma(r)) (1-a)^r a^k, a = exp(-1/scale).
+def polya(r: RealLike, scale: RealLike, shape: ShapeLike = (),
+          rng: RngLike = None) -> np.ndarray:
+    """Polya (negative binomial) NB(r, a), a = exp(-1/scale).
+
+    P(k) = Gamma(k+r) / (k! Gamma(r)) (1-a)^r a^k.
 
     Mean r a / (1 - a). Infinite divisibility (Balle, Bell, Gascon, Nissim,
     "Private summation in the multi-message shuffle model", CCS 2020; Goryczka
@@ -709,7 +713,7 @@ def polya(r, scale, shape=(), rng=None) -> np.ndarray:
     return out.reshape(shape)
 
 
-def polya_pmf(k, r, scale) -> np.ndarray:
+def polya_pmf(k: ArrayLike, r: RealLike, scale: RealLike) -> np.ndarray:
     """P(K = k) of Polya(r, a = exp(-1/scale)) in float64 (for tests)."""
     r = float(r)
     a = math.exp(-1.0 / float(scale))
@@ -720,7 +724,7 @@ def polya_pmf(k, r, scale) -> np.ndarray:
 
 
 # -- floating-point baselines (NOT for release) ------------------------------------
-def laplace_float(scale, shape=(), rng=None) -> np.ndarray:
+def laplace_float(scale: float, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Continuous Laplace(0, scale) in float64 -- a BASELINE ONLY.
 
     WARNING: floating-point noise is not safe for release: the set of
@@ -736,7 +740,7 @@ def laplace_float(scale, shape=(), rng=None) -> np.ndarray:
     return -b * np.sign(u) * np.log1p(-2.0 * np.abs(u))
 
 
-def gaussian_float(sigma, shape=(), rng=None) -> np.ndarray:
+def gaussian_float(sigma: float, shape: ShapeLike = (), rng: RngLike = None) -> np.ndarray:
     """Continuous N(0, sigma^2) in float64 -- a BASELINE ONLY.
 
     WARNING: floating-point noise is not safe for release (Mironov 2012);

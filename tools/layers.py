@@ -112,7 +112,7 @@ _STRING = re.compile(r"(?:mpc|fss|noise|ustat)(?:\.\w+)+")
 
 
 def _type_checking_nodes(tree) -> set:
-    skip = set()
+    skip: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             test = node.test
@@ -141,7 +141,7 @@ def imports(root: str = ROOT) -> dict:
             tree = ast.parse(f.read(), path)
         package = mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
         skip = _type_checking_nodes(tree)
-        in_function = set()
+        in_function: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 in_function.update(id(n) for n in ast.walk(node) if n is not node)
@@ -236,12 +236,13 @@ def markdown() -> str:
     rows = ["| layer | imports (and what those import) | what it holds |", "|---|---|---|"]
     for layer in LAYERS:
         below = layer.imports
-        rows.append(f"| {', '.join(f'`{p}`' for p in layer.prefixes)} | {', '.join(f'`{b}`' for b in below) or 'nothing'} "
-                    f"| {layer.what} |")
+        holds = ", ".join(f"`{p}`" for p in layer.prefixes)
+        imports = ", ".join(f"`{b}`" for b in below) or "nothing"
+        rows.append(f"| {holds} | {imports} | {layer.what} |")
     return "\n".join(rows)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "--markdown" in argv:
         print(markdown())

@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import functools
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from galois import FieldArray
+
+    from mpc.arith.rng import CSPRNG, ShapeLike
 
 DEFAULT_PRIME = (1 << 31) - 1
 
@@ -27,7 +33,7 @@ def _galois():
     return galois
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _prime_field(p: int):
     galois = _galois()
     if not galois.is_prime(p):
@@ -35,7 +41,7 @@ def _prime_field(p: int):
     return galois.GF(p)
 
 
-def prime_field(p: int = DEFAULT_PRIME):
+def prime_field(p: int = DEFAULT_PRIME) -> type[FieldArray]:
     """The (cached) galois class GF(p) for a prime ``p`` >= 3."""
     if isinstance(p, bool) or not isinstance(p, numbers.Integral):
         raise TypeError(f"p must be an integer prime, got {p!r}")
@@ -44,12 +50,12 @@ def prime_field(p: int = DEFAULT_PRIME):
     return _prime_field(int(p))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _binary_field(m: int):
     return _galois().GF(2 ** m)
 
 
-def binary_field(m: int):
+def binary_field(m: int) -> type[FieldArray]:
     """The (cached) galois class GF(2^m), 1 <= m <= 64 (XOR is its addition)."""
     if isinstance(m, bool) or not isinstance(m, numbers.Integral):
         raise TypeError(f"m must be an integer, got {m!r}")
@@ -58,7 +64,7 @@ def binary_field(m: int):
     return _binary_field(int(m))
 
 
-def random_elements(field, shape, rng) -> np.ndarray:
+def random_elements(field: type[FieldArray], shape: ShapeLike, rng: CSPRNG) -> np.ndarray:
     """Uniform elements of a prime field ``field`` from the CSPRNG ``rng`` (exact)."""
     p = int(field.characteristic)
     if field.degree != 1:
@@ -68,6 +74,6 @@ def random_elements(field, shape, rng) -> np.ndarray:
     return field(values.astype(object if dtype == np.object_ else dtype))
 
 
-def field_order_bits(field) -> int:
+def field_order_bits(field: type[FieldArray]) -> int:
     """Bits needed to send one element of ``field`` (ceil(log2 order))."""
     return int(field.order - 1).bit_length()

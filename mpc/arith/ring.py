@@ -21,6 +21,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 DEFAULT_BITS = 40
 DEFAULT_FRAC_BITS = 14
@@ -28,7 +29,7 @@ DEFAULT_FRAC_BITS = 14
 _U64 = np.uint64
 
 
-def check_bits(bits, name: str = "bits") -> int:
+def check_bits(bits: int, name: str = "bits") -> int:
     """Return ``bits`` as an int after checking it lies in 1..64."""
     if isinstance(bits, bool) or not isinstance(bits, numbers.Integral):
         raise TypeError(f"{name} must be an integer in 1..64, got {bits!r}")
@@ -53,14 +54,14 @@ class Ring:
         return 1 << self.bits
 
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype:
         return np.dtype(np.uint64)
 
     def __repr__(self) -> str:
         return f"Ring(Z_2^{self.bits})"
 
     # -- conversion -----------------------------------------------------
-    def element(self, x) -> np.ndarray:
+    def element(self, x: ArrayLike) -> np.ndarray:
         """Validate integer data and return it reduced mod 2^l as ``uint64``.
 
         Accepts Python ints (any sign, any size), integer arrays of any
@@ -86,49 +87,49 @@ class Ring:
         """Reduce a ``uint64`` array mod 2^l (no validation)."""
         return x & self.mask
 
-    def zeros(self, shape=()) -> np.ndarray:
+    def zeros(self, shape: int | tuple[int, ...] = ()) -> np.ndarray:
         return np.zeros(shape, dtype=_U64)
 
     # -- arithmetic (inputs assumed reduced uint64) ----------------------
-    def add(self, a, b) -> np.ndarray:
+    def add(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         return (np.asarray(a, _U64) + np.asarray(b, _U64)) & self.mask
 
-    def sub(self, a, b) -> np.ndarray:
+    def sub(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         return (np.asarray(a, _U64) - np.asarray(b, _U64)) & self.mask
 
-    def neg(self, a) -> np.ndarray:
+    def neg(self, a: ArrayLike) -> np.ndarray:
         return (_U64(0) - np.asarray(a, _U64)) & self.mask
 
-    def mul(self, a, b) -> np.ndarray:
+    def mul(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         return (np.asarray(a, _U64) * np.asarray(b, _U64)) & self.mask
 
-    def smul(self, scalar: int, a) -> np.ndarray:
+    def smul(self, scalar: int, a: ArrayLike) -> np.ndarray:
         """Multiply by an integer scalar (any sign)."""
         if isinstance(scalar, bool) or not isinstance(scalar, numbers.Integral):
             raise TypeError(f"scalar must be an integer, got {scalar!r}")
         s = _U64(int(scalar) % self.modulus)
         return (np.asarray(a, _U64) * s) & self.mask
 
-    def sum(self, a, axis=None) -> np.ndarray:
+    def sum(self, a: ArrayLike, axis: int | tuple[int, ...] | None = None) -> np.ndarray:
         """Sum along ``axis`` mod 2^l (uint64 sums wrap mod 2^64, then mask)."""
         return np.sum(np.asarray(a, _U64), axis=axis, dtype=_U64) & self.mask
 
     # -- comparisons of representatives -----------------------------------
-    def lt(self, a, b) -> np.ndarray:
+    def lt(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         """``a < b`` on the unsigned representatives in [0, 2^l)."""
         return np.asarray(a, _U64) < np.asarray(b, _U64)
 
-    def signed_lt(self, a, b) -> np.ndarray:
+    def signed_lt(self, a: ArrayLike, b: ArrayLike) -> np.ndarray:
         """``a < b`` on the two's complement (signed) values."""
         return self.to_signed(a) < self.to_signed(b)
 
     # -- signed view --------------------------------------------------------
-    def to_signed(self, a) -> np.ndarray:
+    def to_signed(self, a: ArrayLike) -> np.ndarray:
         """Two's complement value of each element as ``int64``."""
         shift = _U64(64 - self.bits)
         return (np.asarray(a, _U64) << shift).view(np.int64) >> np.int64(64 - self.bits)
 
-    def from_signed(self, v) -> np.ndarray:
+    def from_signed(self, v: ArrayLike) -> np.ndarray:
         """Encode signed integers; raises ``ValueError`` outside [-2^(l-1), 2^(l-1))."""
         arr = np.asarray(v)
         if arr.dtype.kind not in "iu" and arr.dtype != object:
@@ -145,7 +146,7 @@ class Ring:
         return arr.astype(np.int64).astype(_U64) & self.mask
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ring(bits: int) -> Ring:
     return Ring(bits)
 
@@ -189,7 +190,7 @@ class FixedPoint:
     def max_value(self) -> float:
         return float((1 << (self.ring.bits - 1)) - 1) / self.scale
 
-    def encode(self, values) -> np.ndarray:
+    def encode(self, values: ArrayLike) -> np.ndarray:
         """Encode finite reals; ``ValueError`` naming the range otherwise."""
         arr = np.asarray(values, dtype=np.float64)
         if not np.all(np.isfinite(arr)):
@@ -205,7 +206,7 @@ class FixedPoint:
         # Values in [-2^63, 2^63) convert to int64 exactly after rint.
         return scaled.astype(np.int64).astype(_U64) & self.ring.mask
 
-    def decode(self, x) -> np.ndarray:
+    def decode(self, x: ArrayLike) -> np.ndarray:
         """Decode ring elements to float64 reals."""
         return self.ring.to_signed(x).astype(np.float64) / self.scale
 

@@ -30,11 +30,20 @@ import hashlib
 import hmac
 import numbers
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 from Crypto.Cipher import AES
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from mpc.arith.ring import Ring
 
 _BLOCK = 1 << 16  # bytes produced per refill of the internal buffer
+
+#: What :func:`check_shape` accepts: an int or a sequence of non-negative ints.
+ShapeLike = int | Sequence[int]
 
 
 def _seed_key(seed) -> bytes:
@@ -79,7 +88,7 @@ class CSPRNG:
     Cost: one AES block per 16 output bytes, produced in bulk buffers.
     """
 
-    __slots__ = ("_key", "_cipher", "seeded", "_buf", "_pos", "_made")
+    __slots__ = ("_buf", "_cipher", "_key", "_made", "_pos", "seeded")
 
     def __init__(self, seed=None, *, _key: bytes | None = None, _seeded: bool = False):
         if _key is not None:
@@ -104,7 +113,7 @@ class CSPRNG:
         return _restore, (self._key, self.seeded, consumed)
 
     # -- streams --------------------------------------------------------------
-    def derive(self, *labels) -> "CSPRNG":
+    def derive(self, *labels: str | int | bytes) -> CSPRNG:
         """An independent generator for ``labels`` (e.g. ``("party", 3)``).
 
         Deterministic in (this generator's key, labels) and independent of how
@@ -115,7 +124,7 @@ class CSPRNG:
         key = hmac.new(self._key, _label_bytes(labels), hashlib.sha256).digest()[:16]
         return CSPRNG(_key=key, _seeded=self.seeded)
 
-    def fresh(self, *labels) -> "CSPRNG":
+    def fresh(self, *labels: str | int | bytes) -> CSPRNG:
         """A new stream for ``labels`` that no earlier call returned: ``derive(*labels, nonce)``.
 
         The nonce is 16 bytes of ``os.urandom``, or, for a seeded generator,
@@ -127,7 +136,7 @@ class CSPRNG:
         nonce = self.random_bytes(16) if self.seeded else os.urandom(16)
         return self.derive(*labels, nonce)
 
-    def party(self, i: int):
+    def party(self, i: int) -> NoReturn:
         """Removed: it looked like an accessor but derived a new generator at the start of party
         i's stream on every call, so two calls gave the same masks. Raises TypeError naming the
         right calls."""
@@ -135,13 +144,13 @@ class CSPRNG:
                         "(masks repeated). Use session.party_rng(i), one stateful stream per "
                         "party, or rng.derive('party', i) once and keep the generator")
 
-    def pair(self, i: int, j: int):
+    def pair(self, i: int, j: int) -> NoReturn:
         """Removed with :meth:`party` (same reason); raises TypeError."""
         raise TypeError("CSPRNG.pair(i, j) was removed: it restarted the pair's stream at every "
                         "call. Use rng.derive('pair', min(i, j), max(i, j)) once and keep it")
 
-    def derived_keys(self, label, ids) -> np.ndarray:
-        """The 128-bit keys of ``derive(label, i)`` for every i in ``ids``: ``uint64 (len(ids), 2)``.
+    def derived_keys(self, label: str | int | bytes, ids: ArrayLike) -> np.ndarray:
+        """The 128-bit keys of ``derive(label, i)`` for each i in ``ids``: ``uint64 (len(ids), 2)``.
 
         For seeds of many participants at once (one HMAC each, no cipher set
         up): participant i's key is the one its own ``derive(label, i)``
@@ -186,24 +195,24 @@ class CSPRNG:
         """``n`` uniform bytes as ``bytes``."""
         return self.bytes_array(n).tobytes()
 
-    def uint64(self, shape=()) -> np.ndarray:
+    def uint64(self, shape: ShapeLike = ()) -> np.ndarray:
         """Uniform 64-bit words of the given shape."""
         shape = check_shape(shape)
         count = int(np.prod(shape, dtype=np.int64))
         return self.bytes_array(8 * count).view(np.uint64).reshape(shape)
 
-    def ring_elements(self, ring, shape=()) -> np.ndarray:
+    def ring_elements(self, ring: Ring, shape: ShapeLike = ()) -> np.ndarray:
         """Uniform elements of ``ring`` (Z_2^l) with the given shape."""
         return self.uint64(shape) & ring.mask
 
-    def bits(self, shape=()) -> np.ndarray:
+    def bits(self, shape: ShapeLike = ()) -> np.ndarray:
         """Uniform bits (``uint8`` 0/1) of the given shape."""
         shape = check_shape(shape)
         count = int(np.prod(shape, dtype=np.int64))
         raw = self.bytes_array((count + 7) // 8)
         return np.unpackbits(raw, count=count, bitorder="little").reshape(shape)
 
-    def integers(self, high, shape=()) -> np.ndarray:
+    def integers(self, high: ArrayLike, shape: ShapeLike = ()) -> np.ndarray:
         """Uniform integers in [0, high) (``int64``), exact by rejection sampling.
 
         ``high`` may be a positive int below 2^63 or an array of them
@@ -252,7 +261,7 @@ class CSPRNG:
                 todo = todo[~ok]
         return out.astype(np.int64).reshape(shape)
 
-    def random(self, shape=()) -> np.ndarray:
+    def random(self, shape: ShapeLike = ()) -> np.ndarray:
         """Uniform floats in [0, 1) with 53 random bits (not for secrets' noise)."""
         return (self.uint64(shape) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
@@ -270,7 +279,7 @@ class CSPRNG:
             return np.arange(n, dtype=np.int64)
         return self._sorted_by_random_words(np.arange(n, dtype=np.uint64))
 
-    def shuffled(self, values) -> np.ndarray:
+    def shuffled(self, values: np.ndarray) -> np.ndarray:
         """``values[self.permutation(values.size)]`` for sorted values, without the gather.
 
         ``values``: a non-decreasing 1-d array of integers in
@@ -292,12 +301,12 @@ class CSPRNG:
         if n < 2:
             return values.astype(np.int64)
         top = 1 << (n - 1).bit_length()
-        if not (0 <= values[0] and values[-1] < top and np.all(values[1:] >= values[:-1])):
+        if not (values[0] >= 0 and values[-1] < top and np.all(values[1:] >= values[:-1])):
             return values[self.permutation(n)].astype(np.int64, copy=False)
         return self._sorted_by_random_words(values)
 
     def _sorted_by_random_words(self, low_values: np.ndarray) -> np.ndarray:
-        """``low_values`` (non-decreasing, below 2^bit_length(n - 1)) in a uniformly random order."""
+        """``low_values`` (non-decreasing, below 2^bit_length(n - 1)) in uniformly random order."""
         n = low_values.size
         shift = np.uint64((n - 1).bit_length())
         low = (np.uint64(1) << shift) - np.uint64(1)
@@ -356,17 +365,18 @@ def _check_count(n, name: str) -> int:
     return int(n)
 
 
-def check_shape(shape) -> tuple:
+def check_shape(shape: ShapeLike) -> tuple[int, ...]:
     """Normalize an int or a tuple of non-negative ints to a shape tuple."""
-    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
-        shape = (int(shape),)
+    # numbers.Integral does not narrow for a type checker: dims is whatever iterates
+    dims: Any = (shape,) if isinstance(shape, numbers.Integral) and not isinstance(shape, bool) \
+        else shape
     try:
-        shape = tuple(int(s) for s in shape)
+        out = tuple(int(s) for s in dims)
     except TypeError:
         raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"shape must have non-negative dimensions, got {shape}")
-    return shape
+    if any(s < 0 for s in out):
+        raise ValueError(f"shape must have non-negative dimensions, got {out}")
+    return out
 
 
 def _restore(key: bytes, seeded: bool, consumed: int) -> CSPRNG:
@@ -378,7 +388,12 @@ def _restore(key: bytes, seeded: bool, consumed: int) -> CSPRNG:
     return g
 
 
-def as_rng(rng=None) -> CSPRNG:
+#: What :func:`as_rng` accepts: a :class:`CSPRNG`, a seed (int, str or bytes: insecure, for
+#: reproducible tests) or None (a fresh generator seeded from ``os.urandom``).
+RngLike = CSPRNG | int | str | bytes | None
+
+
+def as_rng(rng: RngLike = None) -> CSPRNG:
     """Accept a :class:`CSPRNG`, a seed (int/str/bytes: insecure) or ``None``."""
     if isinstance(rng, CSPRNG):
         return rng

@@ -17,11 +17,16 @@ Cost: ``n_shares - 1`` uniform draws per secret; sending a sharing costs
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.arith.ring import Ring
-from mpc.arith.rng import CSPRNG
+from mpc.arith.rng import CSPRNG, ShapeLike
+
+if TYPE_CHECKING:
+    from galois import FieldArray
 
 
 def _check_n(n, name: str, minimum: int = 1) -> int:
@@ -45,7 +50,7 @@ def _check_ring(ring):
 
 
 # -- additive over Z_2^l ---------------------------------------------------------
-def additive_share(ring: Ring, secrets, n_shares: int, rng: CSPRNG) -> np.ndarray:
+def additive_share(ring: Ring, secrets: ArrayLike, n_shares: int, rng: CSPRNG) -> np.ndarray:
     """Additive n-of-n sharing of ring elements: shares sum to the secret mod 2^l.
 
     ``secrets``: integers in the ring's range, unsigned [0, 2^l) or signed
@@ -90,7 +95,7 @@ def _check_in_ring(ring: Ring, secrets) -> None:
                          "meant)")
 
 
-def additive_reconstruct(ring: Ring, shares) -> np.ndarray:
+def additive_reconstruct(ring: Ring, shares: ArrayLike) -> np.ndarray:
     """Sum of the shares along axis 0, mod 2^l."""
     _check_ring(ring)
     sh = np.asarray(shares)
@@ -101,12 +106,12 @@ def additive_reconstruct(ring: Ring, shares) -> np.ndarray:
     return ring.sum(sh, axis=0)
 
 
-def zero_sharing(ring: Ring, n_shares: int, shape, rng: CSPRNG) -> np.ndarray:
+def zero_sharing(ring: Ring, n_shares: int, shape: ShapeLike, rng: CSPRNG) -> np.ndarray:
     """A uniformly random additive sharing of zero, shape ``(n_shares, *shape)``."""
     return additive_share(ring, np.zeros(shape, np.uint64), n_shares, rng)
 
 
-def rerandomize(ring: Ring, shares, rng: CSPRNG) -> np.ndarray:
+def rerandomize(ring: Ring, shares: ArrayLike, rng: CSPRNG) -> np.ndarray:
     """Fresh shares of the same secret (adds a random sharing of zero)."""
     sh = np.asarray(shares)
     if sh.dtype != np.uint64 or sh.ndim < 1:
@@ -115,7 +120,7 @@ def rerandomize(ring: Ring, shares, rng: CSPRNG) -> np.ndarray:
 
 
 # -- XOR over bits ------------------------------------------------------------------
-def xor_share(bits, n_shares: int, rng: CSPRNG) -> np.ndarray:
+def xor_share(bits: ArrayLike, n_shares: int, rng: CSPRNG) -> np.ndarray:
     """XOR sharing of a bit array (values 0/1): ``uint8 (n_shares, *shape)``."""
     n = _check_n(n_shares, "n_shares")
     _check_rng(rng)
@@ -132,7 +137,7 @@ def xor_share(bits, n_shares: int, rng: CSPRNG) -> np.ndarray:
     return shares
 
 
-def xor_reconstruct(shares) -> np.ndarray:
+def xor_reconstruct(shares: ArrayLike) -> np.ndarray:
     """XOR of the shares along axis 0."""
     sh = np.asarray(shares)
     if sh.ndim < 1 or sh.shape[0] < 1:
@@ -141,7 +146,8 @@ def xor_reconstruct(shares) -> np.ndarray:
 
 
 # -- Shamir over GF(p) ------------------------------------------------------------------
-def shamir_share(field, secrets, t: int, n_shares: int, rng: CSPRNG, xs=None):
+def shamir_share(field: type[FieldArray], secrets: ArrayLike, t: int, n_shares: int,
+                 rng: CSPRNG, xs: ArrayLike | None = None) -> FieldArray:
     """Shamir (t, n) sharing over the prime field ``field`` (a galois class).
 
     A random polynomial of degree t-1 with constant term the secret is
@@ -194,20 +200,21 @@ def _shamir_points(field, n, xs):
     return xs.astype(np.int64)
 
 
-def lagrange_at_zero(field, xs) -> np.ndarray:
+def lagrange_at_zero(field: type[FieldArray], xs: ArrayLike) -> FieldArray:
     """Lagrange coefficients lambda_i with f(0) = sum lambda_i f(x_i)."""
     x = field(np.asarray(xs))
     k = len(x)
     lam = []
     for i in range(k):
         others = np.concatenate([x[:i], x[i + 1:]]).view(field)
-        num = np.prod(others) if k > 1 else field(1)
-        den = np.prod(others - x[i]) if k > 1 else field(1)
+        num: Any = np.prod(others) if k > 1 else field(1)
+        den: Any = np.prod(others - x[i]) if k > 1 else field(1)
         lam.append(num / den)
     return np.stack(lam).view(field)
 
 
-def shamir_reconstruct(field, shares, xs, t: int):
+def shamir_reconstruct(field: type[FieldArray], shares: ArrayLike, xs: ArrayLike,
+                       t: int) -> FieldArray:
     """Reconstruct the secret from at least ``t`` Shamir shares at points ``xs``.
 
     ``shares``: ``(k, *shape)`` field array, k >= t, rows at evaluation

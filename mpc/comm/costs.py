@@ -28,6 +28,11 @@ process and in the simulator; ``wire`` is this process's own.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
+    from mpc.session import Session
 
 
 @dataclass
@@ -46,12 +51,12 @@ class Costs:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, session) -> "Costs":
+    def of(cls, session: Session) -> Costs:
         """Everything ``session`` sent so far."""
         return cls.of_network(session.net, processes=session.placement.n_procs)
 
     @classmethod
-    def of_network(cls, net, processes: int = 1) -> "Costs":
+    def of_network(cls, net: Network, processes: int = 1) -> Costs:
         rep = net.report()
         link = net.link
         wire = link.transport.counts.to_dict() if link is not None else None
@@ -60,7 +65,7 @@ class Costs:
                    seconds=dict(net.seconds), wait_seconds=dict(net.wait_seconds), wire=wire,
                    processes=processes)
 
-    def since(self, before: "Costs") -> dict:
+    def since(self, before: Costs) -> dict:
         """Bits and rounds added since ``before`` (online and offline)."""
         return {k: {m: getattr(self, k)[m] - getattr(before, k)[m] for m in ("bits", "rounds")}
                 for k in ("online", "offline")}
@@ -77,7 +82,7 @@ class Costs:
         except AttributeError:
             raise KeyError(key) from None
 
-    def get(self, key, default=None):
+    def get(self, key: str, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:

@@ -48,11 +48,19 @@ import contextlib
 import math
 import numbers
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.comm.traffic import Deferred, Tally, Traffic  # noqa: F401 (Traffic: re-exported)
+from mpc.comm.traffic import Deferred, Tally, Traffic
+
+if TYPE_CHECKING:
+    from mpc.run.routing import Link
+
+_P = TypeVar("_P")
 
 DEFAULT_ROLES = ("dealer", "aggregator")
 
@@ -109,15 +117,15 @@ class Network:
         self._round_depth = 0
         self._round_used: set[tuple[str, bool]] = set()
         self._round_index = 0
-        self._lanes = None          # inside parallel(): per-cell max rounds over lanes
-        self._lane_rounds = None    # inside lane(): per-cell rounds of this lane
-        self._link = None           # mpc.run.routing.Link when participants live in other processes
-        self._pending = []          # this round's sends to route (with a link)
+        self._lanes: dict[tuple[str, bool], int] | None = None  # in parallel(): max over lanes
+        self._lane_rounds: dict[tuple[str, bool], int] | None = None  # in lane(): this lane's
+        self._link: Link | None = None  # when participants live in other processes
+        self._pending: list[tuple] = []  # this round's sends to route (with a link)
         self.seconds: dict[str, float] = {}     # wall time inside each phase block
         self.wait_seconds: dict[str, float] = {}  # time spent in exchanges, per phase
 
     # -- processes -----------------------------------------------------------------------
-    def attach(self, link) -> None:
+    def attach(self, link: Link | None) -> None:
         """Route messages to other processes through ``link`` (:class:`mpc.run.routing.Link`).
 
         Without a link (the simulator) every participant is local and a send
@@ -131,10 +139,10 @@ class Network:
         self._link = None if link is None or link.placement.single_process else link
 
     @property
-    def link(self):
+    def link(self) -> Link | None:
         return self._link
 
-    def is_local(self, ids):
+    def is_local(self, ids: ArrayLike) -> np.ndarray | bool:
         """Whether participant(s) ``ids`` run in this process (always True in the simulator)."""
         if self._link is None:
             return True if np.ndim(ids) == 0 else np.ones(np.shape(ids), dtype=bool)
@@ -159,7 +167,7 @@ class Network:
         return self._phase, self._phase_offline
 
     @contextlib.contextmanager
-    def phase(self, name: str, offline: bool = False):
+    def phase(self, name: str, offline: bool = False) -> Iterator[Network]:
         """Name the phase of everything sent inside (nesting restores the outer)."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"phase name must be a non-empty string, got {name!r}")
@@ -173,7 +181,7 @@ class Network:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
 
     @contextlib.contextmanager
-    def round(self):
+    def round(self) -> Iterator[Network]:
         """Everything sent inside counts as one communication round.
 
         Nested blocks belong to the outermost one. The round is charged to
@@ -194,7 +202,7 @@ class Network:
                         self._route(pending)
 
     @contextlib.contextmanager
-    def parallel(self):
+    def parallel(self) -> Iterator[Network]:
         """Lanes opened inside run in parallel: their rounds are counted once.
 
         A protocol that streams a batch in chunks runs the same steps on every
@@ -213,7 +221,7 @@ class Network:
                 self._tally(key).rounds += rounds
 
     @contextlib.contextmanager
-    def lane(self):
+    def lane(self) -> Iterator[Network]:
         """One of the parallel instances of a :meth:`parallel` block."""
         if self._lanes is None:
             raise RuntimeError("lane() must be used inside a parallel() block")
@@ -268,7 +276,8 @@ class Network:
             )
         return arr.astype(np.int64, copy=False)
 
-    def send(self, senders, receivers, payload, bits, *, offline: bool | None = None):
+    def send(self, senders: ArrayLike, receivers: ArrayLike, payload: _P, bits: int, *,
+             offline: bool | None = None) -> _P:
         """Send a batch of messages and count them; returns ``payload``.
 
         ``senders``/``receivers``: an id or 1-d id arrays of one length m.
@@ -310,7 +319,8 @@ class Network:
                 return self._queue("batch", s, r, payload_arr, int(bits), m, offline)
         return payload
 
-    def send_all_to_all(self, parties, payload, bits, *, offline: bool | None = None):
+    def send_all_to_all(self, parties: ArrayLike, payload: _P, bits: int, *,
+                        offline: bool | None = None) -> _P:
         """Every party of ``parties`` sends ``payload[i, j]`` to ``parties[j]`` (j != i).
 
         ``payload``: shape ``(n, n, ...)``; the diagonal is not sent. One
@@ -331,7 +341,8 @@ class Network:
             self._record_all_to_all(P, arr, self._round_index, off)
         return payload
 
-    def broadcast(self, parties, rows, bits, *, offline: bool | None = None):
+    def broadcast(self, parties: ArrayLike, rows: _P, bits: int, *,
+                  offline: bool | None = None) -> _P:
         """Every party of ``parties`` sends its row ``rows[i]`` to every other one (one round).
 
         Counted as :meth:`send_all_to_all` with ``payload[i, j] = rows[i]``
@@ -384,7 +395,8 @@ class Network:
                 if i != j and (receivers is None or receivers[j]):
                     self._keep(int(P[j]), Received(self._phase, rnd, off, int(P[i]), arr[i, j]))
 
-    def send_bits(self, senders, receivers, nbits, payload=None, *, offline: bool | None = None):
+    def send_bits(self, senders: ArrayLike, receivers: ArrayLike, nbits: ArrayLike,
+                  payload: Any = None, *, offline: bool | None = None) -> Any:
         """Count messages of explicit sizes (``nbits`` per message, scalar or per message).
 
         Use for structured payloads whose wire size is known from their
@@ -405,7 +417,8 @@ class Network:
             m = max(s.size if s.ndim else 1, r.size if r.ndim else 1, nb.size if nb.ndim else 1)
             for arr, name in ((s, "senders"), (r, "receivers"), (nb, "nbits")):
                 if arr.ndim and arr.size != m:
-                    raise ValueError(f"{name} must have length {m} (one per message), got {arr.size}")
+                    raise ValueError(f"{name} must have length {m} (one per message), "
+                                     f"got {arr.size}")
             self._account(s, r, nb.astype(np.int64), offline, payload, single=False, m=m)
             if self._link is not None and m:
                 return self._queue("batch", s, r, self._bytes_payload(payload, s, r, m), 8, m,
@@ -418,7 +431,9 @@ class Network:
         arr = None if payload is None else np.asarray(payload)
         if arr is None or arr.dtype != np.uint8 or (m is not None and (arr.ndim < 2 or
                                                                         arr.shape[0] != m)):
-            crosses = self._link.placement.owner[s] != self._link.placement.owner[r]
+            assert self._link is not None, "only a message to another process is carried"
+            owner = self._link.placement.owner
+            crosses = owner[s] != owner[r]
             if np.any(crosses):
                 raise TypeError("send_bits across processes needs its payload as uint8 bytes "
                                 "(one row per message for a batch), got "
@@ -438,7 +453,7 @@ class Network:
             t.add(1, r, total)
         else:
             per = per_msg_bits if per_msg_bits.ndim else int(per_msg_bits)
-            total = int(per.sum()) if per_msg_bits.ndim else per * m
+            total = int(per_msg_bits.sum()) if per_msg_bits.ndim else per * m
             # a scalar end sends/receives all m messages; an array end one each
             t.add(0, s, per if s.ndim else total)
             t.add(1, r, per if r.ndim else total)
@@ -461,7 +476,9 @@ class Network:
 
     def _route(self, pending) -> None:
         """Exchange a round's sends with the other processes and record the local views."""
-        ex = self._link.exchange()
+        link = self._link
+        assert link is not None, "routing needs a link"
+        ex = link.exchange()
         for kind, s, r, payload, bits, m, *_ in pending:
             if kind == "single":
                 ex.single(int(s), int(r), payload, bits)
@@ -472,13 +489,13 @@ class Network:
             else:
                 ex.all_to_all(s, payload, bits)
         t0 = time.perf_counter()
-        self._link.run(ex)
+        link.run(ex)
         ph = self._phase
         self.wait_seconds[ph] = self.wait_seconds.get(ph, 0.0) + time.perf_counter() - t0
         if self.record_views:
-            local = self._link.placement.local
+            local = link.placement.local
             prev = self._phase
-            for kind, s, r, payload, bits, m, phase, rnd, off in pending:
+            for kind, s, r, payload, _bits, m, phase, rnd, off in pending:
                 self._phase = phase
                 if kind in ("all", "bcast"):
                     full = payload if kind == "all" else np.broadcast_to(
@@ -506,7 +523,7 @@ class Network:
             item = payload[i] if payload is not None and np.ndim(payload) else payload
             self._keep(int(rr[i]), Received(self._phase, rnd, offline, int(ss[i]), item))
 
-    def _keep(self, receiver: int, rec: "Received"):
+    def _keep(self, receiver: int, rec: Received):
         self._views.setdefault(receiver, []).append(rec)
         self._log.append((receiver, rec))
 
@@ -530,7 +547,7 @@ class Network:
                  for key, t in tallies.items()}
         return Traffic(self.n_parties, self.roles, cells, self._round_index, list(self._log))
 
-    def absorb(self, traffic: Traffic, parties) -> None:
+    def absorb(self, traffic: Traffic, parties: ArrayLike) -> None:
         """Add a sub-network's traffic; its local party i is global party ``parties[i]``.
 
         Roles map by name (each of the sub-network's roles must exist here).
@@ -594,7 +611,7 @@ class Network:
         ``max_party_received_bits``. Role totals are under ``roles``.
         """
         self._flush()
-        out = {"n_parties": self.n_parties, "phases": {}}
+        out: dict[str, Any] = {"n_parties": self.n_parties, "phases": {}}
         scratch = np.empty(self.n_parties, dtype=np.int64)
         for off, label in ((False, "online"), (True, "offline")):
             agg = Tally(self.size, self.n_parties)
@@ -626,7 +643,7 @@ class Network:
                 recv += t.received
         return sent, recv
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget all counts and views (identities and roles stay)."""
         self._tallies.clear()
         self._views.clear()

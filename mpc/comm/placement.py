@@ -20,9 +20,15 @@ Cost: an ``int32`` per participant; lookups are numpy gathers.
 
 from __future__ import annotations
 
+import itertools
 import numbers
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+#: What a group of :meth:`Placement.from_groups` lists: party ids, ranges of them, role names.
+GroupItem = int | range | str
 
 
 class Placement:
@@ -38,7 +44,7 @@ class Placement:
         Number of processes of the run (>= every rank in ``owner`` + 1).
     """
 
-    __slots__ = ("owner", "rank", "n_procs", "local", "_single")
+    __slots__ = ("_single", "local", "n_procs", "owner", "rank")
 
     def __init__(self, owner, rank: int = 0, n_procs: int | None = None):
         owner = np.asarray(owner)
@@ -60,12 +66,13 @@ class Placement:
         self._single = n_procs == 1
 
     @classmethod
-    def single(cls, size: int) -> "Placement":
+    def single(cls, size: int) -> Placement:
         """Everyone in this one process: the simulator."""
         return cls(np.zeros(_check_int(size, "size", 1), dtype=np.int32), 0, 1)
 
     @classmethod
-    def from_groups(cls, n_parties: int, roles, groups, rank: int = 0) -> "Placement":
+    def from_groups(cls, n_parties: int, roles: Iterable[str],
+                    groups: Sequence[Iterable[GroupItem]], rank: int = 0) -> Placement:
         """One group per process: ``groups[r]`` lists what process r holds.
 
         A group holds party ids (ints, or ``range``s) and role names; every
@@ -99,7 +106,7 @@ class Placement:
         """True when this process holds every participant (no messages leave it)."""
         return self._single
 
-    def is_local(self, ids) -> np.ndarray | bool:
+    def is_local(self, ids: ArrayLike) -> np.ndarray | bool:
         """Whether participant(s) ``ids`` run in this process."""
         out = self.local[np.asarray(ids)]
         return bool(out) if out.ndim == 0 else out
@@ -108,16 +115,16 @@ class Placement:
         """Participant ids held by process ``rank``."""
         return np.flatnonzero(self.owner == rank)
 
-    def with_rank(self, rank: int) -> "Placement":
+    def with_rank(self, rank: int) -> Placement:
         """The same placement as seen from process ``rank``."""
         return Placement(self.owner, rank, self.n_procs)
 
-    def sub(self, ids) -> "Placement":
+    def sub(self, ids: ArrayLike) -> Placement:
         """The placement of a sub-network whose participant i is this one's ``ids[i]``."""
         ids = np.asarray(ids, dtype=np.int64)
         return Placement(self.owner[ids], self.rank, self.n_procs)
 
-    def describe(self, rank: int, n_parties: int, roles) -> str:
+    def describe(self, rank: int, n_parties: int, roles: Iterable[str]) -> str:
         """What process ``rank`` holds, for error messages: ``process 2 (parties 0-9, dealer)``."""
         return f"process {rank} ({_names(self.held_by(rank), n_parties, tuple(roles))})"
 
@@ -125,7 +132,8 @@ class Placement:
         return f"Placement(size={self.size}, rank={self.rank}, n_procs={self.n_procs})"
 
 
-def layout(n_parties: int, roles, processes: int) -> list:
+def layout(n_parties: int, roles: Iterable[str],
+           processes: int) -> list[list[GroupItem]]:
     """The default groups of :meth:`Placement.from_groups` for ``processes`` processes.
 
     When there are processes to spare (``processes > len(roles)``), every
@@ -141,7 +149,8 @@ def layout(n_parties: int, roles, processes: int) -> list:
     party_procs = spare if spare >= 1 else processes
     party_procs = min(party_procs, n_parties)
     cuts = np.linspace(0, n_parties, party_procs + 1).round().astype(int)
-    groups = [[range(int(a), int(b))] for a, b in zip(cuts[:-1], cuts[1:])]
+    groups: list[list[GroupItem]] = [[range(int(a), int(b))]
+                                              for a, b in itertools.pairwise(cuts)]
     groups += [[] for _ in range(processes - party_procs)]
     if spare >= 1 and processes - party_procs >= len(roles):
         for i, r in enumerate(roles):

@@ -28,17 +28,18 @@ pattern), or, for any other ids, O(m) through ``np.add.at`` / ``np.bincount``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
-
 
 #: longest pattern kept (a send to every p-th party with a longer period p touches few
 #: parties, and goes to the counters)
 MAX_PERIOD = 64
 
 
-def residue_class(ids: np.ndarray, n: int):
+def residue_class(ids: np.ndarray, n: int) -> tuple[int, int] | None:
     """``(p, j)`` when ``ids`` is exactly ``arange(j, n, p)`` with ``0 <= j < p`` (and at least
     two ids), else None. O(len(ids)): one comparison with the expected class."""
     size = ids.size
@@ -63,7 +64,7 @@ class Tally:
         # zero-filled on demand by the OS: untouched pages cost nothing
         self._counts = (np.zeros(self.size, dtype=np.int64), np.zeros(self.size, dtype=np.int64))
         self.period = 0
-        self._pattern = None        # int64 (2, period): sent / received bits per member class
+        self._pattern: Any = None   # int64 (2, period): sent / received bits per member class
         self.dense = False          # a party counter was added to outside the pattern
 
     # -- reading ----------------------------------------------------------------
@@ -87,7 +88,7 @@ class Tally:
                 self._counts[which][:self.n_parties] += np.tile(self._pattern[which], reps)
             self.period, self._pattern, self.dense = 0, None, True
 
-    def periodic(self, period: int):
+    def periodic(self, period: int) -> tuple[np.ndarray, ...]:
         """``(sent, received)`` as one ``period`` of the party counters followed by the role
         counters, without expanding anything; only when :meth:`is_periodic` (period)."""
         if not self.is_periodic(period):
@@ -101,7 +102,7 @@ class Tally:
         return not self.dense and period > 0 and self.n_parties % period == 0 and (
             not self.period or period % self.period == 0)
 
-    def summary(self, scratch=None) -> dict:
+    def summary(self, scratch: np.ndarray | None = None) -> dict:
         """Totals and per-party maxima / mean (sent + received) over the parties.
 
         ``scratch``: an int64 array of at least ``n_parties`` entries to hold the
@@ -129,7 +130,7 @@ class Tally:
             self.dense = True
         return self._counts[which]
 
-    def add(self, which: int, ids, bits) -> None:
+    def add(self, which: int, ids: np.ndarray, bits: np.ndarray | int) -> None:
         """Add ``bits`` (scalar or one per id) to the sent (0) or received (1) counters of ``ids``.
 
         A whole member class with scalar bits goes to the pattern; other ids
@@ -185,7 +186,7 @@ class Traffic:
     views: list = field(default_factory=list)
     period: int = 0            # 0: full per-party arrays
 
-    def compress(self, period: int) -> "Traffic":
+    def compress(self, period: int) -> Traffic:
         """Store each per-party array as one period when it repeats with that period.
 
         Chunked protocols give every edge the same traffic pattern, so the
@@ -239,7 +240,8 @@ class Deferred:
         self.groups.setdefault((p, patterns), []).append(ids)
         self.length += ids.size
 
-    def count_into(self, tally_of, size: int, n_parties: int) -> None:
+    def count_into(self, tally_of: Callable[[tuple[str, bool]], Tally], size: int,
+                   n_parties: int) -> None:
         """Add everything held to the counters (``tally_of(key)``: the network's tally of a
         cell; ``size`` participants of which ``n_parties`` parties), then forget it.
 

@@ -14,12 +14,19 @@ comparison provider of secure values, given to a session).
 See ``docs/gc.md``.
 """
 
-from mpc.gc.bristol import (format_bristol, parse_bristol, parse_bristol_old, read_bristol,
-                      read_bristol_old, write_bristol)
+from mpc.gc.bristol import (
+    format_bristol,
+    parse_bristol,
+    parse_bristol_old,
+    read_bristol,
+    read_bristol_old,
+    write_bristol,
+)
 from mpc.gc.builder import CircuitBuilder, Word
-from mpc.gc.circuit import AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR, Circuit
+from mpc.gc.circuit import Circuit
 from mpc.gc.encoding import bits_to_bytes, bits_to_int, bytes_to_bits, int_to_bits
 from mpc.gc.garble import GarbledCircuit, GarblerKeys, decode, evaluate_garbled, random_delta
+from mpc.gc.gates import AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR
 from mpc.gc.plain import evaluate
 from mpc.gc.provider import GarbledCircuits
 from mpc.gc.yao import OUTPUT_MODES, YaoResult, additive_circuit
@@ -29,10 +36,9 @@ from mpc.gc.yao import OUTPUT_MODES, YaoResult, additive_circuit
 # ``from mpc.gc.yao import yao``).
 
 __all__ = [
-    "AND", "EQ", "EQW", "EVALUATOR", "GARBLER", "INV", "XOR", "OUTPUT_MODES",
-    "Circuit", "CircuitBuilder", "GarbledCircuit", "GarbledCircuits", "GarblerKeys", "Word", "YaoResult",
-    "additive_circuit", "bits_to_bytes", "bits_to_int", "bytes_to_bits", "decode",
-    "evaluate", "evaluate_garbled", "format_bristol", "int_to_bits",
-    "parse_bristol", "parse_bristol_old", "random_delta", "read_bristol",
-    "read_bristol_old", "write_bristol",
+    "AND", "EQ", "EQW", "EVALUATOR", "GARBLER", "INV", "OUTPUT_MODES", "XOR", "Circuit",
+    "CircuitBuilder", "GarbledCircuit", "GarbledCircuits", "GarblerKeys", "Word", "YaoResult",
+    "additive_circuit", "bits_to_bytes", "bits_to_int", "bytes_to_bits", "decode", "evaluate",
+    "evaluate_garbled", "format_bristol", "int_to_bits", "parse_bristol", "parse_bristol_old",
+    "random_delta", "read_bristol", "read_bristol_old", "write_bristol",
 ]

@@ -10,10 +10,19 @@ depend on the block size or the thread count (:mod:`mpc.gc.garble`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from mpc.machine.threads import check_workers, cpu_count, run_lanes
 from mpc.gc.schedule import STEP_AND
+from mpc.machine.threads import check_workers, cpu_count, run_lanes
+
+if TYPE_CHECKING:
+    from mpc.gc.schedule import Schedule
+
+#: A block of instances: ``(p0, p1)``, instances p0..p1-1.
+Span = tuple[int, int]
 
 _U64 = np.uint64
 BLOCK_BYTES = 1 << 22
@@ -25,7 +34,7 @@ MIN_BLOCK = 64
 PARALLEL_MIN = 1 << 14
 
 
-def block_size(sched, P: int, workers: int) -> int:
+def block_size(sched: Schedule, P: int, workers: int) -> int:
     """Instances per block: at most what keeps the labels in cache, in a number of blocks
     that is a multiple of ``workers`` (equal shares for the threads)."""
     cache = max(MIN_BLOCK, BLOCK_BYTES // (16 * max(sched.n_slots, 1)))
@@ -34,7 +43,7 @@ def block_size(sched, P: int, workers: int) -> int:
     return max(1, -(-P // count))
 
 
-def threads_for(sched, P: int, workers=None) -> int:
+def threads_for(sched: Schedule, P: int, workers: int | None = None) -> int:
     """Threads :func:`~mpc.gc.garble.garble` / ``evaluate_garbled`` use for P instances."""
     if workers is not None:
         return check_workers(workers, 0, 1)
@@ -43,7 +52,8 @@ def threads_for(sched, P: int, workers=None) -> int:
     return w if w > 1 and width * block_size(sched, P, w) >= PARALLEL_MIN else 1
 
 
-def run_blocks(lane, sched, P: int, workers) -> None:
+def run_blocks(lane: Callable[[list[Span]], object], sched: Schedule, P: int,
+               workers: int | None) -> None:
     """``lane(spans)`` over the blocks ``(p0, p1)`` of P instances, on the resolved number of
     threads (each thread one call with its share of the blocks)."""
     w = threads_for(sched, P, workers)
@@ -51,7 +61,8 @@ def run_blocks(lane, sched, P: int, workers) -> None:
     run_lanes(lane, [(p0, min(P, p0 + size)) for p0 in range(0, P, size)], w)
 
 
-def blocks(sched, hashes: int, spans, tweaks: dict):
+def blocks(sched: Schedule, hashes: int, spans: list[Span],
+           tweaks: dict) -> Iterator[tuple[int, int, np.ndarray, Workspace]]:
     """Yield ``(p0, p1, labels, workspace)`` for the blocks ``spans`` (buffers allocated once
     for the largest and reused; a smaller block gets views and its own workspace).
     ``hashes``: hash rows per AND gate (4 garbling, 2 evaluating); ``tweaks``: their gate
@@ -71,7 +82,7 @@ def blocks(sched, hashes: int, spans, tweaks: dict):
 class Workspace:
     """Preallocated scratch for the largest step (no multi-MB allocation per step)."""
 
-    def __init__(self, sched, P: int, hashes: int, tweaks: dict):
+    def __init__(self, sched: Schedule, P: int, hashes: int, tweaks: dict):
         self.tweaks = tweaks
         kmax = max([st.size for st in sched.steps] + [1])
         kand = max([st.size for st in sched.steps if st.kind == STEP_AND] + [1])
@@ -82,7 +93,7 @@ class Workspace:
         self.m1 = np.empty(2 * kmax * P * 2, dtype=_U64)
         self.m2 = np.empty_like(self.m1)
 
-    def blocks(self, buf, *shape):
+    def blocks(self, buf: np.ndarray, *shape: int) -> np.ndarray:
         n = 1
         for d in shape:
             n *= d

@@ -32,20 +32,20 @@ import os
 
 import numpy as np
 
-from mpc.gc.circuit import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR,
-                      Circuit, CircuitError)
+from mpc.gc.circuit import Circuit, CircuitError
+from mpc.gc.gates import AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV, XOR
 
 _ARITY = {XOR: (2, 1), AND: (2, 1), INV: (1, 1), EQW: (1, 1), EQ: (1, 1)}
 
 
-def read_bristol(path) -> Circuit:
+def read_bristol(path: str | os.PathLike[str]) -> Circuit:
     """Read a Bristol Fashion file (name taken from the file name)."""
     with open(path, encoding="ascii") as f:
         text = f.read()
     return parse_bristol(text, name=os.path.splitext(os.path.basename(path))[0])
 
 
-def read_bristol_old(path) -> Circuit:
+def read_bristol_old(path: str | os.PathLike[str]) -> Circuit:
     """Read an old-format Bristol file (two inputs, one output)."""
     with open(path, encoding="ascii") as f:
         text = f.read()
@@ -160,7 +160,10 @@ def _parse_gates(lines, ngates):
                 a, b, o = int(t[2]), int(t[3]), int(t[4])
             except ValueError:
                 _ints(t[2:5], lineno, "wire numbers")   # raises with the line
-            ops.append(binary[t[5]]), in0.append(a), in1.append(b), out.append(o)
+            ops.append(binary[t[5]])
+            in0.append(a)
+            in1.append(b)
+            out.append(o)
             line_of.append(lineno)
             continue
         _parse_other(t, lineno, ops, in0, in1, out, line_of)
@@ -246,7 +249,7 @@ def format_bristol(c: Circuit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_bristol(c: Circuit, path) -> None:
+def write_bristol(c: Circuit, path: str | os.PathLike[str]) -> None:
     """Write ``c`` as a Bristol Fashion file."""
     with open(path, "w", encoding="ascii") as f:
         f.write(format_bristol(c))

@@ -37,7 +37,8 @@ import numbers
 
 import numpy as np
 
-from mpc.gc.circuit import AND, EQ, INV, PARTY_NAMES, XOR, Circuit
+from mpc.gc.circuit import Circuit
+from mpc.gc.gates import AND, EQ, INV, PARTY_NAMES, XOR
 from mpc.gc.word import Word
 
 ZERO, ONE = -1, -2  # constant "wires" (materialized by EQ gates only if output)
@@ -60,7 +61,7 @@ class CircuitBuilder:
         self._neg: dict = {ZERO: ONE, ONE: ZERO}
 
     # -- inputs, constants, outputs -----------------------------------------------------
-    def input(self, width: int, party=None) -> Word:
+    def input(self, width: int, party: int | None = None) -> Word:
         """A new input group of ``width`` bits owned by ``party`` (GARBLER/EVALUATOR)."""
         width = _check_width(width)
         if party is not None and (isinstance(party, bool) or party not in PARTY_NAMES):
@@ -109,8 +110,8 @@ class CircuitBuilder:
             parties = tuple(self._parties)
         elif any(p is not None for p in self._parties):
             raise ValueError("give a party to every input or to none")
-        return Circuit(n, ops, in0, in1, out, [np.array(g, np.int64) for g in self._inputs],
-                       outputs, parties, self.name if name is None else name)
+        return Circuit(n, ops, in0, in1, out, tuple(np.array(g, np.int64) for g in self._inputs),
+                       tuple(outputs), parties, self.name if name is None else name)
 
     def _live_gates(self):
         """The gates some output depends on, in order (one reverse pass)."""
@@ -132,7 +133,10 @@ class CircuitBuilder:
         if w is None:
             w = self._n
             self._n += 1
-            self._ops.append(op), self._in0.append(a), self._in1.append(b), self._out.append(w)
+            self._ops.append(op)
+            self._in0.append(a)
+            self._in1.append(b)
+            self._out.append(w)
             self._cache[key] = w
         return w
 
@@ -199,51 +203,51 @@ class CircuitBuilder:
         return Word(self, wires)
 
     # -- bitwise -----------------------------------------------------------------------
-    def bxor(self, x, y):
+    def bxor(self, x: Word, y: Word) -> Word:
         xs, ys = self._pair(x, y)
         return self._w([self.xor_bit(a, b) for a, b in zip(xs, ys)])
 
-    def band(self, x, y):
+    def band(self, x: Word, y: Word) -> Word:
         xs, ys = self._pair(x, y)
         return self._w([self.and_bit(a, b) for a, b in zip(xs, ys)])
 
-    def bor(self, x, y):
+    def bor(self, x: Word, y: Word) -> Word:
         xs, ys = self._pair(x, y)
         return self._w([self.or_bit(a, b) for a, b in zip(xs, ys)])
 
-    def bnot(self, x):
+    def bnot(self, x: Word) -> Word:
         self._check(x, "x")
         return self._w([self.not_bit(a) for a in x.wires])
 
     # -- wiring (free) -------------------------------------------------------------------
-    def concat(self, *words) -> Word:
+    def concat(self, *words: Word) -> Word:
         """Concatenate, first word in the low bits."""
         wires = []
         for i, w in enumerate(words):
             wires.extend(self._check(w, f"words[{i}]").wires)
         return self._w(wires)
 
-    def zext(self, x, width: int) -> Word:
+    def zext(self, x: Word, width: int) -> Word:
         self._check(x, "x")
         width = _check_width(width)
         if width < x.width:
             raise ValueError(f"width must be >= the word's width {x.width}, got {width}")
         return self._w(x.wires + (ZERO,) * (width - x.width))
 
-    def sext(self, x, width: int) -> Word:
+    def sext(self, x: Word, width: int) -> Word:
         self._check(x, "x")
         width = _check_width(width)
         if width < x.width:
             raise ValueError(f"width must be >= the word's width {x.width}, got {width}")
         return self._w(x.wires + (x.wires[-1],) * (width - x.width))
 
-    def shl(self, x, k: int) -> Word:
+    def shl(self, x: Word, k: int) -> Word:
         """``x << k`` mod 2^width."""
         self._check(x, "x")
         k = _check_shift(k)
         return self._w(((ZERO,) * k + x.wires)[:x.width])
 
-    def shr(self, x, k: int, *, signed: bool) -> Word:
+    def shr(self, x: Word, k: int, *, signed: bool) -> Word:
         """``x >> k``: arithmetic if ``signed`` else logical."""
         self._check(x, "x")
         k = _check_shift(k)
@@ -261,23 +265,23 @@ class CircuitBuilder:
                 c = self.xor_bit(c, self.and_bit(self.xor_bit(a, c), self.xor_bit(b, c)))
         return s, c
 
-    def add(self, x, y) -> Word:
+    def add(self, x: Word, y: Word) -> Word:
         """``x + y mod 2^l`` (l - 1 ANDs)."""
         xs, ys = self._pair(x, y)
         return self._w(self._adder(xs, ys, ZERO, False)[0])
 
-    def add_carry(self, x, y):
+    def add_carry(self, x: Word, y: Word) -> tuple[Word, Word]:
         """``(x + y mod 2^l, carry out)`` for unsigned words (l ANDs)."""
         xs, ys = self._pair(x, y)
         s, c = self._adder(xs, ys, ZERO, True)
         return self._w(s), self._w([c])
 
-    def sub(self, x, y) -> Word:
+    def sub(self, x: Word, y: Word) -> Word:
         """``x - y mod 2^l`` (l - 1 ANDs)."""
         xs, ys = self._pair(x, y)
         return self._w(self._adder(xs, [self.not_bit(b) for b in ys], ONE, False)[0])
 
-    def neg(self, x) -> Word:
+    def neg(self, x: Word) -> Word:
         """``-x mod 2^l`` (l - 2 ANDs)."""
         self._check(x, "x")
         return self.sub(self.const(0, x.width), x)
@@ -290,7 +294,7 @@ class CircuitBuilder:
                 c = self.and_bit(a, c)
         return s
 
-    def lt(self, x, y, *, signed: bool) -> Word:
+    def lt(self, x: Word, y: Word, *, signed: bool) -> Word:
         """``x < y`` as one bit (l ANDs): no borrow out of ``x - y`` fails."""
         xs, ys = self._pair(x, y)
         xs, ys = list(xs), [self.not_bit(b) for b in ys]
@@ -301,22 +305,22 @@ class CircuitBuilder:
             c = self.xor_bit(c, self.and_bit(self.xor_bit(a, c), self.xor_bit(b, c)))
         return self._w([self.not_bit(c)])
 
-    def gt(self, x, y, *, signed: bool) -> Word:
+    def gt(self, x: Word, y: Word, *, signed: bool) -> Word:
         return self.lt(y, x, signed=signed)
 
-    def le(self, x, y, *, signed: bool) -> Word:
+    def le(self, x: Word, y: Word, *, signed: bool) -> Word:
         return self.bnot(self.lt(y, x, signed=signed))
 
-    def ge(self, x, y, *, signed: bool) -> Word:
+    def ge(self, x: Word, y: Word, *, signed: bool) -> Word:
         return self.bnot(self.lt(x, y, signed=signed))
 
-    def eq(self, x, y) -> Word:
+    def eq(self, x: Word, y: Word) -> Word:
         """``x == y`` as one bit (l - 1 ANDs, depth ceil(log2 l))."""
         xs, ys = self._pair(x, y)
         return self._w([self._and_tree([self.not_bit(self.xor_bit(a, b))
                                         for a, b in zip(xs, ys)])])
 
-    def is_zero(self, x) -> Word:
+    def is_zero(self, x: Word) -> Word:
         self._check(x, "x")
         return self._w([self._and_tree([self.not_bit(a) for a in x.wires])])
 
@@ -331,31 +335,31 @@ class CircuitBuilder:
             bits = nxt
         return bits[0]
 
-    def mux(self, s, if_true, if_false) -> Word:
+    def mux(self, s: Word, if_true: Word, if_false: Word) -> Word:
         """``if_true if s else if_false`` for a 1-bit ``s`` (l ANDs)."""
         sb = self._bit(s)
         ts, fs = self._pair(if_true, if_false)
         return self._w([self.xor_bit(f, self.and_bit(sb, self.xor_bit(t, f)))
                         for t, f in zip(ts, fs)])
 
-    def abs(self, x) -> Word:
+    def abs(self, x: Word) -> Word:
         """``|x|`` of a signed word (l - 1 ANDs); ``abs(-2^(l-1))`` wraps to itself."""
         self._check(x, "x")
         return self.cond_neg(x, self._w([x.wires[-1]]))
 
-    def cond_neg(self, x, s) -> Word:
+    def cond_neg(self, x: Word, s: Word) -> Word:
         """``-x if s else x`` mod 2^l for a 1-bit ``s`` (l - 1 ANDs)."""
         self._check(x, "x")
         sb = self._bit(s)
         return self._w(self._increment([self.xor_bit(a, sb) for a in x.wires], sb))
 
-    def sign(self, x) -> Word:
+    def sign(self, x: Word) -> Word:
         """``sign(x)`` in {-1, 0, 1} as a signed 2-bit word (l - 1 ANDs)."""
         self._check(x, "x")
         nonzero = self.not_bit(self.is_zero(x).wires[0])
         return self._w([nonzero, x.wires[-1]])
 
-    def mul(self, x, y) -> Word:
+    def mul(self, x: Word, y: Word) -> Word:
         """``x * y mod 2^l`` (schoolbook, l^2 - l + 1 ANDs; same for signed)."""
         xs, ys = self._pair(x, y)
         n = len(xs)
@@ -365,7 +369,7 @@ class CircuitBuilder:
             acc[j:], _ = self._adder(acc[j:], row, ZERO, False)
         return self._w(acc)
 
-    def mul_full(self, x, y, *, signed: bool) -> Word:
+    def mul_full(self, x: Word, y: Word, *, signed: bool) -> Word:
         """The full ``2l``-bit product (2l^2 - l ANDs unsigned; 4l - 2 more if signed)."""
         xs, ys = self._pair(x, y)
         n = len(xs)
@@ -385,13 +389,13 @@ class CircuitBuilder:
         return self.concat(self._w(acc[:n]), hi)
 
     # -- sub-circuits ---------------------------------------------------------------------
-    def embed(self, circuit: Circuit, *inputs) -> list:
+    def embed(self, circuit: Circuit, *inputs: Word) -> list[Word]:
         """Insert ``circuit`` on the given input words; returns its output words."""
         if not isinstance(circuit, Circuit):
             raise TypeError(f"circuit must be a Circuit, got {type(circuit).__name__}")
         if len(inputs) != len(circuit.inputs):
             raise ValueError(f"inputs must give {len(circuit.inputs)} words, got {len(inputs)}")
-        wire = {}
+        wire: dict[int, int] = {}
         for i, (word, grp) in enumerate(zip(inputs, circuit.inputs)):
             self._check(word, f"inputs[{i}]")
             if word.width != grp.size:

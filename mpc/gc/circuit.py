@@ -23,13 +23,17 @@ from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mpc.gc.gates import (AND, EQ, EQW, EVALUATOR, GARBLER, GATE_CODES, GATE_NAMES, INV,  # noqa: F401
-                         PARTY_NAMES, XOR)
+from mpc.gc.gates import EQ, EQW, GATE_NAMES, INV, PARTY_NAMES
 from mpc.gc.schedule import compile_schedule
+
+if TYPE_CHECKING:
+    from mpc.gc.schedule import Schedule
 
 
 class CircuitError(ValueError):
@@ -128,17 +132,17 @@ class Circuit:
         return tuple(i for i, p in enumerate(self.input_parties) if p == party)
 
     @functools.cached_property
-    def schedule(self):
+    def schedule(self) -> Schedule:
         """The compiled evaluation order (:class:`mpc.gc.schedule.Schedule`), cached."""
         return compile_schedule(self)
 
     # -- transformations --------------------------------------------------------
-    def with_parties(self, input_parties) -> "Circuit":
+    def with_parties(self, input_parties: Iterable[int]) -> Circuit:
         """The same circuit with input group ``i`` owned by ``input_parties[i]``."""
         return Circuit(self.n_wires, self.ops, self.in0, self.in1, self.out, self.inputs,
                        self.outputs, tuple(input_parties), self.name)
 
-    def renamed(self, name: str) -> "Circuit":
+    def renamed(self, name: str) -> Circuit:
         return Circuit(self.n_wires, self.ops, self.in0, self.in1, self.out, self.inputs,
                        self.outputs, self.input_parties, name)
 
@@ -202,7 +206,8 @@ def check_structure(c: Circuit) -> None:
     if out_wires.size and (out_wires.min() < 0 or out_wires.max() >= n):
         raise CircuitError(f"output wires must be in 0..{n - 1}")
     setter = _setter(c, in_wires, n)
-    unset = np.flatnonzero(setter[out_wires] == _NEVER) if out_wires.size else []
+    unset: np.ndarray | list[int] = \
+        np.flatnonzero(setter[out_wires] == _NEVER) if out_wires.size else []
     if len(unset):
         raise CircuitError(f"output wire {out_wires[unset[0]]} is never set")
 
@@ -226,7 +231,7 @@ def _check_single_assignment(c, in_wires, n, g):
         raise CircuitError(f"wire {w} appears twice among the circuit inputs")
     both = np.concatenate([in_wires, c.out])
     counts = np.bincount(both, minlength=n) if both.size else np.zeros(n, np.int64)
-    dup = np.flatnonzero(counts[c.out] > 1) if g else []
+    dup: np.ndarray | list[int] = np.flatnonzero(counts[c.out] > 1) if g else []
     if len(dup):
         # the second assignment of the wire is the culprit
         w = c.out[dup[0]]

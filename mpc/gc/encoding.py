@@ -13,8 +13,10 @@ SHA-256 circuits: the FIPS-197 key ``000102..0f`` is the integer
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def _width(width, name="width") -> int:
@@ -23,7 +25,7 @@ def _width(width, name="width") -> int:
     return int(width)
 
 
-def int_to_bits(values, width: int) -> np.ndarray:
+def int_to_bits(values: np.ndarray | Sequence[int], width: int) -> np.ndarray:
     """Bits ``uint8 (P, width)`` of integers taken mod 2^width (two's complement).
 
     ``values``: a 1-d numpy integer array (``width <= 64``) or a sequence of
@@ -51,7 +53,7 @@ def int_to_bits(values, width: int) -> np.ndarray:
     return np.unpackbits(data, axis=1, bitorder="little")[:, :width].copy()
 
 
-def bits_to_int(bits, *, signed: bool = False):
+def bits_to_int(bits: ArrayLike, *, signed: bool = False) -> np.ndarray | list[int]:
     """Integers from bits ``(P, width)``: uint64 (or int64 if ``signed``) for width <= 64,
     else a list of Python ints."""
     b = check_bits(bits, "bits")
@@ -73,7 +75,7 @@ def bits_to_int(bits, *, signed: bool = False):
     return out
 
 
-def bytes_to_bits(data, byteorder: str = "big") -> np.ndarray:
+def bytes_to_bits(data: ArrayLike, byteorder: str = "big") -> np.ndarray:
     """Bits ``uint8 (P, 8n)`` of byte rows ``uint8 (P, n)``, each row one integer."""
     arr = np.asarray(data, dtype=np.uint8) if not isinstance(data, (bytes, bytearray)) \
         else np.frombuffer(bytes(data), dtype=np.uint8)[None, :]
@@ -86,7 +88,7 @@ def bytes_to_bits(data, byteorder: str = "big") -> np.ndarray:
     return np.unpackbits(arr, axis=1, bitorder="little")
 
 
-def bits_to_bytes(bits, byteorder: str = "big") -> np.ndarray:
+def bits_to_bytes(bits: ArrayLike, byteorder: str = "big") -> np.ndarray:
     """Inverse of :func:`bytes_to_bits`: ``uint8 (P, ceil(width/8))``."""
     b = check_bits(bits, "bits")
     data = np.packbits(b, axis=1, bitorder="little")
@@ -97,7 +99,7 @@ def bits_to_bytes(bits, byteorder: str = "big") -> np.ndarray:
     return data
 
 
-def check_bits(bits, name: str) -> np.ndarray:
+def check_bits(bits: ArrayLike, name: str) -> np.ndarray:
     """A ``(P, width)`` array of 0/1 values as uint8 (no copy when already uint8)."""
     b = np.asarray(bits)
     if b.ndim != 2:
@@ -111,18 +113,20 @@ def check_bits(bits, name: str) -> np.ndarray:
     return b.astype(np.uint8, copy=False)
 
 
-def group_bits(values, widths, name: str = "inputs", n_instances=None):
+def group_bits(values: ArrayLike | Sequence[ArrayLike], widths: Sequence[int],
+               name: str = "inputs",
+               n_instances: int | None = None) -> tuple[list[np.ndarray], int]:
     """Normalize one value per group to bits; returns (list of uint8 (P, w), P).
 
     Each value is a bit array ``(P, w)`` or, for ``w <= 64``, a 1-d integer
     array ``(P,)`` (two's complement mod 2^w). All groups must have the same
     number of instances P (``n_instances`` when given).
     """
-    values = list(values) if isinstance(values, (list, tuple)) else [values]
-    if len(values) != len(widths):
-        raise ValueError(f"{name} must give {len(widths)} group(s), got {len(values)}")
+    groups = list(values) if isinstance(values, (list, tuple)) else [values]
+    if len(groups) != len(widths):
+        raise ValueError(f"{name} must give {len(widths)} group(s), got {len(groups)}")
     out, P = [], n_instances
-    for i, (v, w) in enumerate(zip(values, widths)):
+    for i, (v, w) in enumerate(zip(groups, widths)):
         arr = np.asarray(v) if not isinstance(v, (list, tuple)) else None
         if arr is not None and arr.ndim == 2:
             bits = check_bits(arr, f"{name}[{i}]")

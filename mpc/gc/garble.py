@@ -58,14 +58,20 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from Crypto.Cipher import AES
+from numpy.typing import ArrayLike
 
 from mpc.gc.blocks import blocks, run_blocks
 from mpc.gc.circuit import Circuit
 from mpc.gc.schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
 
 _U64 = np.uint64
 _ONE = _U64(1)
@@ -78,7 +84,7 @@ def _aes(buf: np.ndarray, out: np.ndarray) -> None:
     cipher = getattr(_local, "cipher", None)
     if cipher is None:
         cipher = _local.cipher = AES.new(_FIXED_KEY, AES.MODE_ECB)
-    cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    cipher.encrypt(buf.data.cast("B"), output=out.data.cast("B"))
 
 
 def tccr_hash(x: np.ndarray, tweak: np.ndarray) -> np.ndarray:
@@ -93,7 +99,7 @@ def tccr_hash(x: np.ndarray, tweak: np.ndarray) -> np.ndarray:
 
 # -- label formats --------------------------------------------------------------------
 
-def as_labels(labels, name: str = "labels") -> np.ndarray:
+def as_labels(labels: ArrayLike, name: str = "labels") -> np.ndarray:
     """Labels as ``uint64 (..., 2)``: accepts that or bytes ``uint8 (..., 16)`` (a view)."""
     a = np.asarray(labels)
     if a.dtype == np.uint8 and a.ndim >= 1 and a.shape[-1] == 16:
@@ -125,7 +131,7 @@ def xor_where(labels: np.ndarray, bits: np.ndarray, delta: np.ndarray) -> np.nda
     return out
 
 
-def random_delta(rng, n_instances: int) -> np.ndarray:
+def random_delta(rng: CSPRNG, n_instances: int) -> np.ndarray:
     """``n_instances`` offsets ``uint64 (P, 2)``, uniform with lsb 1 (from a CSPRNG)."""
     d = rng.uint64((int(n_instances), 2))
     d[:, 0] |= _ONE
@@ -179,7 +185,7 @@ class GarblerKeys:
         off = np.concatenate([[0], np.cumsum(self.circuit.input_widths)])
         return self.input_zero[:, off[group]:off[group + 1]]
 
-    def encode(self, group: int, bits) -> np.ndarray:
+    def encode(self, group: int, bits: ArrayLike) -> np.ndarray:
         """Active labels ``W0 ^ bit * Delta`` for the bits ``(P, width)`` of input ``group``."""
         zero = self.group_zero(group)
         b = np.asarray(bits, dtype=np.uint8)
@@ -191,7 +197,9 @@ class GarblerKeys:
 
 # -- garbling ---------------------------------------------------------------------------
 
-def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, workers=None):
+def garble(circuit: Circuit, delta: int | np.ndarray, *, rng: CSPRNG | None = None,
+           input_zero: dict[int, np.ndarray] | None = None, tweaks: np.ndarray | None = None,
+           workers: int | None = None) -> tuple[GarbledCircuit, GarblerKeys]:
     """Garble P instances of ``circuit``; returns ``(GarbledCircuit, GarblerKeys)``.
 
     Parameters
@@ -244,7 +252,8 @@ def garble(circuit: Circuit, delta, *, rng=None, input_zero=None, tweaks=None, w
             GarblerKeys(circuit, D, zero_in, decode))
 
 
-def evaluate_garbled(garbled: GarbledCircuit, input_labels, *, workers=None) -> np.ndarray:
+def evaluate_garbled(garbled: GarbledCircuit, input_labels: np.ndarray | Sequence[np.ndarray], *,
+                     workers: int | None = None) -> np.ndarray:
     """Evaluate P garbled instances; returns the active output labels ``uint64 (P, n_out, 2)``.
 
     ``input_labels``: active labels of all input bits, ``(P, n_input_bits, 16|2)``
@@ -282,7 +291,7 @@ def evaluate_garbled(garbled: GarbledCircuit, input_labels, *, workers=None) -> 
     return out
 
 
-def decode(output_labels, decode_bits) -> np.ndarray:
+def decode(output_labels: ArrayLike, decode_bits: ArrayLike) -> np.ndarray:
     """Output bits ``uint8 (P, n_out)``: ``lsb(active label) ^ decoding bit``."""
     lab = as_labels(output_labels, "output_labels")
     d = np.asarray(decode_bits, dtype=np.uint8)

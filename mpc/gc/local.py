@@ -16,14 +16,25 @@ every instance is local, calls :func:`~mpc.gc.garble.garble` itself).
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from mpc.gc.garble import (GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble)
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mpc.gc.garble import GarbledCircuit, GarblerKeys, _input_zero, evaluate_garbled, garble
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.gc.circuit import Circuit
 
 _U64 = np.uint64
 
 
-def garble_local(circuit, delta: np.ndarray, rng, local, *, workers=None, garble_fn=garble):
+def garble_local(circuit: Circuit, delta: np.ndarray, rng: CSPRNG, local: ArrayLike, *,
+                 workers: int | None = None,
+                 garble_fn: Callable[..., tuple[GarbledCircuit, GarblerKeys]] = garble,
+                 ) -> tuple[GarbledCircuit, GarblerKeys]:
     """``(GarbledCircuit, GarblerKeys)`` of P instances, garbled where ``local`` (a ``(P,)`` mask).
 
     ``delta``: ``uint64 (P, 2)``. Tables and decoding bits of the other
@@ -51,7 +62,8 @@ def garble_local(circuit, delta: np.ndarray, rng, local, *, workers=None, garble
             GarblerKeys(circuit, delta, zero, decode))
 
 
-def evaluate_local(garbled: GarbledCircuit, labels, local, *, workers=None) -> np.ndarray:
+def evaluate_local(garbled: GarbledCircuit, labels: Sequence[np.ndarray], local: ArrayLike, *,
+                   workers: int | None = None) -> np.ndarray:
     """Active output labels ``uint64 (P, n_out, 2)`` of the instances where ``local``; zeros
     elsewhere. ``labels``: one ``(P, width, 2)`` array per input group."""
     local = np.asarray(local, dtype=bool)

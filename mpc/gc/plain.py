@@ -8,14 +8,17 @@ steps only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.gc.circuit import Circuit
 from mpc.gc.encoding import group_bits
 from mpc.gc.schedule import ONE_SLOT, STEP_AND, ZERO_SLOT
 
 
-def evaluate(circuit: Circuit, inputs) -> list:
+def evaluate(circuit: Circuit, inputs: ArrayLike | Sequence[ArrayLike]) -> list[np.ndarray]:
     """Evaluate ``circuit`` on a batch of inputs.
 
     Parameters

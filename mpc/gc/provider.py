@@ -31,19 +31,25 @@ holder's share of the result is uniform on its own.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.protocols.providers import Comparisons
 from mpc.gc.builder import CircuitBuilder
-from mpc.gc.circuit import EVALUATOR, GARBLER
+from mpc.gc.gates import EVALUATOR, GARBLER
 from mpc.gc.yao import yao
+from mpc.protocols.providers import Comparisons
+
+if TYPE_CHECKING:
+    from mpc.gc.circuit import Circuit
+    from mpc.session import Session
 
 OPS = ("ltz", "eqz")
 
 
 @functools.lru_cache(maxsize=64)
-def comparison_circuit(op: str, d: int, l: int):
+def comparison_circuit(op: str, d: int, l: int) -> Circuit:
     """Garbler input a, evaluator input b (d bits each); output the l-bit word of
     [a + b < 0] (two's complement in d bits) for "ltz", or [a == b] for "eqz"."""
     if op not in OPS:
@@ -56,7 +62,8 @@ def comparison_circuit(op: str, d: int, l: int):
     return b.build()
 
 
-def gc_comparison(session, z, holders, op: str, in_bits=None) -> np.ndarray:
+def gc_comparison(session: Session, z: ArrayLike, holders: ArrayLike, op: str,
+                  in_bits: int | None = None) -> np.ndarray:
     """Additive shares ``uint64 (2, m)`` of ``[z < 0]`` ("ltz") or ``[z == 0]`` ("eqz").
 
     ``z``: ``uint64 (2, m)`` additive sharing mod 2^l (l = ``session.ring.bits``),
@@ -83,6 +90,7 @@ def gc_comparison(session, z, holders, op: str, in_bits=None) -> np.ndarray:
     res = yao(session, comparison_circuit(op, d, l), g, e, [a], [b], output="additive",
               phase=session.net.current_phase[0])
     out = np.empty((2, m), dtype=np.uint64)
+    assert res.garbler is not None and res.evaluator is not None, "additive: both hold shares"
     out[0], out[1] = res.garbler[0], res.evaluator[0]
     return out & ring.mask
 
@@ -99,5 +107,6 @@ class GarbledCircuits(Comparisons):
     def serves(self, holders: int) -> bool:
         return holders == 2
 
-    def compare(self, session, z, holders, op, in_bits):
+    def compare(self, session: Session, z: np.ndarray, holders: ArrayLike, op: str,
+                in_bits: int | None) -> np.ndarray:
         return gc_comparison(session, z, holders, op, in_bits)

@@ -30,10 +30,9 @@ only); evaluation loops over steps, never over gates or instances.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-
-from typing import TYPE_CHECKING
 
 from mpc.gc.gates import AND, EQ, EQW, INV, XOR
 

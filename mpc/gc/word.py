@@ -9,13 +9,19 @@ width). Comparisons are methods with an explicit ``signed`` flag, so that
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mpc.gc.builder import CircuitBuilder
+
 
 class Word:
     """An integer value of a circuit under construction (wires LSB first)."""
 
     __slots__ = ("builder", "wires")
 
-    def __init__(self, builder, wires):
+    def __init__(self, builder: CircuitBuilder, wires: Iterable[int]):
         self.builder = builder
         self.wires = tuple(int(w) for w in wires)
 
@@ -26,7 +32,7 @@ class Word:
     def __len__(self) -> int:
         return len(self.wires)
 
-    def __getitem__(self, idx) -> "Word":
+    def __getitem__(self, idx) -> Word:
         if isinstance(idx, slice):
             return Word(self.builder, self.wires[idx])
         return Word(self.builder, (self.wires[idx],))
@@ -34,7 +40,7 @@ class Word:
     def __repr__(self) -> str:
         return f"Word(width={self.width})"
 
-    def _other(self, y) -> "Word":
+    def _other(self, y: Word | int) -> Word:
         return self.builder._coerce(y, self.width)
 
     # arithmetic mod 2^width and bitwise operators
@@ -80,30 +86,30 @@ class Word:
         return self.builder.shl(self, k)
 
     # comparisons are methods (== keeps its Python meaning)
-    def lt(self, y, *, signed: bool):
+    def lt(self, y: Word | int, *, signed: bool) -> Word:
         return self.builder.lt(self, self._other(y), signed=signed)
 
-    def le(self, y, *, signed: bool):
+    def le(self, y: Word | int, *, signed: bool) -> Word:
         return self.builder.le(self, self._other(y), signed=signed)
 
-    def gt(self, y, *, signed: bool):
+    def gt(self, y: Word | int, *, signed: bool) -> Word:
         return self.builder.gt(self, self._other(y), signed=signed)
 
-    def ge(self, y, *, signed: bool):
+    def ge(self, y: Word | int, *, signed: bool) -> Word:
         return self.builder.ge(self, self._other(y), signed=signed)
 
-    def eq(self, y):
+    def eq(self, y: Word | int) -> Word:
         return self.builder.eq(self, self._other(y))
 
-    def ne(self, y):
+    def ne(self, y: Word | int) -> Word:
         return ~self.builder.eq(self, self._other(y))
 
-    def zext(self, width: int):
+    def zext(self, width: int) -> Word:
         return self.builder.zext(self, width)
 
-    def sext(self, width: int):
+    def sext(self, width: int) -> Word:
         return self.builder.sext(self, width)
 
     @property
-    def msb(self) -> "Word":
+    def msb(self) -> Word:
         return self[-1]

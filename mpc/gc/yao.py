@@ -58,16 +58,27 @@ blocks per AND to garble, 4 to evaluate, on ``session.workers`` threads
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.comm.costs import Costs, Meter
 from mpc.gc.builder import CircuitBuilder
-from mpc.gc.circuit import EVALUATOR, GARBLER, Circuit
+from mpc.gc.circuit import Circuit
 from mpc.gc.encoding import bits_to_int, group_bits, int_to_bits
 from mpc.gc.garble import as_labels, garble, label_bytes, lsb, random_delta, xor_where
+from mpc.gc.gates import EVALUATOR, GARBLER
 from mpc.gc.local import evaluate_local, garble_local
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.session import Session
+
+#: A correlated-OT function with the signature of :func:`mpc.ot.correlated_ot`.
+OTFunction = Callable[..., tuple[np.ndarray, np.ndarray]]
 
 OUTPUT_MODES = ("evaluator", "garbler", "both", "xor", "additive")
 _ZERO = {"bits": 0, "messages": 0, "rounds": 0}
@@ -92,19 +103,24 @@ class YaoResult:
     evaluator: list | None
     costs: Costs = field(default_factory=lambda: Costs(0, _ZERO, _ZERO, {}, 0))
 
-    def value(self, group: int = 0, *, signed: bool = False):
+    def value(self, group: int = 0, *, signed: bool = False) -> np.ndarray | list[int]:
         """The output of ``group`` as integers: decoded bits, XOR or additive shares combined."""
+        g, e = self.garbler, self.evaluator
         if self.output == "additive":
+            assert g is not None and e is not None, "additive shares go to both"
             w = self.widths[group]
             mask = _U64((1 << w) - 1) if w < 64 else ~_U64(0)
-            v = (self.garbler[group] + self.evaluator[group]) & mask
+            v = (g[group] + e[group]) & mask
             if signed:
                 return bits_to_int(int_to_bits(v, w), signed=True)
             return v
         if self.output == "xor":
-            bits = self.garbler[group] ^ self.evaluator[group]
+            assert g is not None and e is not None, "XOR shares go to both"
+            bits = g[group] ^ e[group]
         else:
-            bits = (self.evaluator or self.garbler)[group]
+            held = e or g
+            assert held is not None, "a decoded output goes to one party at least"
+            bits = held[group]
         return bits_to_int(bits, signed=signed)
 
     @property
@@ -112,9 +128,11 @@ class YaoResult:
         return self.costs.get("output_widths", ())
 
 
-def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
-        evaluator_inputs=(), *, output: str = "evaluator", phase: str = "yao",
-        ot=None, rng_garbler=None, rng_evaluator=None) -> YaoResult:
+def yao(session: Session, circuit: Circuit, garblers: ArrayLike, evaluators: ArrayLike,
+        garbler_inputs: ArrayLike | Sequence[ArrayLike] = (),
+        evaluator_inputs: ArrayLike | Sequence[ArrayLike] = (), *, output: str = "evaluator",
+        phase: str = "yao", ot: OTFunction | None = None, rng_garbler: CSPRNG | None = None,
+        rng_evaluator: CSPRNG | None = None) -> YaoResult:
     """Run P instances of ``circuit`` by Yao's protocol (see the module docstring).
 
     Parameters
@@ -169,6 +187,7 @@ def yao(session, circuit: Circuit, garblers, evaluators, garbler_inputs=(),
         out_labels = run.online(x_bits, y_bits)
         garb, evl = run.outputs(out_labels, output)
     if output == "additive":
+        assert evl is not None, "additive outputs reach the evaluator"
         garb = r
         evl = [bits_to_int(b) for b in evl]
     costs = meter.costs
@@ -189,7 +208,8 @@ class _Run:
         self.P = g_ids.size
         self.m = sum(circuit.input_widths[i] for i in e_groups)
 
-    def offline(self, y_bits, ot, rng_g, rng_e, decode_to_evaluator: bool):
+    def offline(self, y_bits: list[np.ndarray], ot: OTFunction, rng_g: CSPRNG, rng_e: CSPRNG,
+                decode_to_evaluator: bool) -> None:
         net, P, m = self.net, self.P, self.m
         self.delta = random_delta(rng_g, P)
         before = _totals(net)
@@ -211,7 +231,7 @@ class _Run:
                 if decode_to_evaluator:
                     self.decode_e = net.send(self.g, self.e, self.keys.decode_bits, 1)
 
-    def online(self, x_bits, y_bits):
+    def online(self, x_bits: list[np.ndarray], y_bits: list[np.ndarray]) -> np.ndarray:
         net, keys = self.net, self.keys
         with net.phase(self.phase):
             with net.round():
@@ -231,7 +251,7 @@ class _Run:
                 y_parts = np.split(y_lab, np.cumsum(widths)[:-1], axis=1)
             else:
                 y_parts = []
-        labels = [None] * len(self.c.inputs)
+        labels: list[Any] = [None] * len(self.c.inputs)
         for gi, lab in zip(self.g_groups, x_lab):
             labels[gi] = lab
         for gi, lab in zip(self.e_groups, y_parts):
@@ -239,7 +259,7 @@ class _Run:
         return evaluate_local(self.garbled, labels, net.is_local(self.e),
                               workers=self.s.workers)
 
-    def outputs(self, out_labels, mode):
+    def outputs(self, out_labels: np.ndarray, mode: str) -> tuple[list | None, list | None]:
         net, widths = self.net, self.c.output_widths
         perm = lsb(out_labels)
         split = functools.partial(_split, widths=widths)
@@ -256,7 +276,7 @@ class _Run:
             sent = net.send(self.e, self.g, perm, 1)
         return split(sent ^ self.keys.decode_bits), None
 
-    def costs(self, mode, widths):
+    def costs(self, mode: str, widths: Sequence[int]) -> dict[str, Any]:
         P, sched = self.P, self.c.schedule
         n_out = self.c.n_output_bits
         g_bits = sum(self.c.input_widths[i] for i in self.g_groups)

@@ -100,7 +100,8 @@ def retain_freed_memory(limit: int | None = None) -> bool:
         if lib is None:
             _state.update(retained=False, limit=0, reason="not glibc: mallopt unavailable")
             return False
-        ok = lib.mallopt(_M_MMAP_THRESHOLD, limit) == 1 and lib.mallopt(_M_TRIM_THRESHOLD, limit) == 1
+        ok = (lib.mallopt(_M_MMAP_THRESHOLD, limit) == 1
+              and lib.mallopt(_M_TRIM_THRESHOLD, limit) == 1)
         _state.update(retained=ok, limit=limit if ok else 0,
                       reason="mallopt" if ok else "mallopt refused the limit")
         return ok

@@ -27,7 +27,11 @@ from __future__ import annotations
 import numbers
 import os
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
@@ -54,7 +58,7 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def check_workers(workers, size: int, minimum: int) -> int:
+def check_workers(workers: int | None, size: int, minimum: int) -> int:
     """Resolve ``workers``: None -> all cores when ``size >= minimum``, else 1; an int as given
     (TypeError / ValueError unless a positive integer)."""
     if workers is None:
@@ -78,7 +82,7 @@ def _executor(n: int) -> ThreadPoolExecutor:
         return _pool
 
 
-def run_lanes(fn, starts, workers: int) -> None:
+def run_lanes(fn: Callable[[list[_T]], object], starts: Iterable[_T], workers: int) -> None:
     """Call ``fn(starts[k::w])`` for k < w = min(workers, len(starts)), one call per thread
     (in this thread when w <= 1); re-raise the first error."""
     starts = list(starts)
@@ -91,7 +95,7 @@ def run_lanes(fn, starts, workers: int) -> None:
         f.result()
 
 
-def run_blocks(fn, starts, workers: int) -> None:
+def run_blocks(fn: Callable[[_T], object], starts: Iterable[_T], workers: int) -> None:
     """Call ``fn(start)`` for every block start, on ``workers`` threads; re-raise errors."""
     def lane(mine):
         for c0 in mine:

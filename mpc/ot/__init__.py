@@ -9,9 +9,17 @@ public API, its cost formulas and threat model are in
 """
 
 from mpc.ot.group import available_groups
-from mpc.ot.protocols import (DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost,
-                        random_ot)
+from mpc.ot.protocols import (
+    DEFAULT_CROSSOVER,
+    base_ot,
+    chosen_ot,
+    correlated_ot,
+    ot_cost,
+    random_ot,
+)
 from mpc.ot.transpose import transpose_bits
 
-__all__ = ["base_ot", "random_ot", "chosen_ot", "correlated_ot", "ot_cost",
-           "transpose_bits", "available_groups", "DEFAULT_CROSSOVER"]
+__all__ = [
+    "DEFAULT_CROSSOVER", "available_groups", "base_ot", "chosen_ot", "correlated_ot", "ot_cost",
+    "random_ot", "transpose_bits",
+]

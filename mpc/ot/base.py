@@ -49,10 +49,17 @@ stay zero. A and the B points travel as their 33-byte encodings.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.ot.group import POINT_BYTES, SCALAR_RAW_BYTES
 from mpc.ot.messages import send_groups
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
+    from mpc.ot.group import Group
 
 
 class BaseOTBatch:
@@ -63,7 +70,8 @@ class BaseOTBatch:
     (groups with equal keys share one A); ``counts``: OTs per group.
     """
 
-    def __init__(self, grp, bs, br, sender_key, counts):
+    def __init__(self, grp: Group, bs: ArrayLike, br: ArrayLike, sender_key: ArrayLike,
+                 counts: ArrayLike):
         self.grp = grp
         self.bs = np.asarray(bs, dtype=np.int64)
         self.br = np.asarray(br, dtype=np.int64)
@@ -72,13 +80,13 @@ class BaseOTBatch:
         self.n_senders = uniq.size
         self.sender_roles = uniq % 2          # the caller's convention: key = 2 party + role
         self._who = np.repeat(self._inv, self.counts)       # sender key of every OT
-        self._setup = None
+        self._setup: list[Any] = []   # per sender: (a, A, encoding of A, -aA), from send_a
 
     def _local_ots(self, local_groups: np.ndarray) -> np.ndarray:
         """The OTs of the groups ``local_groups`` (a mask) as positions, in order."""
         return np.flatnonzero(np.repeat(local_groups, self.counts))
 
-    def send_a(self, net, raw_a: np.ndarray, offline):
+    def send_a(self, net: Network, raw_a: np.ndarray, offline: bool | None) -> np.ndarray:
         """Step 1: every local base sender draws a (``raw_a``: 40 bytes per sender), sends A.
 
         Returns the encodings of A per group ``uint8 (G, 33)``: the rows of
@@ -114,7 +122,8 @@ class BaseOTBatch:
                 points[u] = self.grp.point(enc), enc
         return points
 
-    def choose(self, net, choices: np.ndarray, raw_b: np.ndarray, offline):
+    def choose(self, net: Network, choices: np.ndarray, raw_b: np.ndarray,
+               offline: bool | None) -> np.ndarray:
         """Step 2: receivers send B_k for every OT; returns their keys ``uint8 (N, 16)``.
 
         ``choices``: ``(N,)`` bits, OTs ordered by group; ``raw_b``: 40 random
@@ -144,7 +153,7 @@ class BaseOTBatch:
                                       offline=offline)
         return keys
 
-    def sender_keys(self):
+    def sender_keys(self) -> tuple[np.ndarray, np.ndarray]:
         """Step 3 (local, after the round of step 2): the local senders' key pairs ``(k0, k1)``,
         each ``uint8 (N, 16)`` (zero rows for senders elsewhere)."""
         self._b_landing.land()

@@ -7,10 +7,16 @@ several processes); work whose party runs elsewhere is skipped where it is
 expensive (curve operations, the IKNP matrices).
 Inputs here are already validated; outputs are in *grouped flat order* (the
 instances sorted by ordered pair, then their m OTs) and
-:meth:`_Plan.unflat` puts them back in the caller's (P, m) order.
+:meth:`_Plan.unflat` puts them back in the caller's (P, m) order. A call is
+:func:`run` with the pairs and their randomness, a :class:`Request` (what
+the call computes: the kind of OT and its inputs) and :class:`Options` (how
+it runs: method, crossover, curve group, offline counting).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,7 +26,41 @@ from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, send_u, sender_mat
 from mpc.ot.messages import Landing, send_groups
 from mpc.ot.prg import expand_keys, hash_rows
 
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
+    from mpc.session import Session
+
 _U64 = np.uint64
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one call computes: the ``kind`` of OT and the inputs that kind needs.
+
+    ``kind``: "random", "chosen" or "correlated"; ``length``: bytes per
+    message (random and chosen OT); ``delta`` (uint8 ``(P, 16)``) and
+    ``distinct_deltas`` (None, or True when every instance has its own delta):
+    correlated OT; ``m0``, ``m1`` (uint8 ``(P, m, L)``): chosen OT.
+    """
+
+    kind: str
+    length: int = 16
+    delta: np.ndarray | None = None
+    distinct_deltas: bool | None = None
+    m0: np.ndarray | None = None
+    m1: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Options:
+    """How one call runs: ``method`` ("auto", "base" or "iknp"), the IKNP
+    ``crossover`` (OTs per pair), the base OT's curve ``group`` (None: the
+    default backend) and ``offline`` (None: the caller's phase decides)."""
+
+    method: str
+    crossover: int
+    group: str | None = None
+    offline: bool | None = None
 
 
 class _Plan:
@@ -34,18 +74,18 @@ class _Plan:
         self.M = cnt.astype(np.int64) * m
         self.m = m
         if method == "auto":
-            self.iknp = self.M >= crossover
+            self.iknp = crossover <= self.M
         else:
             self.iknp = np.full(uniq.size, method == "iknp")
         self.cnt = cnt
         self.first_inst = np.concatenate([[0], np.cumsum(cnt)[:-1]])
         self.ot_iknp = np.repeat(self.iknp, self.M)          # per OT, grouped flat order
 
-    def flat(self, arr):
+    def flat(self, arr: np.ndarray) -> np.ndarray:
         """Instance-axis array ``(P, m, ...)`` in grouped flat order ``(P m, ...)``."""
         return arr[self.order].reshape((-1,) + arr.shape[2:])
 
-    def unflat(self, flat):
+    def unflat(self, flat: np.ndarray) -> np.ndarray:
         """Grouped flat order back to the caller's ``(P, m, ...)``."""
         if self.order.size == 1 or np.array_equal(self.order, np.arange(self.order.size)):
             return flat.reshape((self.order.size, self.m) + flat.shape[1:])
@@ -53,7 +93,7 @@ class _Plan:
         out[self.order] = flat.reshape((self.order.size, self.m) + flat.shape[1:])
         return out
 
-    def uniform_delta(self, delta, distinct=None):
+    def uniform_delta(self, delta: np.ndarray, distinct: bool | None = None) -> np.ndarray:
         """Per group: do all its instances share one delta?
 
         ``distinct=True``: every instance has its own delta, so only groups of
@@ -78,12 +118,14 @@ def _contiguous(idx: np.ndarray):
     return idx
 
 
-def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
-        method, crossover, group, offline, delta=None, m0=None, m1=None, length=16,
-        distinct_deltas=None):
+def run(session: Session, senders: np.ndarray, receivers: np.ndarray, choices: np.ndarray,
+        rng_sender: CSPRNG, rng_receiver: CSPRNG, request: Request,
+        options: Options) -> tuple[_Plan, _Outputs]:
     """The protocol for validated inputs; returns ``(plan, outputs)`` in grouped flat order."""
+    kind, length, delta = request.kind, request.length, request.delta
+    offline = options.offline
     net = session.net
-    plan = _Plan(net, senders, receivers, choices.shape[1], method, crossover)
+    plan = _Plan(net, senders, receivers, choices.shape[1], options.method, options.crossover)
     c = plan.flat(choices)
     dg, ig = np.flatnonzero(~plan.iknp), np.flatnonzero(plan.iknp)
     D, I = np.flatnonzero(~plan.ot_iknp), np.flatnonzero(plan.ot_iknp)
@@ -91,14 +133,15 @@ def run(session, senders, receivers, choices, rng_sender, rng_receiver, *, kind,
     raw_groups = np.zeros(ig.size, dtype=bool)
     s_bytes = rng_sender.bytes_array(16 * ig.size).reshape(ig.size, 16)
     if kind == "correlated" and ig.size:
-        raw_groups = plan.uniform_delta(delta, distinct_deltas)[ig]
+        assert delta is not None, "a correlated OT has its deltas"
+        raw_groups = plan.uniform_delta(delta, request.distinct_deltas)[ig]
         s_bytes[raw_groups] = delta[plan.order[plan.first_inst[ig[raw_groups]]]]
     s_bits = np.unpackbits(s_bytes, axis=1, bitorder="little")
-    k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(group), dg, ig, c[D], s_bits,
-                                          rng_sender, rng_receiver, offline)
+    k0_base, k1_base, kc_base = _base_ots(net, plan, get_group(options.group), dg, ig, c[D],
+                                          s_bits, rng_sender, rng_receiver, offline)
     out = _Outputs(kind, c.size, length)
-    ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=m0, m1=m1,
-               length=length, out=out)
+    ctx = dict(net=net, plan=plan, kind=kind, offline=offline, delta=delta, m0=request.m0,
+               m1=request.m1, length=length, out=out)
     nd = D.size
     landing, received = Landing(), None
     with net.round():
@@ -184,9 +227,10 @@ class _Outputs:
 
     def __init__(self, kind, n, length):
         width = 16 if kind == "correlated" else length
-        self.a = np.empty((n, width), np.uint8) if kind != "chosen" else None
-        self.b = np.empty((n, width), np.uint8) if kind != "chosen" else None
-        self.c = np.empty((n, width), np.uint8) if kind != "correlated" else None
+        # which buffers exist depends on the kind (None: not an output of it)
+        self.a: Any = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.b: Any = np.empty((n, width), np.uint8) if kind != "chosen" else None
+        self.c: Any = np.empty((n, width), np.uint8) if kind != "correlated" else None
 
 
 def _finish(ctx, idx, groups, c, k0, k1, kc, landing):
@@ -220,6 +264,6 @@ def _finish(ctx, idx, groups, c, k0, k1, kc, landing):
     send_groups(net, plan.gs[groups], plan.gr[groups], y, counts, offline=ctx["offline"],
                 landing=landing)
 
-    def received():
+    def received_chosen():
         out.c[sel] = y[np.arange(idx.size), c] ^ expand_keys(kc, L, idx)
-    return received
+    return received_chosen

@@ -22,14 +22,19 @@ every curve point is in the prime-order group, no small-subgroup caveat).
 Neither library batches: each scalar multiplication is one Python call into
 C (tens of microseconds), so the base OT costs a Python loop over OTs
 (:class:`mpc.ot.base.BaseOTBatch`, one loop per protocol step) calling the
-per-OT methods here, which keep the protocol code backend-neutral. Scalars are drawn from 40 random bytes
-reduced mod (n - 1), plus 1 (statistical distance < 2^-60 from uniform on
-[1, n-1]).
+per-OT methods here (:class:`Group`), which keep the protocol code
+backend-neutral. Scalars are drawn from 40 random bytes reduced mod (n - 1),
+plus 1 (statistical distance < 2^-60 from uniform on [1, n-1]).
 """
 
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from coincurve import PublicKey
+    from Crypto.PublicKey.ECC import EccPoint
 
 POINT_BYTES = 33
 POINT_BITS = 8 * POINT_BYTES
@@ -44,6 +49,32 @@ def kdf(a_enc: bytes, b_enc: bytes, point_enc: bytes) -> bytes:
     return hashlib.sha256(_KDF_DOMAIN + a_enc + b_enc + point_enc).digest()[:16]
 
 
+class Group(Protocol):
+    """A backend: the per-OT curve operations :class:`mpc.ot.base.BaseOTBatch` calls.
+
+    Scalars and points are the library's own objects (coincurve's 32-byte
+    secrets and ``PublicKey``, pycryptodome's integers and ``EccPoint``).
+    """
+
+    name: str
+    order: int
+
+    def scalar(self, raw: bytes) -> Any:
+        """A nonzero scalar from ``SCALAR_RAW_BYTES`` random bytes."""
+
+    def point(self, enc: bytes) -> Any:
+        """The point of a received encoding (ValueError if it is not one)."""
+
+    def setup(self, a: Any) -> tuple[Any, bytes, Any]:
+        """(A, encoding of A, -aA) for the sender's scalar ``a``."""
+
+    def choose(self, A: Any, a_enc: bytes, b: Any, c: int) -> tuple[bytes, bytes]:
+        """Receiver: (encoding of B = bG + cA, key H(A, B, bA))."""
+
+    def keys(self, a: Any, a_enc: bytes, neg_aA: Any, b_enc: bytes) -> tuple[bytes, bytes]:
+        """Sender: (H(A, B, aB), H(A, B, aB - aA)) for a received encoding of B."""
+
+
 class _Secp256k1:
     name = "secp256k1"
     order = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
@@ -52,22 +83,22 @@ class _Secp256k1:
         from coincurve import PublicKey
         self._pk = PublicKey
 
-    def scalar(self, raw: bytes):
+    def scalar(self, raw: bytes) -> bytes:
         return (int.from_bytes(raw, "little") % (self.order - 1) + 1).to_bytes(32, "big")
 
-    def neg(self, s):
+    def neg(self, s: bytes) -> bytes:
         return (self.order - int.from_bytes(s, "big")).to_bytes(32, "big")
 
-    def point(self, enc: bytes):
+    def point(self, enc: bytes) -> PublicKey:
         """The point of a received encoding (ValueError if it is not one)."""
         return self._pk(enc)
 
-    def setup(self, a):
+    def setup(self, a: bytes) -> tuple[PublicKey, bytes, PublicKey]:
         """(A, encoding of A, -aA) for the sender's scalar ``a``."""
         A = self._pk.from_valid_secret(a)
         return A, A.format(), A.multiply(self.neg(a))
 
-    def choose(self, A, a_enc: bytes, b, c: int):
+    def choose(self, A: PublicKey, a_enc: bytes, b: bytes, c: int) -> tuple[bytes, bytes]:
         """Receiver: (encoding of B = bG + cA, key H(A, B, bA))."""
         B = self._pk.from_valid_secret(b)
         if c:
@@ -75,7 +106,8 @@ class _Secp256k1:
         b_enc = B.format()
         return b_enc, kdf(a_enc, b_enc, A.multiply(b).format())
 
-    def keys(self, a, a_enc: bytes, neg_aA, b_enc: bytes):
+    def keys(self, a: bytes, a_enc: bytes, neg_aA: PublicKey,
+             b_enc: bytes) -> tuple[bytes, bytes]:
         """Sender: (H(A, B, aB), H(A, B, aB - aA)) for a received encoding of B."""
         T = self._pk(b_enc).multiply(a)
         T1 = self._pk.combine_keys([T, neg_aA])
@@ -98,7 +130,7 @@ class _P256:
         if not (self._g * P256_ORDER).is_point_at_infinity():
             raise RuntimeError("pycryptodome's P-256 base point does not have the standard order")
 
-    def scalar(self, raw: bytes):
+    def scalar(self, raw: bytes) -> int:
         return int.from_bytes(raw, "little") % (self.order - 1) + 1
 
     def _enc(self, P) -> bytes:
@@ -110,24 +142,24 @@ class _P256:
 
     point = _dec
 
-    def setup(self, a):
+    def setup(self, a: int) -> tuple[EccPoint, bytes, EccPoint]:
         A = self._g * a
         return A, self._enc(A), -(A * a)
 
-    def choose(self, A, a_enc: bytes, b, c: int):
+    def choose(self, A: EccPoint, a_enc: bytes, b: int, c: int) -> tuple[bytes, bytes]:
         B = self._g * b
         if c:
             B = B + A
         b_enc = self._enc(B)
         return b_enc, kdf(a_enc, b_enc, self._enc(A * b))
 
-    def keys(self, a, a_enc: bytes, neg_aA, b_enc: bytes):
+    def keys(self, a: int, a_enc: bytes, neg_aA: EccPoint, b_enc: bytes) -> tuple[bytes, bytes]:
         T = self._dec(b_enc) * a
         return kdf(a_enc, b_enc, self._enc(T)), kdf(a_enc, b_enc, self._enc(T + neg_aA))
 
 
-_BACKENDS = {"secp256k1": _Secp256k1, "p256": _P256}
-_CACHE: dict = {}
+_BACKENDS: dict[str, type[Group]] = {"secp256k1": _Secp256k1, "p256": _P256}
+_CACHE: dict[str, Any] = {}
 
 
 def available_groups() -> list[str]:
@@ -142,7 +174,7 @@ def available_groups() -> list[str]:
     return out
 
 
-def get_group(name: str | None = None):
+def get_group(name: str | None = None) -> Group:
     """The group backend ``name`` (``None``: secp256k1 if coincurve is installed, else p256)."""
     if name is None:
         try:

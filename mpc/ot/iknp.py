@@ -39,10 +39,16 @@ OT as in :mod:`mpc.ot.base`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from mpc.ot.prg import mmo, sigma_into
 from mpc.ot.transpose import transpose_bits
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
+    from mpc.ot.messages import Landing
 
 KAPPA = 128
 _U64 = np.uint64
@@ -96,7 +102,8 @@ def _pack_columns(bits: np.ndarray, layout: Layout) -> np.ndarray:
     return packed.view(_U64).reshape(layout.n_blocks, 2)
 
 
-def receiver_matrix(k0: np.ndarray, k1: np.ndarray, r: np.ndarray, layout: Layout):
+def receiver_matrix(k0: np.ndarray, k1: np.ndarray, r: np.ndarray,
+                    layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """R's step 2: ``(t, u)``, both ``uint64 (128, n_blocks, 2)``; u is what R sends."""
     t = prg_matrix(k0, layout)
     u = prg_matrix(k1, layout)
@@ -105,7 +112,8 @@ def receiver_matrix(k0: np.ndarray, k1: np.ndarray, r: np.ndarray, layout: Layou
     return t, u
 
 
-def sender_matrix(ks: np.ndarray, s_bits: np.ndarray, u: np.ndarray, layout: Layout):
+def sender_matrix(ks: np.ndarray, s_bits: np.ndarray, u: np.ndarray,
+                  layout: Layout) -> np.ndarray:
     """S's step 3: ``q^i = G(k_i^{s_i}) ^ s_i u^i`` as ``uint64 (128, n_blocks, 2)``.
 
     ``ks``: ``uint8 (G, 128, 16)`` the seeds S received; ``s_bits``: ``(G, 128)``.
@@ -123,7 +131,8 @@ def rows(matrix: np.ndarray, layout: Layout) -> np.ndarray:
     return transpose_bits(flat)[layout.columns]
 
 
-def send_u(net, senders, receivers, u: np.ndarray, layout: Layout, *, offline, landing):
+def send_u(net: Network, senders: np.ndarray, receivers: np.ndarray, u: np.ndarray,
+           layout: Layout, *, offline: bool | None, landing: Landing) -> None:
     """Step 2's message: pair g's M_g columns of u (128 rows of M_g bits), one message per pair.
 
     Counted as 128 M_g bits. A pair whose M_g is a multiple of 8 sends the

@@ -17,7 +17,13 @@ writes back into the flat array after the round.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
 
 
 class Landing:
@@ -26,9 +32,9 @@ class Landing:
     __slots__ = ("_backs",)
 
     def __init__(self):
-        self._backs = []
+        self._backs: list[Callable[[], object]] = []
 
-    def keep(self, write_back) -> None:
+    def keep(self, write_back: Callable[[], object]) -> None:
         self._backs.append(write_back)
 
     def land(self) -> None:
@@ -38,7 +44,8 @@ class Landing:
         self._backs = []
 
 
-def send_groups(net, senders, receivers, flat: np.ndarray, counts: np.ndarray, *, offline,
+def send_groups(net: Network, senders: np.ndarray, receivers: np.ndarray, flat: np.ndarray,
+                counts: np.ndarray, *, offline: bool | None,
                 landing: Landing | None = None) -> Landing:
     """Group g sends its ``counts[g]`` consecutive rows of ``flat`` as one message.
 

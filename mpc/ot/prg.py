@@ -48,7 +48,7 @@ EXPAND_DOMAIN = 1 << 32
 
 
 def _encrypt_into(buf: np.ndarray, out: np.ndarray) -> np.ndarray:
-    _CIPHER.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+    _CIPHER.encrypt(buf.data.cast("B"), output=out.data.cast("B"))
     return out
 
 

@@ -34,8 +34,9 @@ OTs the method is (``method="auto"``):
 costs about 0.13 ms and an extended OT well under a microsecond
 (``benchmarks/ot.py`` measures both), so extension's 128 base OTs pay for
 themselves from about 128 OTs per pair (the benchmark's straight-line fit of
-seconds per pair against M put the crossing at M = 128.5 on this machine). In bits, extension is dearer below
-M = 248 (264 M versus 128 * 264 + 128 M); time is the scarcer resource here.
+seconds per pair against M put the crossing at M = 128.5 on this machine). In
+bits, extension is dearer below M = 248 (264 M versus 128 * 264 + 128 M);
+time is the scarcer resource here.
 
 Last step, per OT, from the keys k0, k1 (sender) and k_c (receiver):
 
@@ -86,13 +87,28 @@ for the whole batch, as in the other simulated protocols of the toolkit).
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from mpc.ot.engine import run
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mpc.ot.engine import Options, Request, run
 from mpc.ot.group import POINT_BITS, get_group
 from mpc.ot.iknp import KAPPA
-from mpc.ot.validate import (check_choices, check_delta, check_length, check_messages, check_method,
-                       check_offline, check_pairs, check_rng)
+from mpc.ot.validate import (
+    check_choices,
+    check_delta,
+    check_length,
+    check_messages,
+    check_method,
+    check_offline,
+    check_pairs,
+    check_rng,
+)
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import RngLike
+    from mpc.session import Session
 
 DEFAULT_CROSSOVER = 128
 
@@ -107,13 +123,17 @@ def _prepare(session, senders, receivers, choices, rng_sender, rng_receiver, met
     c = check_choices(choices, s.size)
     method, crossover = check_method(method, crossover)
     get_group(group)                      # validates the name, or hints at the missing extra
-    return (net, s, r, c, check_rng(rng_sender, "rng_sender"),
-            check_rng(rng_receiver, "rng_receiver"), method, crossover, check_offline(offline))
+    return (s, r, c, check_rng(rng_sender, "rng_sender"),
+            check_rng(rng_receiver, "rng_receiver"),
+            Options(method, crossover, group, check_offline(offline)))
 
 
-def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rng_receiver,
-                  method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group=None,
-                  offline: bool | None = None, distinct_deltas: bool | None = None):
+def correlated_ot(session: Session, senders: ArrayLike, receivers: ArrayLike,
+                  choices: ArrayLike, delta: ArrayLike, *, rng_sender: RngLike,
+                  rng_receiver: RngLike, method: str = "auto",
+                  crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+                  offline: bool | None = None,
+                  distinct_deltas: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Correlated OT for free-XOR labels: ``t = q ^ choices * delta`` per instance.
 
     Returns ``(q, t)``, both ``uint8 (P, m, 16)``: ``q`` is the sender's
@@ -129,7 +149,7 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
     pass with the same pattern (the sender's values, or the same public
     stand-in).
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     d = check_delta(delta, s.size)
@@ -137,54 +157,54 @@ def correlated_ot(session, senders, receivers, choices, delta, *, rng_sender, rn
         raise TypeError(f"distinct_deltas must be None or a bool, got {distinct_deltas!r}")
     if c.size == 0:
         return (np.zeros(c.shape + (16,), np.uint8),) * 2
-    plan, out = run(session, s, r, c, rs, rr, kind="correlated", method=method,
-                    crossover=crossover, group=group, offline=offline, delta=d,
-                    distinct_deltas=distinct_deltas)
+    plan, out = run(session, s, r, c, rs, rr,
+                    Request("correlated", delta=d, distinct_deltas=distinct_deltas), options)
     return plan.unflat(out.a), plan.unflat(out.b)
 
 
-def random_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver,
-              length: int = 16, method: str = "auto", crossover: int = DEFAULT_CROSSOVER,
-              group=None, offline: bool | None = None):
+def random_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike,
+              *, rng_sender: RngLike, rng_receiver: RngLike, length: int = 16,
+              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+              offline: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random OT: the sender gets random ``(m0, m1)``, the receiver ``m_{choices}``.
 
     Returns ``(m0, m1, mc)``, each ``uint8 (P, m, length)``. The receiver's
     choices are inputs (draw them from its CSPRNG for a fully random OT).
     Cost: see the module docstring (IKNP: 128 bits per OT, 3 rounds).
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     length = check_length(length)
     if c.size == 0:
         return (np.zeros(c.shape + (length,), np.uint8),) * 3
-    plan, out = run(session, s, r, c, rs, rr, kind="random", method=method,
-                    crossover=crossover, group=group, offline=offline, length=length)
+    plan, out = run(session, s, r, c, rs, rr, Request("random", length=length), options)
     return plan.unflat(out.a), plan.unflat(out.b), plan.unflat(out.c)
 
 
-def chosen_ot(session, senders, receivers, choices, m0, m1, *, rng_sender, rng_receiver,
-              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group=None,
-              offline: bool | None = None):
+def chosen_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike,
+              m0: ArrayLike, m1: ArrayLike, *, rng_sender: RngLike, rng_receiver: RngLike,
+              method: str = "auto", crossover: int = DEFAULT_CROSSOVER, group: str | None = None,
+              offline: bool | None = None) -> np.ndarray:
     """Chosen-message 1-out-of-2 OT: the receiver gets ``m0`` or ``m1`` by its choice.
 
     ``m0``, ``m1``: ``uint8 (P, m, L)``. Returns the receiver's ``uint8 (P, m, L)``.
     Cost: the random OT's plus ``16 L`` bits per OT and one round.
     """
-    net, s, r, c, rs, rr, method, crossover, offline = _prepare(
+    s, r, c, rs, rr, options = _prepare(
         session, senders, receivers, choices, rng_sender, rng_receiver, method, crossover,
         group, offline)
     m0, m1 = check_messages(m0, m1, s.size, c.shape[1])
     if c.size == 0:
         return np.zeros(m0.shape, np.uint8)
-    plan, out = run(session, s, r, c, rs, rr, kind="chosen", method=method,
-                    crossover=crossover, group=group, offline=offline, m0=m0, m1=m1,
-                    length=m0.shape[2])
+    plan, out = run(session, s, r, c, rs, rr,
+                    Request("chosen", length=m0.shape[2], m0=m0, m1=m1), options)
     return plan.unflat(out.c)
 
 
-def base_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver, group=None,
-            offline: bool | None = None):
+def base_ot(session: Session, senders: ArrayLike, receivers: ArrayLike, choices: ArrayLike, *,
+            rng_sender: RngLike, rng_receiver: RngLike, group: str | None = None,
+            offline: bool | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Random OT by Chou-Orlandi base OTs only (no extension), batched over pairs.
 
     Returns the 128-bit keys ``(k0, k1, kc)``, each ``uint8 (P, m, 16)``.
@@ -195,8 +215,9 @@ def base_ot(session, senders, receivers, choices, *, rng_sender, rng_receiver, g
                      rng_receiver=rng_receiver, method="base", group=group, offline=offline)
 
 
-def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: str = "auto",
-            crossover: int = DEFAULT_CROSSOVER, delta=None) -> dict:
+def ot_cost(senders: ArrayLike, receivers: ArrayLike, m: int, kind: str, *, length: int = 16,
+            method: str = "auto", crossover: int = DEFAULT_CROSSOVER,
+            delta: ArrayLike | None = None) -> dict[str, int]:
     """The formula for the bits, messages and rounds one call sends (module docstring).
 
     ``kind``: "random", "chosen" (``length`` = L bytes) or "correlated"
@@ -209,9 +230,9 @@ def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: 
     if s.size == 0 or m == 0:
         return {"bits": 0, "messages": 0, "rounds": 0}
     key = s * (int(max(s.max(), r.max())) + 1) + r
-    uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
     M = cnt.astype(np.int64) * m
-    iknp = M >= crossover if method == "auto" else np.full(M.size, method == "iknp")
+    iknp = crossover <= M if method == "auto" else np.full(M.size, method == "iknp")
     extra = np.zeros(M.size, dtype=bool)             # IKNP groups that need the last step
     if kind == "chosen":
         extra = iknp.copy()
@@ -225,7 +246,7 @@ def ot_cost(senders, receivers, m: int, kind: str, *, length: int = 16, method: 
     base = POINT_BITS + np.where(iknp, KAPPA * POINT_BITS + KAPPA * M, POINT_BITS * M)
     bits = base + np.where(~iknp | extra, last * M, 0)
     messages = 2 + iknp + ((~iknp | extra) & (last > 0))
-    if kind == "random":
+    if kind == "random":  # noqa: SIM108 - two plain ternaries read better than a nested one
         rounds = 3 if iknp.any() else 2
     else:
         rounds = 4 if extra.any() else 3

@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.arith.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, RngLike, as_rng
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
 
 METHODS = ("auto", "base", "iknp")
 
 
-def check_rng(rng, name: str) -> CSPRNG:
+def check_rng(rng: RngLike, name: str) -> CSPRNG:
     """A :class:`~mpc.arith.rng.CSPRNG`, or a seed / ``None`` turned into one."""
-    if rng is None or isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)) \
-            and not isinstance(rng, bool):
+    if rng is None or (isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray))
+                       and not isinstance(rng, bool)):
         return as_rng(rng)
-    raise TypeError(f"{name} must be a CSPRNG (mpc.arith.rng), a seed or None, got {type(rng).__name__}")
+    raise TypeError(f"{name} must be a CSPRNG (mpc.arith.rng), a seed or None, "
+                    f"got {type(rng).__name__}")
 
 
-def check_pairs(net, senders, receivers) -> tuple[np.ndarray, np.ndarray]:
+def check_pairs(net: Network, senders: ArrayLike,
+                receivers: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``senders``/``receivers`` as int64 ``(P,)`` arrays of distinct-per-row party ids."""
     out = []
     for arr, name in ((senders, "senders"), (receivers, "receivers")):
@@ -46,7 +53,7 @@ def check_pairs(net, senders, receivers) -> tuple[np.ndarray, np.ndarray]:
     return s, r
 
 
-def check_choices(choices, P: int) -> np.ndarray:
+def check_choices(choices: ArrayLike, P: int) -> np.ndarray:
     """``choices`` as uint8 ``(P, m)`` with values in {0, 1}."""
     c = np.asarray(choices)
     if c.dtype.kind not in "biu":
@@ -61,7 +68,7 @@ def check_choices(choices, P: int) -> np.ndarray:
     return c.astype(np.uint8, copy=False)
 
 
-def check_delta(delta, P: int) -> np.ndarray:
+def check_delta(delta: ArrayLike, P: int) -> np.ndarray:
     """``delta`` as uint8 ``(P, 16)`` with its lsb (bit 0 of byte 0) set in every row."""
     d = np.asarray(delta)
     if d.dtype != np.uint8:
@@ -75,7 +82,8 @@ def check_delta(delta, P: int) -> np.ndarray:
     return np.ascontiguousarray(d)
 
 
-def check_messages(m0, m1, P: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+def check_messages(m0: ArrayLike, m1: ArrayLike, P: int,
+                   m: int) -> tuple[np.ndarray, np.ndarray]:
     """``m0``, ``m1`` as uint8 ``(P, m, L)`` of one shape, L >= 1."""
     out = []
     for arr, name in ((m0, "m0"), (m1, "m1")):
@@ -92,7 +100,7 @@ def check_messages(m0, m1, P: int, m: int) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def check_method(method, crossover) -> tuple[str, int]:
+def check_method(method: str, crossover: int) -> tuple[str, int]:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if isinstance(crossover, bool) or not isinstance(crossover, numbers.Integral) \
@@ -101,13 +109,13 @@ def check_method(method, crossover) -> tuple[str, int]:
     return method, int(crossover)
 
 
-def check_length(length) -> int:
+def check_length(length: int) -> int:
     if isinstance(length, bool) or not isinstance(length, numbers.Integral) or length < 1:
         raise ValueError(f"length must be a positive integer (bytes per message), got {length!r}")
     return int(length)
 
 
-def check_offline(offline):
+def check_offline(offline: bool | None) -> bool | None:
     if offline is not None and not isinstance(offline, bool):
         raise TypeError(f"offline must be None or a bool, got {offline!r}")
     return offline

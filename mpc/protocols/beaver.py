@@ -13,9 +13,15 @@ holders.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.protocols.dealer import check_holders, send_rows
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 
 def _check_shares(session, x, name: str) -> np.ndarray:
@@ -27,7 +33,7 @@ def _check_shares(session, x, name: str) -> np.ndarray:
     return x
 
 
-def exchange(session, shares, holders, bits: int) -> np.ndarray:
+def exchange(session: Session, shares: ArrayLike, holders: ArrayLike, bits: int) -> np.ndarray:
     """Every holder sends its row of ``shares`` to every other holder (one round).
 
     ``shares``: ``(p, *batch, ...)`` (ring elements, bits, ...), ``bits`` the
@@ -53,7 +59,7 @@ def exchange(session, shares, holders, bits: int) -> np.ndarray:
     return sh
 
 
-def open_shares(session, shares, holders) -> np.ndarray:
+def open_shares(session: Session, shares: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """Every holder sends its share to every other holder; all learn the sum.
 
     Cost: one round; each holder sends (p-1) * l bits per opened element.
@@ -64,7 +70,8 @@ def open_shares(session, shares, holders) -> np.ndarray:
     return session.ring.sum(sh, axis=0)
 
 
-def multiply(session, x, y, holders, triples=None) -> np.ndarray:
+def multiply(session: Session, x: ArrayLike, y: ArrayLike, holders: ArrayLike,
+             triples: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Shares of x * y in Z_2^l via a Beaver triple (a, b, c = a b).
 
     Steps: holders open d = x - a and e = y - b (one round, batched in one

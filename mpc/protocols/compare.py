@@ -51,11 +51,17 @@ nothing about x or the result is revealed unless all p holders collude.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import ArrayLike
+
+from mpc.arith.sharing import additive_share, xor_share
 from mpc.protocols.beaver import exchange, multiply
 from mpc.protocols.dealer import check_holders
-from mpc.arith.sharing import additive_share, xor_share
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 _U8 = np.uint8
 
@@ -106,7 +112,7 @@ class _Context:
         z[0] ^= d & e
         return z
 
-    def open_masked(self, x: np.ndarray):
+    def open_masked(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Deal r (both sharings), open c = x + r; return (c, XOR shares of r's bits)."""
         r = self.dealer.rng.ring_elements(self.ring, self.batch)
         with self.s.net.round():
@@ -186,7 +192,7 @@ def _public_less_than_shared(ctx: _Context, r_bits: np.ndarray, k: np.ndarray) -
     return _borrow_tree(ctx, g, pr)
 
 
-def _check(session, x, holders):
+def _check(session: Session, x: ArrayLike, holders: ArrayLike) -> tuple[_Context, np.ndarray]:
     x = np.asarray(x)
     if x.dtype != np.uint64 or x.ndim < 1:
         raise TypeError("x must be uint64 ring shares with a leading party axis")
@@ -198,7 +204,7 @@ def _check(session, x, holders):
     return ctx, x
 
 
-def ltz(session, x, holders) -> np.ndarray:
+def ltz(session: Session, x: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """Shares of [x < 0] (two's complement sign bit of x), as ring integers 0/1."""
     ctx, x = _check(session, x, holders)
     p, l = ctx.p, ctx.l
@@ -215,7 +221,7 @@ def ltz(session, x, holders) -> np.ndarray:
     return ctx.bit_to_arith(msb)
 
 
-def eqz(session, x, holders) -> np.ndarray:
+def eqz(session: Session, x: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """Shares of [x == 0] as ring integers 0/1."""
     ctx, x = _check(session, x, holders)
     c, r_bits = ctx.open_masked(x)
@@ -232,7 +238,8 @@ def _tile(holders, times):
     return h if h.ndim == 1 else np.tile(h, (1, times) + (1,) * (h.ndim - 2))
 
 
-def less_than(session, x, y, holders, *, bound=None) -> np.ndarray:
+def less_than(session: Session, x: ArrayLike, y: ArrayLike, holders: ArrayLike, *,
+              bound: int | None = None) -> np.ndarray:
     """[x < y] on signed values x, y of Z_2^l.
 
     ``bound``: a public bound on |x - y| that the caller guarantees (below
@@ -246,7 +253,8 @@ def less_than(session, x, y, holders, *, bound=None) -> np.ndarray:
     return _lt(session, x, y, holders, bound)
 
 
-def greater_than(session, x, y, holders, *, bound=None) -> np.ndarray:
+def greater_than(session: Session, x: ArrayLike, y: ArrayLike, holders: ArrayLike, *,
+                 bound: int | None = None) -> np.ndarray:
     """[x > y] on signed values: :func:`less_than` (y, x); ``bound`` as there."""
     return _lt(session, y, x, holders, bound)
 
@@ -269,12 +277,12 @@ def _lt(session, x, y, holders, bound):
     return ring.add(c, multiply(session, t, ring.sub(a, c), holders))
 
 
-def equal(session, x, y, holders) -> np.ndarray:
+def equal(session: Session, x: ArrayLike, y: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """[x == y]."""
     return eqz(session, session.ring.sub(x, y), holders)
 
 
-def sign(session, x, holders) -> np.ndarray:
+def sign(session: Session, x: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """sign(x) in {-1, 0, 1}: [x > 0] - [x < 0], both comparisons in the same rounds.
 
     Domain: x in (-2^(l-1), 2^(l-1)), i.e. every ring value but -2^(l-1), whose
@@ -287,7 +295,7 @@ def sign(session, x, holders) -> np.ndarray:
     return ring.sub(both[:, :m], both[:, m:])
 
 
-def abs_value(session, x, holders) -> np.ndarray:
+def abs_value(session: Session, x: ArrayLike, holders: ArrayLike) -> np.ndarray:
     """|x| = x (1 - 2 [x < 0]): one comparison and one Beaver product.
 
     Domain: x in (-2^(l-1), 2^(l-1)); |-2^(l-1)| = 2^(l-1) is not a signed
@@ -312,10 +320,12 @@ def _signed_bound(v, l: int, name: str, batch) -> np.ndarray:
     try:
         return np.broadcast_to(arr.astype(np.int64), batch)
     except ValueError:
-        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch {batch}") from None
+        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch "
+                         f"{batch}") from None
 
 
-def in_interval(session, x, lo, hi, holders) -> np.ndarray:
+def in_interval(session: Session, x: ArrayLike, lo: int | np.ndarray, hi: int | np.ndarray,
+                holders: ArrayLike) -> np.ndarray:
     """[lo <= x <= hi] for signed x and public signed bounds lo <= hi (ints or arrays).
 
     Domain: every x in Z_2^l read as signed, every lo <= hi in [-2^(l-1),

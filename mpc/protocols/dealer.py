@@ -15,19 +15,22 @@ members of each edge of a hypergraph).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.comm.network import Network
 from mpc.arith.ring import Ring
-from mpc.arith.rng import CSPRNG
+from mpc.arith.rng import CSPRNG, ShapeLike
 from mpc.arith.sharing import additive_share
-
+from mpc.comm.network import Network
 
 #: roles that may never hold shares
 _NOT_HOLDERS = ("dealer", "aggregator")
 
 
-def check_holders(holders, net: Network, batch_shape=None) -> np.ndarray:
+def check_holders(holders: ArrayLike, net: Network,
+                  batch_shape: tuple[int, ...] | None = None) -> np.ndarray:
     """Validate a holders array ((p,) or (p, *batch)) and return it as int64.
 
     Per-instance holders ``(p, *batch)`` must match the leading axes of
@@ -55,8 +58,8 @@ def check_holders(holders, net: Network, batch_shape=None) -> np.ndarray:
     return h.astype(np.int64, copy=False)
 
 
-def send_rows(net: Network, senders, holders: np.ndarray, rows: np.ndarray, bits: int,
-              *, offline=None, sender_per_row: bool = False):
+def send_rows(net: Network, senders: int | np.ndarray, holders: np.ndarray, rows: np.ndarray,
+              bits: int, *, offline: bool | None = None, sender_per_row: bool = False) -> None:
     """Send ``rows[j]`` (shape ``(*batch, ...)``) to ``holders[j]`` for every j.
 
     ``senders`` is one id, or (with ``sender_per_row``) an array shaped like
@@ -65,8 +68,9 @@ def send_rows(net: Network, senders, holders: np.ndarray, rows: np.ndarray, bits
     Loops over the p rows only (p is small: the members of an edge).
     """
     p = holders.shape[0]
+    ids: Any = senders                  # one id, or one per row (sender_per_row)
     for j in range(p):
-        src = senders[j] if sender_per_row else senders
+        src = ids[j] if sender_per_row else ids
         if holders.ndim == 1:
             net.send(int(src) if np.ndim(src) == 0 else src, int(holders[j]), rows[j], bits,
                      offline=offline)
@@ -96,14 +100,14 @@ class TrustedDealer:
         self.net = net
         self.id = net.role(role)
 
-    def share(self, holders, secrets) -> np.ndarray:
+    def share(self, holders: ArrayLike, secrets: ArrayLike) -> np.ndarray:
         """Additively share ``secrets`` among ``holders`` and send them (offline)."""
         secrets = np.asarray(secrets, dtype=np.uint64)
         h = check_holders(holders, self.net, secrets.shape)
         shares = additive_share(self.ring, secrets, h.shape[0], self.rng)
         return self.distribute(h, shares, self.ring.bits)
 
-    def distribute(self, holders, shares, bits: int) -> np.ndarray:
+    def distribute(self, holders: ArrayLike, shares: ArrayLike, bits: int) -> np.ndarray:
         """Send row j of ``shares`` (``(p, *batch, ...)``) to ``holders[j]``, offline."""
         shares = np.asarray(shares)
         h = check_holders(holders, self.net)
@@ -117,14 +121,17 @@ class TrustedDealer:
             send_rows(self.net, self.id, h, shares, bits, offline=True)
         return shares
 
-    def beaver_triples(self, holders, shape):
+    def beaver_triples(self, holders: ArrayLike,
+                       shape: ShapeLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Additive shares of random (a, b, c = a*b) in Z_2^l among ``holders``.
 
         Returns ``(a, b, c)``, each ``uint64 (p, *shape)``. Offline cost: the
         dealer sends 3 ring elements per triple to each of the p holders
         (3 p l bits per triple) in one round.
         """
-        shape = tuple(np.atleast_1d(np.asarray(shape, dtype=np.int64))) if np.ndim(shape) else (int(shape),)
+        dims: Any = shape                   # an int, or a sequence of them
+        shape = tuple(np.atleast_1d(np.asarray(dims, dtype=np.int64))) if np.ndim(dims) \
+            else (int(dims),)
         h = check_holders(holders, self.net, shape)
         p = h.shape[0]
         a = self.rng.ring_elements(self.ring, shape)

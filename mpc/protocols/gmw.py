@@ -116,7 +116,8 @@ class GMW:
         self.triples = triples
         self.and_rows = 0
         self.openings = 0
-        self._pool = None           # reserved triples (a, b, c), each (p, R, W)
+        # reserved triples (a, b, c), each (p, R, W)
+        self._pool: tuple[np.ndarray, ...] | None = None
         self._used = 0
         self._tags = 0
         self._king_cursor = 0       # the next king's position (kings rotate over the holders)
@@ -226,6 +227,7 @@ class GMW:
             self.reserve(rows - left)
         u = self._used
         self._used += rows
+        assert self._pool is not None, "reserve() filled the pool"
         return tuple(t[:, u:u + rows] for t in self._pool)
 
     def _deal_triples(self, rows):
@@ -354,7 +356,7 @@ class GMW:
                             rng_receiver=self.rng.derive(tag, "receivers"))
             prod = ring.sum(np.ascontiguousarray(got).view(_U64).reshape(k, -1), axis=0)
             acc[:k] = ring.add(acc[:k], ring.add(s, s))                  # a_j - 2 (-s_j)
-            acc[k] = ring.sub(b[k].astype(_U64), ring.add(prod, prod))   # b_k - 2 sum(s_j + b_k a_j)
+            acc[k] = ring.sub(b[k].astype(_U64), ring.add(prod, prod))  # b_k - 2 sum(s_j + b_k a_j)
         return acc.reshape(p, rows, self.I)
 
 

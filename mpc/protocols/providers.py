@@ -26,12 +26,21 @@ the launcher and the deployment runner load them while a process connects
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.protocols import compare
 
-__all__ = ["Comparisons", "CircuitComparisons", "Preprocessing", "TrustedDealerPreprocessing",
-           "OTPreprocessing", "as_comparisons", "as_preprocessing"]
+if TYPE_CHECKING:
+    from mpc.session import Session
+
+__all__ = [
+    "CircuitComparisons", "Comparisons", "OTPreprocessing", "Preprocessing",
+    "TrustedDealerPreprocessing", "as_comparisons", "as_preprocessing",
+]
 
 
 class Comparisons:
@@ -50,7 +59,8 @@ class Comparisons:
         """Whether this provider compares values shared among ``holders`` parties."""
         raise NotImplementedError
 
-    def compare(self, session, z: np.ndarray, holders, op: str, in_bits) -> np.ndarray:
+    def compare(self, session: Session, z: np.ndarray, holders: ArrayLike, op: str,
+                in_bits: int | None) -> np.ndarray:
         """Additive shares ``uint64 (p, m)`` of ``[z < 0]`` (op ``"ltz"``) or ``[z == 0]``
         (``"eqz"``) among the same holders; ``z``: a ``(p, m)`` sharing mod 2^l, row j held
         by ``holders[j]`` (``(p,)`` or per instance ``(p, m)``); ``in_bits``: None, or
@@ -77,7 +87,8 @@ class CircuitComparisons(Comparisons):
     def serves(self, holders: int) -> bool:
         return holders >= 2
 
-    def compare(self, session, z, holders, op, in_bits):
+    def compare(self, session: Session, z: np.ndarray, holders: ArrayLike, op: str,
+                in_bits: int | None) -> np.ndarray:
         fn = compare.ltz if op == "ltz" else compare.eqz
         return fn(session, z, holders)
 
@@ -113,7 +124,8 @@ class OTPreprocessing(Preprocessing):
     products = False
 
 
-def as_comparisons(comparisons) -> tuple:
+def as_comparisons(
+        comparisons: Comparisons | Iterable[Comparisons] | None) -> tuple[Comparisons, ...]:
     """``comparisons`` (a provider or a sequence of them; None: the p-party circuit) as a
     checked tuple."""
     if comparisons is None:
@@ -126,7 +138,7 @@ def as_comparisons(comparisons) -> tuple:
     return items
 
 
-def as_preprocessing(preprocessing) -> Preprocessing:
+def as_preprocessing(preprocessing: Preprocessing | None) -> Preprocessing:
     """``preprocessing`` checked (None: :class:`TrustedDealerPreprocessing`)."""
     if preprocessing is None:
         return TrustedDealerPreprocessing()

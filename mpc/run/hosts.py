@@ -19,13 +19,19 @@ for deployments (:mod:`ustat.deploy`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mpc.machine import memory
-
 from mpc.run import warmup
 from mpc.run.runtime import Runtime
 from mpc.wire.transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SocketMesh
+
+if TYPE_CHECKING:
+    from mpc.comm.placement import GroupItem
+    from mpc.wire.relay import Relay
+    from mpc.wire.tls import Credentials, Wrapper
 
 
 @dataclass
@@ -56,12 +62,12 @@ class Plan:
         return f"{label} ({holds_text(self.groups[rank])})"
 
 
-def party_hosts(groups) -> list:
+def party_hosts(groups: Sequence[Iterable[GroupItem]]) -> list[int]:
     """Ranks whose group holds parties and no role: those that meet through a relay."""
     return [r for r, g in enumerate(groups) if g and not any(isinstance(x, str) for x in g)]
 
 
-def wrapper(plan: Plan, creds):
+def wrapper(plan: Plan, creds: Credentials | None) -> Wrapper | None:
     """The TLS wrap hook for ``creds`` (None: plain TCP, for runs on this machine only)."""
     if creds is None:
         return None
@@ -69,7 +75,7 @@ def wrapper(plan: Plan, creds):
     return Wrapper(creds, plan.names, plan.relay_name if plan.relay is not None else None)
 
 
-def open_mesh(plan: Plan, rank: int, creds=None, *, host: str | None = None,
+def open_mesh(plan: Plan, rank: int, creds: Credentials | None = None, *, host: str | None = None,
               port: int | None = None) -> SocketMesh:
     """This rank's listening end (``port`` 0: any; default: the plan's address)."""
     h, p = plan.addresses[rank] if plan.addresses and plan.addresses[rank] else ("127.0.0.1", 0)
@@ -80,7 +86,8 @@ def open_mesh(plan: Plan, rank: int, creds=None, *, host: str | None = None,
                            relayed=plan.relayed - {rank} if rank in plan.relayed else ())
 
 
-def join(mesh: SocketMesh, plan: Plan, creds=None, *, warm_up=()) -> Runtime:
+def join(mesh: SocketMesh, plan: Plan, creds: Credentials | None = None, *,
+         warm_up: Iterable[Callable[[], object]] = ()) -> Runtime:
     """Connect ``mesh`` to its peers (and the relay), agree the joint key, start counting.
 
     Meanwhile a thread runs the warm-ups ``warm_up`` (callables that load the program's
@@ -103,7 +110,8 @@ def join(mesh: SocketMesh, plan: Plan, creds=None, *, warm_up=()) -> Runtime:
     return rt
 
 
-def open_relay(plan: Plan, creds=None, *, host: str | None = None, port: int | None = None):
+def open_relay(plan: Plan, creds: Credentials | None = None, *, host: str | None = None,
+               port: int | None = None) -> Relay:
     """The relay's listening end (:class:`mpc.wire.relay.Relay`)."""
     from mpc.wire.relay import Relay
     h, p = plan.relay if plan.relay is not None else ("127.0.0.1", 0)
@@ -112,7 +120,7 @@ def open_relay(plan: Plan, creds=None, *, host: str | None = None, port: int | N
                                                             p if port is None else port)
 
 
-def run_relay(relay) -> dict:
+def run_relay(relay: Relay) -> dict:
     """Accept every host, forward until all are done; returns bytes forwarded per host and the
     wall time. RelayError (every host told) on a fault."""
     t0 = time.perf_counter()
@@ -122,7 +130,7 @@ def run_relay(relay) -> dict:
     return out
 
 
-def holds_text(group) -> str:
+def holds_text(group: Iterable[GroupItem]) -> str:
     """``party 3``, ``parties 0-9``, ``dealer``: what a group holds, for messages."""
     out = []
     for g in group:
@@ -131,6 +139,7 @@ def holds_text(group) -> str:
         elif isinstance(g, str):
             out.append(g)
         else:
-            ids = [int(i) for i in (g if hasattr(g, "__len__") else [g])]
+            items: Any = g if hasattr(g, "__len__") else [g]      # ids, or one id
+            ids = [int(i) for i in items]
             out.append(("party " if len(ids) == 1 else "parties ") + ", ".join(map(str, ids)))
     return ", ".join(out) or "nothing"

@@ -25,18 +25,27 @@ before :func:`launch` returns, so nothing is left running.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from multiprocessing.context import BaseContext
+from typing import TYPE_CHECKING, Any
 
-from mpc.run import warmup
-from mpc.run.hosts import Plan, holds_text as _holds, join, open_mesh, open_relay, party_hosts, run_relay
 from mpc.comm.placement import layout
+from mpc.run import warmup
+from mpc.run.hosts import Plan, join, open_mesh, open_relay, party_hosts, run_relay
+from mpc.run.hosts import holds_text as _holds
 from mpc.wire.relay import RelayError
 from mpc.wire.transport import CONNECT_TIMEOUT, DEFAULT_TIMEOUT, TransportError, new_session_id
+
+if TYPE_CHECKING:
+    from mpc.comm.placement import GroupItem
+    from mpc.wire.tls import Credentials
 
 _CTX = None
 
@@ -61,7 +70,7 @@ class ProcessResult:
     relay: dict | None = None   # (results[0] of a run with a relay) what the relay forwarded
 
 
-def context():
+def context() -> BaseContext:
     """The multiprocessing context of launched runs: ``fork`` where it exists (children start
     in milliseconds with the parent's modules loaded, and ``program`` may be any callable),
     else ``spawn`` (then ``program`` must be importable by name)."""
@@ -71,8 +80,12 @@ def context():
     return _CTX
 
 
-def groups_for(n_parties: int, roles, processes: int | None = None, groups=None) -> list:
-    """``groups`` as given, or the default layout of ``processes`` (:func:`mpc.comm.placement.layout`)."""
+def groups_for(n_parties: int, roles: Iterable[str], processes: int | None = None,
+               groups: Iterable[Iterable[GroupItem]] | None = None) -> list[list[GroupItem]]:
+    """``groups`` as given, or the default layout of ``processes`` processes.
+
+    The default is :func:`mpc.comm.placement.layout`.
+    """
     if groups is not None:
         return [list(g) for g in groups]
     if processes is None:
@@ -80,10 +93,12 @@ def groups_for(n_parties: int, roles, processes: int | None = None, groups=None)
     return layout(n_parties, tuple(roles), processes)
 
 
-def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIMEOUT,
-           delay: float = 0.0, grace: float = 3.0, run_timeout: float | None = None,
-           tls: bool = False, relay: bool = False, connect_timeout: float | None = None,
-           warm_up=()):
+def launch(program: Callable[..., Any], *args: Any, groups: Iterable[Iterable[GroupItem]],
+           kwargs_for: Callable[[int], dict[str, Any]] | None = None,
+           timeout: float = DEFAULT_TIMEOUT, delay: float = 0.0, grace: float = 3.0,
+           run_timeout: float | None = None, tls: bool = False, relay: bool = False,
+           connect_timeout: float | None = None,
+           warm_up: Iterable[Callable[[], object]] = ()) -> list[ProcessResult]:
     """Run ``program(runtime, *args, **kwargs_for(rank))`` in ``len(groups)`` processes.
 
     ``groups[r]``: what process r holds (party ids, ranges, role names).
@@ -110,24 +125,27 @@ def launch(program, *args, groups, kwargs_for=None, timeout: float = DEFAULT_TIM
     relayed = party_hosts(groups) if relay else []
     if relay and len(relayed) < 2:
         raise ValueError("relay=True needs two or more processes that hold only parties")
-    ctx = context()
+    ctx: Any = context()
     if ctx.get_start_method() == "fork":
         warmup.run(warm_up)     # once here: the forked children inherit the loaded kernels
     plan = Plan(names=[f"process-{r}" for r in range(P)], groups=groups, addresses=[],
                 session=new_session_id(), relay=("127.0.0.1", 0) if relay else None,
-                relayed=relayed, timeout=timeout, delay=delay,
+                relayed=frozenset(relayed), timeout=timeout, delay=delay,
                 labels=[f"process {r}" for r in range(P)],
                 connect_timeout=CONNECT_TIMEOUT if connect_timeout is None else connect_timeout)
     pipes, procs = [], []
     tmp = tempfile.TemporaryDirectory(prefix="ustat-tls-") if tls else None
     try:
-        creds = {}
+        creds: dict[str, Credentials] = {}
         if tls:
             from mpc.wire.tls import make_deployment
+            assert tmp is not None, "made above for tls"
             creds = make_deployment(tmp.name, plan.names + [plan.relay_name], "launch")
-        ranks = list(range(P)) + (["relay"] if relay else [])
+        ranks: list[Any] = list(range(P)) + (["relay"] if relay else [])   # ints, "relay"
         for rank in ranks:
             parent, child = ctx.Pipe()
+            target: Callable[..., None]
+            a: tuple
             if rank == "relay":
                 target, a = _relay_child, (child, plan, creds.get(plan.relay_name))
             else:
@@ -179,7 +197,7 @@ def _collect(pipes, procs, labels, grace, run_timeout, relay=False):
             for r in pending:
                 errors[r] = f"still running after run_timeout={run_timeout:g} s"
             break
-        ready = mp.connection.wait([pipes[r] for r in pending], timeout=0.2)
+        ready: list[Any] = mp.connection.wait([pipes[r] for r in pending], timeout=0.2)
         for conn in ready:
             r = pipes.index(conn)
             try:
@@ -236,7 +254,7 @@ def _child(pipe, rank, plan, program, args, kw, creds, warm_up=()):
         mesh.sample_tcp()
         pipe.send(("ok", value, mesh.counts.to_dict(), seconds, plan.groups[rank]))
         status = 0
-    except BaseException as e:          # noqa: BLE001 - reported to the launcher, then exit
+    except BaseException as e:          # reported to the launcher, then exit
         _report(pipe, e)
     finally:
         if mesh is not None:
@@ -254,7 +272,7 @@ def _relay_child(pipe, plan, creds):
         _with_addresses(pipe, plan)
         pipe.send(("ok", run_relay(relay), None, 0.0, ["relay"]))
         status = 0
-    except BaseException as e:          # noqa: BLE001
+    except BaseException as e:
         _report(pipe, e)
     finally:
         if relay is not None:
@@ -278,7 +296,5 @@ def _report(pipe, e) -> None:
     detail = f"{type(e).__name__}: {e}"
     if not isinstance(e, (TransportError, ValueError, TypeError, RelayError)):
         detail += "\n" + traceback.format_exc(limit=8)
-    try:
+    with contextlib.suppress(BrokenPipeError, OSError):
         pipe.send(("error", detail))
-    except (BrokenPipeError, OSError):
-        pass

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.wire import frames as fr
 from mpc.wire.transport import Expected, Outgoing
@@ -71,7 +72,7 @@ class Exchange:
         return fill
 
     # -- batches ----------------------------------------------------------------------------------
-    def single(self, s: int, r: int, payload: np.ndarray, bits: int):
+    def single(self, s: int, r: int, payload: np.ndarray, bits: int) -> _Fill | None:
         """One message, the whole ``payload``, from participant s to r. Returns its fill or None."""
         owner, rank = self.pl.owner, self.pl.rank
         so, ro = int(owner[s]), int(owner[r])
@@ -83,7 +84,8 @@ class Exchange:
                                 _Fill(payload, Ellipsis, None, None, (s, r)))
         return None
 
-    def batch(self, s, r, payload: np.ndarray, bits: int, m: int):
+    def batch(self, s: np.ndarray | int, r: np.ndarray | int, payload: np.ndarray, bits: int,
+              m: int) -> list[_Fill]:
         """m messages, row i of ``payload`` from ``s[i]`` to ``r[i]`` (either may be one id)."""
         owner, rank = self.pl.owner, self.pl.rank
         so = np.broadcast_to(owner[s], (m,))
@@ -91,7 +93,7 @@ class Exchange:
         mine_s, mine_r = so == rank, ro == rank
         out_rows = mine_s & ~mine_r
         in_rows = mine_r & ~mine_s
-        fills = []
+        fills: list[_Fill] = []
         if out_rows.any():
             for q in np.unique(ro[out_rows]).tolist():
                 idx = np.flatnonzero(out_rows & (ro == q))
@@ -106,12 +108,12 @@ class Exchange:
                                           _Fill(payload, idx, rr[idx], ss[idx], None)))
         return fills
 
-    def all_to_all(self, P: np.ndarray, payload: np.ndarray, bits: int):
+    def all_to_all(self, P: np.ndarray, payload: np.ndarray, bits: int) -> list[_Fill]:
         """``payload[i, j]`` from ``P[i]`` to ``P[j]`` for every i != j."""
         own = self.pl.owner[P]
         rank = self.pl.rank
         mine = np.flatnonzero(own == rank)
-        fills = []
+        fills: list[_Fill] = []
         if mine.size == 0:
             return fills
         others = np.unique(own[own != rank]).tolist()
@@ -130,12 +132,12 @@ class Exchange:
                                       _Fill(payload, ix, rr, ss, None)))
         return fills
 
-    def broadcast(self, P: np.ndarray, rows: np.ndarray, bits: int):
+    def broadcast(self, P: np.ndarray, rows: np.ndarray, bits: int) -> list[_Fill]:
         """``rows[i]`` from ``P[i]`` to every other ``P[j]``: one copy per receiving participant."""
         own = self.pl.owner[P]
         rank = self.pl.rank
         mine = np.flatnonzero(own == rank)
-        fills = []
+        fills: list[_Fill] = []
         if mine.size == 0:
             return fills
         others = np.unique(own[own != rank]).tolist()
@@ -154,7 +156,7 @@ class Exchange:
                                       _Fill(rows, theirs, rr, ss, None, first=True)))
         return fills
 
-    # -- delivery -----------------------------------------------------------------------------------
+    # -- delivery ----------------------------------------------------------------------------
     def deliver(self, got: dict) -> None:
         """Write every received frame into its payload array (in place)."""
         for q, arrays in got.items():
@@ -207,7 +209,7 @@ class Link:
         self.transport = transport
         self._counter = counter if counter is not None else [0]
 
-    def sub(self, ids) -> "Link":
+    def sub(self, ids: ArrayLike) -> Link:
         """The link of a sub-network whose participant i is this one's ``ids[i]``."""
         return Link(self.placement.sub(ids), self.transport, self._counter)
 

@@ -23,13 +23,14 @@ of a run on this machine and builds one runtime in each.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 import numpy as np
 
 from mpc.comm.placement import Placement
 from mpc.run.routing import Link
-from mpc.wire.transport import Expected, Outgoing
 from mpc.wire import frames as fr
+from mpc.wire.transport import Expected, Outgoing
 
 
 class Runtime:
@@ -48,11 +49,11 @@ class Runtime:
     def n_procs(self) -> int:
         return len(self.groups)
 
-    def placement(self, n_parties: int, roles) -> Placement:
+    def placement(self, n_parties: int, roles: Iterable[str]) -> Placement:
         """The placement of a session of ``n_parties`` parties and ``roles`` in this run."""
         return Placement.from_groups(n_parties, tuple(roles), self.groups, self.rank)
 
-    def link(self, n_parties: int, roles) -> Link:
+    def link(self, n_parties: int, roles: Iterable[str]) -> Link:
         return Link(self.placement(n_parties, roles), self.transport, self.counter)
 
     def next_session(self) -> int:

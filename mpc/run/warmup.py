@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections.abc import Callable, Iterable
 
 _DONE: set = set()
 _LOCK = threading.Lock()
@@ -32,7 +33,7 @@ def _name(fn) -> str:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def run(warm_ups=()) -> list:
+def run(warm_ups: Iterable[Callable[[], object]] = ()) -> list[str]:
     """Run the warm-ups of ``warm_ups`` not run yet in this process; returns their names."""
     ran = []
     with _LOCK:
@@ -43,14 +44,14 @@ def run(warm_ups=()) -> list:
             _DONE.add(name)
             try:
                 fn()
-            except Exception as e:          # noqa: BLE001 - a warm-up is only an optimization
+            except Exception as e:          # a warm-up is only an optimization
                 warnings.warn(f"warm-up {name!r} failed ({e}); its kernels load at first use",
                               RuntimeWarning, stacklevel=2)
             ran.append(name)
     return ran
 
 
-def start(warm_ups=()) -> threading.Thread:
+def start(warm_ups: Iterable[Callable[[], object]] = ()) -> threading.Thread:
     """:func:`run` in a daemon thread (started); ``join()`` it before the program runs."""
     fns = tuple(warm_ups)
     t = threading.Thread(target=run, args=(fns,), name="ustat-warm-up", daemon=True)

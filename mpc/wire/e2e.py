@@ -34,8 +34,16 @@ per run: the X25519 keys are ephemeral.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from mpc.wire import tls
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePublicKey
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from mpc.wire.tls import Credentials
 
 LABEL = b"ustat-e2e-v1"
 TAG_BYTES = 16
@@ -66,8 +74,8 @@ class Endpoint:
     participant each rank must be; ``session``: the run's tag.
     """
 
-    def __init__(self, creds, names, rank: int, session: int):
-        hashes, serialization, ec, x25519, AESGCM, HKDF = _primitives()
+    def __init__(self, creds: Credentials, names: Iterable[str], rank: int, session: int):
+        _, serialization, _, x25519, _, _ = _primitives()
         self.rank, self.session, self.names = int(rank), int(session), list(names)
         self._ca = tls.load_certificate(creds.ca)
         self._signer = tls.load_key(creds.key)
@@ -76,8 +84,8 @@ class Endpoint:
         self._x = x25519.X25519PrivateKey.generate()
         self.public = self._x.public_key().public_bytes(serialization.Encoding.Raw,
                                                         serialization.PublicFormat.Raw)
-        self._send: dict[int, object] = {}
-        self._recv: dict[int, object] = {}
+        self._send: dict[int, AESGCM] = {}
+        self._recv: dict[int, AESGCM] = {}
 
     # -- start-up -------------------------------------------------------------------------------
     def announcement(self) -> bytes:
@@ -89,7 +97,7 @@ class Endpoint:
 
     def accept(self, peer: int, blob: bytes) -> None:
         """Check ``peer``'s announcement and derive the two keys shared with it (E2EError)."""
-        hashes, serialization, ec, x25519, AESGCM, HKDF = _primitives()
+        hashes, _, ec, x25519, AESGCM, HKDF = _primitives()
         name = self.names[peer]
         try:
             (n,) = struct.unpack_from("<I", blob)
@@ -97,10 +105,11 @@ class Endpoint:
             if len(public) != 32 or not sig:
                 raise ValueError("truncated announcement")
             cert = tls.verify_certificate(cert_pem, self._ca, name)
-            cert.public_key().verify(sig, _signed_bytes(self.session, peer, name, public),
-                                     ec.ECDSA(hashes.SHA256()))
+            ec_key = cast("EllipticCurvePublicKey", cert.public_key())   # issue()'s EC keys
+            ec_key.verify(sig, _signed_bytes(self.session, peer, name, public),
+                          ec.ECDSA(hashes.SHA256()))
             shared = self._x.exchange(x25519.X25519PublicKey.from_public_bytes(public))
-        except Exception as e:                      # noqa: BLE001 - every failure is refusal
+        except Exception as e:                      # every failure is refusal
             raise E2EError(f"the key announcement of {name} does not verify: {e}") from None
 
         def key(s, r):
@@ -116,19 +125,19 @@ class Endpoint:
         return peer in self._send
 
     # -- frames ---------------------------------------------------------------------------------
-    def seal(self, peer: int, step: int, segment: int, plaintext) -> bytes:
+    def seal(self, peer: int, step: int, segment: int, plaintext: bytes | memoryview) -> bytes:
         """The ciphertext (plaintext + 16-byte tag) of one frame to ``peer``."""
         return self._send[peer].encrypt(_NONCE.pack(step, segment), plaintext,
                                         _AAD.pack(self.session, step, self.rank, peer, segment))
 
-    def open(self, peer: int, step: int, segment: int, ciphertext) -> bytes:
+    def open(self, peer: int, step: int, segment: int, ciphertext: bytes | memoryview) -> bytes:
         """The plaintext of a frame from ``peer`` for (step, segment); E2EError if it does not
         authenticate (altered, replayed, reordered, redirected or forged)."""
         try:
             return self._recv[peer].decrypt(_NONCE.pack(step, segment), ciphertext,
                                             _AAD.pack(self.session, step, peer, self.rank,
                                                       segment))
-        except Exception:                           # noqa: BLE001 - InvalidTag and friends
+        except Exception:                           # InvalidTag and friends
             raise E2EError(f"a frame from {self.names[peer]} at step {step} fails "
                            "authentication (altered, replayed, reordered or not from it)") \
                 from None

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import struct
 import sys
+from typing import Any
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 MAGIC = b"UF"
 VERSION = 1
@@ -72,7 +74,7 @@ def payload_nbytes(count: int, bits: int) -> int:
     return (count * bits + 7) // 8
 
 
-def dtype_code(dtype) -> int:
+def dtype_code(dtype: DTypeLike) -> int:
     try:
         return _CODES[np.dtype(dtype)]
     except KeyError:
@@ -81,7 +83,8 @@ def dtype_code(dtype) -> int:
 
 
 def encode_header(kind: int, session: int, step: int, sender: int, receiver: int,
-                  segment: int, dtype, bits: int, shape, nbytes: int) -> bytes:
+                  segment: int, dtype: DTypeLike, bits: int, shape: tuple[int, ...],
+                  nbytes: int) -> bytes:
     shape = tuple(int(s) for s in shape)
     if len(shape) > MAX_NDIM:
         raise ValueError(f"frames carry at most {MAX_NDIM} dimensions, got shape {shape}")
@@ -90,8 +93,8 @@ def encode_header(kind: int, session: int, step: int, sender: int, receiver: int
             + struct.pack(f"<{len(shape)}Q", *shape))
 
 
-def decode_fixed(buf) -> dict:
-    """The fixed part of a header (:data:`FIXED_SIZE` bytes) as a dict; FrameError if not a frame."""
+def decode_fixed(buf: bytes | bytearray | memoryview) -> dict:
+    """The fixed part of a header (:data:`FIXED_SIZE` bytes) as a dict; FrameError if not one."""
     if len(buf) != FIXED_SIZE:
         raise FrameError(f"truncated header: {len(buf)} of {FIXED_SIZE} bytes")
     (magic, version, kind, session, step, sender, receiver, segment, code, bits, ndim, _,
@@ -107,12 +110,12 @@ def decode_fixed(buf) -> dict:
             "ndim": ndim, "nbytes": nbytes}
 
 
-def decode_shape(buf, ndim: int) -> tuple:
+def decode_shape(buf: bytes | bytearray | memoryview, ndim: int) -> tuple:
     return struct.unpack(f"<{ndim}Q", buf)
 
 
 def check_header(h: dict, shape: tuple, *, session: int, step: int, sender: int,
-                 receiver: int, segment: int, dtype, bits: int, who: str) -> None:
+                 receiver: int, segment: int, dtype: DTypeLike, bits: int, who: str) -> None:
     """Raise :class:`FrameError` (naming ``who``, the sender) unless ``h`` is the expected frame."""
     def bad(what):
         raise FrameError(f"bad frame from {who} at step {step}: {what}")
@@ -168,7 +171,8 @@ def pack(arr: np.ndarray, bits: int) -> np.ndarray:
     return np.packbits(cut.reshape(-1), bitorder="little")
 
 
-def unpack(buf, dtype, bits: int, shape) -> np.ndarray:
+def unpack(buf: bytes | bytearray | memoryview | np.ndarray, dtype: DTypeLike, bits: int,
+           shape: tuple[int, ...]) -> np.ndarray:
     """Inverse of :func:`pack`: an array of ``dtype`` and ``shape`` from a payload buffer.
 
     A writable uint8 ndarray ``buf`` (a receive buffer the caller owns) is
@@ -179,7 +183,7 @@ def unpack(buf, dtype, bits: int, shape) -> np.ndarray:
     count = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
     owned = isinstance(buf, np.ndarray) and buf.dtype == np.uint8 and buf.flags.writeable \
         and buf.flags.c_contiguous
-    raw = buf if owned else np.frombuffer(buf, dtype=np.uint8)
+    raw: Any = buf if owned else np.frombuffer(buf, dtype=np.uint8)   # a uint8 ndarray
     if dtype == np.bool_:
         return np.unpackbits(raw, count=count, bitorder="little").astype(np.bool_).reshape(shape)
     size = dtype.itemsize

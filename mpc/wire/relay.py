@@ -42,14 +42,19 @@ signed by the hosts' certificate keys).
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import socket
 import ssl
 import struct
 import time
 from collections import deque
+from typing import TYPE_CHECKING, Any
 
 from mpc.wire import frames as fr
+
+if TYPE_CHECKING:
+    from mpc.wire.transport import Outgoing
 from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, select_socket, send_queue, tcp_info_bytes
 
 MAGIC = b"UR"
@@ -76,7 +81,7 @@ def envelope(kind: int, src: int, dst: int, step: int, segment: int, length: int
     return ENVELOPE.pack(MAGIC, VERSION, kind, src, dst, step, segment, length)
 
 
-def parse(buf) -> dict:
+def parse(buf: bytes | bytearray | memoryview) -> dict:
     """The fields of an envelope header; ValueError if it is not one."""
     magic, version, kind, src, dst, step, segment, length = ENVELOPE.unpack(buf)
     if magic != MAGIC or version != VERSION:
@@ -90,7 +95,7 @@ def parse(buf) -> dict:
 class _Conn:
     """One host's connection at the relay: what is being read from it, what waits to go to it."""
 
-    __slots__ = ("rank", "sock", "head", "body", "pos", "queue", "bye", "forwarded")
+    __slots__ = ("body", "bye", "forwarded", "head", "pos", "queue", "rank", "sock")
 
     def __init__(self, rank, sock):
         self.rank, self.sock = rank, sock
@@ -121,12 +126,12 @@ class Relay:
         self.max_body = (fr.MAX_FRAME_BYTES if max_frame_bytes is None else max_frame_bytes) + 4096
         self.conns: dict[int, _Conn] = {}
         self.refused: list = []
-        self._listener = None
-        self.port = None
+        self._listener: socket.socket | None = None
+        self.port: int | None = None
         self.bytes_forwarded = 0
         self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
 
-    def open(self, host="127.0.0.1", port=0) -> "Relay":
+    def open(self, host: str = "127.0.0.1", port: int = 0) -> Relay:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         lst = socket.socket(family, socket.SOCK_STREAM)
         lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -135,7 +140,7 @@ class Relay:
         self._listener, self.port = lst, lst.getsockname()[1]
         return self
 
-    def name(self, rank) -> str:
+    def name(self, rank: int) -> str:
         return self.names[rank] if 0 <= rank < len(self.names) else f"rank {rank}"
 
     # -- set-up ---------------------------------------------------------------------------------
@@ -144,6 +149,8 @@ class Relay:
         host that never connects, GONE naming it to those that did, and RelayError."""
         deadline = time.monotonic() + self.connect_timeout
         waiting = set(self.hosts)
+        listener = self._listener
+        assert listener is not None, "open() made the listener"
         while waiting:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -152,18 +159,18 @@ class Relay:
                 self._broadcast(GONE, min(waiting), 0, why)
                 self._flush_and_close(time.monotonic() + LINGER)
                 raise RelayError(why)
-            self._listener.settimeout(left)
+            listener.settimeout(left)
             try:
-                sock, addr = self._listener.accept()
-            except socket.timeout:
+                sock, addr = listener.accept()
+            except TimeoutError:
                 continue
-            rank, sock = accept_greeting(sock, deadline, self.session, RELAY_RANK, self.wrap,
+            rank, conn = accept_greeting(sock, deadline, self.session, RELAY_RANK, self.wrap,
                                          waiting, self.refused, addr)
-            if rank is None:
+            if rank is None or conn is None:
                 continue
             waiting.discard(rank)
-            self.conns[rank] = _Conn(rank, sock)
-        self._listener.close()
+            self.conns[rank] = _Conn(rank, conn)
+        listener.close()
         self._listener = None
         for c in self.conns.values():
             c.sock.setblocking(False)
@@ -186,7 +193,8 @@ class Relay:
                     c = key.data
                     if mask & selectors.EVENT_WRITE:
                         self._write(c)
-                    if mask & selectors.EVENT_READ and c.rank in open_:
+                    # nested: the inner condition is the read itself, not a test
+                    if mask & selectors.EVENT_READ and c.rank in open_:  # noqa: SIM102
                         if not self._read(c):
                             open_.discard(c.rank)
                 for c in self.conns.values():
@@ -276,7 +284,7 @@ class Relay:
         c.forwarded += len(head) + len(body)
         self.bytes_forwarded += len(head) + len(body)
 
-    def forward(self, h: dict, body):
+    def forward(self, h: dict, body: bytes | bytearray) -> tuple[bytes, Any] | None:
         """(header, body) to pass on for envelope ``h`` (None drops it). The relay passes every
         envelope unchanged; tests override this to play a relay that alters or drops."""
         return envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"],
@@ -317,17 +325,15 @@ class Relay:
         if self.conns and (sent or received):
             self.tcp_bytes = (sent, received)
         for c in self.conns.values():
-            try:
+            with contextlib.suppress(OSError):
                 c.sock.close()
-            except OSError:
-                pass
         if self._listener is not None:
             self._listener.close()
             self._listener = None
 
 
-def pack_frame(session: int, step: int, sender: int, receiver: int, f) -> bytes:
+def pack_frame(session: int, step: int, sender: int, receiver: int, f: Outgoing) -> bytes:
     """The plaintext of one frame through the relay: its typed header and packed payload."""
     head = fr.encode_header(fr.DATA, session, step, sender, receiver, f.segment, f.dtype,
                             f.bits, f.shape, f.payload.size)
-    return head + memoryview(f.payload).cast("B").tobytes() if f.payload.size else head
+    return head + f.payload.data.cast("B").tobytes() if f.payload.size else head

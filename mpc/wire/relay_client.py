@@ -17,28 +17,38 @@ came) ends the run with that host's name.
 
 from __future__ import annotations
 
+import contextlib
 import selectors
 import ssl
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mpc.wire import frames as fr
 from mpc.wire import relay as rl
 from mpc.wire.e2e import TAG_BYTES, E2EError
-from mpc.wire.sockets import HELLO as _HELLO, WOULD_BLOCK, dial, select_socket, send_queue
+from mpc.wire.sockets import HELLO as _HELLO
+from mpc.wire.sockets import WOULD_BLOCK, dial, select_socket, send_queue
 
+if TYPE_CHECKING:
+    from mpc.wire.e2e import Endpoint
+    from mpc.wire.tls import Wrapper
+    from mpc.wire.transport import Expected, TransportError, WireCounts
 
 
 class RelayClient:
     """One host's connection to the relay (see the module docstring)."""
 
+    head: Any                   # the envelope being read: its parsed header, or None
+
     def __init__(self, sock, rank, session, endpoint, describe, hosts, error, counts,
                  max_buffered):
         self.sock, self.rank, self.session = sock, int(rank), int(session)
         self.endpoint, self.describe, self.error = endpoint, describe, error
-        self.hosts = set(int(h) for h in hosts) - {self.rank}
+        self.hosts = {int(h) for h in hosts} - {self.rank}
         self.counts = counts
         self.max_buffered = int(max_buffered)
         self.inbox: dict = {}
@@ -56,8 +66,10 @@ class RelayClient:
 
     # -- set-up ---------------------------------------------------------------------------------
     @classmethod
-    def join(cls, address, *, rank, session, wrap, endpoint, describe, hosts, error, counts,
-             deadline, max_buffered):
+    def join(cls, address: tuple[str, int], *, rank: int, session: int, wrap: Wrapper | None,
+             endpoint: Endpoint | None, describe: Callable[[int], str], hosts: Iterable[int],
+             error: Callable[[str, int | None, int | None], TransportError],
+             counts: WireCounts, deadline: float, max_buffered: int) -> RelayClient:
         """Connect to the relay, wait for READY and every other host's key announcement."""
         host, port = address
         sock = dial(host, port, deadline)
@@ -152,14 +164,14 @@ class RelayClient:
     def pending(self) -> bool:
         return isinstance(self.sock, ssl.SSLSocket) and self.sock.pending() > 0
 
-    def write(self, step) -> None:
+    def write(self, step: int) -> None:
         try:
             send_queue(self.sock, self.queue, rl._CHUNK)
         except OSError as e:
             raise self.error(f"the relay disconnected at step {step} ({e})", None,
                              step) from None
 
-    def read(self, step) -> None:
+    def read(self, step: int) -> None:
         """Read every envelope the socket has (frames of this step, later ones, control)."""
         while True:
             view = memoryview(self.body)[self.pos:]
@@ -178,7 +190,7 @@ class RelayClient:
                     continue
             if self.head is None:
                 self._header(step)
-                if self.head["length"]:
+                if self.head["length"]:     # type: ignore[index]  # _header() set it
                     continue
             h, body = self.head, self.body
             self._reset()
@@ -298,13 +310,11 @@ class RelayClient:
                                           rl.RELAY_RANK, self.step, 0, len(body)) + body)
         except (OSError, ValueError):
             pass
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
-def sealed_size(spec, sealed: bool) -> int:
+def sealed_size(spec: Expected, sealed: bool) -> int:
     """Bytes of one sealed frame of ``spec``: typed header, packed payload, AEAD tag."""
     count = int(np.prod(spec.shape, dtype=np.int64)) if spec.shape else 1
     return (fr.header_size(len(spec.shape)) + fr.payload_nbytes(count, spec.bits)

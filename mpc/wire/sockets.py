@@ -1,20 +1,28 @@
-"""Socket plumbing shared by the mesh (:mod:`mpc.wire.transport`) and the relay (:mod:`mpc.wire.relay`).
+"""Socket plumbing shared by the mesh and the relay.
 
-The greeting a connection opens with, and what is checked before a
-connection is accepted (:func:`accept_greeting`); non-blocking I/O on plain
-and TLS sockets (:data:`WOULD_BLOCK`, :func:`pending`); selector
-registration; and what TCP carried on a connection, from the kernel
-(:func:`tcp_info_bytes`).
+Used by :mod:`mpc.wire.transport` and :mod:`mpc.wire.relay`: the greeting
+a connection opens with, and what is checked before a connection is
+accepted (:func:`accept_greeting`); non-blocking I/O on plain and TLS
+sockets (:data:`WOULD_BLOCK`, :func:`pending`); selector registration; and
+what TCP carried on a connection, from the kernel (:func:`tcp_info_bytes`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import selectors
 import socket
 import ssl
 import struct
 import time
+from collections import deque
+from collections.abc import Container
+from typing import TYPE_CHECKING, cast
 
 from mpc.wire import frames as fr
+
+if TYPE_CHECKING:
+    from mpc.wire.tls import Wrapper
 
 #: the greeting: magic, version, kind HELLO, session, sender rank, receiver rank
 HELLO = struct.Struct("<2sBBQII")
@@ -22,7 +30,9 @@ HELLO = struct.Struct("<2sBBQII")
 WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
-def accept_greeting(sock, deadline, session, me, wrap, waiting, refused, addr):
+def accept_greeting(sock: socket.socket, deadline: float, session: int, me: int,
+                    wrap: Wrapper | None, waiting: Container[int], refused: list[str],
+                    addr: tuple | None) -> tuple[int, socket.socket] | tuple[None, None]:
     """(rank, socket) of a new connection whose TLS handshake, greeting and certificate are
     right: it must be for this run (``session``), to ``me``, from a rank in ``waiting``, with a
     certificate naming that rank's participant. Otherwise (None, None); the reason is added to
@@ -42,18 +52,16 @@ def accept_greeting(sock, deadline, session, me, wrap, waiting, refused, addr):
         if sender not in waiting:
             raise ConnectionError(f"it claims rank {sender}, which is not expected here")
         if wrap is not None:
-            wrap.verify(sock, sender)
+            wrap.verify(cast(ssl.SSLSocket, sock), sender)
         return sender, sock
     except (OSError, ConnectionError, ssl.SSLError) as e:
         refused.append(f"{where}: {reason(e)}")
-        try:
+        with contextlib.suppress(OSError):
             sock.close()
-        except OSError:
-            pass
         return None, None
 
 
-def reason(e) -> str:
+def reason(e: BaseException) -> str:
     text = getattr(e, "reason", None) or str(e) or type(e).__name__
     if isinstance(e, ssl.SSLCertVerificationError):
         text = f"certificate not from this deployment's CA ({e.verify_message})"
@@ -62,15 +70,16 @@ def reason(e) -> str:
     return str(text)
 
 
-def refusals(refused) -> str:
+def refusals(refused: list[str]) -> str:
     return ("; refused meanwhile: " + "; ".join(refused[-4:])) if refused else ""
 
 
-def pending(sock) -> bool:
+def pending(sock: socket.socket) -> bool:
     return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
 
 
-def select_socket(sel, sock, ev, data) -> None:
+def select_socket(sel: selectors.BaseSelector, sock: socket.socket, ev: int,
+                  data: object) -> None:
     try:
         key = sel.get_key(sock)
     except (KeyError, ValueError):
@@ -87,7 +96,7 @@ def select_socket(sel, sock, ev, data) -> None:
 _TCP_INFO = getattr(socket, "TCP_INFO", 11)
 
 
-def tcp_info_bytes(sock) -> tuple:
+def tcp_info_bytes(sock: socket.socket) -> tuple[int, int]:
     """(bytes sent, bytes received) of one TCP connection from the kernel (Linux ``TCP_INFO``:
     ``tcpi_bytes_sent - tcpi_bytes_retrans + tcpi_notsent_bytes`` where the kernel has them
     (5.5+): written by this process, retransmissions counted once; else
@@ -106,7 +115,7 @@ def tcp_info_bytes(sock) -> tuple:
     return int(sent), int(struct.unpack_from("<Q", raw, 128)[0])
 
 
-def dial(host, port, deadline):
+def dial(host: str, port: int, deadline: float) -> socket.socket | None:
     """A TCP connection to host:port, retried until ``deadline`` (None once it has passed)."""
     while True:
         try:
@@ -119,7 +128,7 @@ def dial(host, port, deadline):
             time.sleep(0.05)
 
 
-def send_queue(sock, queue, chunk: int) -> bool:
+def send_queue(sock: socket.socket, queue: deque[memoryview], chunk: int) -> bool:
     """Send from the front of ``queue`` (a deque of memoryviews) what the non-blocking socket
     takes; True once the queue is empty. OSError (the peer left) propagates."""
     while queue:
@@ -137,7 +146,7 @@ def send_queue(sock, queue, chunk: int) -> bool:
     return True
 
 
-def recv_exact(sock, n: int) -> bytes:
+def recv_exact(sock: socket.socket, n: int) -> bytes:
     buf = bytearray(n)
     view, pos = memoryview(buf), 0
     while pos < n:
@@ -148,8 +157,6 @@ def recv_exact(sock, n: int) -> bytes:
     return bytes(buf)
 
 
-def tune(sock) -> None:
-    try:
+def tune(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except OSError:
-        pass

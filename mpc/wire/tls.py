@@ -27,8 +27,18 @@ from __future__ import annotations
 
 import datetime
 import os
+import socket
 import ssl
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ec import (
+        EllipticCurvePrivateKey,
+        EllipticCurvePublicKey,
+    )
+    from cryptography.x509 import Certificate
 
 #: how long issued certificates are valid
 VALID_DAYS = 365
@@ -60,7 +70,8 @@ def _name(NameOID, x509, cn):
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def make_ca(directory: str, deployment: str = "ustat deployment"):
+def make_ca(directory: str,
+            deployment: str = "ustat deployment") -> tuple[EllipticCurvePrivateKey, Certificate]:
     """Create ``ca.key`` (0600) and ``ca.pem`` in ``directory``; returns (key, cert) objects."""
     x509, hashes, serialization, ec, NameOID = _crypto()
     key = ec.generate_private_key(ec.SECP256R1())
@@ -80,7 +91,8 @@ def make_ca(directory: str, deployment: str = "ustat deployment"):
     return key, cert
 
 
-def issue(directory: str, name: str, ca_key, ca_cert) -> Credentials:
+def issue(directory: str, name: str, ca_key: EllipticCurvePrivateKey,
+          ca_cert: Certificate) -> Credentials:
     """Key ``<name>.key`` (0600) and certificate ``<name>.pem`` for participant ``name``."""
     x509, hashes, serialization, ec, NameOID = _crypto()
     check_name(name)
@@ -103,7 +115,8 @@ def issue(directory: str, name: str, ca_key, ca_cert) -> Credentials:
     return Credentials(name, kp, cp, os.path.join(directory, "ca.pem"))
 
 
-def make_deployment(directory: str, names, deployment: str = "ustat deployment") -> dict:
+def make_deployment(directory: str, names: Iterable[str],
+                    deployment: str = "ustat deployment") -> dict[str, Credentials]:
     """A CA and credentials for every name: ``{name: Credentials}``."""
     ca_key, ca_cert = make_ca(directory, deployment)
     return {n: issue(directory, n, ca_key, ca_cert) for n in names}
@@ -141,15 +154,15 @@ def client_context(creds: Credentials) -> ssl.SSLContext:
     return _context("client", creds)
 
 
-def peer_names(sock) -> list:
+def peer_names(sock: ssl.SSLSocket) -> list[str]:
     """The DNS names of the (CA-verified) certificate the peer of a TLS socket presented."""
-    cert = sock.getpeercert()
+    cert: Any = sock.getpeercert()
     if not cert:
         return []
     return [v for k, v in cert.get("subjectAltName", ()) if k == "DNS"]
 
 
-def check_peer(sock, expected: str) -> None:
+def check_peer(sock: ssl.SSLSocket, expected: str) -> None:
     """ssl.SSLError unless the peer's certificate names participant ``expected``."""
     names = peer_names(sock)
     if names != [expected]:
@@ -158,8 +171,8 @@ def check_peer(sock, expected: str) -> None:
 
 
 class Wrapper:
-    """The ``wrap`` hook of :class:`mpc.wire.transport.SocketMesh` and :class:`mpc.wire.relay.Relay`: TLS
-    on every connection.
+    """The ``wrap`` hook of :class:`mpc.wire.transport.SocketMesh` and
+    :class:`mpc.wire.relay.Relay`: TLS on every connection.
 
     ``names[rank]`` is the participant each rank must be (its certificate's
     name); ``relay``: the relay's name (the rank :data:`mpc.wire.relay.RELAY_RANK`).
@@ -167,7 +180,7 @@ class Wrapper:
     the greeting and checks it then (:meth:`verify`).
     """
 
-    def __init__(self, creds: Credentials, names, relay: str | None = None):
+    def __init__(self, creds: Credentials, names: Iterable[str], relay: str | None = None):
         from mpc.wire.relay import RELAY_RANK
         self.creds = creds
         self.names = dict(enumerate(names))
@@ -176,39 +189,42 @@ class Wrapper:
         self.server = server_context(creds)
         self.client = client_context(creds)
 
-    def __call__(self, sock, server_side: bool, peer):
+    def __call__(self, sock: socket.socket, server_side: bool, peer: int | None) -> ssl.SSLSocket:
         if server_side:
             return self.server.wrap_socket(sock, server_side=True)
         tls = self.client.wrap_socket(sock, server_side=False)
+        assert peer is not None, "a client names the peer it dials"
         check_peer(tls, self.names[peer])
         return tls
 
-    def verify(self, sock, peer: int) -> None:
+    def verify(self, sock: ssl.SSLSocket, peer: int) -> None:
         check_peer(sock, self.names[peer])
 
 
-def load_certificate(path: str):
+def load_certificate(path: str) -> Certificate:
     x509 = _crypto()[0]
     with open(path, "rb") as f:
         return x509.load_pem_x509_certificate(f.read())
 
 
-def load_key(path: str):
+def load_key(path: str) -> EllipticCurvePrivateKey:
     serialization = _crypto()[2]
-    with open(path, "rb") as f:
-        return serialization.load_pem_private_key(f.read(), password=None)
+    with open(path, "rb") as f:        # a deployment's keys are EC keys (make_ca, issue)
+        return cast("EllipticCurvePrivateKey",
+                    serialization.load_pem_private_key(f.read(), password=None))
 
 
-def verify_certificate(cert_pem: bytes, ca_cert, expected: str):
+def verify_certificate(cert_pem: bytes, ca_cert: Certificate, expected: str) -> Certificate:
     """The certificate in ``cert_pem`` if the CA signed it, it is valid now and names
     ``expected``; ValueError otherwise (certificates met outside TLS, e.g. through the relay)."""
-    x509, hashes, serialization, ec, NameOID = _crypto()
+    x509, _, _, ec, _ = _crypto()
     try:
         cert = x509.load_pem_x509_certificate(cert_pem)
         if cert.issuer != ca_cert.subject:
             raise ValueError("not issued by the deployment's CA")
-        ca_cert.public_key().verify(cert.signature, cert.tbs_certificate_bytes,
-                                    ec.ECDSA(cert.signature_hash_algorithm))
+        ca_key = cast("EllipticCurvePublicKey", ca_cert.public_key())     # make_ca's EC key
+        ca_key.verify(cert.signature, cert.tbs_certificate_bytes,
+                      ec.ECDSA(cert.signature_hash_algorithm))
         now = datetime.datetime.now(datetime.timezone.utc)
         if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
             raise ValueError("expired or not yet valid")
@@ -216,7 +232,7 @@ def verify_certificate(cert_pem: bytes, ca_cert, expected: str):
         names = san.get_values_for_type(x509.DNSName)
     except ValueError:
         raise
-    except Exception as e:                          # noqa: BLE001 - any parse/verify failure
+    except Exception as e:                          # any parse/verify failure
         raise ValueError(f"certificate does not verify ({type(e).__name__})") from None
     if names != [expected]:
         raise ValueError(f"the certificate names {', '.join(names) or 'nobody'}, not {expected}")

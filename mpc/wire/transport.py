@@ -52,18 +52,28 @@ on one machine (loopback); across hosts, TLS as above.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import socket
 import ssl
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mpc.wire import frames as fr
-from mpc.wire.sockets import (HELLO as _HELLO, WOULD_BLOCK, accept_greeting, dial, pending as _pending,
-                      reason as _reason, refusals as _refusals, select_socket, tcp_info_bytes)
+from mpc.wire.sockets import HELLO as _HELLO
+from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, dial, select_socket, tcp_info_bytes
+from mpc.wire.sockets import pending as _pending
+from mpc.wire.sockets import reason as _reason
+from mpc.wire.sockets import refusals as _refusals
+
+if TYPE_CHECKING:
+    from mpc.wire.e2e import Endpoint
+    from mpc.wire.relay_client import RelayClient
 
 #: seconds one exchange may wait for a peer (a LAN deployment's order of magnitude)
 DEFAULT_TIMEOUT = 60.0
@@ -111,7 +121,7 @@ class WireCounts:
         """Start counting the protocol: what was sent so far becomes set-up traffic."""
         setup = self.header_bytes_sent + self.payload_bytes_sent + self.setup_bytes_sent
         tls = self.tls
-        self.__init__()
+        WireCounts.__init__(self)
         self.setup_bytes_sent = setup
         self.tcp_setup_bytes_sent = tcp_sent
         self.tls = tls
@@ -153,7 +163,9 @@ class Expected:
 class _Reader:
     """The state of reading one step's frames from one peer."""
 
-    __slots__ = ("peer", "specs", "i", "stage", "buf", "pos", "head", "out")
+    __slots__ = ("buf", "head", "i", "out", "peer", "pos", "specs", "stage")
+    buf: Any                    # bytearray for the header pieces, then the payload's ndarray
+    head: dict                  # the decoded fixed header, from the "shape" stage on
 
     def __init__(self, peer, specs):
         self.peer, self.specs, self.i = peer, specs, 0
@@ -195,18 +207,19 @@ class SocketMesh:
         self.connect_timeout = CONNECT_TIMEOUT if connect_timeout is None \
             else float(connect_timeout)
         self.relayed = frozenset(int(r) for r in relayed)   # peers reached through the relay
-        self.relay = None            # mpc.wire.relay_client.RelayClient once connected
+        self.relay: RelayClient | None = None   # once connected
         self.refused: list = []      # connections refused while waiting for peers (why)
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
-        self._listener = None
+        self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
-        self.port = None
+        self.port: int | None = None
 
     # -- set-up -------------------------------------------------------------------------------
     @classmethod
-    def open(cls, rank, n_procs, session, *, host="127.0.0.1", port=0, **kw) -> "SocketMesh":
+    def open(cls, rank: int, n_procs: int, session: int, *, host: str = "127.0.0.1",
+             port: int = 0, **kw: Any) -> SocketMesh:
         """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
         mesh = cls(rank, n_procs, session, **kw)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -218,7 +231,8 @@ class SocketMesh:
         mesh.port = lst.getsockname()[1]
         return mesh
 
-    def connect(self, addresses, relay=None, endpoint=None) -> None:
+    def connect(self, addresses: Sequence[tuple[str, int]], relay: tuple[str, int] | None = None,
+                endpoint: Endpoint | None = None) -> None:
         """Connect to every lower rank and accept every higher one (``addresses[r]`` = (host,
         port)), except the ``relayed`` ranks: those are reached through the relay at ``relay``
         (host, port), sealed by ``endpoint`` (:class:`mpc.wire.e2e.Endpoint`). A peer that never
@@ -228,24 +242,26 @@ class SocketMesh:
             if r not in self.relayed:
                 self._peers[r] = self._dial(r, addresses[r], deadline)
         waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
+        listener = self._listener
+        assert listener is not None, "open() made the listener"
         while waiting:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TransportError("never connected: " + ", ".join(
                     self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
                     min(waiting), None)
-            self._listener.settimeout(left)
+            listener.settimeout(left)
             try:
-                sock, addr = self._listener.accept()
-            except socket.timeout:
+                sock, addr = listener.accept()
+            except TimeoutError:
                 continue
-            peer, sock = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
+            peer, conn = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
                                          waiting, self.refused, addr)
-            if peer is None:
+            if peer is None or conn is None:
                 continue
             waiting.discard(peer)
-            self._peers[peer] = sock
-        self._listener.close()
+            self._peers[peer] = conn
+        listener.close()
         self._listener = None
         for sock in self._peers.values():
             sock.setblocking(False)
@@ -260,7 +276,7 @@ class SocketMesh:
                 max_buffered=MAX_BUFFERED_BYTES)
         self._tcp_base = self.tcp_bytes()
 
-    def _dial(self, r, addr, deadline):
+    def _dial(self, r: int, addr: tuple[str, int], deadline: float) -> socket.socket:
         host, port = addr
         sock = dial(host, port, deadline)
         if sock is None:
@@ -319,7 +335,7 @@ class SocketMesh:
             self.counts.exchanges += 1
 
     def _exchange(self, step, out, expect):
-        rel = self.relay
+        rel: Any = self.relay          # typed loosely: checked once, used in the loop
         if rel is not None:
             rel.begin(step, {p: f for p, f in out.items() if p in self.relayed and f},
                       {p: e for p, e in expect.items() if p in self.relayed and e})
@@ -350,7 +366,8 @@ class SocketMesh:
                         if mask & selectors.EVENT_READ:
                             rel.read(step)
                         continue
-                    if mask & selectors.EVENT_WRITE and peer in sends:
+                    # nested: the inner condition is the write itself, not a test
+                    if mask & selectors.EVENT_WRITE and peer in sends:  # noqa: SIM102
                         if self._write(step, peer, sends[peer]):
                             del sends[peer]
                             self._watch(peer, False, peer in readers and
@@ -394,7 +411,7 @@ class SocketMesh:
                                     f.dtype, f.bits, f.shape, f.payload.size)
             parts.append(memoryview(head))
             if f.payload.size:
-                parts.append(memoryview(np.ascontiguousarray(f.payload)).cast("B"))
+                parts.append(np.ascontiguousarray(f.payload).data.cast("B"))
             self.counts.frames_sent += 1
             self.counts.header_bytes_sent += len(head)
             self.counts.payload_bytes_sent += f.payload.size
@@ -504,14 +521,10 @@ class SocketMesh:
             self.relay.close(self._broken is None, str(self._broken or ""))
             self.relay = None
         for sock in self._peers.values():
-            try:
+            with contextlib.suppress(KeyError, ValueError):
                 self._sel.unregister(sock)
-            except (KeyError, ValueError):
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 sock.close()
-            except OSError:
-                pass
         self._peers.clear()
         if self._listener is not None:
             self._listener.close()

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mpc.arith.sharing import additive_reconstruct, additive_share
 from mpc.protocols.beaver import multiply, open_shares
 from mpc.session import Session
-from mpc.arith.sharing import additive_reconstruct, additive_share
 
 
 def _shared(s, values, p):

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from mpc.arith.sharing import additive_reconstruct, additive_share
 from mpc.protocols import compare
 from mpc.session import Session
-from mpc.arith.sharing import additive_reconstruct, additive_share
 
 
 def _share(s, signed_values, p):
@@ -140,7 +140,7 @@ def test_in_interval_exhaustive_against_fss_gate(l, p):
     h = np.arange(p)
     got = _open(s, compare.in_interval(s, xs, LO, HI, h))
     fss_gate = _open(s, gates.in_interval(s, xs, LO, HI, h))
-    want = ((LO <= x) & (x <= HI)).astype(int)
+    want = ((x >= LO) & (x <= HI)).astype(int)
     assert np.array_equal(fss_gate, want)
     assert np.array_equal(got, want)
 

@@ -33,5 +33,5 @@ def test_field_errors():
         prime_field(2)
     with pytest.raises(TypeError, match="p must be an integer"):
         prime_field(7.0)
-    with pytest.raises(ValueError, match="m must be in 1..64"):
+    with pytest.raises(ValueError, match=r"m must be in 1..64"):
         binary_field(65)

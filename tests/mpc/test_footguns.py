@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 
 from fss import gates
-from mpc.protocols import compare
-from mpc.protocols.beaver import multiply
 from mpc.arith.ring import ring
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.protocols import compare
+from mpc.protocols.beaver import multiply
+from mpc.session import Session
 
 
 def test_party_streams_never_restart():
     """`s.rng.party(i)` restarted party i's stream at every call (masks repeated)."""
     s = Session(3, seed=1)
-    with pytest.raises(TypeError, match="session.party_rng"):
+    with pytest.raises(TypeError, match=r"session.party_rng"):
         s.rng.party(0)
     a = s.party_rng(0).uint64(5)
     b = s.party_rng(0).uint64(5)
@@ -61,7 +61,7 @@ def test_a_fixed_point_constant_names_its_scale_when_inputs_and_outputs_differ()
     from ustat.secure import SecureOps
     s = Session(2, seed=1)
     ops = SecureOps(s, np.array([[0], [1]]), input_fp=fixed_point(40, 38))
-    with pytest.raises(ValueError, match="ambiguous.*scale='input'"):
+    with pytest.raises(ValueError, match=r"ambiguous.*scale='input'"):
         ops.const(1.0)
     assert ops.const(1.0, scale="input")[0, 0] == 1 << 38
     assert ops.const(1.0, scale="output")[0, 0] == 1 << s.fp.frac_bits

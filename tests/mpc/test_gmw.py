@@ -1,10 +1,13 @@
-"""Boolean GMW on bit-sliced shares (mpc.protocols.gmw): exact results, counted traffic, per-holder streams."""
+"""Boolean GMW on bit-sliced shares (mpc.protocols.gmw).
+
+Exact results, counted traffic, per-holder streams.
+"""
 
 import numpy as np
 import pytest
 
-from mpc.protocols.gmw import GMW, pack_rows, unpack_rows
 from mpc.arith.rng import CSPRNG
+from mpc.protocols.gmw import GMW, pack_rows, unpack_rows
 from mpc.session import Session
 
 

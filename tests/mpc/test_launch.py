@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
+from mpc.arith.sharing import additive_share
 from mpc.protocols.beaver import multiply, open_shares
 from mpc.run.launch import LaunchError, launch
 from mpc.session import Session
-from mpc.arith.sharing import additive_share
 
 H = np.array([0, 1])
 
@@ -90,6 +90,6 @@ def _dies(rt):
 
 def test_a_process_that_dies_is_reported_and_nothing_hangs():
     t0 = time.monotonic()
-    with pytest.raises(LaunchError, match="process 1 .*exit status 3|disconnected"):
+    with pytest.raises(LaunchError, match=r"process 1 .*exit status 3|disconnected"):
         launch(_dies, groups=[[0], [1], ["dealer"]], timeout=5)
     assert time.monotonic() - t0 < 10

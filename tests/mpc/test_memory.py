@@ -1,4 +1,4 @@
-"""mpc.machine.memory: retaining freed memory is a process-wide malloc setting that changes no result."""
+"""mpc.machine.memory: retaining freed memory, a process-wide malloc setting, changes no result."""
 
 import json
 import os
@@ -42,7 +42,8 @@ def test_policy_in_a_fresh_process():
     assert b == {"retained": True, "limit": 64 << 20, "reason": "mallopt"}
     assert c == b                              # apply() leaves an existing setting alone
     code = ("import json; from mpc.machine import memory; memory.apply(None); a = memory.policy(); "
-            "memory.apply({'retained': True, 'limit': 32 << 20}); print(json.dumps([a, memory.policy()]))")
+            "memory.apply({'retained': True, 'limit': 32 << 20}); "
+            "print(json.dumps([a, memory.policy()]))")
     a, b = json.loads(_python(code))
     assert a["retained"] is False and b["retained"] is True and b["limit"] == 32 << 20
 

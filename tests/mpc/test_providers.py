@@ -5,8 +5,7 @@ import pytest
 
 from fss import FSSGates
 from mpc.gc import GarbledCircuits
-from mpc.protocols.providers import (CircuitComparisons, OTPreprocessing,
-                                     TrustedDealerPreprocessing)
+from mpc.protocols.providers import CircuitComparisons, OTPreprocessing, TrustedDealerPreprocessing
 from mpc.session import Session
 
 
@@ -50,7 +49,7 @@ def test_ot_preprocessing_refuses_what_needs_a_dealer():
                 preprocessing=OTPreprocessing())
     x = s.input(np.array([[1, 2], [3, 4]]), by=[0, 1], bound=8)
     assert np.array_equal(s.output(x[0] < x[1], to=[0, 1]), [True, True])   # no dealer
-    with pytest.raises(ValueError, match="OTPreprocessing.*deals none"):
+    with pytest.raises(ValueError, match=r"OTPreprocessing.*deals none"):
         x[0] * x[1]
     assert TrustedDealerPreprocessing().products and not OTPreprocessing().products
 

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -33,7 +35,7 @@ def test_signed_view_round_trip(bits, data):
     vals = data.draw(st.lists(st.integers(lo, hi), min_size=1, max_size=20))
     enc = r.from_signed(np.array(vals, dtype=np.int64))
     assert list(r.to_signed(enc)) == vals
-    assert list(r.signed_lt(enc[:-1], enc[1:])) == [a < b for a, b in zip(vals[:-1], vals[1:])]
+    assert list(r.signed_lt(enc[:-1], enc[1:])) == [a < b for a, b in itertools.pairwise(vals)]
 
 
 @pytest.mark.parametrize("bits", [1, 8, 40, 63, 64])
@@ -90,7 +92,7 @@ def test_fixed_point_extremes_exact():
 
 @pytest.mark.parametrize("bad", [0, 65, -1])
 def test_bad_bits(bad):
-    with pytest.raises(ValueError, match="bits must be in 1..64"):
+    with pytest.raises(ValueError, match=r"bits must be in 1..64"):
         ring(bad)
 
 

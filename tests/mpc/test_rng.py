@@ -39,7 +39,7 @@ def test_derive_independent_of_consumption_and_labels():
 def test_party_and_pair_accessors_are_gone_with_a_clear_error():
     """The footgun of issue 26: rng.party(i) restarted party i's stream at every call."""
     a = CSPRNG(3)
-    with pytest.raises(TypeError, match="session.party_rng"):
+    with pytest.raises(TypeError, match=r"session.party_rng"):
         a.party(2)
     with pytest.raises(TypeError, match="derive"):
         a.pair(2, 5)

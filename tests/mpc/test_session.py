@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from mpc.protocols.beaver import multiply
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.protocols.beaver import multiply
+from mpc.session import Session
 
 H = np.array([0, 1])
 

@@ -7,8 +7,16 @@ from scipy import stats
 from mpc.arith.field import prime_field
 from mpc.arith.ring import ring
 from mpc.arith.rng import CSPRNG
-from mpc.arith.sharing import (additive_reconstruct, additive_share, rerandomize, shamir_reconstruct,
-                         shamir_share, xor_reconstruct, xor_share, zero_sharing)
+from mpc.arith.sharing import (
+    additive_reconstruct,
+    additive_share,
+    rerandomize,
+    shamir_reconstruct,
+    shamir_share,
+    xor_reconstruct,
+    xor_share,
+    zero_sharing,
+)
 
 
 @pytest.mark.parametrize("bits", [1, 7, 40, 64])

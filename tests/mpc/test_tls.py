@@ -5,6 +5,7 @@ test closes its sockets. Certificates come from CAs made in a temporary
 directory per module.
 """
 
+import contextlib
 import os
 import re
 import socket
@@ -19,10 +20,10 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from mpc.wire import frames as fr  # noqa: E402
-from mpc.wire import tls  # noqa: E402
-from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay  # noqa: E402
-from mpc.wire.transport import Expected, Outgoing, TransportError  # noqa: E402
+from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay
+from mpc.wire import frames as fr
+from mpc.wire import tls
+from mpc.wire.transport import Expected, Outgoing, TransportError
 
 SESSION = 0x5EED
 NAMES = ["host-0", "host-1", "host-2", "dealer"]
@@ -46,8 +47,9 @@ def test_keys_are_private_and_certificates_name_their_participant(pki):
         with open(c.cert, "rb") as f:
             assert tls.verify_certificate(f.read(), ca, c.name).subject == cert.subject
     with open(creds["host-1"].cert, "rb") as f:
-        with pytest.raises(ValueError, match="names host-1, not host-2"):
-            tls.verify_certificate(f.read(), ca, "host-2")
+        pem = f.read()
+    with pytest.raises(ValueError, match="names host-1, not host-2"):
+        tls.verify_certificate(pem, ca, "host-2")
 
 
 def _plan(n, relay=False, timeout=3.0):
@@ -73,7 +75,7 @@ def _start(plan, creds, relay_cls=None):
     def go(r):
         try:
             out[r] = join(meshes[r], plan, creds[plan.names[r]])
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs.append(e)
 
     ts = [threading.Thread(target=go, args=(r,)) for r in range(n)]
@@ -84,7 +86,7 @@ def _start(plan, creds, relay_cls=None):
         def serve():
             try:
                 rt["out"] = run_relay(relay)
-            except Exception as e:      # noqa: BLE001
+            except Exception as e:
                 rt["errors"].append(e)
         ts.append(threading.Thread(target=serve))
     for t in ts:
@@ -111,7 +113,7 @@ def _on_all(rts, fns):
     def run(i):
         try:
             res[i] = fns[i](rts[i].transport)
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs[i] = e
     ts = [threading.Thread(target=run, args=(i,)) for i in range(len(rts))]
     for t in ts:
@@ -166,7 +168,8 @@ def _lone_server(creds, timeout=1.5):
 
 
 def _dial(port, creds_of, claim=1, to=0, trust=None):
-    """A client with ``creds_of``'s key and certificate, trusting ``trust``'s CA (default its own)."""
+    """A client with ``creds_of``'s key and certificate, trusting ``trust``'s CA (default: its
+    own)."""
     from dataclasses import replace
     ctx = tls.client_context(creds_of if trust is None else replace(creds_of, ca=trust.ca))
     s = socket.create_connection(("127.0.0.1", port), timeout=3)
@@ -218,10 +221,8 @@ def test_a_client_refuses_a_server_whose_certificate_names_another_participant(p
 
     def answer():
         c, _ = srv.accept()
-        try:
+        with contextlib.suppress(OSError, ssl.SSLError):
             ctx.wrap_socket(c, server_side=True).recv(1)
-        except (OSError, ssl.SSLError):
-            pass
         c.close()
     t = threading.Thread(target=answer)
     t.start()
@@ -242,7 +243,7 @@ def test_a_client_refuses_a_server_whose_certificate_names_another_participant(p
 ])
 def test_bad_frames_over_tls_name_the_sender_and_the_step(pki, raw, match):
     creds, _ = pki
-    mesh, box, t = _lone_server(creds, timeout=3)
+    mesh, _box, t = _lone_server(creds, timeout=3)
     s = socket.create_connection(("127.0.0.1", mesh.port), timeout=3)
     s = tls.client_context(creds["host-1"]).wrap_socket(s)
     s.sendall(struct.pack("<2sBBQII", fr.MAGIC, fr.VERSION, fr.HELLO, SESSION, 1, 0))

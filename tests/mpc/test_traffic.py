@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mpc.comm import traffic as T
 from mpc.comm.network import Network
@@ -14,9 +15,9 @@ def test_residue_class_recognizes_exactly_the_member_classes():
         for j in range(p):
             ids = np.arange(j, n, p)
             assert T.residue_class(ids, n) == ((p, j) if ids.size >= 2 else None)
-    bad = [np.array([0, 2, 4, 6, 8, 11]), np.array([1, 3, 5, 7, 9, 12]), np.array([0, 2, 4, 6, 10, 8]),
-           np.arange(0, 12, 2)[::-1], np.array([0, 0]), np.arange(5), np.arange(0, 10, 2),
-           np.array([[0, 1], [2, 3]]), np.array([3])]
+    bad = [np.array([0, 2, 4, 6, 8, 11]), np.array([1, 3, 5, 7, 9, 12]),
+           np.array([0, 2, 4, 6, 10, 8]), np.arange(0, 12, 2)[::-1], np.array([0, 0]),
+           np.arange(5), np.arange(0, 10, 2), np.array([[0, 1], [2, 3]]), np.array([3])]
     for ids in bad:
         assert T.residue_class(ids, n) is None, ids
 
@@ -46,7 +47,7 @@ def test_counts_equal_dense_counting(data, n):
     size = n + 2
     sends = data.draw(st.lists(_send(n, size), max_size=12))
     t = T.Tally(size, n)
-    for k, (which, ids, bits) in enumerate(sends):
+    for which, ids, bits in sends:
         if data.draw(st.booleans()) and np.ndim(ids):
             per = np.full(np.size(ids), bits)               # per-id bits: always dense
             t.add(which, ids, per)
@@ -100,7 +101,7 @@ def test_deferred_flush_equals_dense_absorb_with_other_traffic(data, k, m):
     n_glob = 3 * n_local + 2
     lazy, dense = Network(n_glob), Network(n_glob)
     size = lazy.size
-    for step in range(data.draw(st.integers(1, 4))):
+    for _step in range(data.draw(st.integers(1, 4))):
         if data.draw(st.booleans()):                    # the main network's own sends
             ids = np.array(data.draw(st.lists(st.integers(0, n_glob - 1), min_size=1,
                                               max_size=8)))

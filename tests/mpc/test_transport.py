@@ -26,7 +26,7 @@ def _mesh(n, timeout=5.0):
     def go(m):
         try:
             m.connect(addrs)
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs.append(e)
 
     ts = [threading.Thread(target=go, args=(m,)) for m in meshes]
@@ -60,7 +60,7 @@ def _both(meshes, fns):
     def run(i):
         try:
             res[i] = fns[i]()
-        except Exception as e:          # noqa: BLE001
+        except Exception as e:
             errs[i] = e
 
     ts = [threading.Thread(target=run, args=(i,)) for i in range(len(meshes))]
@@ -121,7 +121,7 @@ def test_a_stalled_peer_times_out_with_its_name():
 def test_a_peer_that_disconnects_is_named(pair):
     a, b = pair
     b.close()
-    with pytest.raises(TransportError, match="process 1 .* disconnected at step 1"):
+    with pytest.raises(TransportError, match=r"process 1 .* disconnected at step 1"):
         a.exchange(1, {}, {1: [_exp(np.zeros(3, np.uint64), 64)]})
 
 

@@ -100,7 +100,7 @@ def test_input_checks_name_the_party_and_public_values_the_ring():
                                          r"of Z_2\^40"):
         x[0] + (1 << 40)
     with pytest.raises(ValueError, match="compared public value"):
-        x[0] < 2**45
+        _ = x[0] < 2**45
 
 
 def test_a_comparison_that_could_leave_its_domain_raises_before_any_message():
@@ -109,7 +109,7 @@ def test_a_comparison_that_could_leave_its_domain_raises_before_any_message():
     before = s.net.report()["total_bits"]
     with pytest.raises(ValueError, match=r"out of the gate's domain: the difference of the "
                                          r"operands may reach 2\^39"):
-        x[0] < x[1] + x[1]
+        _ = x[0] < x[1] + x[1]
     assert s.net.report()["total_bits"] == before
     # within the bound it runs, on a narrow gate
     y = s.input(np.array([[5, -3, 0, 7], [1, 1, 1, 1]]), by=[0, 1], bound=2**10)
@@ -211,7 +211,7 @@ def test_argmax_across_processes_with_secure_randomness():
 def _read_remote(rt):
     s = Session(2, seed=1, runtime=rt, roles=("dealer",), comparisons=FSS)
     x = s.input(np.array([[1, 2], [3, 4]]), by=[0, 1], bound=8)
-    mine = [p for p in (0, 1) if s.is_local(p)][0]
+    mine = next(p for p in (0, 1) if s.is_local(p))
     other = 1 - mine
     x.share(mine)
     try:

@@ -46,4 +46,5 @@ def chisq_pvalue(samples, support, pmf, min_expected=5.0):
 
 def _count(samples, lo, hi):
     inside = samples[(samples >= lo) & (samples <= hi)]
-    return np.bincount((inside - lo).astype(np.int64), minlength=int(hi - lo + 1)).astype(np.float64)
+    counts = np.bincount((inside - lo).astype(np.int64), minlength=int(hi - lo + 1))
+    return counts.astype(np.float64)

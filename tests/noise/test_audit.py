@@ -34,7 +34,8 @@ def test_errors():
 def test_audit_passes_new_split_and_flags_the_old_one(kw):
     """The coalition's view stays below the claim with Polya(1/(n - t)); Polya(1/n) is flagged."""
     eps_new, d_new = audit_epsilon_lower_bound(seed=1, **kw)
-    assert d_new["colluders"] == d_new["max_colluders"] and d_new["eps_exact"] == pytest.approx(1.0, rel=1e-8)
+    assert d_new["colluders"] == d_new["max_colluders"]
+    assert d_new["eps_exact"] == pytest.approx(1.0, rel=1e-8)
     assert 0.75 < eps_new <= d_new["eps_claimed"] and not d_new["flagged"]
     eps_old, d_old = audit_epsilon_lower_bound(seed=1, split="legacy", **kw)
     assert d_old["flagged"] and eps_old > 1.2 * d_old["eps_claimed"]

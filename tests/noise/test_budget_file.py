@@ -70,7 +70,8 @@ def test_concurrent_runs_never_overspend(tmp_path):
         p.join(30)
     wins = [q.get(timeout=10) for _ in procs]
     assert sum(wins) == 10                                # 10 x 0.1 = 1.0 exactly
-    assert len(json.loads(open(path).read())["datasets"]["sha256:race"]["spends"]) == 10
+    with open(path) as f:
+        assert len(json.load(f)["datasets"]["sha256:race"]["spends"]) == 10
 
 
 def test_keys_of_one_data_set_delta_and_smaller_confirm(tmp_path):

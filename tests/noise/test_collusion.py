@@ -33,7 +33,8 @@ def test_max_colluders_errors(value, exc, msg):
         C.dis_plan(10, value)
 
 
-@pytest.mark.parametrize("m,f,h", [(40, 0.5, 1), (60, 0.5, 5), (188, 0.5, 47), (41, 0.9, 19), (7, 0.3, 0)])
+@pytest.mark.parametrize("m,f,h", [(40, 0.5, 1), (60, 0.5, 5), (188, 0.5, 47), (41, 0.9, 19),
+                                   (7, 0.3, 0)])
 def test_binomial_tail_is_exact(m, f, h):
     got = C.binomial_lower_tail(m, f, h)
     assert isinstance(got, Fraction)
@@ -45,13 +46,16 @@ def test_binomial_tail_is_exact(m, f, h):
 def test_hypergeometric_tail_is_exact(n, f, m, h):
     corrupted = math.floor((1 - Fraction(str(f))) * n)
     want = stats.hypergeom.cdf(h - 1, n, n - corrupted, m)
-    assert float(C.hypergeometric_lower_tail(n, f, m, h)) == pytest.approx(want, rel=1e-9, abs=1e-300)
+    got = float(C.hypergeometric_lower_tail(n, f, m, h))
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-300)
 
 
 @pytest.mark.parametrize("fail,f_h,n", [(2.0 ** -40, 0.5, None), (2.0 ** -40, 0.5, 10 ** 6),
-                                        (2.0 ** -40, 0.9, None), (1e-9, 0.5, 4521), (2.0 ** -40, 0.5, 24)])
+                                        (2.0 ** -40, 0.9, None), (1e-9, 0.5, 4521),
+                                        (2.0 ** -40, 0.5, 24)])
 def test_default_committee_rule(fail, f_h, n):
-    """Smallest committee (>= the paper's) with factor m/h <= 2/f_H, capped at n; h is the largest safe."""
+    """Smallest committee (>= the paper's) with factor m/h <= 2/f_H, capped at n; h is the
+    largest safe."""
     plan = C.committee_plan(fail, f_h, n=n)
     m, h = plan.contributors, plan.honest
     tail = (C.binomial_lower_tail(m, f_h, h) if n is None
@@ -101,8 +105,8 @@ def _brute_loss(r, t, d):
     return best
 
 
-@pytest.mark.parametrize("r,t,d", [(0.25, 3, 3), (0.5, 4, 4), (0.2, 2.5, 5), (Fraction(1, 3), 10, 7),
-                                   (0.9, 5, 5), (0.05, 3, 3)])
+@pytest.mark.parametrize("r,t,d", [(0.25, 3, 3), (0.5, 4, 4), (0.2, 2.5, 5),
+                                   (Fraction(1, 3), 10, 7), (0.9, 5, 5), (0.05, 3, 3)])
 def test_privacy_loss_matches_brute_force(r, t, d):
     """Exact loss ln P(0) - ln P(d) for r < 1 (the log-convexity argument), vs every z and shift."""
     got = polya_difference_epsilon(r, t, d)
@@ -123,7 +127,7 @@ def test_privacy_loss_large_scales_and_r_at_least_one():
 
 
 def test_old_split_is_weak_against_n_minus_one():
-    """The review's measurement: epsilon >= 15 at n = 50 and >= 21.9 at n = 20,000 with Polya(1/n)."""
+    """The review's measurement: epsilon >= 15 at n = 50, >= 21.9 at n = 20,000 with Polya(1/n)."""
     sens = 4 * 2 ** 14
     legacy50 = C.dis_plan(50, 0)
     assert legacy50.epsilon_against(49, 1.0, sens / 1.0, sens) > 15
@@ -144,7 +148,8 @@ def test_noise_shares_report_the_guarantee():
     g = ns.guarantee()
     assert g["epsilon_aggregator"] == g["epsilon_max_coalition"] == ns.epsilon
     assert g["max_colluders"] == 5 and "up to 9 of the 10 parties" in g["input_privacy"]
-    assert g["epsilon_all_but_one"] == pytest.approx(ns.epsilon_against(9)) and g["epsilon_all_but_one"] > 2
+    assert g["epsilon_all_but_one"] == pytest.approx(ns.epsilon_against(9))
+    assert g["epsilon_all_but_one"] > 2
     assert "up to 5 of the 10" in g["summary"] and "x2" in g["summary"]
     legacy = D.shared_dlap_noise(s, 1.0, 4.0, max_colluders=0)
     assert legacy.epsilon_against(9) > g["epsilon_all_but_one"]
@@ -181,7 +186,8 @@ def test_noise_tail_bounds():
     a = math.exp(-1 / t)
     assert D.noise_tail_probability(30, t) == pytest.approx(2 * a ** 30 / (1 + a), rel=1e-12)
     k = D.noise_tail_bound(65536, 1)
-    assert k / 65536 == pytest.approx(math.log(2 / (2.0 ** -40 * (1 + math.exp(-1 / 65536)))), rel=1e-8)
+    want = math.log(2 / (2.0 ** -40 * (1 + math.exp(-1 / 65536))))
+    assert k / 65536 == pytest.approx(want, rel=1e-8)
     assert D.noise_tail_bound(65536, 4) > D.noise_tail_bound(65536, 2) > k
     for R in (2, 4):
         p = polya_pmf(np.arange(4000), R, t)

@@ -1,3 +1,4 @@
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -6,8 +7,8 @@ import pytest
 from scipy import stats
 
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 from noise import distributed as D
 from noise import samplers as S
 
@@ -109,8 +110,8 @@ def test_accounting_travels_with_the_shares():
     assert ns.sensitivity == 2.5 and ns.sensitivity_ring == 2.5 * 2 ** 14
     assert ns.distribution == "discrete_laplace" and ns.delta == 0.0 and ns.insecure_seed
     assert ns.account.epsilon == ns.epsilon and ns.wrap_probability < 1e-30
-    with pytest.raises(Exception):
-        ns.epsilon = 1.0  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ns.epsilon = 1.0
 
 
 # -- the reconstructed noise has the target law ------------------------------------------------
@@ -175,7 +176,8 @@ def test_coin_flip_bits_and_law(p):
 def test_distributed_discrete_gaussian(p, mode):
     s = Session(p, seed=11)
     with s.net.phase("noise"):
-        ns = D.distributed_discrete_gaussian(s, 36, shape=(20_000,), mode=mode, sensitivity=1, delta=1e-6)
+        ns = D.distributed_discrete_gaussian(s, 36, shape=(20_000,), mode=mode, sensitivity=1,
+                                             delta=1e-6)
     bits = s.net.report()["online"]["bits"]
     assert bits == (20_000 * p * (p - 1) * 40 if mode == "share" else 0)
     z = s.ring.to_signed(s.ring.sum(ns.shares, axis=0))
@@ -254,8 +256,11 @@ def test_batched_committee_has_the_per_member_law():
     """
     n, m, scale = 3, 3, Fraction(2)
     ring = Session(n, bits=16, frac_bits=0, seed=21).ring
-    cat = lambda out: (int(out[1]) & 3) * 8 + (int(out[2]) & 3) * 2 + (  # noqa: E731
-        int(ring.to_signed(ring.sum(out))) > 0)
+
+    def cat(out):
+        return (int(out[1]) & 3) * 8 + (int(out[2]) & 3) * 2 + (
+            int(ring.to_signed(ring.sum(out))) > 0)
+
     s = Session(n, bits=16, frac_bits=0, seed=22)
     new = [cat(D.committee_dlap(s, scale, size=m)[0]) for _ in range(3000)]
     rng = CSPRNG(23)
@@ -276,7 +281,7 @@ def test_committee_views_path_equals_counted_path(n, parties):
     for views in (False, True):
         s = Session(n, seed=31, record_views=views)
         with s.net.phase("noise"):
-            out, Z, exact = D.committee_dlap(s, 7, parties=parties, size=6)
+            out, Z, _exact = D.committee_dlap(s, 7, parties=parties, size=6)
         runs.append((s, out, Z))
     (s0, out0, Z0), (s1, out1, Z1) = runs
     assert np.array_equal(out0, out1) and np.array_equal(Z0, Z1)

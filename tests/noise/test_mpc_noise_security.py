@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.protocols.gmw import GMW
 from mpc.arith.rng import CSPRNG
+from mpc.protocols.gmw import GMW
 from mpc.session import Session
 from noise import mpc_sampler as MS
 
@@ -48,7 +48,7 @@ def _run(p, honest, triples, depth, target, run):
     coins = ctx.holder_words("coins", K)
     fixed = CSPRNG(f"coalition-coins-{p}").uint64((p, K, ctx.W)) & ctx.mask
     coal = [j for j in range(p) if j != honest]
-    coins[coal] = fixed[coal]                        # the coalition's coins: the same in both worlds
+    coins[coal] = fixed[coal]                  # the coalition's coins: the same in both worlds
     U = MS._public_bits(_coins_for(plan, target).reshape(-1), K)
     coins[honest] = U ^ np.bitwise_xor.reduce(coins[coal], axis=0)
     shares = MS._noise_from_coins(ctx, coins, thr, w, starts, depth)
@@ -96,7 +96,7 @@ def _sum_pvalue(ta, tb) -> float:
     (2, 0, "ot", "linear", 25),          # dealer-free (the ECDF servers, backend gc)
 ])
 def test_coalition_view_does_not_distinguish_the_noise(p, honest, triples, depth, runs):
-    (va, ca, sa, _), (vb, cb, sb, _) = _worlds(p, honest, triples, depth, runs)
+    (va, _ca, sa, _), (vb, _cb, sb, _) = _worlds(p, honest, triples, depth, runs)
     va, vb = np.stack(va), np.stack(vb)
     assert va.shape == vb.shape                        # the view's shape does not depend on eta
     assert _bits_pvalue(va, vb) > 1e-3
@@ -106,7 +106,7 @@ def test_coalition_view_does_not_distinguish_the_noise(p, honest, triples, depth
 def test_the_test_has_power():
     """Negative controls: with the honest contributor's coins in the view, or its share in the
     sum (the sum is then eta itself), both tests tell the worlds apart."""
-    (va, ca, sa, alla), (vb, cb, sb, allb) = _worlds(3, 1, "dealer", "log", 30)
+    (va, ca, _sa, alla), (vb, cb, _sb, allb) = _worlds(3, 1, "dealer", "log", 30)
     with_coins = [np.concatenate([v, c]) for v, c in zip(va, ca)], \
         [np.concatenate([v, c]) for v, c in zip(vb, cb)]
     assert _bits_pvalue(np.stack(with_coins[0]), np.stack(with_coins[1])) < 1e-6

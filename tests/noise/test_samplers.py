@@ -33,7 +33,7 @@ def test_exp_neg_bounds_bracket(gamma):
 def test_exp_thresholds_exact():
     T = S._exp_thresholds()
     for k in (1, 2, 10, 30, 44):
-        lo, hi = S.exp_neg_bounds(k, 200)
+        lo, _hi = S.exp_neg_bounds(k, 200)
         assert int(T[k - 1]) == (lo.numerator << 64) // lo.denominator
     assert T[44] == 0 and T[43] > 0
 
@@ -184,7 +184,7 @@ def test_discrete_gaussian_tail_large_sigma(rng):
     assert stats.binomtest(int(np.sum(np.abs(x) > 3 * 16384)), x.size, p).pvalue > ALPHA
 
 
-# -- binomial ---------------------------------------------------------------------------------------
+# -- binomial --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n,p", [(1, Fraction(1, 2)), (100, Fraction(1, 2)), (130, Fraction(1, 2)),
                                  (40, Fraction(1, 3))])
 def test_binomial(rng, n, p):
@@ -193,7 +193,7 @@ def test_binomial(rng, n, p):
     assert chisq_pvalue(x, k, stats.binom.pmf(k, n, float(p))) > ALPHA
 
 
-# -- Polya ------------------------------------------------------------------------------------------------
+# -- Polya -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("r,scale", [(1, 3), (3, Fraction(5, 2)), (Fraction(1, 2), 4),
                                      (Fraction(1, 10), 20), (Fraction(5, 2), 2),
                                      (Fraction(2, 3), Fraction(7, 2))])
@@ -232,7 +232,7 @@ def test_polya_large_scale_sum(rng):
     assert chisq_pvalue(big, k, stats.nbinom.pmf(k, 1 / 3, 1 - math.exp(-1 / 50))) > ALPHA
 
 
-# -- helpers, baselines, errors ----------------------------------------------------------------------
+# -- helpers, baselines, errors --------------------------------------------------------------------
 def test_round_scale_up():
     q = Fraction(16384) / Fraction(0.3)
     r = S.round_scale_up(q)

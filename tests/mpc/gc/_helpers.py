@@ -31,7 +31,7 @@ M64 = (1 << 64) - 1
 EDGE64 = [0, 1, 2, (1 << 63) - 1, 1 << 63, (1 << 63) + 1, M64 - 1, M64]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str):
     """A circuit of ../shared/data/circuits (parsed once per test session)."""
     if name.startswith("old-format/"):

@@ -4,8 +4,16 @@ writer round trips, and malformed files (errors name the line)."""
 import numpy as np
 import pytest
 
-from mpc.gc import (EVALUATOR, GARBLER, evaluate, format_bristol, parse_bristol,
-                    parse_bristol_old, read_bristol, write_bristol)
+from mpc.gc import (
+    EVALUATOR,
+    GARBLER,
+    evaluate,
+    format_bristol,
+    parse_bristol,
+    parse_bristol_old,
+    read_bristol,
+    write_bristol,
+)
 from tests.mpc.gc._helpers import CASES, load
 
 SHAPES = {  # (gates, AND, inputs, outputs) from PROVENANCE.md

@@ -5,8 +5,22 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mpc.gc import (AND, EQ, EQW, EVALUATOR, GARBLER, INV, XOR, Circuit, CircuitBuilder,
-                    bits_to_bytes, bits_to_int, bytes_to_bits, evaluate, int_to_bits)
+from mpc.gc import (
+    AND,
+    EQ,
+    EQW,
+    EVALUATOR,
+    GARBLER,
+    INV,
+    XOR,
+    Circuit,
+    CircuitBuilder,
+    bits_to_bytes,
+    bits_to_int,
+    bytes_to_bits,
+    evaluate,
+    int_to_bits,
+)
 from mpc.gc.encoding import check_bits, group_bits
 from mpc.gc.schedule import STEP_AND
 from tests.mpc.gc._helpers import load

@@ -5,12 +5,22 @@ import numpy as np
 import pytest
 from Crypto.Cipher import AES
 
-from mpc.gc import (AND, EVALUATOR, GARBLER, Circuit, CircuitBuilder, bits_to_int, decode,
-                    evaluate, evaluate_garbled, random_delta)
+from mpc.gc import (
+    AND,
+    EVALUATOR,
+    GARBLER,
+    Circuit,
+    CircuitBuilder,
+    bits_to_int,
+    decode,
+    evaluate,
+    evaluate_garbled,
+    random_delta,
+)
 from mpc.gc import blocks as blocks_mod
 from mpc.gc import garble as garble_mod
-from mpc.gc.garble import _FIXED_KEY, as_labels, garble, label_bytes, lsb, tccr_hash
 from mpc.gc.encoding import group_bits
+from mpc.gc.garble import _FIXED_KEY, as_labels, garble, label_bytes, lsb, tccr_hash
 from tests.mpc.gc._helpers import CASES, load
 
 

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpc.machine import threads
-from mpc.gc import CircuitBuilder, EVALUATOR, GARBLER, bits_to_int, decode, evaluate_garbled
+from mpc.arith.rng import CSPRNG
+from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, bits_to_int, decode, evaluate_garbled
 from mpc.gc import blocks as blocks_mod
-from mpc.gc.encoding import group_bits
 from mpc.gc.blocks import threads_for
+from mpc.gc.encoding import group_bits
 from mpc.gc.garble import garble
 from mpc.gc.yao import yao
-from mpc.arith.rng import CSPRNG
+from mpc.machine import threads
 from mpc.session import Session
 from tests.mpc.gc._helpers import CASES, load
 
@@ -112,7 +112,7 @@ def test_bad_workers_refused(bad, err):
     c = load("adder64")
     with pytest.raises(err, match="workers"):
         garble(c, 2, rng=CSPRNG(1), workers=bad)
-    gc, keys = garble(c, 2, rng=CSPRNG(1))
+    gc, _keys = garble(c, 2, rng=CSPRNG(1))
     with pytest.raises(err, match="workers"):
         evaluate_garbled(gc, np.zeros((2, 128, 2), np.uint64), workers=bad)
 

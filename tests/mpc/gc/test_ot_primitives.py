@@ -6,12 +6,11 @@ import numpy as np
 import pytest
 from Crypto.Cipher import AES
 
-from mpc.ot import available_groups, transpose_bits
-from mpc.ot import prg
+from mpc.arith.rng import as_rng
+from mpc.ot import available_groups, prg, transpose_bits
 from mpc.ot.group import POINT_BYTES, get_group, kdf
 from mpc.ot.iknp import Layout, prg_matrix
 from mpc.ot.transpose import transpose_bits_reference
-from mpc.arith.rng import as_rng
 
 
 @pytest.mark.parametrize("shape", [(8, 1), (8, 9), (16, 7), (24, 5), (128, 1), (128, 3),

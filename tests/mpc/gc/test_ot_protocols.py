@@ -5,9 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from mpc.ot import (DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost,
-                       random_ot)
 from mpc.arith.rng import as_rng
+from mpc.ot import DEFAULT_CROSSOVER, base_ot, chosen_ot, correlated_ot, ot_cost, random_ot
 from mpc.session import Session
 
 # Pairs with repeats (instances 0, 1 and 5 share the ordered pair (0, 1)) and a
@@ -118,7 +117,7 @@ def test_base_ot_keys_and_empty_batches():
     assert kc.shape == (SENDERS.size, 4, 16)
     assert np.array_equal(kc, np.where(c[..., None] == 1, k1, k0))
     s = _session()
-    q, t = correlated_ot(s, SENDERS, RECEIVERS, np.zeros((6, 0), np.uint8),
+    q, _t = correlated_ot(s, SENDERS, RECEIVERS, np.zeros((6, 0), np.uint8),
                          _delta(rs, 6), rng_sender=rs, rng_receiver=rr)
     assert q.shape == (6, 0, 16) and s.net.report()["total_bits"] == 0
     out = random_ot(s, [], [], np.zeros((0, 5), np.uint8), rng_sender=rs, rng_receiver=rr)
@@ -147,7 +146,7 @@ def test_iknp_correlated_ot_bits_by_hand():
     # A (264) + 128 B points (128 * 264) from the base OTs, the u matrix 128 * m.
     assert rep["bits"] == 264 + 128 * 264 + 128 * m
     assert rep["rounds"] == 3 and rep["messages"] == 3
-    sent, recv = s.net.party_bits()
+    sent, _recv = s.net.party_bits()
     assert sent[1] == 264 + 128 * m and sent[0] == 128 * 264     # 1 is the extension receiver
 
 

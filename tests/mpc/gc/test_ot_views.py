@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.ot import chosen_ot, correlated_ot, random_ot
 from mpc.arith.rng import as_rng
+from mpc.ot import chosen_ot, correlated_ot, random_ot
 from mpc.session import Session
 
 P_MIN = 1e-4

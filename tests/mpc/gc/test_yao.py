@@ -4,11 +4,18 @@ measured bits and rounds against the formulas, and two-world view independence."
 import numpy as np
 import pytest
 
-from mpc.gc import (EVALUATOR, GARBLER, CircuitBuilder, additive_circuit, bits_to_int,
-                    bytes_to_bits, evaluate)
+from mpc.gc import (
+    EVALUATOR,
+    GARBLER,
+    CircuitBuilder,
+    additive_circuit,
+    bits_to_int,
+    bytes_to_bits,
+    evaluate,
+)
 from mpc.gc import yao as yao_mod
-from mpc.ot import correlated_ot, ot_cost
 from mpc.gc.yao import OUTPUT_MODES, yao
+from mpc.ot import correlated_ot, ot_cost
 from mpc.session import Session
 from tests.mpc.gc._helpers import CASES, load, standin_bits, standin_correlated_ot
 

@@ -12,16 +12,21 @@ report and views), then without a seed with every party in its own process
 import numpy as np
 import pytest
 
-from mpc.gc import bits_to_int
-from mpc.ot import chosen_ot, correlated_ot, random_ot
-from mpc.gc.yao import OUTPUT_MODES, yao
-from mpc.run.launch import launch
 from mpc.arith.rng import CSPRNG
+from mpc.gc import bits_to_int
+from mpc.gc.yao import OUTPUT_MODES, yao
+from mpc.ot import chosen_ot, correlated_ot, random_ot
+from mpc.run.launch import launch
 from mpc.session import Session
 from tests.mpc.gc._helpers import CASES, load
 from tests.mpc.gc.test_yao import _lt_sub
-from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
-                                   result, wire_mark)
+from tests.process_helpers import (
+    assert_same_as_simulator,
+    assert_socket_bytes,
+    local_rows,
+    result,
+    wire_mark,
+)
 
 GROUPS_2 = [[0, 2], [1, "dealer", "aggregator"]]
 GROUPS_3 = [[0], [1], [2, "dealer", "aggregator"]]

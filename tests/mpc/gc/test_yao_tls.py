@@ -7,12 +7,12 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from Crypto.Cipher import AES  # noqa: E402
+from Crypto.Cipher import AES
 
-from mpc.gc import bits_to_bytes, bytes_to_bits, read_bristol  # noqa: E402
-from mpc.gc.yao import yao  # noqa: E402
-from mpc.run.launch import launch  # noqa: E402
-from mpc.session import Session  # noqa: E402
+from mpc.gc import bits_to_bytes, bytes_to_bits, read_bristol
+from mpc.gc.yao import yao
+from mpc.run.launch import launch
+from mpc.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__)))))
@@ -20,7 +20,8 @@ AES_PATH = os.path.join(ROOT, "..", "shared", "data", "circuits", "aes_128.txt")
 
 
 def _aes(rt, path, keys, blocks):
-    """Party 0 (garbler) holds the keys, party 1 (evaluator) the blocks; 1 learns the ciphertexts."""
+    """Party 0 (garbler) holds the keys, party 1 (evaluator) the blocks; 1 learns the
+    ciphertexts."""
     circuit = read_bristol(path)
     s = Session(2, runtime=rt)
     n = len(keys)
