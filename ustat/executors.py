@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import numbers
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,17 @@ from mpc.comm.placement import Placement
 from mpc.run.launch import groups_for, launch
 from mpc.wire.transport import DEFAULT_TIMEOUT
 
-__all__ = ["Place", "Program", "Executor", "Simulator", "Dask", "LocalProcesses",
-           "check_processes", "describe_group", "process_costs"]
+__all__ = [
+    "Dask",
+    "Executor",
+    "LocalProcesses",
+    "Place",
+    "Program",
+    "Simulator",
+    "check_processes",
+    "describe_group",
+    "process_costs",
+]
 
 POOLS = ("processes", "threads")
 

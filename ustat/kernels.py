@@ -42,11 +42,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 import numpy as np
-
 
 #: How numeric inputs are used: ``"order"`` kernels only compare integer
 #: combinations of them (sign, <, =; invariant under x -> a x + b, a > 0), so
@@ -69,15 +68,15 @@ class Kernel:
     description: str = ""
     categorical: tuple = ()          # indices of categorical (integer-coded) columns
     column_names: tuple = ()         # default CSV column names (documentation / CLI)
-    aux: Optional[Callable[[np.ndarray], np.ndarray]] = None  # (n, d) -> (n, a) values to sum
+    aux: Callable[[np.ndarray], np.ndarray] | None = None  # (n, d) -> (n, a) values to sum
     aux_sensitivity: float = 0.0     # L1 sensitivity of the aux sum vector
     aux_names: tuple = ()
-    finalize: Optional[Callable] = None   # (u, aux_sums, n) -> released statistic
+    finalize: Callable | None = None   # (u, aux_sums, n) -> released statistic
     statistic: str = "U-statistic"   # what finalize releases
     rounds_note: str = ""
     extra: dict = field(default_factory=dict)
-    notes: Optional[Callable] = None      # (u, aux_sums, n) -> list of remarks on the release
-    valid_range: Optional[tuple] = None   # range of the released statistic (None: see release_range)
+    notes: Callable | None = None      # (u, aux_sums, n) -> list of remarks on the release
+    valid_range: tuple | None = None   # range of the released statistic (None: see release_range)
     encoding: str = "arithmetic"     # "order": numeric inputs only reach sign/compare gates
     input_gain: int = 1              # half the sum of |coefficients| of a gate's input combination
     aux_label: str = "aux"           # name of the aux sums' epsilon share (epsilon_split)
@@ -194,7 +193,7 @@ def _combination_blocks(n: int, k: int, block: int):
         yield flat.reshape(-1, k)
 
 
-def complete_u(kernel: Kernel, X: np.ndarray, limit: int = 50_000_000) -> Optional[float]:
+def complete_u(kernel: Kernel, X: np.ndarray, limit: int = 50_000_000) -> float | None:
     """The complete U-statistic of ``kernel`` on records ``X`` (n, d), or None if too big.
 
     Exact mean of the kernel over all C(n, k) subsets, computed in blocks;

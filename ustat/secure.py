@@ -93,7 +93,7 @@ class PrepTape:
     def record(self, key, prep) -> None:
         self._items.append((key, prep))
 
-    def replay(self) -> "PrepTape":
+    def replay(self) -> PrepTape:
         """Switch from recording to replaying; returns the tape."""
         self.recording = False
         return self

@@ -27,9 +27,20 @@ from .scale import normalize, parse_bounds
 from .synthetic import synthetic_uniform
 from .values import category_codes, map_labels, parse_numeric
 
-__all__ = ["SYNTHETIC_N", "SYNTHETIC_LEVELS", "CLEAR_CHECKS", "RecordSource", "SourceError",
-           "bounds_option", "check_memory", "split_list",
-           "label_options", "load_records", "require_bounds", "raw_records"]
+__all__ = [
+    "CLEAR_CHECKS",
+    "SYNTHETIC_LEVELS",
+    "SYNTHETIC_N",
+    "RecordSource",
+    "SourceError",
+    "bounds_option",
+    "check_memory",
+    "label_options",
+    "load_records",
+    "raw_records",
+    "require_bounds",
+    "split_list",
+]
 
 
 @dataclass(frozen=True)

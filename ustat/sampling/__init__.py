@@ -43,15 +43,15 @@ from .hypergraph import ENUMERATION_LIMIT, Hypergraph, n_subsets
 from .without_replacement import _binomial, all_edges, bernoulli, uniform  # noqa: F401
 
 __all__ = [
-    "Hypergraph",
-    "SAMPLERS",
     "ENUMERATION_LIMIT",
-    "balanced",
-    "uniform",
-    "bernoulli",
+    "SAMPLERS",
+    "Hypergraph",
     "all_edges",
-    "sample",
+    "balanced",
+    "bernoulli",
     "n_subsets",
+    "sample",
+    "uniform",
 ]
 
 #: Names accepted by :func:`sample`.

@@ -9,8 +9,18 @@ import numpy as np
 
 from mpc.arith.rng import CSPRNG, as_rng
 
-from .combinatorics import (_canonical, _distinct_sorted, _enumerate, _in_sorted, _key_dup_mask,
-                            _lex_ranks, _one_word, _repeat_mask, _row_key, _sort_rows)
+from .combinatorics import (
+    _canonical,
+    _distinct_sorted,
+    _enumerate,
+    _in_sorted,
+    _key_dup_mask,
+    _lex_ranks,
+    _one_word,
+    _repeat_mask,
+    _row_key,
+    _sort_rows,
+)
 from .hypergraph import ENUMERATION_LIMIT, Hypergraph, _check_int, _check_m, _check_nk
 
 

@@ -33,7 +33,7 @@ def all_edges(n: int, k: int, *, limit: int = ENUMERATION_LIMIT) -> Hypergraph:
     U-statistic U_{f, C_k^n} of Section 2 (E = all of C_k^n).
     """
     n, k, N = _check_nk(n, k)
-    if N > limit:
+    if limit < N:
         raise ValueError(
             f"C(n, k) = C({n}, {k}) = {N} edges exceeds the enumeration limit "
             f"{limit}; use a sampler ('balanced', 'uniform', 'bernoulli') instead")

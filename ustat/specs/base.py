@@ -23,8 +23,15 @@ import math
 import numbers
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["Spec", "check_choice", "check_real", "check_int", "check_positive_int",
-           "check_epsilon", "check_fraction"]
+__all__ = [
+    "Spec",
+    "check_choice",
+    "check_epsilon",
+    "check_fraction",
+    "check_int",
+    "check_positive_int",
+    "check_real",
+]
 
 S = TypeVar("S", bound="Spec")
 

@@ -32,11 +32,29 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import kernels as kernel_registry
-from .base import (Spec, check_choice, check_epsilon, check_fraction, check_int,
-                   check_positive_int, check_real)
+from .base import (
+    Spec,
+    check_choice,
+    check_epsilon,
+    check_fraction,
+    check_int,
+    check_positive_int,
+    check_real,
+)
 
-__all__ = ["Privacy", "Precision", "Design", "Execution", "UMPCSpec", "THREAT_MODELS",
-           "NOISE_METHODS", "SAMPLERS", "BACKENDS", "DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_CHUNK",
+    "DEFAULT_THREAT_MODEL",
+    "NOISE_METHODS",
+    "SAMPLERS",
+    "THREAT_MODELS",
+    "Design",
+    "Execution",
+    "Precision",
+    "Privacy",
+    "UMPCSpec",
+]
 
 THREAT_MODELS = ("dis", "hf")
 DEFAULT_THREAT_MODEL = "dis"

@@ -21,11 +21,29 @@
 
 from .chunk import BACKENDS, ChunkResult, ChunkSpec, run_chunk
 from .inputs import decode_records, encode_records, resolve_edges
-from .protocol import (DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, PIDLAP_MAX_PARTIES, THREAT_MODELS,
-                       UMPCResult, run_umpc, umpc_program)
+from .protocol import (
+                       DEFAULT_CHUNK,
+                       DEFAULT_THREAT_MODEL,
+                       PIDLAP_MAX_PARTIES,
+                       THREAT_MODELS,
+                       UMPCResult,
+                       run_umpc,
+                       umpc_program,
+)
 
 __all__ = [
-    "BACKENDS", "ChunkResult", "ChunkSpec", "DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL",
-    "PIDLAP_MAX_PARTIES", "THREAT_MODELS", "UMPCResult", "decode_records", "encode_records",
-    "resolve_edges", "run_chunk", "run_umpc", "umpc_program",
+                       "BACKENDS",
+                       "DEFAULT_CHUNK",
+                       "DEFAULT_THREAT_MODEL",
+                       "PIDLAP_MAX_PARTIES",
+                       "THREAT_MODELS",
+                       "ChunkResult",
+                       "ChunkSpec",
+                       "UMPCResult",
+                       "decode_records",
+                       "encode_records",
+                       "resolve_edges",
+                       "run_chunk",
+                       "run_umpc",
+                       "umpc_program",
 ]

@@ -57,11 +57,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpc.comm.network import Traffic
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.comm.network import Traffic
+from mpc.session import Session
 
 from ..secure import PrepTape, SecureOps
 from .gc_backend import GCBackend

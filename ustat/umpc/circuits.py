@@ -48,9 +48,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mpc.arith.ring import fixed_point
 from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, Word, bits_to_int, evaluate
 from mpc.gc.builder import ZERO
-from mpc.arith.ring import fixed_point
 
 from ..secure import narrow_bits
 
@@ -182,7 +182,7 @@ class _NoCircuit(Exception):
 class _Val:
     """A traced value: linear (``coef``, ``const``) or a circuit word; ``iv`` its interval or None."""
 
-    __slots__ = ("coef", "const", "word", "iv")
+    __slots__ = ("coef", "const", "iv", "word")
 
     def __init__(self, coef=None, const=0, word=None, iv=None):
         self.coef, self.const, self.word, self.iv = coef, const, word, iv

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from mpc.machine import memory
 

@@ -59,17 +59,15 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Callable, Iterable, Iterator, Optional
 
 import numpy as np
 
-
 from . import worker_pool
 from .chunk import ChunkResult, ChunkSpec, run_chunk
-from .tasks import (WINDOW_PER_WORKER, ChunkInputs, _Done, _init_worker, _worker_chunk,
-                    windowed)
+from .tasks import WINDOW_PER_WORKER, ChunkInputs, _Done, _init_worker, _worker_chunk, windowed
 
 POOLS = ("processes", "threads")
 
@@ -82,7 +80,7 @@ _WARM = set()              # (kernel, backend, widths) already run in this proce
 
 def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
                pool: str = "processes", scheduler=None,
-               meanwhile: Optional[Callable[[], None]] = None,
+               meanwhile: Callable[[], None] | None = None,
                prefetch=None) -> Iterator[ChunkResult]:
     """Run ``run_chunk(spec, index, values)`` for every ``(index, values)`` of ``tasks``.
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Optional
 
 import numpy as np
 
@@ -24,7 +23,7 @@ from ..specs.base import check_epsilon, check_positive_int  # noqa: F401 (re-exp
 _CHECK_BLOCK = 1 << 20
 
 
-def resolve_edges(edges, n: int, k: int) -> Optional[int]:
+def resolve_edges(edges, n: int, k: int) -> int | None:
     """Number of edges from ``"2n"``-style multiples, an int, or ``"all"`` (None)."""
     total = math.comb(n, k)
     if isinstance(edges, str):

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -117,7 +116,7 @@ def _widths(bounds, kern) -> list:
 
 def choose_precision(kern, *, m, n, delta_max, eps, aux_fraction, bits=None, frac_bits=None,
                      input_frac_bits=None, resolution=None, bounds=None,
-                     session_widths: Optional[tuple] = None) -> Precision:
+                     session_widths: tuple | None = None) -> Precision:
     """The encoding of a run (module docstring); ValueError naming what cannot be met.
 
     ``session_widths``: (bits, frac_bits) of a session passed by the caller

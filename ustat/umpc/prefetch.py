@@ -220,7 +220,7 @@ class Prefetch:
         if self._on_close is not None:
             self._on_close()
 
-    def __enter__(self) -> "Prefetch":
+    def __enter__(self) -> Prefetch:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -21,8 +21,16 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["UMPC_TRUST", "umpc_trust", "noise_draws", "delta_spent", "planned_delta", "resolve_noise_method", "noise_guarantee",
-           "MPC_MAX_EPSILON"]
+__all__ = [
+    "MPC_MAX_EPSILON",
+    "UMPC_TRUST",
+    "delta_spent",
+    "noise_draws",
+    "noise_guarantee",
+    "planned_delta",
+    "resolve_noise_method",
+    "umpc_trust",
+]
 
 #: Above this epsilon the default noise is Polya: the in-MPC sampler's 64 coin bits would not
 #: reach delta 2^-40 for the widest ring (1 + e^epsilon multiplies its total variation).

@@ -74,7 +74,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Optional
 
 import numpy as np
 
@@ -86,7 +85,6 @@ from ..executors import Executor, Place, Program, Simulator
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
 from .engines import run_chunks
-from .tasks import ChunkInputs, default_workers
 from .evaluation import evaluate_run
 from .merge import merge_chunk
 from .privacy import noise_guarantee, resolve_noise_method
@@ -94,6 +92,7 @@ from .progress import Progress, StageClock
 from .release import release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
+from .tasks import ChunkInputs, default_workers
 
 __all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
            "UMPCResult", "run_umpc", "umpc_program"]
@@ -125,12 +124,12 @@ class UMPCResult:
     seconds: float                  # the whole call, the communication report included
     insecure_seed: bool
     communication: dict
-    evaluation: Optional[dict] = None
+    evaluation: dict | None = None
     notes: list = field(default_factory=list)
     backend: str = "dealer"         # how f(x_e) was computed (ustat.umpc.chunk.BACKENDS)
     backend_trust: str = ""         # whom that backend trusts
     workers: int = 1                # local workers (or the Dask workers asked for)
-    scheduler: Optional[str] = None  # Dask scheduler ("local", an address) or None
+    scheduler: str | None = None  # Dask scheduler ("local", an address) or None
     chunks: int = 1                 # chunks of edges the computing phase ran in
     estimate_raw: float = math.nan  # the released statistic before the range clamp
     noise_std: float = 0.0          # sd of the DP noise in the statistic's units (delta method)
@@ -146,7 +145,7 @@ class UMPCResult:
     delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
     noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
     noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
-    costs: Optional[Costs] = None   # mpc.comm.costs.Costs: the same figures as ``communication``
+    costs: Costs | None = None   # mpc.comm.costs.Costs: the same figures as ``communication``
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)

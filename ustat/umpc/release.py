@@ -47,8 +47,14 @@ from noise.distributed import noise_tail_bound
 
 from .sampling_error import Design, sampling_sd
 
-__all__ = ["release_fields", "check_confidence", "dlap_variance", "choose_aux_fraction",
-           "BOOTSTRAP_DRAWS", "SIM_SEED"]
+__all__ = [
+    "BOOTSTRAP_DRAWS",
+    "SIM_SEED",
+    "check_confidence",
+    "choose_aux_fraction",
+    "dlap_variance",
+    "release_fields",
+]
 
 #: Draws of the parametric bootstrap of statistics with class counts (fixed seed: the interval
 #: is a deterministic function of the released values and public parameters).

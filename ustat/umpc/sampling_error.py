@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Design", "sampling_sd", "class_sizes"]
+__all__ = ["Design", "class_sizes", "sampling_sd"]
 
 #: Points of the grid over U's range (the bound is smooth in U).
 U_GRID = 201
@@ -76,13 +76,13 @@ class Design:
     sampler: str = "unknown"
 
     @classmethod
-    def of_edges(cls, E: np.ndarray, n: int, sampler: str = "unknown") -> "Design":
+    def of_edges(cls, E: np.ndarray, n: int, sampler: str = "unknown") -> Design:
         deg = np.bincount(np.asarray(E).ravel(), minlength=n).astype(np.float64)
         d2 = float(((deg - deg.mean()) ** 2).sum() / max(n - 1, 1))
         return cls(int(np.asarray(E).shape[0]), d2, sampler)
 
     @classmethod
-    def uniform_like(cls, m: int, n: int, k: int) -> "Design":
+    def uniform_like(cls, m: int, n: int, k: int) -> Design:
         """Degrees as variable as uniform sampling's (the default when E is not given)."""
         return cls(int(m), k * m / n * (1.0 - k / n), "uniform (assumed)")
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -26,9 +25,9 @@ from noise.mpc_noise import MPC_DIS_MAX_PARTIES
 
 from .. import kernels as kernel_registry
 from .. import sampling
+from ..specs.umpc import UMPCSpec
 from .chunk import ChunkSpec, get_backend
 from .engines import start_prefetch
-from ..specs.umpc import UMPCSpec
 from .inputs import check_edges, check_no_wrap, encode_records, resolve_edges, validate_records
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
 from .release import choose_aux_fraction
@@ -52,8 +51,8 @@ class Run:
     enc: np.ndarray
     precision: Precision
     X_raw: np.ndarray               # the records as the caller gave them (exact_raw evaluation)
-    bounds: Optional[list] = None
-    spec: Optional[ChunkSpec] = None    # what every chunk needs besides its inputs
+    bounds: list | None = None
+    spec: ChunkSpec | None = None    # what every chunk needs besides its inputs
     prefetch: object = None         # chunks dealt while E was drawn (ustat.umpc.prefetch)
     aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
 

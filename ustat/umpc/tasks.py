@@ -25,7 +25,7 @@ from mpc.machine import memory
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 
-__all__ = ["WINDOW_PER_WORKER", "HOLD", "ChunkInputs", "default_workers", "windowed"]
+__all__ = ["HOLD", "WINDOW_PER_WORKER", "ChunkInputs", "default_workers", "windowed"]
 
 #: Chunks in flight per worker (submitted, not yet merged).
 WINDOW_PER_WORKER = 2
@@ -57,7 +57,7 @@ class ChunkInputs:
     chunk_size: int
 
     @classmethod
-    def of_run(cls, enc: np.ndarray, edges: np.ndarray, chunk_size: int) -> "ChunkInputs":
+    def of_run(cls, enc: np.ndarray, edges: np.ndarray, chunk_size: int) -> ChunkInputs:
         """The inputs of a run, with ``enc`` as uint32 when every encoded word fits in 32 bits
         (e.g. Gini's records on [0, 1]): each chunk's values are then half the bytes to
         gather, pickle to a worker or send to a Dask task; :func:`run_chunk` widens them

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
-from typing import Iterator
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 
