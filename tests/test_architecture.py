@@ -15,7 +15,7 @@ ROOT = layers.ROOT
 
 
 def test_no_import_goes_up_a_layer_or_names_a_module_by_string():
-    bad = [f"{m}:{line} imports {t} ({how}), not allowed from layer {layers.layer_of(m)}"
+    bad = [f"{m}:{line} imports {t} ({how}), not allowed from layer {layers._layer_or_none(m)}"
            for m, t, line, how in layers.violations()]
     assert not bad, "\n".join(bad)
 
