@@ -38,3 +38,10 @@ def test_the_mpc_api_page_is_generated_from_the_code():
     done = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_generated_tables_are_current():
+    """README's and docs/architecture.md's layer tables are generated from tools/layers.py."""
+    from tools import make_docs
+
+    assert make_docs.main(["--check"]) == 0, "run python -m tools.make_docs"
