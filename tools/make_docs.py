@@ -3,7 +3,11 @@ are not what this would write; tests/docs runs it, so the pages cannot drift fro
 
 Generated parts stand between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers:
 
-- ``layers``: the layer table of :data:`tools.layers.LAYERS`.
+- ``layers``: the layer table of :data:`tools.layers.LAYERS`;
+- ``<!-- sample: ARGS -->`` ... ``<!-- sample:end -->``: the text ``ustat ARGS --seed readme``
+  prints, run in this process (``DATA`` stands for ``../shared/data``); the line of the wall
+  time, which no two runs share, is left out. A sample whose data is missing (a clone without
+  ``../shared``) is left as it is.
 """
 
 from __future__ import annotations
@@ -23,12 +27,45 @@ def parts() -> dict:
     return {"layers": layers.markdown()}
 
 
-def render(text: str, generated: dict) -> str:
+def render(text: str, generated: dict, samples: bool = True) -> str:
     """``text`` with every marked part replaced by its generated content."""
     for name, body in generated.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
         text = pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+    if samples:
+        text = SAMPLE.sub(_sample_block, text)
     return text
+
+
+SAMPLE = re.compile(r"(<!-- sample: (.*?) -->\n)```text\n.*?```\n(<!-- sample:end -->)", re.S)
+DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+#: lines of a sample that differ from run to run whatever the seed
+VOLATILE = ("  time      :",)
+
+
+def _sample_block(m: re.Match) -> str:
+    argv = m.group(2).split()
+    if any("DATA" in a for a in argv) and not os.path.isdir(DATA):
+        return m.group(0)
+    return m.group(1) + "```text\n" + sample(argv) + "```\n" + m.group(3)
+
+
+def sample(argv: list) -> str:
+    """What ``ustat ARGV --seed readme --no-progress`` prints (volatile lines left out)."""
+    import contextlib
+    import io
+
+    from ustat.cli import main
+
+    argv = [a.replace("DATA", DATA) for a in argv] + ["--seed", "readme", "--no-progress"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+    if code != 0:
+        raise RuntimeError(f"ustat {' '.join(argv)} exited with status {code}")
+    lines = [re.sub(r", \d+ worker\(s\)", "", ln) for ln in out.getvalue().splitlines()
+             if not ln.startswith(VOLATILE)]          # the workers follow this machine's cores
+    return "\n".join(ln.replace(DATA, "../shared/data") for ln in lines) + "\n"
 
 
 def main(argv=None) -> int:

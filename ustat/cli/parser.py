@@ -72,9 +72,10 @@ def _data_options(e):
     d.add_argument("--columns", help="comma-separated column names, one per kernel column "
                                      "(default: the columns named like the kernel's, else the "
                                      "whole file if it has as many columns)")
-    d.add_argument("--bounds", help="public bounds lo:hi,... of the numeric columns "
-                                    "(default: the data's min/max, which leaks); -10:10 is "
-                                    "accepted as a value")
+    d.add_argument("--bounds", help="public bounds lo:hi,... of the numeric columns, known "
+                                    "without looking at the data (required with --csv at a "
+                                    "finite epsilon; the synthetic default's are 0:1); -10:10 "
+                                    "is accepted as a value")
     d.add_argument("--clip", action="store_true", help="clip values outside --bounds")
     d.add_argument("--positive", metavar="VALUE",
                    help="auc: the label of the positive class (every other label is negative); "
@@ -113,8 +114,10 @@ def _privacy_options(e):
                    help="dis: parties that may collude with the aggregator while epsilon holds: "
                         "an integer, half (default) or all (n - 1; n times the noise variance)")
     t.add_argument("--committee-size", type=int_arg, default=None, metavar="M",
-                   help="hf: noise committee size (default: the smallest whose variance cost is "
-                        "within 2x of the best, 188 members for f_H = 0.5)")
+                   help="hf: noise committee size (default: with --noise-method mpc the "
+                        "smallest with one honest member but with probability --committee-fail, "
+                        "40 for f_H = 0.5; with polya the smallest whose variance cost is within "
+                        "2x of the best, 188 for f_H = 0.5)")
     t.add_argument("--honest-fraction", type=float_arg, default=None, metavar="F",
                    help="hf: assumed fraction of honest parties f_H (default 0.5)")
     t.add_argument("--committee-fail", dest="fail", type=float_arg, default=None,
