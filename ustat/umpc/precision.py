@@ -197,27 +197,12 @@ def _arithmetic(kern, args, bits, frac_bits, c_in, units) -> Precision:
                      _resolution(kern, frac_bits, units), "arithmetic", tuple(units))
 
 
-def check_bounds(bounds, kern) -> list:
-    """Public (lo, hi) per column (None or anything for categorical ones), checked."""
+def check_bounds(bounds, kern) -> list | None:
+    """The public (lo, hi) of each numeric column, None for categorical ones (``bounds``: a
+    spec's, :class:`ustat.specs.umpc.Precision`, checked there: one pair per column)."""
     if bounds is None:
         return None
-    bounds = list(bounds)
-    if len(bounds) != kern.columns:
-        raise ValueError(f"bounds must give one (lo, hi) per column ({kern.columns}), "
-                         f"got {len(bounds)}")
-    out = []
-    for c, b in enumerate(bounds):
-        if c in kern.categorical:
-            out.append(None)
-            continue
-        try:
-            lo, hi = (float(v) for v in b)
-        except (TypeError, ValueError):
-            raise ValueError(f"bounds[{c}] must be a (lo, hi) pair, got {b!r}") from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and hi > lo):
-            raise ValueError(f"bounds[{c}] must be finite with hi > lo, got {b!r}")
-        out.append((lo, hi))
-    return out
+    return [None if c in kern.categorical else b for c, b in enumerate(bounds)]
 
 
 def input_fp(precision: Precision):
