@@ -347,7 +347,7 @@ def prepare_degree2(records: ArrayLike, spec: BaselineSpec, *,
     bins and levels checked by the spec) and build the kernel matrix (``public_levels``: a
     run of several processes, where the levels must not come from the data)."""
     kern, bins = spec.kern, spec.encoding.bins
-    assert bins is not None, "every discretizing protocol declares bins"
+    assert bins is not None, "every discretizing protocol declares bins (the spec fills it)"
     levels = levels_arg(spec.encoding.levels)
     if public_levels:
         check_public_levels(kern, levels)

@@ -74,7 +74,7 @@ from .bell_2pc_noise import (
     check_noise_bits,
     noise_plan,
 )
-from .options import AUX_FRACTION, BINS, LEVELS, Option, choice, real
+from .options import AUX_FRACTION, BINS, LEVELS, Option, choice, real, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ ENGINES = ("gc", "plain")
 CHUNK_BYTES = 1 << 27
 
 
-def check_pairs_option(pairs):
+def check_pairs_option(pairs: Any) -> int | str:
     """``pairs``: a positive integer (pairs per user) or ``"all"``."""
     if pairs == "all":
         return "all"
@@ -121,14 +121,14 @@ OPTIONS = (BINS,
            LEVELS, AUX_FRACTION)
 
 
-def check_spec(spec) -> None:
+def check_spec(spec: BaselineSpec) -> None:
     """bell-2pc's rule between options: with all pairs, delta in (0, 1)."""
-    delta = spec.privacy.delta
+    delta = resolved(spec.privacy.delta)
     if spec.options.pairs == "all" and not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
 
 
-def across_processes(records, spec) -> str | None:
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
     """Why this run cannot spread over processes (None: it can)."""
     if spec.options.engine == "plain":
         return ("engine='plain' evaluates every pair in the clear in one process; a run of "
@@ -147,7 +147,7 @@ def make_pairs(n: int, pairs, rng) -> tuple[np.ndarray, np.ndarray]:
     return perm[:, 0:2 * m:2].ravel(), perm[:, 1:2 * m:2].ravel()
 
 
-def check_pairs(pairs, n: int):
+def check_pairs(pairs: Any, n: int) -> int | str:
     """``pairs`` checked (:func:`check_pairs_option`) for a run on n records (n >= 2)."""
     pairs = check_pairs_option(pairs)
     if n < 2:
@@ -307,8 +307,7 @@ def run_bell_2pc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
             ", advanced composition" if priv["composition"] == "advanced" else "")
         notes.append(f"the release is (epsilon, {priv['delta_total']:.3g})-DP ({why}), "
                      f"not pure epsilon-DP")
-    delta = spec.privacy.delta
-    assert delta is not None                            # declared: the spec resolved it
+    delta = resolved(spec.privacy.delta)
     params = {"bins": pre.bins, "pairs": P, "n_pairs": int(values.size), "engine": engine,
               "noise_bits": R, "eps_pair": priv["eps_pair"], "composition": priv["composition"],
               "delta_param": float(delta) if P == "all" else None, "noise": "table-inverted "
@@ -321,7 +320,7 @@ def run_bell_2pc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
                         t_start=t_start)
 
 
-def _plan(records, spec, public_levels: bool = False):
+def _plan(records: ArrayLike, spec: BaselineSpec, public_levels: bool = False) -> tuple:
     """The run's public planning: grid, kernel spec, pairs, noise bits, budget split, privacy."""
     pre = C.prepare_degree2(records, spec, public_levels=public_levels)
     kspec = kernel_spec(pre.kern, pre.grid)
@@ -330,13 +329,13 @@ def _plan(records, spec, public_levels: bool = False):
     from .ghazi import split_budget
     eps, eps_aux = pre.epsilon, 0.0
     if pre.kern.aux is not None:
-        eps_aux, _ = split_budget(eps, pre.kern, spec.privacy.aux_epsilon_fraction)
+        eps_aux, _ = split_budget(eps, pre.kern, resolved(spec.privacy.aux_epsilon_fraction))
     eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
     return pre, kspec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, spec.privacy.delta,
                                                    kspec, R)
 
 
-def planned_delta(records, spec) -> float:
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta :func:`run_bell_2pc` will report for ``spec`` on ``records``, before running
     it."""
     return _plan(records, spec)[-1]["delta_total"]

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _common as C
-from .options import BITS, FRAC_BITS, Option, choice
+from .options import BITS, FRAC_BITS, Option, choice, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
@@ -231,11 +231,9 @@ def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     """Run Bell et al.'s hierarchical-histogram AUC protocol as ``spec`` (a
     :class:`ustat.specs.BaselineSpec`) says (see the module docstring)."""
     t_start = time.perf_counter()
-    kern, eps, t = spec.kern, spec.privacy.epsilon, spec.encoding.bins
-    threshold, ties = spec.options.threshold, spec.options.ties
-    bits, frac_bits = spec.encoding.bits, spec.encoding.frac_bits
-    # declared with defaults: the spec resolved them
-    assert t is not None and ties is not None and bits is not None and frac_bits is not None
+    kern, eps, t = spec.kern, spec.privacy.epsilon, resolved(spec.encoding.bins)
+    threshold, ties = spec.options.threshold, resolved(spec.options.ties)
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
     X = C.validate_records(records, kern)
     n = X.shape[0]
     alpha = t.bit_length() - 1

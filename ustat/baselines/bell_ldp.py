@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _common as C
-from .options import BINS, BITS, FRAC_BITS, LEVELS
+from .options import BINS, BITS, FRAC_BITS, LEVELS, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
@@ -137,8 +137,7 @@ def run_bell_ldp(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
     T = grid.domain
-    bits, frac_bits = spec.encoding.bits, spec.encoding.frac_bits
-    assert bits is not None and frac_bits is not None    # declared: the spec resolved them
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
     session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-ldp-run",
                                       bits=bits, frac_bits=frac_bits, runtime=runtime)
     net = session.net

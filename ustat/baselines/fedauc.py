@@ -85,7 +85,7 @@ from .fedauc_release import (  # noqa: F401
     rr_release,
     rr_statistics,
 )
-from .options import FRAC_BITS, Option, boolean, choice, integer, optional_integer, real
+from .options import FRAC_BITS, Option, boolean, choice, integer, optional_integer, real, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
@@ -237,21 +237,22 @@ def ring_bits(M: int, frac_bits: int, bits=None) -> int:
     return l
 
 
-def _setup(records, spec, session, runtime):
+def _setup(records: ArrayLike, spec: BaselineSpec, session: Session | None,
+           runtime: Any) -> tuple:
     kern, eps, opt = spec.kern, spec.privacy.epsilon, spec.options
-    frac_bits = spec.encoding.frac_bits
+    frac_bits = resolved(spec.encoding.frac_bits)
     X = C.validate_records(records, kern)
     M = X.shape[0]
-    bits = spec.encoding.bits
-    if session is None:
-        bits = ring_bits(M, frac_bits, bits)
+    # the ring a new session gets (an existing session keeps its own)
+    bits = ring_bits(M, frac_bits, spec.encoding.bits) if session is None else session.ring.bits
     K = M if opt.clients is None else opt.clients
     if K > M:
         raise ValueError(f"clients must be <= the number of records ({M}), got {K}")
     session, run_rng = C.open_session(K, session, spec.execution.seed,
                                       label=f"{spec.protocol}-run", bits=bits,
                                       frac_bits=frac_bits, runtime=runtime)
-    owner = assign_clients(X[:, 0], opt.clients, opt.partition, run_rng.derive("partition"))
+    owner = assign_clients(X[:, 0], opt.clients, resolved(opt.partition),
+                           run_rng.derive("partition"))
     return kern, eps, X, owner, K, session, run_rng
 
 
@@ -322,7 +323,7 @@ def run_fedauc_lap(records: ArrayLike, spec: BaselineSpec, *, session: Session |
                         t_start=t_start)
 
 
-def check_lap(spec) -> None:
+def check_lap(spec: BaselineSpec) -> None:
     """fedauc-lap's rules between options: the allocation's parameters, and the Gaussian
     mechanism's delta in (0, 1) at a finite epsilon."""
     o = spec.options
@@ -331,14 +332,14 @@ def check_lap(spec) -> None:
         check_delta(spec.privacy.delta)
 
 
-def planned_delta(records, spec) -> float:
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta :func:`run_fedauc_lap` will report: ``delta`` for the Gaussian mechanism at a
     finite epsilon, else 0 (discrete Laplace is pure DP)."""
     gaussian = spec.options.mechanism == "gaussian" and math.isfinite(spec.privacy.epsilon)
     return float(check_delta(spec.privacy.delta)) if gaussian else 0.0
 
 
-def across_processes(records, spec) -> str | None:
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
     """Why this FedAUC run cannot spread over processes (None: it can)."""
     if spec.options.clients is not None:
         return ("clients= assigns records to clients inside the run, which the launcher cannot "

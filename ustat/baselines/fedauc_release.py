@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +34,10 @@ from noise.samplers import (
 )
 
 from . import _common as C
+from .options import resolved
+
+if TYPE_CHECKING:
+    from ..specs.baselines import BaselineSpec
 
 #: The budget allocations of FedAUC_Lap (see :mod:`.fedauc`).
 ALLOCATIONS = ("adaptive", "orthogonal", "fixed", "global")
@@ -230,11 +235,12 @@ class LapNoise:
             raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {self.mechanism!r}")
 
     @classmethod
-    def of(cls, spec) -> LapNoise:
+    def of(cls, spec: BaselineSpec) -> LapNoise:
         """The noise of a fedauc-lap :class:`ustat.specs.BaselineSpec`."""
         o = spec.options
-        return cls(o.allocation, o.alpha, o.beta, o.mechanism, spec.privacy.delta, o.grid_bits,
-                   o.exact_counts)
+        return cls(resolved(o.allocation), resolved(o.alpha), resolved(o.beta),
+                   resolved(o.mechanism), resolved(spec.privacy.delta), resolved(o.grid_bits),
+                   resolved(o.exact_counts))
 
 
 def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng,

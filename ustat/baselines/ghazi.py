@@ -62,6 +62,7 @@ from .options import (
     choice,
     integer,
     optional_integer,
+    resolved,
 )
 from .result import Released, build_result
 
@@ -258,10 +259,8 @@ def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None
     pre = C.prepare_degree2(records, spec, public_levels=C.several_processes(session, runtime))
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
-    opt, aux_fraction = spec.options, spec.privacy.aux_epsilon_fraction
-    bits, frac_bits = spec.encoding.bits, spec.encoding.frac_bits
-    # declared with defaults: the spec resolved them
-    assert aux_fraction is not None and bits is not None and frac_bits is not None
+    opt, aux_fraction = spec.options, resolved(spec.privacy.aux_epsilon_fraction)
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
     eps_aux, eps_vec = split_budget(eps, kern, aux_fraction)
     session, run_rng = C.open_session(n, session, spec.execution.seed, label="ghazi-run",
                                       bits=bits, frac_bits=frac_bits, runtime=runtime)

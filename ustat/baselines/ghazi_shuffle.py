@@ -90,6 +90,7 @@ from .options import (
     fraction,
     integer,
     optional_integer,
+    resolved,
 )
 from .result import Released, build_result
 
@@ -295,11 +296,9 @@ def run_ghazi_sm(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     pre = C.prepare_degree2(records, spec, public_levels=C.several_processes(session, runtime))
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
-    opt, bits, frac_bits = spec.options, spec.encoding.bits, spec.encoding.frac_bits
-    sigma, limit = opt.sigma, opt.materialize_limit
-    # declared with defaults: the spec resolved them
-    assert bits is not None and frac_bits is not None and sigma is not None
-    assert limit is not None
+    opt = spec.options
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
+    sigma, limit = resolved(opt.sigma), resolved(opt.materialize_limit)
     diag_a = np.diagonal(A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
     eps_aux, eps_vec, eps_diag = budgets(eps, kern, const_diag, spec.privacy.aux_epsilon_fraction,
@@ -379,37 +378,37 @@ def too_many_values(values: int, limit: int) -> str:
             "fewer bins or a smaller dim")
 
 
-def public_plan(records, spec) -> dict:
+def public_plan(records: ArrayLike, spec: BaselineSpec) -> dict:
     """The public planning :func:`run_ghazi_sm` does for ``spec`` on ``records``, before it
     runs: epsilon, n, messages m, dimension d, the shuffled coordinates and the n m 2 d values
     it materializes (grid, kernel matrix, budget split, messages, dimension)."""
     from .ghazi import factor_dimension
 
     pre = C.prepare_degree2(records, spec)
-    opt, bits = spec.options, spec.encoding.bits
+    opt, bits = spec.options, resolved(spec.encoding.bits)
     diag_a = np.diagonal(pre.A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
     _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag, spec.privacy.aux_epsilon_fraction,
                             spec.privacy.diag_epsilon_fraction)
     n = pre.n
-    m = default_messages(n, bits, opt.sigma) if opt.messages is None else opt.messages
-    d, _ = factor_dimension(pre.grid.domain, n, eps_vec, opt.dim, opt.factorization)
+    m = default_messages(n, bits, resolved(opt.sigma)) if opt.messages is None else opt.messages
+    d, _ = factor_dimension(pre.grid.domain, n, eps_vec, opt.dim, resolved(opt.factorization))
     aux = pre.kern.aux(pre.X[:1]).shape[1] if pre.kern.aux is not None else 0
     return {"epsilon": pre.epsilon, "n": n, "messages": m, "dim": d,
             "coordinates": 2 * d + (0 if const_diag else 1) + aux, "values": n * m * 2 * d}
 
 
-def planned_delta(records, spec) -> float:
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta :func:`run_ghazi_sm` will report for ``spec`` on ``records``, before running
     it (the same planning, :func:`public_plan`)."""
     plan = public_plan(records, spec)
-    return shuffle_delta(plan["n"], plan["messages"], spec.encoding.bits, plan["coordinates"],
-                         plan["epsilon"])
+    return shuffle_delta(plan["n"], plan["messages"], resolved(spec.encoding.bits),
+                         plan["coordinates"], plan["epsilon"])
 
 
-def across_processes(records, spec) -> str | None:
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
     """Why this run cannot spread over processes (None: it can): above materialize_limit its
     shortcut sums every record."""
     values = public_plan(records, spec)["values"]
-    limit = spec.options.materialize_limit
+    limit = resolved(spec.options.materialize_limit)
     return None if values <= limit else too_many_values(values, limit)

@@ -16,9 +16,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ._common import check_bins, check_int
+
+T = TypeVar("T")
 
 __all__ = [
     "AUX_FRACTION",
@@ -34,6 +36,7 @@ __all__ = [
     "integer",
     "optional_integer",
     "real",
+    "resolved",
 ]
 
 
@@ -48,6 +51,13 @@ class Option:
     check: Callable[[Any], Any] | None = None
     flag: str | None = None
     help: str = ""
+
+
+def resolved(value: T | None) -> T:
+    """An option of a spec whose protocol declares it with a default: never None (the spec
+    filled the default in), for the type checker."""
+    assert value is not None, "a declared option's default is filled in by the spec"
+    return value
 
 
 def choice(name: str, choices: tuple) -> Callable[[Any], Any]:

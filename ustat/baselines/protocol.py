@@ -31,6 +31,8 @@ machine's kernel (plain TCP on loopback unless ``tls``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from mpc.comm.network import DEFAULT_ROLES
@@ -42,10 +44,13 @@ from ._common import levels_arg, missing_levels, prepare_degree2, validate_recor
 from .registry import ProtocolInfo, get
 from .result import ProtocolResult
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["planned_delta", "protocol_program", "run_protocol"]
 
 
-def run_protocol(records, spec: BaselineSpec, executor: Executor | None = None, *,
+def run_protocol(records: ArrayLike, spec: BaselineSpec, executor: Executor | None = None, *,
                  session: Session | None = None, evaluate: bool = False) -> ProtocolResult:
     """Run protocol ``spec.protocol`` on ``records`` as ``spec`` says, where ``executor``
     says; the release, its costs and its trust model.
@@ -72,7 +77,7 @@ def run_protocol(records, spec: BaselineSpec, executor: Executor | None = None, 
     return (Simulator() if executor is None else executor).run(program)
 
 
-def protocol_program(records, spec: BaselineSpec, *, session: Session | None = None,
+def protocol_program(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
                      evaluate: bool = False) -> Program:
     """Protocol ``spec.protocol`` on ``records`` as one SPMD program
     (:class:`ustat.executors.Program`; module docstring). The records are checked here,
@@ -98,7 +103,7 @@ def protocol_program(records, spec: BaselineSpec, *, session: Session | None = N
                    local_only=_local_only(info, X, spec, session, evaluate), finish=_finish)
 
 
-def planned_delta(records, spec: BaselineSpec) -> float:
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta protocol ``spec.protocol`` will spend on ``records`` (what its
     :class:`ProtocolResult` will report), computed before running it: a budget is charged
     before a release is computed."""

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import kernels as kernel_registry
 from ._common import check_auc_kernel, check_kernel_degree2
+from .options import Option
 
 __all__ = [
     "DEFAULT_BINS",
@@ -91,11 +92,11 @@ class ProtocolInfo:
         """Whether the protocol discretizes its inputs (it takes ``bins``)."""
         return any(opt.name == "bins" for opt in self.options)
 
-    def option(self, name: str):
+    def option(self, name: str) -> Option | None:
         """The declared :class:`~.options.Option` ``name``, or None."""
         return next((opt for opt in self.options if opt.name == name), None)
 
-    def check_kernel(self, kernel) -> kernel_registry.Kernel:
+    def check_kernel(self, kernel: Any) -> kernel_registry.Kernel:
         """The kernel, refused (ValueError) unless the protocol computes it."""
         if self.kernels == "degree-2":
             return check_kernel_degree2(kernel, self.name)

@@ -17,6 +17,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mpc.session import Session
+
+    from ..kernels import Kernel
+    from ..specs.baselines import BaselineSpec
 
 
 @dataclass
@@ -94,8 +101,8 @@ class Released:
     delta: float = 0.0
 
 
-def build_result(session, spec, kern, out: Released, *, n: int, dp_model: str, trust: str,
-                 t_start: float) -> ProtocolResult:
+def build_result(session: Session, spec: BaselineSpec, kern: Kernel, out: Released, *, n: int,
+                 dp_model: str, trust: str, t_start: float) -> ProtocolResult:
     """A :class:`ProtocolResult` of protocol ``spec.protocol`` from the session's
     communication report and what the runner computed (``out``).
 

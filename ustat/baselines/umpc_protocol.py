@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,13 @@ from ..umpc.privacy import umpc_trust
 from ._common import evaluation, validate_records
 from .options import Option
 from .result import ProtocolResult
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
 
 __all__ = [
     "OPTIONS",
@@ -73,7 +80,7 @@ OPTIONS = tuple(Option(name, _default(name), None, _FLAGS.get(name),
                        f"U-MPC's {name} (ustat.specs.UMPCSpec)") for name in _FIELDS)
 
 
-def umpc_spec(spec) -> UMPCSpec:
+def umpc_spec(spec: BaselineSpec) -> UMPCSpec:
     """The :class:`UMPCSpec` of a ``umpc`` :class:`ustat.specs.BaselineSpec` (its fields of
     the same names; None leaves U-MPC's choice)."""
     flat = {name: getattr(spec.umpc, name) for name in _FIELDS[3:]}
@@ -84,13 +91,14 @@ def umpc_spec(spec) -> UMPCSpec:
                        **given)
 
 
-def check_spec(spec) -> None:
+def check_spec(spec: BaselineSpec) -> None:
     """The umpc entry's options checked together: the UMPCSpec they make (errors name the
     field)."""
     umpc_spec(spec)
 
 
-def program(records, spec, *, session=None, evaluate: bool = False) -> Program:
+def program(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+            evaluate: bool = False) -> Program:
     """U-MPC's program (:func:`ustat.umpc.umpc_program`) for ``spec``, releasing a
     :class:`ProtocolResult`."""
     inner = umpc_program(records, umpc_spec(spec), session=session, evaluate=evaluate)
@@ -98,8 +106,8 @@ def program(records, spec, *, session=None, evaluate: bool = False) -> Program:
                                finish=_finish)
 
 
-def run_umpc_protocol(records, spec, *, session=None, evaluate: bool = False,
-                      runtime=None) -> ProtocolResult:
+def run_umpc_protocol(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                      evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
     """:func:`ustat.umpc.run_umpc` of :func:`umpc_spec` in this process (``runtime``: this
     process's in a run of several), its result converted to a :class:`ProtocolResult`."""
     p = program(records, spec, session=session, evaluate=evaluate)
@@ -107,13 +115,14 @@ def run_umpc_protocol(records, spec, *, session=None, evaluate: bool = False,
     return p.main(place, *p.args, **{k: a for k, (a, _) in p.rows.items()})
 
 
-def planned_delta(records, spec) -> float:
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta a U-MPC run of ``spec`` on ``records`` spends
     (:func:`ustat.umpc.privacy.planned_delta`), known before it runs."""
     return umpc_planned_delta(umpc_spec(spec), int(np.shape(records)[0]))
 
 
-def _main(place: Place, spec, evaluate, main, args, records) -> ProtocolResult:
+def _main(place: Place, spec: BaselineSpec, evaluate: bool, main: Any, args: tuple,
+          records: Any) -> ProtocolResult:
     """One process: U-MPC's own program, then its result as a ProtocolResult."""
     t_start = time.perf_counter()
     r = main(place, *args, records=records)

@@ -14,10 +14,17 @@ costs measured on the network).
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING
+
 from ..reports.baselines import print_protocol
 from ..specs.baselines import BaselineSpec
 from .common import UsageError
 from .specs import spec_error
+
+if TYPE_CHECKING:
+    from ..baselines.registry import ProtocolInfo
+    from ..kernels import Kernel
 
 __all__ = [
     "CHUNK_FLAGS",
@@ -59,18 +66,18 @@ def _flags() -> dict:
     return out
 
 
-def flag_rows(info) -> tuple:
+def flag_rows(info: ProtocolInfo) -> tuple:
     """``(flag, args attribute, spec field)`` of every flag protocol ``info`` takes, with
     ``--epsilon`` and ``--seed`` (for error messages under the flag's name)."""
     rows = [(opt.flag, _dest(opt.flag), opt.name) for opt in info.options if opt.flag]
     return tuple(rows) + (("--epsilon", "epsilon", "epsilon"), ("--seed", "seed", "seed"))
 
 
-def _given(args, flag: str) -> bool:
+def _given(args: argparse.Namespace, flag: str) -> bool:
     return getattr(args, _dest(flag), None) is not None
 
 
-def check(args, kern):
+def check(args: argparse.Namespace, kern: Kernel) -> ProtocolInfo | None:
     """The registry entry of --protocol (None for umpc), after checking the flags that need no
     data against it: the flags it does not take, the kernel, --bins, --processes."""
     from ..baselines import registry
@@ -109,7 +116,7 @@ def check(args, kern):
     return info
 
 
-def _pairs(text: str):
+def _pairs(text: str) -> int | str:
     if text.strip().lower() == "all":
         return "all"
     try:
@@ -118,7 +125,7 @@ def _pairs(text: str):
         raise UsageError(f"--pairs must be a positive integer or 'all', got {text!r}") from None
 
 
-def baseline_spec(args, info, kern) -> BaselineSpec:
+def baseline_spec(args: argparse.Namespace, info: ProtocolInfo, kern: Kernel) -> BaselineSpec:
     """The :class:`BaselineSpec` of the flags for protocol ``info`` (a baseline): each option
     the user gave, refused naming its flag when the protocol does not take it."""
     given = {}

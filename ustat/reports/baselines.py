@@ -10,6 +10,7 @@ description, the phases, warnings and notes; every field is listed in docs/cli.m
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .common import (
     delta_text,
@@ -24,10 +25,13 @@ from .common import (
     wire_totals,
 )
 
+if TYPE_CHECKING:
+    from ..baselines.result import ProtocolResult
+
 __all__ = ["print_protocol", "protocol_output"]
 
 
-def protocol_output(res, meta: dict, notes: list) -> dict:
+def protocol_output(res: ProtocolResult, meta: dict, notes: list) -> dict:
     """The report of ``res`` (a :class:`~ustat.baselines.ProtocolResult`): ``meta`` the data's
     public description, ``notes`` to add after the run's own."""
     from ..baselines.registry import get
