@@ -78,19 +78,28 @@ def _theory_variance(res) -> float | None:
     return None
 
 
+def run(protocol: str, X, kernel: str, evaluate: bool = False, **params):
+    """One run of ``protocol`` at epsilon = EPSILON (``params``: fields of its
+    :class:`ustat.specs.BaselineSpec`), in this process. Timed as a whole: the spec is built
+    inside, as the reference tree's keyword call built its arguments."""
+    from ustat.baselines import run_protocol
+    from ustat.specs import BaselineSpec
+
+    return run_protocol(X, BaselineSpec.of(protocol, kernel, epsilon=EPSILON, **params),
+                        evaluate=evaluate)
+
+
 def measure(prefix: str, protocol: str, X, kernel: str, truth: float, runs: int, **params) -> dict:
     """One evaluated run (costs, discretized truth, theory), one cold timed run, R timed runs."""
-    from ustat.baselines import run_protocol
-
-    first = run_protocol(protocol, X, kernel, epsilon=EPSILON, evaluate=True, **params)
+    first = run(protocol, X, kernel, evaluate=True, **params)
     disc = first.evaluation.get("statistic_discretized")
     t = time.perf_counter()
-    run_protocol(protocol, X, kernel, epsilon=EPSILON, **params)
+    run(protocol, X, kernel, **params)
     cold = time.perf_counter() - t
     est, secs = [], []
     for _ in range(runs):
         t = time.perf_counter()
-        r = run_protocol(protocol, X, kernel, epsilon=EPSILON, **params)
+        r = run(protocol, X, kernel, **params)
         secs.append(time.perf_counter() - t)
         est.append(r.estimate)
     est = np.array(est, dtype=np.float64)
@@ -113,13 +122,11 @@ def measure(prefix: str, protocol: str, X, kernel: str, truth: float, runs: int,
 
 def measure_bell_2pc(X, truth: float, runs: int, gc_runs: int, bins: int) -> dict:
     """bell-2pc: costs and seconds by garbled circuits, MSE over ``runs`` with the plain engine."""
-    from ustat.baselines import run_protocol
-
     params = {"bins": bins, "pairs": 1}
     out = measure("", "bell-2pc", X, "kendall", truth, gc_runs, **params)
     gc_mse = out["bell-2pc_mse"]
     plain = measure("", "bell-2pc", X, "kendall", truth, runs, engine="plain", **params)
-    first = run_protocol("bell-2pc", X, "kendall", epsilon=EPSILON, **params)
+    first = run("bell-2pc", X, "kendall", **params)
     out.update({
         "bell-2pc_mse": plain["bell-2pc_mse"],
         "bell-2pc_mse_discretized": plain["bell-2pc_mse_discretized"],

@@ -12,6 +12,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.baselines import run_protocol
 from ustat.data import load_csv, normalize
+from ustat.specs import BaselineSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])
@@ -25,7 +26,7 @@ else:                                   # synthetic stand-in when ../shared is a
 print(f"n = {X.shape[0]}, positives = {int(X[:, 1].sum())}, epsilon = 1")
 for name, extra in (("umpc", {"threat_model": "hf"}), ("bell-auc", {"bins": 64}),
                     ("fedauc-rr", {}), ("fedauc-lap", {})):
-    r = run_protocol(name, X, "auc", epsilon=1.0, evaluate=True, **extra)
+    r = run_protocol(X, BaselineSpec.of(name, "auc", epsilon=1.0, **extra), evaluate=True)
     print(f"{name:<10} AUC {r.estimate:.4f} (exact {r.evaluation['statistic_complete']:.4f}) "
           f"online bits {r.online_bits:.3g}, rounds {r.rounds}\n           "
           f"{_paths.uncertainty(r)}\n           {r.trust}")

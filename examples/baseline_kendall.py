@@ -12,6 +12,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.baselines import PROTOCOLS, run_protocol
 from ustat.data import load_csv, normalize
+from ustat.specs import BaselineSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])
@@ -26,8 +27,10 @@ print(f"{'protocol':<10} {'estimate':>12} {'exact':>9} {'online bits':>13} {'rou
 for name, info in PROTOCOLS.items():
     if info.kernels == "auc":
         continue
-    extra = {"threat_model": "hf"} if name == "umpc" else {}
-    r = run_protocol(name, X, "kendall", epsilon=1.0, bins=16, evaluate=True, **extra)
+    # each protocol takes its own options: U-MPC a threat model, the discretizing ones bins
+    extra = {"threat_model": "hf"} if name == "umpc" else {"bins": 16} if info.uses_bins else {}
+    spec = BaselineSpec.of(name, "kendall", epsilon=1.0, **extra)
+    r = run_protocol(X, spec, evaluate=True)
     print(f"{name:<10} {r.estimate:>12.4f} {r.evaluation['u_complete']:>9.4f} "
           f"{r.online_bits:>13.3g} {r.rounds:>6}  {r.dp_model}")
     print(f"{'':<10} {_paths.uncertainty(r)}")

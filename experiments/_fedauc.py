@@ -106,7 +106,8 @@ class Release:
         rng = CSPRNG(seed)
         owner = self.owner(K, partition, rng)
         stats, theory = fedauc.lap_statistics(self.ranks, self.y, owner, K, eps,
-                                              rng=rng.derive("client-noise"), **kw)
+                                              rng=rng.derive("client-noise"),
+                                              noise=fedauc.LapNoise(**kw))
         return fedauc.lap_release(self.ranks, self.y, eps, sums=stats.sum(axis=0),
                                   theory=theory)
 
@@ -114,9 +115,10 @@ class Release:
 def protocol_run(scores, y, protocol: str, eps: float, seed, **kw):
     """One real protocol run on the simulated network (its costs)."""
     from ustat.baselines import run_protocol
+    from ustat.specs import BaselineSpec
 
     X = np.column_stack([scores, np.asarray(y, dtype=np.float64)])
-    return run_protocol(protocol, X, "auc", epsilon=eps, seed=seed, **kw)
+    return run_protocol(X, BaselineSpec.of(protocol, "auc", epsilon=eps, seed=seed, **kw))
 
 
 def std_cell(values) -> tuple[float, float]:

@@ -181,12 +181,13 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
             reference: float, **baseline_kw) -> dict:
     """One measured run: the release, its errors, the network's counters and the time split.
 
-    ``protocol``: a U-MPC variant of :data:`UMPC` or a baseline; ``baseline_kw``
-    goes to the baselines' runners (e.g. ``levels`` of a categorical column).
+    ``protocol``: a U-MPC variant of :data:`UMPC` or a baseline; ``baseline_kw``: more
+    fields of the baselines' :class:`ustat.specs.BaselineSpec` (e.g. ``levels`` of a
+    categorical column).
     """
-    from ustat.baselines.registry import run_protocol
+    from ustat.baselines import run_protocol
     from ustat.executors import Simulator
-    from ustat.specs import UMPCSpec
+    from ustat.specs import BaselineSpec, UMPCSpec
     from ustat.umpc import run_umpc
 
     n = X.shape[0]
@@ -202,8 +203,8 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
                                threat_model=THREAT_MODEL, seed=seed, **kw)
             res = run_umpc(X, spec, Simulator(workers=1), evaluate="incomplete")
         else:
-            res = run_protocol(protocol, X, kernel, epsilon=epsilon, bins=bins, seed=seed,
-                               **baseline_kw)
+            res = run_protocol(X, BaselineSpec.of(protocol, kernel, epsilon=epsilon, bins=bins,
+                                                  seed=seed, **baseline_kw))
         t1 = time.perf_counter()
     party = server = None
     if clock.active and clock.last_party is not None:

@@ -92,6 +92,7 @@ def main(argv=None) -> int:
     from sklearn.metrics import roc_auc_score
 
     from ustat.baselines import run_protocol
+    from ustat.specs import BaselineSpec
 
     run = C.start("bell_auc_rr", __doc__.splitlines()[0], argv)
     runs = run.repeats(3, 50)
@@ -106,8 +107,9 @@ def main(argv=None) -> int:
     def one(st, r):
         proto, t, eps = st["protocol"], st["bins"], st["epsilon"]
         ev = r == 0 and eps == eps_list[0]          # the binned AUC: once per (protocol, t)
-        res = run_protocol(proto, X, "auc", epsilon=eps, bins=t,
-                           seed=run.seed_for(proto, t, eps, r), evaluate=ev)
+        spec = BaselineSpec.of(proto, "auc", epsilon=eps, bins=t,
+                               seed=run.seed_for(proto, t, eps, r))
+        res = run_protocol(X, spec, evaluate=ev)
         first.setdefault((proto, t, eps), res)
         return {"estimate": res.estimate, "abs_error": abs(res.estimate - truth),
                 "online_bits": res.online_bits, "rounds": res.rounds}

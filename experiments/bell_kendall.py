@@ -85,12 +85,14 @@ def variants(pairs_list):
 
 def call(proto, X, eps, pairs, seed, engine="plain", evaluate=False):
     from ustat.baselines import run_protocol
+    from ustat.specs import BaselineSpec
 
     if proto == "bell-ldp":
-        return run_protocol(proto, X, "kendall", epsilon=eps, bins=LEVELS, seed=seed,
-                            evaluate=evaluate)
-    return run_protocol(proto, X, "kendall", epsilon=eps, bins=LEVELS, seed=seed, pairs=pairs,
-                        delta=DELTA, engine=engine, evaluate=evaluate)
+        spec = BaselineSpec.of(proto, "kendall", epsilon=eps, bins=LEVELS, seed=seed)
+    else:
+        spec = BaselineSpec.of(proto, "kendall", epsilon=eps, bins=LEVELS, seed=seed,
+                               pairs=pairs, delta=DELTA, engine=engine)
+    return run_protocol(X, spec, evaluate=evaluate)
 
 
 def theory_mse(res) -> float:

@@ -48,3 +48,28 @@ def flat_umpc(records, kernel, **kw):
         return program.main(Place(runtime, 1), *program.args,
                             **{k: a for k, (a, _) in program.rows.items()})
     return run_umpc(records, spec, executor, **options)
+
+
+# -- the protocols of the registry (ustat.baselines) -------------------------------------------
+#: the call's own options of run_protocol (not spec fields, not the executor)
+PROTOCOL_OPTIONS = ("session", "evaluate")
+
+
+def flat_protocol(name, records, kernel, **kw):
+    """``run_protocol`` with flat keywords: the fields of :class:`ustat.specs.BaselineSpec`
+    by their flat names, the executor's (``processes``, ``groups``, ``timeout``: local
+    processes) and the call's own (``session``, ``evaluate``)."""
+    from ustat.baselines import run_protocol
+    from ustat.specs import BaselineSpec
+
+    executor = executor_of(kw)
+    options = {k: kw.pop(k) for k in PROTOCOL_OPTIONS if k in kw}
+    return run_protocol(records, BaselineSpec.of(name, kernel, **kw), executor, **options)
+
+
+def flat_planned_delta(name, records, kernel, **kw):
+    """``planned_delta`` of the spec of these flat keywords (as :func:`flat_protocol`)."""
+    from ustat.baselines import planned_delta
+    from ustat.specs import BaselineSpec
+
+    return planned_delta(records, BaselineSpec.of(name, kernel, **kw))

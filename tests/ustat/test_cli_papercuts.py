@@ -34,7 +34,7 @@ def nothing_runs(monkeypatch):
     """Every computation fails the test: a check must stop the run first."""
     import importlib
 
-    import ustat.baselines.registry as registry
+    import ustat.baselines as baselines
     import ustat.umpc as umpc
 
     release = importlib.import_module("ustat.ecdf.release")   # the package's name is a function
@@ -43,7 +43,7 @@ def nothing_runs(monkeypatch):
         raise AssertionError("computed before the check")
 
     monkeypatch.setattr(umpc, "run_umpc", boom)
-    monkeypatch.setattr(registry, "run_protocol", boom)
+    monkeypatch.setattr(baselines, "run_protocol", boom)
     monkeypatch.setattr(release, "release", boom)
     monkeypatch.setattr(release, "deploy", boom)
 

@@ -170,3 +170,37 @@ def test_bank_bell_2pc_subprocess():
     p = res["params"]
     assert (p["pairs"], p["n_pairs"], p["noise_bits"], p["engine"]) == (2, 2 * 2260, 24, "plain")
     assert res["dp_model"] == "2pc-cdp" and 0 < res["delta"] < 1e-3 and -1 <= res["estimate"] <= 1
+
+
+def test_the_flags_build_the_spec_the_run_records():
+    """The flags of a baseline become a BaselineSpec (each through the option its protocol
+    declares), run on the executor of the flags; the JSON's spec is that spec."""
+    from ustat import kernels
+    from ustat.cli import build_parser
+    from ustat.cli.protocols import baseline_spec
+    from ustat.cli.specs import executor
+    from ustat.executors import LocalProcesses, Simulator
+    from ustat.specs import BaselineSpec
+
+    args = build_parser().parse_args(["estimate", "auc", "--protocol", "fedauc-lap",
+                                      "--mechanism", "gaussian", "--delta", "1e-7", "--bits",
+                                      "48", "--frac-bits", "12", "--epsilon", "2", "--seed", "4",
+                                      "--processes", "2"])
+    spec = baseline_spec(args, PROTOCOLS["fedauc-lap"], kernels.get("auc"))
+    assert spec == BaselineSpec.of("fedauc-lap", "auc", epsilon=2.0, seed="4",
+                                   mechanism="gaussian", delta=1e-7, bits=48, frac_bits=12)
+    assert executor(args) == LocalProcesses(2)
+    args.processes = None
+    assert executor(args) == Simulator()
+
+
+def test_the_json_records_the_spec(capsys):
+    from ustat.specs import BaselineSpec
+
+    res, _ = _run(capsys, ["estimate", "kendall", "--protocol", "bell-2pc", "--n", "12",
+                           "--bins", "4", "--pairs", "all", "--delta", "1e-5", "--engine",
+                           "plain", "--seed", "3", "--epsilon", "2"])
+    assert BaselineSpec.from_dict(res["spec"]) == BaselineSpec.of(
+        "bell-2pc", "kendall", epsilon=2.0, bins=4, pairs="all", delta=1e-5, engine="plain",
+        seed="3")
+    assert res["spec"]["options"] == {"pairs": "all", "noise_bits": 40, "engine": "plain"}

@@ -37,12 +37,20 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from noise.samplers import bernoulli_exp
 
 from .. import kernels as kernel_registry
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
 
 #: Largest product domain T for which the T x T kernel matrix is built (512 MB).
 MAX_DOMAIN = 8192
@@ -274,7 +282,9 @@ def evaluation(kern, X: np.ndarray, Xq: np.ndarray | None = None, *, u_discretiz
            "statistic_complete": None if u_raw is None else kern.release(u_raw, aux, n),
            "aux_exact": aux}
     if Xq is not None or u_discretized is not None:
-        u_q = u_discretized if u_discretized is not None else complete_u(kern, Xq)
+        u_q = u_discretized
+        if u_q is None and Xq is not None:
+            u_q = complete_u(kern, Xq)
         aux_q = list(kern.aux(Xq).sum(axis=0)) if (kern.aux is not None and Xq is not None) else aux
         out["u_discretized"] = u_q
         out["statistic_discretized"] = None if u_q is None else kern.release(u_q, aux_q, n)
@@ -285,7 +295,7 @@ def evaluation(kern, X: np.ndarray, Xq: np.ndarray | None = None, *, u_discretiz
 class Prepared:
     """What every discretizing degree-2 protocol starts from (:func:`prepare_degree2`)."""
 
-    kern: object
+    kern: kernel_registry.Kernel
     epsilon: float
     bins: int
     X: np.ndarray
@@ -304,41 +314,65 @@ class Prepared:
         return evaluation(self.kern, self.X, self.grid.discretize(self.X), u_discretized=u_q)
 
 
-def check_public_levels(kern, levels) -> None:
-    """In a run of several processes the grid must not depend on records held elsewhere: every
-    categorical column needs its number of levels declared (by the kernel or ``levels=``)."""
+def missing_levels(kern: kernel_registry.Kernel, levels: Any) -> str | None:
+    """Why a run of several processes cannot build the grid, or None: every categorical
+    column needs its number of levels declared (by the kernel or ``levels``), since a process
+    must not read the records held elsewhere."""
     declared = kern.extra.get("levels", {})
+    given = dict(levels) if isinstance(levels, (dict, tuple)) else {}
     missing = [c for c in sorted(kern.categorical) if c not in declared and not (
-        isinstance(levels, numbers.Integral) or isinstance(levels, dict) and c in levels)]
-    if missing:
-        raise ValueError(f"categorical column(s) {missing} of kernel {kern.name!r} need their "
-                         "number of levels (levels=) in a run of several processes: every "
-                         "process must build the same grid without reading others' records")
+        isinstance(levels, numbers.Integral) or c in given)]
+    if not missing:
+        return None
+    return (f"categorical column(s) {missing} of kernel {kern.name!r} need their number of "
+            "levels (levels=) in a run of several processes: every process must build the "
+            "same grid without reading others' records")
 
 
-def prepare_degree2(records, kernel, protocol: str, epsilon, bins, levels,
-                    session=None) -> Prepared:
-    """Validate the arguments, discretize the records and build the kernel matrix
-    (``session``: the run's, when given: across processes the levels must be public)."""
-    kern = check_kernel_degree2(kernel, protocol)
-    if session is not None and not session.single_process:
+def check_public_levels(kern: kernel_registry.Kernel, levels: Any) -> None:
+    """:func:`missing_levels` as a ValueError."""
+    why = missing_levels(kern, levels)
+    if why is not None:
+        raise ValueError(why)
+
+
+def levels_arg(levels: Any) -> Any:
+    """The spec's levels (an int, or (column, count) pairs) as :func:`make_grid` takes them."""
+    return dict(levels) if isinstance(levels, tuple) else levels
+
+
+def prepare_degree2(records: ArrayLike, spec: BaselineSpec, *,
+                    public_levels: bool = False) -> Prepared:
+    """Discretize the records of a :class:`ustat.specs.BaselineSpec` run (kernel, epsilon,
+    bins and levels checked by the spec) and build the kernel matrix (``public_levels``: a
+    run of several processes, where the levels must not come from the data)."""
+    kern, bins = spec.kern, spec.encoding.bins
+    assert bins is not None, "every discretizing protocol declares bins (the spec fills it)"
+    levels = levels_arg(spec.encoding.levels)
+    if public_levels:
         check_public_levels(kern, levels)
-    eps = check_epsilon(epsilon)
-    t = check_bins(bins)
     X = validate_records(records, kern)
     notes: list = []
-    grid = make_grid(X, kern, t, levels, notes)
-    return Prepared(kern, eps, t, X, grid, kernel_matrix(kern, grid), notes)
+    grid = make_grid(X, kern, bins, levels, notes)
+    return Prepared(kern, spec.privacy.epsilon, bins, X, grid, kernel_matrix(kern, grid), notes)
+
+
+def several_processes(session: Session | None, runtime: Any) -> bool:
+    """Whether the run is one of several processes (a session placed over several, or a
+    runtime given to make one)."""
+    return runtime is not None or (session is not None and not session.single_process)
 
 
 # -- sessions ---------------------------------------------------------------------------------
-def open_session(n: int, session, seed, *, label: str, roles=(), bits: int = 40,
-                 frac_bits: int = 14):
+def open_session(n: int, session: Session | None, seed: Any, *, label: str, roles: tuple = (),
+                 bits: int = 40, frac_bits: int = 14, runtime: Any = None) -> tuple:
     """A session with n parties and the given extra roles, and a fresh per-run stream.
 
     With ``session`` given it must have n parties and every role; the run's
     randomness is derived from a nonce of the session's stream, so two runs
     on one session never reuse coins (as in :func:`ustat.umpc.run_umpc`).
+    Without, a new session (``runtime``: this process's in a run of several
+    processes, :mod:`ustat.executors`; the same roles, bits and seed in each).
     """
     from mpc.comm.network import DEFAULT_ROLES
     from mpc.session import Session
@@ -346,7 +380,7 @@ def open_session(n: int, session, seed, *, label: str, roles=(), bits: int = 40,
     if session is None:
         extra = tuple(r for r in roles if r not in DEFAULT_ROLES)
         session = Session(n, bits=bits, frac_bits=frac_bits, seed=seed,
-                          roles=tuple(DEFAULT_ROLES) + extra)
+                          roles=tuple(DEFAULT_ROLES) + extra, runtime=runtime)
     else:
         if session.n_parties != n:
             raise ValueError(f"session has {session.n_parties} parties but there are {n} records")

@@ -1,4 +1,4 @@
-"""Bell, Bellet, Gascon, Kulkarni (AISTATS 2020), Section 5: U-statistics by 2PC between pairs of users.
+"""Bell, Bellet, Gascon, Kulkarni (AISTATS 2020), Section 5: U-statistics by 2PC of user pairs.
 
 Protocol ``bell-2pc``, in one process or several (kernels: kendall, gini,
 auc, duplicate, renyi2, rand; :mod:`.bell_2pc_circuits`):
@@ -40,7 +40,8 @@ same coins in the clear instead of by 2PC (as the paper's experiments did):
 identical output, nothing of the 2PC sent or counted; for Monte-Carlo error
 studies only.
 
-Processes (:mod:`mpc.run.runtime`; pass a ``session`` made with a runtime): the
+Processes (``run_protocol(records, spec, LocalProcesses(P))``, or a ``session``
+or ``runtime`` of :mod:`mpc.run.runtime` given to :func:`run_bell_2pc`): the
 same program in every process; each reads only the records of the users it
 holds (the others' rows may be zeros), pairs come from an agreed stream,
 every garbler's process garbles, every evaluator's evaluates, and the
@@ -61,6 +62,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -72,7 +74,16 @@ from .bell_2pc_noise import (
     check_noise_bits,
     noise_plan,
 )
-from .result import build_result
+from .options import AUX_FRACTION, BINS, LEVELS, Option, choice, real, resolved
+from .result import Released, build_result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
 
 TRUST = ("computational DP without a trusted curator: each pair of users evaluates "
          "f(x_i, x_j) + eta by Yao's garbled circuits (semi-honest, no dealer: OT between the "
@@ -86,6 +97,45 @@ ENGINES = ("gc", "plain")
 CHUNK_BYTES = 1 << 27
 
 
+def check_pairs_option(pairs: Any) -> int | str:
+    """``pairs``: a positive integer (pairs per user) or ``"all"``."""
+    if pairs == "all":
+        return "all"
+    if isinstance(pairs, bool) or not isinstance(pairs, numbers.Integral):
+        raise TypeError(f"pairs must be a positive integer or 'all', got {pairs!r}")
+    if pairs < 1:
+        raise ValueError(f"pairs must be >= 1 (pairs per user) or 'all', got {pairs}")
+    return int(pairs)
+
+
+#: the options bell-2pc takes (:class:`ustat.specs.BaselineSpec` fields)
+OPTIONS = (BINS,
+           Option("pairs", 1, check_pairs_option, "--pairs",
+                  "pairs per user (Theorem 5), or 'all' (advanced composition)"),
+           Option("delta", 1e-8, real("delta"), "--delta",
+                  "with pairs='all': the delta of advanced composition"),
+           Option("noise_bits", DEFAULT_NOISE_BITS, check_noise_bits, "--noise-bits",
+                  "random bits of the in-circuit noise sampler (8..62)"),
+           Option("engine", "gc", choice("engine", ENGINES), "--engine",
+                  "gc: garbled circuits; plain: the same circuit in the clear (error studies)"),
+           LEVELS, AUX_FRACTION)
+
+
+def check_spec(spec: BaselineSpec) -> None:
+    """bell-2pc's rule between options: with all pairs, delta in (0, 1)."""
+    delta = resolved(spec.privacy.delta)
+    if spec.options.pairs == "all" and not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
+
+
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
+    """Why this run cannot spread over processes (None: it can)."""
+    if spec.options.engine == "plain":
+        return ("engine='plain' evaluates every pair in the clear in one process; a run of "
+                "several processes needs engine='gc'")
+    return None
+
+
 def make_pairs(n: int, pairs, rng) -> tuple[np.ndarray, np.ndarray]:
     """(garblers, evaluators): P permutations' consecutive pairs, or every i < j."""
     if pairs == "all":
@@ -97,16 +147,12 @@ def make_pairs(n: int, pairs, rng) -> tuple[np.ndarray, np.ndarray]:
     return perm[:, 0:2 * m:2].ravel(), perm[:, 1:2 * m:2].ravel()
 
 
-def check_pairs(pairs, n: int):
-    if pairs == "all":
-        return "all"
-    if isinstance(pairs, bool) or not isinstance(pairs, numbers.Integral):
-        raise TypeError(f"pairs must be a positive integer or 'all', got {pairs!r}")
-    if pairs < 1:
-        raise ValueError(f"pairs must be >= 1 (pairs per user) or 'all', got {pairs}")
+def check_pairs(pairs: Any, n: int) -> int | str:
+    """``pairs`` checked (:func:`check_pairs_option`) for a run on n records (n >= 2)."""
+    pairs = check_pairs_option(pairs)
     if n < 2:
         raise ValueError(f"bell-2pc needs at least 2 records, got {n}")
-    return int(pairs)
+    return pairs
 
 
 def pack_records(cells: np.ndarray, col_bits) -> np.ndarray:
@@ -138,7 +184,7 @@ def _coins(rng, count: int, width: int) -> np.ndarray:
     return rng.bits((count, width))
 
 
-def run_gc(session, circuit, g, e, inputs_g, inputs_e, rng) -> tuple[np.ndarray, dict]:
+def run_gc(session, circuit, g, e, inputs_g, inputs_e, rng) -> tuple[np.ndarray, dict | None]:
     """All pairs by Yao (output ``xor``), chunked by table memory; shares opened by the aggregator.
 
     Returns the opened output bits (pairs, w) and the summed Yao cost formulas.
@@ -149,7 +195,9 @@ def run_gc(session, circuit, g, e, inputs_g, inputs_e, rng) -> tuple[np.ndarray,
     agg = net.role("aggregator")
     n_and = circuit.schedule.n_and
     chunk = max(1, CHUNK_BYTES // max(1, 32 * n_and))
-    shares_g, shares_e, costs = [], [], None
+    shares_g: list = []
+    shares_e: list = []
+    costs: dict | None = None
     with net.parallel():
         for at in range(0, g.size, chunk):          # loop over memory chunks, not pairs
             sl = slice(at, at + chunk)
@@ -158,6 +206,7 @@ def run_gc(session, circuit, g, e, inputs_g, inputs_e, rng) -> tuple[np.ndarray,
                           [x[sl] for x in inputs_e], output="xor", phase="bell-2pc-yao",
                           rng_garbler=rng.derive("garblers", at),
                           rng_evaluator=rng.derive("evaluators", at))
+            assert res.garbler is not None and res.evaluator is not None   # output "xor"
             shares_g.append(res.garbler[0])
             shares_e.append(res.evaluator[0])
             costs = _add_costs(costs, res.costs)
@@ -209,22 +258,19 @@ def theorem5_mse(A, hist, n, P, noise_var, scale) -> dict:
             "mse_thm5": sub + dp}
 
 
-def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta: float = 1e-8,
-                 noise_bits: int = DEFAULT_NOISE_BITS, engine: str = "gc", levels=None,
-                 aux_epsilon_fraction: float = 0.1, seed=None, session=None, evaluate=False):
-    """Run Bell et al.'s 2PC protocol; returns a :class:`ProtocolResult` (module docstring)."""
+def run_bell_2pc(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                 evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """Run Bell et al.'s 2PC protocol as ``spec`` (a :class:`ustat.specs.BaselineSpec`) says;
+    returns a :class:`ProtocolResult` (module docstring)."""
     t_start = time.perf_counter()
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    pre, spec, P, R, eps_aux, priv = _plan(records, kernel, epsilon, bins, pairs, delta,
-                                           noise_bits, levels, aux_epsilon_fraction)
-    kern, eps, X, n, grid, notes = pre.kern, pre.epsilon, pre.X, pre.n, pre.grid, pre.notes
+    engine = spec.options.engine
+    pre, kspec, P, R, eps_aux, priv = _plan(records, spec, C.several_processes(session, runtime))
+    kern, X, n, grid, notes = pre.kern, pre.X, pre.n, pre.grid, pre.notes
     plan = priv["noise"]
     table = plan["table"] if plan else None
 
-    if session is not None and not session.single_process:
-        C.check_public_levels(kern, levels)
-    session, run_rng = C.open_session(n, session, seed, label="bell-2pc-run")
+    session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-2pc-run",
+                                      runtime=runtime)
     net = session.net
     if engine == "plain" and not session.single_process:
         raise ValueError("engine='plain' evaluates every pair in the clear in one process; a "
@@ -232,8 +278,8 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
     C.broadcast_seed(session)
     g, e = make_pairs(n, P, session.agreed(run_rng.derive("public-pairing")))
     cells = grid.cells(X)
-    rec = pack_records(cells, spec.col_bits)
-    circuit = pair_circuit(spec, table, R)
+    rec = pack_records(cells, kspec.col_bits)
+    circuit = pair_circuit(kspec, table, R)
     inputs_g, inputs_e = [rec[g]], [rec[e]]
     if table:
         inputs_g.append(_coins(run_rng.derive("garbler-coins"), g.size, R + 1))
@@ -250,52 +296,49 @@ def run_bell_2pc(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta
     from mpc.gc import bits_to_int
     values = bits_to_int(out_bits, signed=True).astype(np.int64)
     total = int(values.sum())
-    u_hat = total / (spec.scale * values.size)
+    u_hat = total / (kspec.scale * values.size)
 
     estimate = kern.release(u_hat, _aux_sums(net, X, kern, eps_aux, run_rng), n)
 
-    theory = _theory(priv, spec, circuit, values.size, gc_costs)
-    ev = _evaluation(pre, g, e, P, plan, spec) if evaluate else None
+    theory = _theory(priv, kspec, circuit, values.size, gc_costs)
+    ev = _evaluation(pre, g, e, P, plan, kspec) if evaluate else None
     if plan and priv["delta_total"] > 0:
         why = "bounded in-circuit noise" + (
             ", advanced composition" if priv["composition"] == "advanced" else "")
         notes.append(f"the release is (epsilon, {priv['delta_total']:.3g})-DP ({why}), "
                      f"not pure epsilon-DP")
+    delta = resolved(spec.privacy.delta)
     params = {"bins": pre.bins, "pairs": P, "n_pairs": int(values.size), "engine": engine,
               "noise_bits": R, "eps_pair": priv["eps_pair"], "composition": priv["composition"],
               "delta_param": float(delta) if P == "all" else None, "noise": "table-inverted "
-              "discrete Laplace (exact pmf from the table)", "kernel_scale": spec.scale,
-              "kernel_int_range": [spec.lo, spec.hi], "output_bits": int(out_bits.shape[1]),
-              "record_bits": spec.record_bits, "n_and": int(circuit.schedule.n_and),
+              "discrete Laplace (exact pmf from the table)", "kernel_scale": kspec.scale,
+              "kernel_int_range": [kspec.lo, kspec.hi], "output_bits": int(out_bits.shape[1]),
+              "record_bits": kspec.record_bits, "n_and": int(circuit.schedule.n_and),
               "aux_epsilon": eps_aux}
-    return build_result(session, protocol="bell-2pc", kern=kern, estimate=estimate, u_hat=u_hat,
-                        epsilon=eps, delta=priv["delta_total"], n=n, params=params,
-                        dp_model="2pc-cdp", trust=TRUST, t_start=t_start, theory=theory,
-                        evaluation=ev, notes=notes)
+    out = Released(estimate, u_hat, params, theory, ev, notes, priv["delta_total"])
+    return build_result(session, spec, kern, out, n=n, dp_model="2pc-cdp", trust=TRUST,
+                        t_start=t_start)
 
 
-def _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels, aux_fraction):
+def _plan(records: ArrayLike, spec: BaselineSpec, public_levels: bool = False) -> tuple:
     """The run's public planning: grid, kernel spec, pairs, noise bits, budget split, privacy."""
-    pre = C.prepare_degree2(records, kernel, "bell-2pc", epsilon, bins, levels)
-    spec = kernel_spec(pre.kern, pre.grid)
-    P = check_pairs(pairs, pre.n)
-    R = check_noise_bits(noise_bits)
-    if P == "all" and not (isinstance(delta, numbers.Real) and 0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1) for pairs='all', got {delta!r}")
+    pre = C.prepare_degree2(records, spec, public_levels=public_levels)
+    kspec = kernel_spec(pre.kern, pre.grid)
+    P = check_pairs(spec.options.pairs, pre.n)
+    R = spec.options.noise_bits
     from .ghazi import split_budget
     eps, eps_aux = pre.epsilon, 0.0
     if pre.kern.aux is not None:
-        eps_aux, _ = split_budget(eps, pre.kern, aux_fraction)
+        eps_aux, _ = split_budget(eps, pre.kern, resolved(spec.privacy.aux_epsilon_fraction))
     eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
-    return pre, spec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, delta, spec, R)
+    return pre, kspec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, spec.privacy.delta,
+                                                   kspec, R)
 
 
-def planned_delta(records, kernel, *, epsilon=1.0, bins: int = 64, pairs=1, delta: float = 1e-8,
-                  noise_bits: int = DEFAULT_NOISE_BITS, levels=None,
-                  aux_epsilon_fraction: float = 0.1, **_) -> float:
-    """The delta :func:`run_bell_2pc` will report with these arguments, before running it."""
-    return _plan(records, kernel, epsilon, bins, pairs, delta, noise_bits, levels,
-                 aux_epsilon_fraction)[-1]["delta_total"]
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
+    """The delta :func:`run_bell_2pc` will report for ``spec`` on ``records``, before running
+    it."""
+    return _plan(records, spec)[-1]["delta_total"]
 
 
 def _aux_sums(net, X, kern, eps_aux, run_rng) -> list:
@@ -325,8 +368,8 @@ def _evaluation(pre, g, e, P, plan, spec) -> dict:
 
 def _theory(priv, spec, circuit, n_pairs, gc_costs) -> dict:
     plan = priv["noise"]
-    out = {"n_and_per_pair": int(circuit.schedule.n_and),
-           "garbled_table_bits_per_pair": 256 * int(circuit.schedule.n_and)}
+    out: dict = {"n_and_per_pair": int(circuit.schedule.n_and),
+                 "garbled_table_bits_per_pair": 256 * int(circuit.schedule.n_and)}
     if plan:
         out.update({"alpha": plan["alpha"], "noise_table_size": plan["K"],
                     "noise_variance": plan["variance"],

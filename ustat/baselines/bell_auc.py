@@ -58,17 +58,43 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _common as C
-from .result import build_result
+from .options import BITS, FRAC_BITS, Option, choice, resolved
+from .result import Released, build_result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
 
 TRUST = ("local DP for the scores: each party sends one randomized Hadamard bit of its score's "
          "node at one tree level (epsilon-LDP), so nobody has to be trusted for the scores; the "
          "labels are public (sent in the clear, the paper's assumption) and the aggregator learns "
          "them and the class sizes")
 SEED_BITS = 128
+
+
+def _threshold(a):
+    if isinstance(a, bool) or not isinstance(a, numbers.Real) or not float(a) > 1:
+        raise ValueError(f"threshold a must be a number > 1, got {a!r}")
+    return a
+
+
+#: the options bell-auc takes (:class:`ustat.specs.BaselineSpec` fields)
+OPTIONS = (Option("bins", 64, lambda t: C.check_bins(t, power_of_two=True), "--bins",
+                  "ordered bins d = 2^alpha of the scores (a power of two)"),
+           Option("threshold", None, _threshold, None,
+                  "UAUC's threshold a > 1 (None: minimizes Theorem 3's bound)"),
+           Option("ties", "half", choice("ties", ("half", "zero")), None,
+                  "half: ties count 1/2 (sklearn's AUC); zero: the paper's strict UAUC"),
+           BITS, FRAC_BITS)
 
 
 def fwht(x: np.ndarray) -> np.ndarray:
@@ -200,16 +226,14 @@ def _private_levels(session, run_rng, leaves, labels, pos, neg, alpha, eps):
     return est_p, est_n, c_const, v_pos, v_neg
 
 
-def run_bell_auc(records, kernel="auc", *, epsilon=1.0, bins: int = 64, threshold=None,
-                 ties: str = "half", seed=None, session=None, evaluate=False, bits: int = 40,
-                 frac_bits: int = 14):
-    """Run Bell et al.'s hierarchical-histogram AUC protocol (see the module docstring)."""
+def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                 evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """Run Bell et al.'s hierarchical-histogram AUC protocol as ``spec`` (a
+    :class:`ustat.specs.BaselineSpec`) says (see the module docstring)."""
     t_start = time.perf_counter()
-    kern = C.check_auc_kernel(kernel, "bell-auc")
-    eps = C.check_epsilon(epsilon)
-    t = C.check_bins(bins, power_of_two=True)
-    if ties not in ("half", "zero"):
-        raise ValueError(f"ties must be 'half' or 'zero', got {ties!r}")
+    kern, eps, t = spec.kern, spec.privacy.epsilon, resolved(spec.encoding.bins)
+    threshold, ties = spec.options.threshold, resolved(spec.options.ties)
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
     X = C.validate_records(records, kern)
     n = X.shape[0]
     alpha = t.bit_length() - 1
@@ -219,8 +243,8 @@ def run_bell_auc(records, kernel="auc", *, epsilon=1.0, bins: int = 64, threshol
     if min(pos.size, neg.size) < alpha:
         raise ValueError(f"bell-auc needs at least alpha = log2(bins) = {alpha} records in each "
                          f"class, got {pos.size} positive and {neg.size} negative")
-    session, run_rng = C.open_session(n, session, seed, label="bell-auc-run", bits=bits,
-                                      frac_bits=frac_bits)
+    session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-auc-run",
+                                      bits=bits, frac_bits=frac_bits, runtime=runtime)
     net = session.net
     agg = net.role("aggregator")
     private = math.isfinite(eps)
@@ -229,8 +253,6 @@ def run_bell_auc(records, kernel="auc", *, epsilon=1.0, bins: int = 64, threshol
                                                              pos, neg, alpha, eps)
         a = (default_threshold(pos.size, neg.size, alpha, c_const) if threshold is None
              else threshold)
-        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not a > 1:
-            raise ValueError(f"threshold a must be a number > 1, got {threshold!r}")
     else:
         with net.phase("report"), net.round():
             got_leaves = net.send(net.parties, agg, leaves, alpha)
@@ -256,6 +278,5 @@ def run_bell_auc(records, kernel="auc", *, epsilon=1.0, bins: int = 64, threshol
         ev["auc_discretized"] = exact / (pos.size * neg.size)
     params = {"bins": t, "alpha": alpha, "threshold_a": a, "ties": ties,
               "labels": "public", "message_bits": 2 if private else alpha + 1}
-    return build_result(session, protocol="bell-auc", kern=kern, estimate=auc, u_hat=u_hat,
-                        epsilon=eps, n=n, params=params, dp_model="local", trust=TRUST,
-                        t_start=t_start, theory=theory, evaluation=ev)
+    return build_result(session, spec, kern, Released(auc, u_hat, params, theory, ev),
+                        n=n, dp_model="local", trust=TRUST, t_start=t_start)

@@ -35,15 +35,27 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _common as C
-from .result import build_result
+from .options import BINS, BITS, FRAC_BITS, LEVELS, resolved
+from .result import Released, build_result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
 
 TRUST = ("local DP: each party randomizes its own binned record (T-ary randomized response) "
          "before sending it, so nobody has to be trusted; the aggregator sees every party's "
          "randomized cell (epsilon-LDP per record)")
+#: the options bell-ldp takes (:class:`ustat.specs.BaselineSpec` fields)
+OPTIONS = (BINS, LEVELS, BITS, FRAC_BITS)
 
 
 def rr_beta(T: int, epsilon: float) -> float:
@@ -115,16 +127,19 @@ def exact_variance(hist_true: np.ndarray, A: np.ndarray, beta: float) -> float:
     return float(4 * (linear + quad) / (n * (n - 1)) ** 2)
 
 
-def run_bell_ldp(records, kernel, *, epsilon=1.0, bins: int = 64, levels=None, seed=None,
-                 session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
-    """Run Bell et al.'s Algorithm 1; returns a :class:`ProtocolResult` (module docstring)."""
+def run_bell_ldp(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                 evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """Run Bell et al.'s Algorithm 1 as ``spec`` (a :class:`ustat.specs.BaselineSpec`) says;
+    returns a :class:`ProtocolResult` (module docstring). ``session``: an existing one with n
+    parties; ``runtime``: this process's in a run of several (:mod:`ustat.executors`)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "bell-ldp", epsilon, bins, levels, session)
+    pre = C.prepare_degree2(records, spec, public_levels=C.several_processes(session, runtime))
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
     T = grid.domain
-    session, run_rng = C.open_session(n, session, seed, label="bell-ldp-run", bits=bits,
-                                      frac_bits=frac_bits)
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
+    session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-ldp-run",
+                                      bits=bits, frac_bits=frac_bits, runtime=runtime)
     net = session.net
     agg = net.role("aggregator")
     cells = grid.index(X)
@@ -153,6 +168,5 @@ def run_bell_ldp(records, kernel, *, epsilon=1.0, bins: int = 64, levels=None, s
         ev["variance_exact"] = exact_variance(true_hist, A, beta) if math.isfinite(eps) else 0.0
     params = {"bins": t, "domain": T, "grid": list(grid.sizes), "message": "cell index",
               "message_bits": C.index_bits(T)}
-    return build_result(session, protocol="bell-ldp", kern=kern, estimate=estimate, u_hat=u_hat,
-                        epsilon=eps, n=n, params=params, dp_model="local", trust=TRUST,
-                        t_start=t_start, theory=theory, evaluation=ev, notes=notes)
+    return build_result(session, spec, kern, Released(estimate, u_hat, params, theory, ev, notes),
+                        n=n, dp_model="local", trust=TRUST, t_start=t_start)

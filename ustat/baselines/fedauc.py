@@ -65,21 +65,62 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from noise.accounting import check_delta
 
 from . import _common as C
-from .fedauc_release import (ALLOCATIONS, BETA_STEPS, adaptive_betas, auc_from_sums,  # noqa: F401
-                             debias, delta_method_variance, lap_release, lap_statistics,
-                             rr_release, rr_statistics)
-from .result import build_result
+from .fedauc_release import (  # noqa: F401
+    ALLOCATIONS,
+    BETA_STEPS,
+    LapNoise,
+    adaptive_betas,
+    auc_from_sums,
+    debias,
+    delta_method_variance,
+    lap_release,
+    lap_statistics,
+    rr_release,
+    rr_statistics,
+)
+from .options import FRAC_BITS, Option, boolean, choice, integer, optional_integer, real, resolved
+from .result import Released, build_result
 
-__all__ = ["run_fedauc_rr", "run_fedauc_lap", "planned_delta", "ranks_of", "midranks", "assign_clients",
-           "ring_bits", "rr_statistics", "rr_release", "lap_statistics", "lap_release",
-           "adaptive_betas", "debias", "auc_from_sums",
-           "ALLOCATIONS", "TRUST_RR", "TRUST_LAP"]
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
+
+__all__ = [
+    "ALLOCATIONS",
+    "FROM_RECORDS",
+    "OPTIONS_LAP",
+    "OPTIONS_RR",
+    "TRUST_LAP",
+    "TRUST_RR",
+    "LapNoise",
+    "across_processes",
+    "adaptive_betas",
+    "assign_clients",
+    "auc_from_sums",
+    "check_lap",
+    "debias",
+    "lap_release",
+    "lap_statistics",
+    "midranks",
+    "planned_delta",
+    "ranks_of",
+    "ring_bits",
+    "rr_release",
+    "rr_statistics",
+    "run_fedauc_lap",
+    "run_fedauc_rr",
+]
 
 TRUST_RR = ("label DP in the local model: each client flips its labels by randomized response "
             "before any statistic leaves it; the scores are NOT protected: the server sees every "
@@ -87,6 +128,34 @@ TRUST_RR = ("label DP in the local model: each client flips its labels by random
 TRUST_LAP = ("label DP in the local model: each client adds exact discrete Laplace (or Gaussian) "
              "noise to its label statistics; the scores are NOT protected: the server sees every "
              "score and rank in the clear (the paper's threat model)")
+#: the options of both variants (:class:`ustat.specs.BaselineSpec` fields)
+_CLIENTS = (Option("clients", None, optional_integer("clients"), None,
+                   "K clients holding the records (None: every record its own client)"),
+            Option("partition", "iid", choice("partition", ("iid", "noniid")), None,
+                   "how records go to the K clients: iid (public coins) or noniid (score "
+                   "order)"),
+            Option("bits", None, lambda b: None if b is None else integer("bits", 2, 64)(b),
+                   "--bits", "ring bits l (None: the smallest >= 40 the rank sums need)"),
+            FRAC_BITS)
+OPTIONS_RR = _CLIENTS
+OPTIONS_LAP = (Option("mechanism", "laplace", choice("mechanism", ("laplace", "gaussian")),
+                      "--mechanism", "discrete Laplace (pure DP) or Gaussian noise"),
+               Option("delta", 1e-6, real("delta"), "--delta",
+                      "the Gaussian mechanism's delta"),
+               Option("allocation", "adaptive", choice("allocation", ALLOCATIONS), None,
+                      "the budget allocation (Sections 5.2-6.2)"),
+               Option("alpha", 0.5, real("alpha"), None,
+                      "fixed, global: epsilon share of localSum"),
+               Option("beta", 0.5, real("beta"), None, "orthogonal: epsilon share of localP"),
+               Option("exact_counts", False, boolean("exact_counts"), None,
+                      "the paper's Table 2 setting: localP released exactly (NOT private)"),
+               Option("grid_bits", 14, integer("grid_bits"), None,
+                      "the noise grid 2^-grid_bits (rank units)"),
+               *_CLIENTS)
+#: theory entries computed from every record's true label (left out across processes)
+FROM_RECORDS = {"fedauc-rr": ("variance_paper_eq7", "variance_delta_method"),
+                "fedauc-lap": ("variance_delta_method", "variance_paper_eq8_global",
+                               "variance_paper_eq9_one_record")}
 TRUST_EXACT = ("NOT label-DP as a whole: localP is released exactly (the paper's Table 2 analysis "
                "setting, 'accurate P and N'); only localSum carries noise; scores are seen by the "
                "server in the clear")
@@ -168,21 +237,22 @@ def ring_bits(M: int, frac_bits: int, bits=None) -> int:
     return l
 
 
-def _setup(records, kernel, protocol, epsilon, clients, partition, seed, session, bits, frac_bits):
-    kern = C.check_auc_kernel(kernel, protocol)
-    eps = C.check_epsilon(epsilon)
+def _setup(records: ArrayLike, spec: BaselineSpec, session: Session | None,
+           runtime: Any) -> tuple:
+    kern, eps, opt = spec.kern, spec.privacy.epsilon, spec.options
+    frac_bits = resolved(spec.encoding.frac_bits)
     X = C.validate_records(records, kern)
     M = X.shape[0]
-    if session is None:
-        bits = ring_bits(M, frac_bits, bits)
-    K = M if clients is None else C.check_int(clients, "clients")
+    # the ring a new session gets (an existing session keeps its own)
+    bits = ring_bits(M, frac_bits, spec.encoding.bits) if session is None else session.ring.bits
+    K = M if opt.clients is None else opt.clients
     if K > M:
         raise ValueError(f"clients must be <= the number of records ({M}), got {K}")
-    if partition not in ("iid", "noniid"):
-        raise ValueError(f"partition must be 'iid' or 'noniid', got {partition!r}")
-    session, run_rng = C.open_session(K, session, seed, label=f"{protocol}-run", bits=bits,
-                                      frac_bits=frac_bits)
-    owner = assign_clients(X[:, 0], clients, partition, run_rng.derive("partition"))
+    session, run_rng = C.open_session(K, session, spec.execution.seed,
+                                      label=f"{spec.protocol}-run", bits=bits,
+                                      frac_bits=frac_bits, runtime=runtime)
+    owner = assign_clients(X[:, 0], opt.clients, resolved(opt.partition),
+                           run_rng.derive("partition"))
     return kern, eps, X, owner, K, session, run_rng
 
 
@@ -196,13 +266,12 @@ def _params(K, clients, partition, **more):
             **more}
 
 
-def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition: str = "iid",
-                  seed=None, session=None, evaluate=False, bits=None, frac_bits: int = 14):
-    """FedAUC_RR (Algorithms 1-3): randomized labels, noisy AUC, debiasing."""
+def run_fedauc_rr(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                  evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """FedAUC_RR (Algorithms 1-3) as ``spec`` (a :class:`ustat.specs.BaselineSpec`) says:
+    randomized labels, noisy AUC, debiasing."""
     t_start = time.perf_counter()
-    kern, eps, X, owner, K, session, run_rng = _setup(records, kernel, "fedauc-rr", epsilon,
-                                                      clients, partition, seed, session, bits,
-                                                      frac_bits)
+    kern, eps, X, owner, K, session, run_rng = _setup(records, spec, session, runtime)
     y = X[:, 1].astype(np.int64)
     ranks = _exchange(session, owner, X)
     stats = rr_statistics(ranks, y, owner, K, eps, run_rng.derive("label-randomizers"))
@@ -211,19 +280,17 @@ def run_fedauc_rr(records, kernel="auc", *, epsilon=1.0, clients=None, partition
                      formulas=session.single_process)
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
-    params = _params(K, clients, partition, flip_probability=out["rho"])
-    return build_result(session, protocol="fedauc-rr", kern=kern, estimate=out.pop("auc"),
-                        u_hat=None, epsilon=eps, n=X.shape[0], params=params,
-                        dp_model="label-local", trust=TRUST_RR, t_start=t_start, theory=out,
-                        evaluation=ev, notes=notes)
+    params = _params(K, spec.options.clients, spec.options.partition,
+                     flip_probability=out["rho"])
+    released = Released(out.pop("auc"), None, params, out, ev, notes)
+    return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
+                        trust=TRUST_RR, t_start=t_start)
 
 
-def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "laplace",
-                   delta: float = 1e-6, allocation: str = "adaptive", alpha: float = 0.5,
-                   beta: float = 0.5, exact_counts: bool = False, grid_bits: int = 14,
-                   clients=None, partition: str = "iid", seed=None, session=None,
-                   evaluate=False, bits=None, frac_bits: int = 14):
-    """FedAUC_Lap (Algorithm 4): noisy label statistics; the allocations of Sections 5.2-6.2.
+def run_fedauc_lap(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                   evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """FedAUC_Lap (Algorithm 4) as ``spec`` (a :class:`ustat.specs.BaselineSpec`) says: noisy
+    label statistics; the allocations of Sections 5.2-6.2.
 
     ``allocation``: ``"adaptive"`` (default), ``"orthogonal"`` (shared ``beta``),
     ``"fixed"`` (LocalLaplace, ``alpha``) or ``"global"`` (GlobalLaplace,
@@ -231,40 +298,55 @@ def run_fedauc_lap(records, kernel="auc", *, epsilon=1.0, mechanism: str = "lapl
     docstring).
     """
     t_start = time.perf_counter()
-    if mechanism not in ("laplace", "gaussian"):
-        raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
-    g = C.check_int(grid_bits, "grid_bits", lo=1)
-    kern, eps, X, owner, K, session, run_rng = _setup(records, kernel, "fedauc-lap", epsilon,
-                                                      clients, partition, seed, session, bits,
-                                                      frac_bits)
-    if mechanism == "gaussian" and math.isfinite(eps):
-        check_delta(delta)
+    noise = LapNoise.of(spec)
+    kern, eps, X, owner, K, session, run_rng = _setup(records, spec, session, runtime)
     y = X[:, 1].astype(np.int64)
     ranks = _exchange(session, owner, X)
-    kw = dict(allocation=allocation, alpha=alpha, beta=beta, mechanism=mechanism, delta=delta,
-              grid_bits=g, exact_counts=exact_counts)
     stats, theory = lap_statistics(ranks, y, owner, K, eps, rng=run_rng.derive("client-noise"),
-                                   **kw)
+                                   noise=noise)
     # the variance formulas need every label: only where one process holds them all
     out = lap_release(ranks, y, eps, sums=_report(session, stats), theory=theory,
                       formulas=session.single_process)
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
-    params = _params(K, clients, partition, mechanism=mechanism, allocation=allocation,
-                     grid_bits=g, delta=delta if mechanism == "gaussian" else 0.0,
-                     exact_counts=bool(exact_counts),
-                     **({"alpha": alpha} if allocation in ("fixed", "global") else {}),
-                     **({"beta": beta} if allocation == "orthogonal" else {}))
-    return build_result(session, protocol="fedauc-lap", kern=kern, estimate=out.pop("auc"),
-                        u_hat=None, epsilon=eps, delta=params["delta"], n=X.shape[0],
-                        params=params, dp_model="label-local",
-                        trust=TRUST_EXACT if exact_counts else TRUST_LAP, t_start=t_start,
-                        theory=out, evaluation=ev, notes=notes)
+    gaussian = noise.mechanism == "gaussian"
+    params = _params(K, spec.options.clients, spec.options.partition,
+                     mechanism=noise.mechanism, allocation=noise.allocation,
+                     grid_bits=noise.grid_bits, delta=noise.delta if gaussian else 0.0,
+                     exact_counts=bool(noise.exact_counts),
+                     **({"alpha": noise.alpha} if noise.allocation in ("fixed", "global")
+                        else {}),
+                     **({"beta": noise.beta} if noise.allocation == "orthogonal" else {}))
+    released = Released(out.pop("auc"), None, params, out, ev, notes, params["delta"])
+    return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
+                        trust=TRUST_EXACT if noise.exact_counts else TRUST_LAP,
+                        t_start=t_start)
 
 
-def planned_delta(records, kernel="auc", *, epsilon=1.0, mechanism: str = "laplace",
-                  delta: float = 1e-6, **_) -> float:
+def check_lap(spec: BaselineSpec) -> None:
+    """fedauc-lap's rules between options: the allocation's parameters, and the Gaussian
+    mechanism's delta in (0, 1) at a finite epsilon."""
+    o = spec.options
+    LapNoise.of(spec)
+    if o.mechanism == "gaussian" and math.isfinite(spec.privacy.epsilon):
+        check_delta(spec.privacy.delta)
+
+
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
     """The delta :func:`run_fedauc_lap` will report: ``delta`` for the Gaussian mechanism at a
     finite epsilon, else 0 (discrete Laplace is pure DP)."""
-    gaussian = mechanism == "gaussian" and math.isfinite(float(epsilon))
-    return float(check_delta(delta)) if gaussian else 0.0
+    gaussian = spec.options.mechanism == "gaussian" and math.isfinite(spec.privacy.epsilon)
+    return float(check_delta(spec.privacy.delta)) if gaussian else 0.0
+
+
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
+    """Why this FedAUC run cannot spread over processes (None: it can)."""
+    if spec.options.clients is not None:
+        return ("clients= assigns records to clients inside the run, which the launcher cannot "
+                "hand out ahead of it: across processes every record is its own client (leave "
+                "clients=None)")
+    if spec.options.allocation == "fixed":
+        return ("allocation='fixed' scales each client's noise by its largest rank: a client's "
+                "draws would depend on the others' ranks; across processes use "
+                "allocation='adaptive'")
+    return None

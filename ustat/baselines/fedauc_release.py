@@ -9,7 +9,7 @@ record, :func:`.fedauc.assign_clients`) and K.
 * :func:`rr_statistics` / :func:`rr_release`: FedAUC_RR (Algorithms 1-3).
 * :func:`lap_statistics` / :func:`lap_release`: FedAUC_Lap (Algorithm 4)
   with the allocations ``adaptive``, ``orthogonal``, ``fixed`` and ``global``
-  (see :mod:`.fedauc`).
+  (see :mod:`.fedauc`), the noise described by a :class:`LapNoise`.
 
 Noise: exact discrete Laplace on the grid 2^-grid_bits, one batched draw for
 all clients (:func:`noise.samplers.discrete_laplace_many`; each client's
@@ -20,14 +20,24 @@ scale is its sensitivity over its epsilon, rounded up by at most a relative
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from noise.samplers import (discrete_gaussian, discrete_laplace_many, round_scale_up,
-                            MAX_NUMERATOR_BITS)
+from noise.samplers import (
+    MAX_NUMERATOR_BITS,
+    discrete_gaussian,
+    discrete_laplace_many,
+    round_scale_up,
+)
 
 from . import _common as C
+from .options import resolved
+
+if TYPE_CHECKING:
+    from ..specs.baselines import BaselineSpec
 
 #: The budget allocations of FedAUC_Lap (see :mod:`.fedauc`).
 ALLOCATIONS = ("adaptive", "orthogonal", "fixed", "global")
@@ -204,9 +214,37 @@ def _check_allocation(allocation, alpha, beta, exact_counts):
                          f"paper's Table 2), got allocation {allocation!r}")
 
 
-def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng, allocation="adaptive",
-                   alpha=0.5, beta=0.5, mechanism="laplace", delta=1e-6, grid_bits=14,
-                   exact_counts=False) -> tuple[np.ndarray, dict]:
+@dataclass(frozen=True)
+class LapNoise:
+    """FedAUC_Lap's noise (:mod:`.fedauc`): the budget ``allocation`` (``alpha`` for
+    ``fixed``/``global``, ``beta`` for ``orthogonal``), the ``mechanism`` (``laplace`` or
+    ``gaussian`` with its ``delta``), the grid 2^-``grid_bits`` and ``exact_counts`` (the
+    paper's Table 2 setting). Checked when made."""
+
+    allocation: str = "adaptive"
+    alpha: float = 0.5
+    beta: float = 0.5
+    mechanism: str = "laplace"
+    delta: float = 1e-6
+    grid_bits: int = 14
+    exact_counts: bool = False
+
+    def __post_init__(self) -> None:
+        _check_allocation(self.allocation, self.alpha, self.beta, self.exact_counts)
+        if self.mechanism not in ("laplace", "gaussian"):
+            raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {self.mechanism!r}")
+
+    @classmethod
+    def of(cls, spec: BaselineSpec) -> LapNoise:
+        """The noise of a fedauc-lap :class:`ustat.specs.BaselineSpec`."""
+        o = spec.options
+        return cls(resolved(o.allocation), resolved(o.alpha), resolved(o.beta),
+                   resolved(o.mechanism), resolved(spec.privacy.delta), resolved(o.grid_bits),
+                   resolved(o.exact_counts))
+
+
+def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng,
+                   noise: LapNoise = LapNoise()) -> tuple[np.ndarray, dict]:
     """Each client's released (localSum', localP', localN') and the noise's covariance.
 
     Returns ``(stats, theory)``: stats (K, 3); theory holds the covariance of
@@ -214,7 +252,9 @@ def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng, allocation="
     parameters (for ``adaptive``: the mean, minimum and histogram of beta on
     the 1/64 grid, ``beta_hist``).
     """
-    _check_allocation(allocation, alpha, beta, exact_counts)
+    allocation, alpha, beta = noise.allocation, noise.alpha, noise.beta
+    mechanism, delta, grid_bits = noise.mechanism, noise.delta, noise.grid_bits
+    exact_counts = noise.exact_counts
     ranks = np.asarray(ranks, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     gamma = 2.0 ** -grid_bits

@@ -46,17 +46,48 @@ from __future__ import annotations
 
 import math
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _common as C
 from . import factor as F
-from .result import build_result
+from .options import (
+    AUX_FRACTION,
+    BINS,
+    BITS,
+    FRAC_BITS,
+    LEVELS,
+    Option,
+    choice,
+    integer,
+    optional_integer,
+    resolved,
+)
+from .result import Released, build_result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
 
 TRUST = ("local DP: each party randomizes its two projected vectors itself (VRand, epsilon/2 "
          "each), so nobody has to be trusted; the aggregator sees every party's noisy vectors")
 SEED_BITS = 128
 _CHUNK_VALUES = 1 << 21
+
+#: the factorization options of ghazi and ghazi-sm
+FACTORIZATION = (Option("dim", None, optional_integer("dim"), None,
+                        "JL dimension d (None: the paper's; d >= T: the exact factorization)"),
+                 Option("sparsity", 1, integer("sparsity"), None,
+                        "non-zeros per column of the JL matrix"),
+                 Option("factorization", "jl", choice("factorization", ("jl", "exact")), None,
+                        "jl: A ~ L^T R by a JL projection; exact: L = I, R = A"))
+#: the options ghazi takes (:class:`ustat.specs.BaselineSpec` fields)
+OPTIONS = (BINS, *FACTORIZATION, LEVELS, AUX_FRACTION, BITS, FRAC_BITS)
 
 
 def vrand_kappa(epsilon: float) -> float:
@@ -220,21 +251,23 @@ def split_budget(eps: float, kern, aux_fraction: float) -> tuple[float, float]:
     return eps_aux, (eps - eps_aux) / 2
 
 
-def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsity: int = 1,
-              factorization: str = "jl", levels=None, aux_epsilon_fraction: float = 0.1,
-              seed=None, session=None, evaluate=False, bits: int = 40, frac_bits: int = 14):
-    """Run Ghazi et al.'s non-interactive LDP protocol (see the module docstring)."""
+def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+              evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """Run Ghazi et al.'s non-interactive LDP protocol as ``spec`` (a
+    :class:`ustat.specs.BaselineSpec`) says (see the module docstring)."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "ghazi", epsilon, bins, levels, session)
+    pre = C.prepare_degree2(records, spec, public_levels=C.several_processes(session, runtime))
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
-    eps_aux, eps_vec = split_budget(eps, kern, aux_epsilon_fraction)
-    session, run_rng = C.open_session(n, session, seed, label="ghazi-run", bits=bits,
-                                      frac_bits=frac_bits)
+    opt, aux_fraction = spec.options, resolved(spec.privacy.aux_epsilon_fraction)
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
+    eps_aux, eps_vec = split_budget(eps, kern, aux_fraction)
+    session, run_rng = C.open_session(n, session, spec.execution.seed, label="ghazi-run",
+                                      bits=bits, frac_bits=frac_bits, runtime=runtime)
     net, fp, ring = session.net, session.fp, session.ring
     agg = net.role("aggregator")
-    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, dim, sparsity,
-                                        factorization, notes)
+    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim, opt.sparsity,
+                                        opt.factorization, notes)
     c_left = float(fac.left_norms()[0].max())
     c_right = float(np.linalg.norm(fac.R, axis=0).max()) or 1.0
     cells = grid.index(X)
@@ -285,7 +318,6 @@ def run_ghazi(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsit
     params = {"bins": t, "domain": grid.domain, "grid": list(grid.sizes), "dim": d,
               "sparsity": int(fac.rows.shape[0]), "factorization": fac.kind,
               "message_bits": ring.bits, "frac_bits": fp.frac_bits,
-              "aux_epsilon_fraction": aux_epsilon_fraction if kern.aux is not None else 0.0}
-    return build_result(session, protocol="ghazi", kern=kern, estimate=estimate, u_hat=u_hat,
-                        epsilon=eps, n=n, params=params, dp_model="local", trust=TRUST,
-                        t_start=t_start, theory=theory, evaluation=ev, notes=notes)
+              "aux_epsilon_fraction": aux_fraction if kern.aux is not None else 0.0}
+    return build_result(session, spec, kern, Released(estimate, u_hat, params, theory, ev, notes),
+                        n=n, dp_model="local", trust=TRUST, t_start=t_start)

@@ -70,6 +70,7 @@ from __future__ import annotations
 import math
 import time
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -78,13 +79,47 @@ from noise.accounting import discrete_laplace_scale
 from noise.samplers import discrete_laplace, polya
 
 from . import _common as C
-from .ghazi import public_factorization, split_budget
-from .result import build_result
+from .ghazi import FACTORIZATION, public_factorization, split_budget
+from .options import (
+    AUX_FRACTION,
+    BINS,
+    BITS,
+    FRAC_BITS,
+    LEVELS,
+    Option,
+    fraction,
+    integer,
+    optional_integer,
+    resolved,
+)
+from .result import Released, build_result
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from ..specs.baselines import BaselineSpec
+    from .result import ProtocolResult
 
 TRUST = ("shuffle model: each party splits its noisy encoded vectors into additive shares sent "
          "to a shuffler that hides their order; the analyzer learns only the sums with central "
          "DP noise (eps/2 per vector), provided the shuffler does not collude with it")
 MATERIALIZE_LIMIT = 1 << 22
+
+#: the options ghazi-sm takes (:class:`ustat.specs.BaselineSpec` fields)
+OPTIONS = (BINS, *FACTORIZATION,
+           Option("messages", None, optional_integer("messages"), None,
+                  "messages m per value (None: ceil(2 (sigma + l) / log2 n) + 1)"),
+           Option("sigma", 40, integer("sigma"), None,
+                  "statistical security parameter of the default number of messages"),
+           LEVELS, AUX_FRACTION,
+           Option("diag_epsilon_fraction", 0.1, fraction("diag_epsilon_fraction"), None,
+                  "share of the vectors' epsilon for a non-constant diagonal's private sum"),
+           Option("materialize_limit", MATERIALIZE_LIMIT, integer("materialize_limit", 0), None,
+                  "above n m 2 d values, the analyzer's sums are drawn without the shares "
+                  "(the simulation shortcut; not across processes)"),
+           BITS, FRAC_BITS)
 
 
 def default_messages(n: int, bits: int, sigma: int = 40) -> int:
@@ -253,35 +288,37 @@ def budgets(eps, kern, const_diag, aux_fraction, diag_fraction):
     return eps_aux, eps_vec - eps_diag / 2, eps_diag
 
 
-def run_ghazi_sm(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, sparsity: int = 1,
-                 factorization: str = "jl", messages=None, sigma: int = 40, levels=None,
-                 aux_epsilon_fraction: float = 0.1, diag_epsilon_fraction: float = 0.1,
-                 materialize_limit: int = MATERIALIZE_LIMIT, seed=None, session=None,
-                 evaluate=False, bits: int = 40, frac_bits: int = 14):
-    """Run GhaziSM (see the module docstring) and return a :class:`ProtocolResult`."""
+def run_ghazi_sm(records: ArrayLike, spec: BaselineSpec, *, session: Session | None = None,
+                 evaluate: bool = False, runtime: Any = None) -> ProtocolResult:
+    """Run GhaziSM as ``spec`` (a :class:`ustat.specs.BaselineSpec`) says (see the module
+    docstring) and return a :class:`ProtocolResult`."""
     t_start = time.perf_counter()
-    pre = C.prepare_degree2(records, kernel, "ghazi-sm", epsilon, bins, levels, session)
+    pre = C.prepare_degree2(records, spec, public_levels=C.several_processes(session, runtime))
     kern, eps, t, X, n, grid, A, notes = (pre.kern, pre.epsilon, pre.bins, pre.X, pre.n,
                                           pre.grid, pre.A, pre.notes)
+    opt = spec.options
+    bits, frac_bits = resolved(spec.encoding.bits), resolved(spec.encoding.frac_bits)
+    sigma, limit = resolved(opt.sigma), resolved(opt.materialize_limit)
     diag_a = np.diagonal(A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
-    eps_aux, eps_vec, eps_diag = budgets(eps, kern, const_diag, aux_epsilon_fraction,
-                                         diag_epsilon_fraction)
-    m = default_messages(n, bits, sigma) if messages is None else C.check_int(messages, "messages")
-    session, run_rng = C.open_session(n, session, seed, label="ghazi-sm-run", roles=("shuffler",),
-                                      bits=bits, frac_bits=frac_bits)
+    eps_aux, eps_vec, eps_diag = budgets(eps, kern, const_diag, spec.privacy.aux_epsilon_fraction,
+                                         spec.privacy.diag_epsilon_fraction)
+    m = default_messages(n, bits, sigma) if opt.messages is None else opt.messages
+    session, run_rng = C.open_session(n, session, spec.execution.seed, label="ghazi-sm-run",
+                                      roles=("shuffler",), bits=bits, frac_bits=frac_bits,
+                                      runtime=runtime)
     ring, fp = session.ring, session.fp
-    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, dim, sparsity,
-                                        factorization, notes)
+    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim, opt.sparsity,
+                                        opt.factorization, notes)
     p, d = fp.scale, fac.dim
     cells = grid.index(X)
     sens_l, sens_r = vector_sensitivities(fac, p)
     if math.isfinite(eps):
         bound = n * (p * max(float(np.abs(fac.vals).max()), float(np.abs(fac.R).max())) + 1)
         _check_wrap(session, bound, discrete_laplace_scale(max(sens_l, sens_r), eps_vec), eps)
-    materialize = n * m * 2 * d <= materialize_limit
+    materialize = n * m * 2 * d <= limit
     if not (materialize or session.single_process):
-        raise ValueError(too_many_values(n * m * 2 * d, materialize_limit))
+        raise ValueError(too_many_values(n * m * 2 * d, limit))
     if not materialize:
         notes.append("simulation shortcut: shares and per-party Polya noise not materialized; "
                      "the analyzer's sums are drawn with the same exact distribution and every "
@@ -328,10 +365,9 @@ def run_ghazi_sm(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None, spar
               "sparsity": int(fac.rows.shape[0]), "factorization": fac.kind, "messages": m,
               "sigma": sigma, "precision_bits": fp.frac_bits, "materialized": materialize,
               "constant_diagonal": const_diag}
-    return build_result(session, protocol="ghazi-sm", kern=kern, estimate=estimate, u_hat=u_hat,
-                        epsilon=eps, delta=delta, n=n, params=params, dp_model="shuffle",
-                        trust=TRUST,
-                        t_start=t_start, theory=theory, evaluation=ev, notes=notes)
+    out = Released(estimate, u_hat, params, theory, ev, notes, delta)
+    return build_result(session, spec, kern, out, n=n, dp_model="shuffle", trust=TRUST,
+                        t_start=t_start)
 
 
 def too_many_values(values: int, limit: int) -> str:
@@ -342,31 +378,37 @@ def too_many_values(values: int, limit: int) -> str:
             "fewer bins or a smaller dim")
 
 
-def public_plan(records, kernel, *, epsilon=1.0, bins: int = 64, dim=None,
-                factorization: str = "jl", messages=None, sigma: int = 40, levels=None,
-                aux_epsilon_fraction: float = 0.1, diag_epsilon_fraction: float = 0.1,
-                bits: int = 40, **_) -> dict:
-    """The public planning :func:`run_ghazi_sm` does with these arguments, before it runs:
-    epsilon, n, messages m, dimension d, the shuffled coordinates and the n m 2 d values it
-    materializes (grid, kernel matrix, budget split, messages, dimension)."""
+def public_plan(records: ArrayLike, spec: BaselineSpec) -> dict:
+    """The public planning :func:`run_ghazi_sm` does for ``spec`` on ``records``, before it
+    runs: epsilon, n, messages m, dimension d, the shuffled coordinates and the n m 2 d values
+    it materializes (grid, kernel matrix, budget split, messages, dimension)."""
     from .ghazi import factor_dimension
 
-    pre = C.prepare_degree2(records, kernel, "ghazi-sm", epsilon, bins, levels)
+    pre = C.prepare_degree2(records, spec)
+    opt, bits = spec.options, resolved(spec.encoding.bits)
     diag_a = np.diagonal(pre.A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
-    _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag, aux_epsilon_fraction,
-                            diag_epsilon_fraction)
+    _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag, spec.privacy.aux_epsilon_fraction,
+                            spec.privacy.diag_epsilon_fraction)
     n = pre.n
-    m = default_messages(n, bits, sigma) if messages is None else C.check_int(messages, "messages")
-    d, _ = factor_dimension(pre.grid.domain, n, eps_vec, dim, factorization)
+    m = default_messages(n, bits, resolved(opt.sigma)) if opt.messages is None else opt.messages
+    d, _ = factor_dimension(pre.grid.domain, n, eps_vec, opt.dim, resolved(opt.factorization))
     aux = pre.kern.aux(pre.X[:1]).shape[1] if pre.kern.aux is not None else 0
     return {"epsilon": pre.epsilon, "n": n, "messages": m, "dim": d,
             "coordinates": 2 * d + (0 if const_diag else 1) + aux, "values": n * m * 2 * d}
 
 
-def planned_delta(records, kernel, *, bits: int = 40, **params) -> float:
-    """The delta :func:`run_ghazi_sm` will report with these arguments, before running it (the
-    same planning, :func:`public_plan`)."""
-    plan = public_plan(records, kernel, bits=bits, **params)
-    return shuffle_delta(plan["n"], plan["messages"], bits, plan["coordinates"],
-                         plan["epsilon"])
+def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:
+    """The delta :func:`run_ghazi_sm` will report for ``spec`` on ``records``, before running
+    it (the same planning, :func:`public_plan`)."""
+    plan = public_plan(records, spec)
+    return shuffle_delta(plan["n"], plan["messages"], resolved(spec.encoding.bits),
+                         plan["coordinates"], plan["epsilon"])
+
+
+def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
+    """Why this run cannot spread over processes (None: it can): above materialize_limit its
+    shortcut sums every record."""
+    values = public_plan(records, spec)["values"]
+    limit = resolved(spec.options.materialize_limit)
+    return None if values <= limit else too_many_values(values, limit)

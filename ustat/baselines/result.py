@@ -3,8 +3,13 @@
 Mirrors :class:`ustat.umpc.UMPCResult` where a field makes sense for every
 protocol, and adds ``protocol``, ``params`` (every parameter the run used,
 defaults resolved), ``dp_model`` (``"local"``, ``"shuffle"``, ``"central"``,
-``"label-local"``, ``"2pc-cdp"``: computational DP of pairwise 2PC) and ``trust`` (a plain sentence: who learns what, who must
-be trusted, which DP model). Every cost comes from the session's network.
+``"label-local"``, ``"2pc-cdp"``: computational DP of pairwise 2PC), ``trust`` (a plain
+sentence: who learns what, who must be trusted, which DP model) and ``spec`` (the
+:class:`ustat.specs.BaselineSpec` it ran, as ``to_dict`` writes it). Every cost comes from
+the session's network.
+
+A runner assembles its result with :func:`build_result` from the session, the spec and
+what it computed (:class:`Released`).
 """
 
 from __future__ import annotations
@@ -12,7 +17,13 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mpc.session import Session
+
+    from ..kernels import Kernel
+    from ..specs.baselines import BaselineSpec
 
 
 @dataclass
@@ -23,7 +34,7 @@ class ProtocolResult:
     kernel: str
     statistic: str
     estimate: float                 # the released statistic (after post-processing)
-    u_hat: Optional[float]          # the estimated U-statistic (None if not estimated on its own)
+    u_hat: float | None          # the estimated U-statistic (None if not estimated on its own)
     epsilon: float
     delta: float
     n: int
@@ -39,12 +50,13 @@ class ProtocolResult:
     insecure_seed: bool
     communication: dict
     theory: dict = field(default_factory=dict)      # the paper's formulas at these parameters
-    evaluation: Optional[dict] = None
+    evaluation: dict | None = None
     notes: list = field(default_factory=list)
     offline_rounds: int = 0         # rounds of the input-independent phase (``rounds`` is online)
     released: bool = True           # False in a process of a run where the aggregator is not
     processes: int = 1              # processes the run's participants were spread over
-    process_costs: Optional[list] = None    # per process: rank, holds, wire counts, seconds
+    process_costs: list | None = None    # per process: rank, holds, wire counts, seconds
+    spec: dict = field(default_factory=dict)    # the BaselineSpec it ran (BaselineSpec.from_dict)
     costs: object = field(default=None, repr=False)     # mpc.comm.costs.Costs of the run
 
     def to_dict(self) -> dict:
@@ -75,31 +87,46 @@ def _jsonable(obj):
     return obj
 
 
-def build_result(session, *, protocol, kern, estimate, u_hat, epsilon, delta=0.0, n, params,
-                 dp_model, trust, t_start, theory=None, evaluation=None,
-                 notes=()) -> ProtocolResult:
-    """Assemble a :class:`ProtocolResult` from the session's communication report.
+@dataclass
+class Released:
+    """What a runner computed: the release, its parameters and what it reports beside it
+    (``delta``: the release's, 0 for pure epsilon-DP)."""
+
+    estimate: float
+    u_hat: float | None
+    params: dict
+    theory: dict = field(default_factory=dict)
+    evaluation: dict | None = None
+    notes: list = field(default_factory=list)
+    delta: float = 0.0
+
+
+def build_result(session: Session, spec: BaselineSpec, kern: Kernel, out: Released, *, n: int,
+                 dp_model: str, trust: str, t_start: float) -> ProtocolResult:
+    """A :class:`ProtocolResult` of protocol ``spec.protocol`` from the session's
+    communication report and what the runner computed (``out``).
 
     In a run across processes only the aggregator's process releases: elsewhere the estimate
     and u_hat are NaN (what that process computed from the rows it holds means nothing).
     """
     rep = session.net.report()
-    notes = list(notes)
+    notes = list(out.notes)
     released = bool(session.is_local("aggregator"))
-    if not released:
-        estimate = u_hat = math.nan
+    estimate, u_hat = (out.estimate, out.u_hat) if released else (math.nan, math.nan)
+    epsilon = spec.privacy.epsilon
     if not math.isfinite(epsilon):
         notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
     if session.insecure:
         notes.append("seeded run: randomness is reproducible and NOT secure")
     return ProtocolResult(
-        protocol=protocol, kernel=kern.name, statistic=kern.statistic, estimate=float(estimate),
-        u_hat=None if u_hat is None else float(u_hat), epsilon=float(epsilon), delta=float(delta),
-        n=int(n), params=dict(params), dp_model=dp_model, trust=trust,
+        protocol=spec.protocol, kernel=kern.name, statistic=kern.statistic,
+        estimate=float(estimate), u_hat=None if u_hat is None else float(u_hat),
+        epsilon=float(epsilon), delta=float(out.delta), n=int(n), params=dict(out.params),
+        dp_model=dp_model, trust=trust,
         online_bits=rep["online"]["bits"], offline_bits=rep["offline"]["bits"],
         rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
         mean_party_bits=rep["online"]["mean_party_bits"],
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
-        communication=rep, theory=dict(theory or {}), evaluation=evaluation, notes=notes,
+        communication=rep, theory=dict(out.theory), evaluation=out.evaluation, notes=notes,
         offline_rounds=rep["offline"]["rounds"], released=released,
-        processes=session.placement.n_procs, costs=session.costs())
+        processes=session.placement.n_procs, spec=spec.to_dict(), costs=session.costs())

@@ -3,8 +3,10 @@
 ``--protocol umpc`` (default) builds a :class:`ustat.specs.UMPCSpec` from the
 flags (:func:`ustat.cli.specs.umpc_spec`) and runs :func:`ustat.umpc.run_umpc`
 on the executor the flags name (:func:`ustat.cli.specs.executor`); every other
-protocol runs through :func:`ustat.baselines.run_protocol` (:mod:`.protocols`).
-The report is :func:`ustat.reports.umpc.estimate_output`'s.
+protocol builds a :class:`ustat.specs.BaselineSpec` (:func:`.protocols.baseline_spec`)
+and runs :func:`ustat.baselines.run_protocol` on the same executor. The reports are
+:func:`ustat.reports.umpc.estimate_output`'s and
+:func:`ustat.reports.baselines.protocol_output`'s.
 """
 
 from __future__ import annotations
@@ -174,15 +176,20 @@ def _umpc(args, kern, X, raw, meta, notes) -> tuple:
 
 def _baseline(args, info, kern, X, meta) -> tuple:
     """(run(notes) -> the report, the delta charged before it runs) of a baseline protocol."""
+    from .. import baselines
+    from ..reports.baselines import protocol_output
     from . import protocols
 
-    runner = protocols.runner(args, info, kern, X)
-    delta = protocols.planned_delta(args, info, kern, X)
+    spec = protocols.baseline_spec(args, info, kern)
+    where = executor(args)
+    flags = field_flags(protocols.flag_rows(info))
+    delta = with_flag_names(lambda: baselines.planned_delta(X, spec), flags)()
 
     def run(all_notes):
-        res = runner()
+        res = with_flag_names(lambda: baselines.run_protocol(X, spec, where,
+                                                             evaluate=args.evaluate), flags)()
         _check_delta(res.delta, delta)
-        return protocols.output(args, kern, res, meta, all_notes)
+        return protocol_output(res, meta, all_notes)
     return run, delta
 
 

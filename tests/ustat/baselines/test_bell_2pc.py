@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from mpc.gc import bits_to_int, evaluate
 from mpc.arith.rng import CSPRNG
+from mpc.gc import bits_to_int, evaluate
+from tests.api import flat_protocol
 from ustat import kernels as K
 from ustat.baselines import _common as C
-from ustat.baselines import run_protocol
 from ustat.baselines.bell_2pc import make_pairs
 from ustat.baselines.bell_2pc_circuits import (
     SUPPORTED,
@@ -72,8 +72,8 @@ def test_pairs_each_user_p_times_and_all_pairs():
 def test_privacy_off_equals_the_plaintext_pair_average_exactly(kernel):
     X = _records(kernel, 24, seed=4)
     kw = {} if kernel == "auc" else {"levels": 5}
-    r = run_protocol("bell-2pc", X, kernel, epsilon=math.inf, bins=8, pairs=2, seed=5,
-                     evaluate=True, **kw)
+    r = flat_protocol("bell-2pc", X, kernel, epsilon=math.inf, bins=8, pairs=2, seed=5,
+                      evaluate=True, **kw)
     assert r.u_hat == r.evaluation["u_pairs"]            # kern.plain on the discretized pairs
     assert r.params["n_pairs"] == 24 and r.delta == 0.0
     if kernel == "auc":
@@ -83,20 +83,20 @@ def test_privacy_off_equals_the_plaintext_pair_average_exactly(kernel):
 
 def test_all_pairs_privacy_off_is_the_complete_discretized_u_statistic():
     X = correlated_pairs(16, 6)
-    r = run_protocol("bell-2pc", X, "kendall", epsilon=math.inf, bins=8, pairs="all", seed=7,
-                     evaluate=True)
+    r = flat_protocol("bell-2pc", X, "kendall", epsilon=math.inf, bins=8, pairs="all", seed=7,
+                      evaluate=True)
     assert r.params["n_pairs"] == 120
     assert r.u_hat == pytest.approx(r.evaluation["u_discretized"], abs=1e-15)
 
 
 def test_garbled_and_plain_engines_agree_on_the_same_coins():
     X = correlated_pairs(30, 8)
-    a = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2, seed=9)
-    b = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2, seed=9,
-                     engine="plain")
+    a = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2, seed=9)
+    b = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2, seed=9,
+                      engine="plain")
     assert a.estimate == b.estimate and a.params["n_and"] == b.params["n_and"]
-    assert a.estimate != run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
-                                      seed=10).estimate
+    assert a.estimate != flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
+                                       seed=10).estimate
     assert b.offline_bits == 128 * 30 and any("engine='plain'" in s for s in b.notes)
 
 
@@ -105,8 +105,8 @@ def test_measured_bits_equal_the_formula(pairs):
     """256 bits per AND + 128 per garbler label + 129 per evaluator bit + base OTs + report."""
     n = 12
     X = correlated_pairs(n, 11)
-    r = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=pairs, seed=12,
-                     delta=1e-6)
+    r = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=pairs, seed=12,
+                      delta=1e-6)
     R = r.params["noise_bits"]
     kern = K.get("kendall")
     spec = kernel_spec(kern, C.make_grid(X, kern, 8))
@@ -126,13 +126,13 @@ def test_measured_bits_equal_the_formula(pairs):
 
 def test_all_pairs_uses_advanced_composition_and_reports_delta():
     X = correlated_pairs(40, 13)
-    r = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=4, pairs="all", delta=1e-8,
-                     engine="plain", seed=14)
+    r = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=4, pairs="all", delta=1e-8,
+                      engine="plain", seed=14)
     assert r.params["composition"] == "advanced" and r.params["eps_pair"] < 1.0 / 39 * 2
     assert r.delta == pytest.approx(1e-8 + 39 * r.theory["delta_pair"])   # delta' + 39 delta_pair
     assert r.delta < 3e-8
-    s = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=4, pairs=3, engine="plain",
-                     seed=14)
+    s = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=4, pairs=3, engine="plain",
+                      seed=14)
     assert s.params["eps_pair"] == pytest.approx(1 / 3) and s.params["composition"] == "basic"
     assert s.delta == pytest.approx(3 * s.theory["delta_pair"]) and s.delta < 1e-9
 
@@ -146,11 +146,11 @@ def test_unbiased_with_theorem5_mse():
     """
     X = correlated_pairs(200, 15)
     runs = 300
-    first = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
-                         engine="plain", evaluate=True)
+    first = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
+                          engine="plain", evaluate=True)
     truth = first.evaluation["u_discretized"]
-    est = np.array([run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
-                                 engine="plain").estimate for _ in range(runs)])
+    est = np.array([flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, pairs=2,
+                                  engine="plain").estimate for _ in range(runs)])
     mse_thm5 = first.evaluation["mse_thm5"]
     assert abs(est.mean() - truth) < 4 * math.sqrt(mse_thm5 / runs)
     assert np.mean((est - truth) ** 2) == pytest.approx(mse_thm5, rel=0.3)
@@ -159,25 +159,25 @@ def test_unbiased_with_theorem5_mse():
 def test_errors_name_the_parameter():
     X = correlated_pairs(20)
     with pytest.raises(ValueError, match="degree-2"):
-        run_protocol("bell-2pc", CSPRNG(1).random((20, 1)), "triples", bins=4)
+        flat_protocol("bell-2pc", CSPRNG(1).random((20, 1)), "triples", bins=4)
     with pytest.raises(ValueError, match="pairs must be >= 1"):
-        run_protocol("bell-2pc", X, "kendall", bins=4, pairs=0)
+        flat_protocol("bell-2pc", X, "kendall", bins=4, pairs=0)
     with pytest.raises(TypeError, match="pairs must be a positive integer"):
-        run_protocol("bell-2pc", X, "kendall", bins=4, pairs="some")
+        flat_protocol("bell-2pc", X, "kendall", bins=4, pairs="some")
     with pytest.raises(ValueError, match="engine must be"):
-        run_protocol("bell-2pc", X, "kendall", bins=4, engine="fss")
+        flat_protocol("bell-2pc", X, "kendall", bins=4, engine="fss")
     with pytest.raises(ValueError, match="noise_bits"):
-        run_protocol("bell-2pc", X, "kendall", bins=4, noise_bits=4)
+        flat_protocol("bell-2pc", X, "kendall", bins=4, noise_bits=4)
     with pytest.raises(ValueError, match="delta must be in"):
-        run_protocol("bell-2pc", X, "kendall", bins=4, pairs="all", delta=0.0)
+        flat_protocol("bell-2pc", X, "kendall", bins=4, pairs="all", delta=0.0)
     with pytest.raises(ValueError, match="bins must be >= 2"):
-        run_protocol("bell-2pc", X, "kendall", bins=1)
+        flat_protocol("bell-2pc", X, "kendall", bins=1)
     with pytest.raises(ValueError, match="at least"):
-        run_protocol("bell-2pc", X[:1], "kendall", bins=4)
+        flat_protocol("bell-2pc", X[:1], "kendall", bins=4)
     user = K.Kernel("bell2pc-test-prod", 2, 1, lambda Z: Z[:, 0, 0] * Z[:, 1, 0],
                     lambda ops, x: None, (0.0, 1.0))
     with pytest.raises(ValueError, match="has none"):
-        run_protocol("bell-2pc", X[:, :1], user, bins=4)
+        flat_protocol("bell-2pc", X[:, :1], user, bins=4)
 
 
 def test_chunked_yao_calls_count_rounds_once(monkeypatch):
@@ -185,9 +185,9 @@ def test_chunked_yao_calls_count_rounds_once(monkeypatch):
     from ustat.baselines import bell_2pc
 
     X = correlated_pairs(40, 16)
-    whole = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, seed=17)
+    whole = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, seed=17)
     monkeypatch.setattr(bell_2pc, "CHUNK_BYTES", 32 * whole.params["n_and"] * 7)
-    parts = run_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, seed=17)
+    parts = flat_protocol("bell-2pc", X, "kendall", epsilon=1.0, bins=8, seed=17)
     assert parts.theory["yao"]["calls"] == 3 and whole.theory["yao"]["calls"] == 1
     assert parts.estimate == whole.estimate
     assert (parts.rounds, parts.offline_rounds) == (whole.rounds, whole.offline_rounds)

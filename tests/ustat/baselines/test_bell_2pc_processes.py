@@ -16,9 +16,15 @@ import pytest
 from mpc.run.launch import launch
 from mpc.run.runtime import Runtime
 from mpc.session import Session
-from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
-                                   result, wire_mark)
+from tests.process_helpers import (
+    assert_same_as_simulator,
+    assert_socket_bytes,
+    local_rows,
+    result,
+    wire_mark,
+)
 from ustat.baselines.bell_2pc import run_bell_2pc
+from ustat.specs import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 
@@ -36,7 +42,7 @@ def program(rt, cases, seed, views=True, n=N):
     out, mark = {}, wire_mark(s)
     for kernel, kw in cases.items():
         X = np.where(mine[:, None], RECORDS[kernel][:n], 0.0)    # only this process's users
-        res = run_bell_2pc(X, kernel, session=s, **kw)
+        res = run_bell_2pc(X, BaselineSpec.of("bell-2pc", kernel, **kw), session=s)
         out[kernel] = local_rows(s, [agg], [[res.estimate, res.u_hat]])
     return result(s, out, mark)
 
@@ -73,8 +79,8 @@ def test_plain_engine_and_data_levels_are_refused_across_processes():
     """Checked before any message: a session placed over two processes (no transport needed)."""
     rt = Runtime(0, [[0, 1, 2, 3], [4, 5, 6, 7, "dealer", "aggregator"]], transport=None)
     with pytest.raises(ValueError, match="engine='plain'"):
-        run_bell_2pc(RECORDS["kendall"], "kendall", session=Session(N, seed=1, runtime=rt),
-                     engine="plain")
+        run_bell_2pc(RECORDS["kendall"], BaselineSpec.of("bell-2pc", "kendall", engine="plain"),
+                     session=Session(N, seed=1, runtime=rt))
     X = np.column_stack([np.arange(N) % 3, np.arange(N) % 2]).astype(float)
     with pytest.raises(ValueError, match="levels="):
-        run_bell_2pc(X, "rand", session=Session(N, seed=1, runtime=rt))
+        run_bell_2pc(X, BaselineSpec.of("bell-2pc", "rand"), session=Session(N, seed=1, runtime=rt))

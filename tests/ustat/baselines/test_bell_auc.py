@@ -5,8 +5,8 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat.baselines import bell_auc as BA
-from ustat.baselines import run_protocol
 
 from ._data import scored_labels
 
@@ -23,7 +23,7 @@ def test_fwht_and_hadamard_entries_against_matrix():
 @pytest.mark.parametrize("bins", [2, 16, 64])
 def test_privacy_off_equals_sklearn_on_bins(bins):
     X = scored_labels(400)
-    r = run_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=bins, seed=1, evaluate=True)
+    r = flat_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=bins, seed=1, evaluate=True)
     binned = np.minimum(np.floor(X[:, 0] * bins), bins - 1)
     ref = roc_auc_score(X[:, 1], binned)
     assert r.estimate == pytest.approx(ref, abs=1e-12)
@@ -33,7 +33,7 @@ def test_privacy_off_equals_sklearn_on_bins(bins):
 
 def test_privacy_off_strict_ties():
     X = scored_labels(300)
-    r = run_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=8, ties="zero", seed=1)
+    r = flat_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=8, ties="zero", seed=1)
     b = np.minimum(np.floor(X[:, 0] * 8), 7)
     pos, neg = b[X[:, 1] == 1], b[X[:, 1] == 0]
     ref = (pos[:, None] > neg[None, :]).mean()
@@ -81,9 +81,9 @@ def test_frequency_oracle_unbiased_with_bounded_variance():
 @pytest.mark.slow
 def test_mse_below_theorem3_bound():
     X = scored_labels(2000, seed=5)
-    first = run_protocol("bell-auc", X, "auc", epsilon=1.0, bins=32, seed=0, evaluate=True)
+    first = flat_protocol("bell-auc", X, "auc", epsilon=1.0, bins=32, seed=0, evaluate=True)
     truth = first.evaluation["auc_discretized"]
-    est = np.array([run_protocol("bell-auc", X, "auc", epsilon=1.0, bins=32, seed=s).estimate
+    est = np.array([flat_protocol("bell-auc", X, "auc", epsilon=1.0, bins=32, seed=s).estimate
                     for s in range(1, 121)])
     mse = float(np.mean((est - truth) ** 2))
     assert mse <= first.theory["mse_bound_thm3_auc"]
@@ -92,10 +92,10 @@ def test_mse_below_theorem3_bound():
 
 def test_bits_rounds_and_trust():
     X = scored_labels(250)
-    r = run_protocol("bell-auc", X, "auc", epsilon=1.0, bins=16, seed=3)
+    r = flat_protocol("bell-auc", X, "auc", epsilon=1.0, bins=16, seed=3)
     assert r.online_bits == 250 * 2 and r.max_party_bits == 2 and r.rounds == 1
     assert r.offline_bits == 250 * BA.SEED_BITS
-    r = run_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=16, seed=3)
+    r = flat_protocol("bell-auc", X, "auc", epsilon=math.inf, bins=16, seed=3)
     assert r.online_bits == 250 * (4 + 1) and r.offline_bits == 0
     assert "labels are public" in r.trust
 
@@ -109,11 +109,11 @@ def test_default_threshold_minimizes_bound():
 def test_bad_inputs():
     X = scored_labels(40)
     with pytest.raises(ValueError, match="ties must be"):
-        run_protocol("bell-auc", X, "auc", ties="x")
+        flat_protocol("bell-auc", X, "auc", ties="x")
     with pytest.raises(ValueError, match="threshold a must be a number > 1"):
-        run_protocol("bell-auc", X, "auc", threshold=0.5)
+        flat_protocol("bell-auc", X, "auc", threshold=0.5)
     few = X.copy()
     few[:, 1] = 0
     few[:2, 1] = 1
     with pytest.raises(ValueError, match="at least alpha = log2\\(bins\\) = 6 records"):
-        run_protocol("bell-auc", few, "auc", bins=64)
+        flat_protocol("bell-auc", few, "auc", bins=64)

@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat import kernels as K
 from ustat.baselines import _common as C
 from ustat.baselines import bell_ldp as B
-from ustat.baselines import run_protocol
 
 from ._data import correlated_pairs, scored_labels, tau_a
 
 
 def test_privacy_off_kendall_equals_scipy_on_bins():
     X = correlated_pairs(300)
-    r = run_protocol("bell-ldp", X, "kendall", epsilon=math.inf, bins=8, seed=1, evaluate=True)
+    r = flat_protocol("bell-ldp", X, "kendall", epsilon=math.inf, bins=8, seed=1, evaluate=True)
     cells = np.minimum(np.floor(X * 8), 7)
     ref = tau_a(cells[:, 0], cells[:, 1])
     assert r.estimate == pytest.approx(ref, abs=1e-12)
@@ -24,23 +24,23 @@ def test_privacy_off_kendall_equals_scipy_on_bins():
 
 def test_privacy_off_gini_duplicate_auc():
     X = correlated_pairs(200)[:, :1]
-    r = run_protocol("bell-ldp", X, "gini", epsilon=math.inf, bins=16, seed=1)
+    r = flat_protocol("bell-ldp", X, "gini", epsilon=math.inf, bins=16, seed=1)
     mid = (np.minimum(np.floor(X[:, 0] * 16), 15) + 0.5) / 16
     ref = np.abs(mid[:, None] - mid[None, :]).sum() / (200 * 199)
     assert r.estimate == pytest.approx(ref, abs=1e-12)
     D = CSPRNG(5).integers(6, (150,)).astype(float)[:, None]
-    r = run_protocol("bell-ldp", D, "duplicate", epsilon=math.inf, seed=1, levels=6)
+    r = flat_protocol("bell-ldp", D, "duplicate", epsilon=math.inf, seed=1, levels=6)
     c = np.bincount(D[:, 0].astype(int))
     assert r.estimate == pytest.approx((c * (c - 1)).sum() / (150 * 149), abs=1e-12)
     from sklearn.metrics import roc_auc_score
     S = scored_labels(300)
-    r = run_protocol("bell-ldp", S, "auc", epsilon=math.inf, bins=32, seed=1)
+    r = flat_protocol("bell-ldp", S, "auc", epsilon=math.inf, bins=32, seed=1)
     assert r.estimate == pytest.approx(roc_auc_score(S[:, 1], np.floor(S[:, 0] * 32)), abs=1e-12)
 
 
 def test_bits_per_party_equal_formula():
     X = correlated_pairs(97)
-    r = run_protocol("bell-ldp", X, "kendall", epsilon=1.0, bins=5, seed=3)
+    r = flat_protocol("bell-ldp", X, "kendall", epsilon=1.0, bins=5, seed=3)
     per = (25 - 1).bit_length()                        # ceil(log2 T), T = 25
     assert r.params["message_bits"] == per == 5
     assert r.online_bits == 97 * per and r.max_party_bits == per
@@ -110,6 +110,6 @@ def test_exact_variance_matches_brute_force():
 
 def test_runner_reports_exact_variance_and_bound():
     X = correlated_pairs(120)
-    r = run_protocol("bell-ldp", X, "kendall", epsilon=2.0, bins=4, seed=2, evaluate=True)
+    r = flat_protocol("bell-ldp", X, "kendall", epsilon=2.0, bins=4, seed=2, evaluate=True)
     assert 0 < r.evaluation["variance_exact"] <= r.theory["variance_bound_thm1"]
     assert r.theory["keep_probability"] == pytest.approx(math.exp(2) / (math.exp(2) + 15))

@@ -5,9 +5,9 @@ import pytest
 from scipy.stats import chisquare
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat import kernels as K
 from ustat.baselines import _common as C
-from ustat.baselines import run_protocol
 
 from ._data import correlated_pairs, scored_labels
 
@@ -76,13 +76,13 @@ def test_pair_sum_against_loops():
 def test_degree3_kernels_refused(proto):
     X = CSPRNG(4).random((20, 1))
     with pytest.raises(ValueError, match="degree-2 U-statistics only.*degree 3"):
-        run_protocol(proto, X, "triples", epsilon=1.0, seed=1)
+        flat_protocol(proto, X, "triples", epsilon=1.0, seed=1)
 
 
 @pytest.mark.parametrize("proto", ["bell-auc", "fedauc-rr", "fedauc-lap"])
 def test_auc_only_protocols_refuse_other_kernels(proto):
     with pytest.raises(ValueError, match="only the AUC"):
-        run_protocol(proto, correlated_pairs(30)[:, :1], "gini", epsilon=1.0, seed=1)
+        flat_protocol(proto, correlated_pairs(30)[:, :1], "gini", epsilon=1.0, seed=1)
 
 
 @pytest.mark.parametrize("bins, err, msg", [(1, ValueError, "bins must be >= 2"),
@@ -94,20 +94,20 @@ def test_bad_bins(proto, bins, err, msg):
     kernel = "auc" if proto == "bell-auc" else "gini"
     X = scored_labels(40) if kernel == "auc" else correlated_pairs(40)[:, :1]
     with pytest.raises(err, match=msg):
-        run_protocol(proto, X, kernel, epsilon=1.0, bins=bins, seed=1)
+        flat_protocol(proto, X, kernel, epsilon=1.0, bins=bins, seed=1)
 
 
 def test_other_bad_inputs():
     X = correlated_pairs(40)
     with pytest.raises(ValueError, match="unknown protocol 'nope'"):
-        run_protocol("nope", X, "kendall")
+        flat_protocol("nope", X, "kendall")
     with pytest.raises(ValueError, match="epsilon must be > 0"):
-        run_protocol("bell-ldp", X, "kendall", epsilon=0.0)
+        flat_protocol("bell-ldp", X, "kendall", epsilon=0.0)
     with pytest.raises(ValueError, match="power of two"):
-        run_protocol("bell-auc", scored_labels(40), "auc", bins=48)
+        flat_protocol("bell-auc", scored_labels(40), "auc", bins=48)
     with pytest.raises(ValueError, match="normalized to \\[0, 1\\]"):
-        run_protocol("ghazi", X * 2, "kendall")
+        flat_protocol("ghazi", X * 2, "kendall")
     with pytest.raises(ValueError, match="T = 128 x 128 = 16384"):
-        run_protocol("bell-ldp", X, "kendall", bins=128)
+        flat_protocol("bell-ldp", X, "kendall", bins=128)
     with pytest.raises(ValueError, match="needs records with 2 column"):
-        run_protocol("ghazi-sm", X[:, :1], "kendall")
+        flat_protocol("ghazi-sm", X[:, :1], "kendall")

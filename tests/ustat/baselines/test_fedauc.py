@@ -6,8 +6,8 @@ from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat.baselines import fedauc as FA
-from ustat.baselines import run_protocol
 
 from ._data import scored_labels
 
@@ -28,7 +28,7 @@ def _with_ties(n, seed=3):
 def test_privacy_off_equals_sklearn(proto, clients):
     S = _with_ties(300)
     kw = {} if clients is None else {"clients": clients, "partition": "noniid"}
-    r = run_protocol(proto, S, "auc", epsilon=math.inf, seed=1, evaluate=True, **kw)
+    r = flat_protocol(proto, S, "auc", epsilon=math.inf, seed=1, evaluate=True, **kw)
     ref = roc_auc_score(S[:, 1], S[:, 0])
     assert r.estimate == pytest.approx(ref, abs=1e-9)
     assert r.evaluation["statistic_discretized"] == pytest.approx(ref, abs=1e-9)
@@ -48,7 +48,7 @@ def test_debias_inverts_the_flip_model():
 
 
 def _runs(proto, S, runs, eps, **kw):
-    out = [run_protocol(proto, S, "auc", epsilon=eps, seed=s, **kw) for s in range(runs)]
+    out = [flat_protocol(proto, S, "auc", epsilon=eps, seed=s, **kw) for s in range(runs)]
     return np.array([r.estimate for r in out]), out[0]
 
 
@@ -77,11 +77,11 @@ def test_variance_matches_delta_method_and_small_bias(proto, eps, runs, kw):
 
 def test_paper_formulas_reported():
     S = scored_labels(500)
-    r = run_protocol("fedauc-rr", S, "auc", epsilon=1.0, seed=2)
+    r = flat_protocol("fedauc-rr", S, "auc", epsilon=1.0, seed=2)
     M, P = 500, S[:, 1].sum()
     ref = math.e / (1 + math.e) ** 2 * M * (M - 1) * (2 * M - 1) / 6 / (P * (M - P)) ** 2
     assert r.theory["variance_paper_eq7"] == pytest.approx(ref)
-    r = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2)
+    r = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2)
     assert r.theory["variance_paper_eq9_one_record"] == pytest.approx(
         M * (M - 1) * (2 * M - 1) / 3 / (P * (M - P)) ** 2)
     assert r.theory["beta_mean"] == 1.0                       # one record: all on localP
@@ -99,12 +99,12 @@ def test_adaptive_allocation_formula():
 
 def test_bits_and_rounds():
     S = scored_labels(120)
-    r = run_protocol("fedauc-rr", S, "auc", epsilon=1.0, seed=3)
+    r = flat_protocol("fedauc-rr", S, "auc", epsilon=1.0, seed=3)
     bits = 40
     # per record: a score up, a rank down; per client: three statistics up
     assert r.rounds == 3 and r.max_party_bits == 2 * bits + 3 * bits
     assert r.online_bits == 120 * (2 * bits + 3 * bits)
-    r = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, clients=10, seed=3)
+    r = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, clients=10, seed=3)
     assert r.online_bits == 120 * 2 * bits + 10 * 3 * bits and r.rounds == 3
     assert r.dp_model == "label-local" and "scores are NOT protected" in r.trust
 
@@ -120,25 +120,25 @@ def test_iid_partition_is_balanced_and_public():
 def test_bad_inputs():
     S = scored_labels(50)
     with pytest.raises(ValueError, match="mechanism must be"):
-        run_protocol("fedauc-lap", S, "auc", mechanism="cauchy")
+        flat_protocol("fedauc-lap", S, "auc", mechanism="cauchy")
     with pytest.raises(ValueError, match="allocation must be"):
-        run_protocol("fedauc-lap", S, "auc", allocation="x")
+        flat_protocol("fedauc-lap", S, "auc", allocation="x")
     with pytest.raises(ValueError, match="alpha must be in"):
-        run_protocol("fedauc-lap", S, "auc", allocation="fixed", alpha=1.0)
+        flat_protocol("fedauc-lap", S, "auc", allocation="fixed", alpha=1.0)
     with pytest.raises(ValueError, match="clients must be <="):
-        run_protocol("fedauc-rr", S, "auc", clients=51)
+        flat_protocol("fedauc-rr", S, "auc", clients=51)
     with pytest.raises(ValueError, match="partition must be"):
-        run_protocol("fedauc-rr", S, "auc", clients=5, partition="x")
+        flat_protocol("fedauc-rr", S, "auc", clients=5, partition="x")
     with pytest.raises(ValueError, match="delta must be in"):
-        run_protocol("fedauc-lap", S, "auc", mechanism="gaussian", delta=0.0)
+        flat_protocol("fedauc-lap", S, "auc", mechanism="gaussian", delta=0.0)
 
 
 @pytest.mark.parametrize("allocation, kw", [("orthogonal", {"beta": 0.3}), ("global", {}),
                                             ("fixed", {"exact_counts": True})])
 def test_more_allocations_privacy_off_equal_sklearn(allocation, kw):
     S = _with_ties(300)
-    r = run_protocol("fedauc-lap", S, "auc", epsilon=math.inf, seed=1, allocation=allocation,
-                     clients=7, partition="iid", **kw)
+    r = flat_protocol("fedauc-lap", S, "auc", epsilon=math.inf, seed=1, allocation=allocation,
+                      clients=7, partition="iid", **kw)
     assert r.estimate == pytest.approx(roc_auc_score(S[:, 1], S[:, 0]), abs=1e-9)
     assert r.params["allocation"] == allocation
 
@@ -151,8 +151,8 @@ def test_exact_counts_variances_are_eqs_8_and_9():
     S[:, 0] = np.arange(400) / 400                       # no ties: ranks 0 .. M-1
     for allocation, key in (("fixed", "variance_paper_eq9_one_record"),
                             ("global", "variance_paper_eq8_global")):
-        r = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2, allocation=allocation,
-                         exact_counts=True)
+        r = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2, allocation=allocation,
+                          exact_counts=True)
         assert r.theory["variance_delta_method"] == pytest.approx(r.theory[key], rel=0.01)
         assert "NOT label-DP" in r.trust and r.params["exact_counts"]
 
@@ -160,8 +160,8 @@ def test_exact_counts_variances_are_eqs_8_and_9():
 def test_global_over_local_is_sqrt3_at_one_record():
     # the paper's Table 2 claim, from its own formulas at our M: sqrt(2K(M-1)^2 / (K(K-1)(2K-1)/3))
     S = scored_labels(2000, seed=6)
-    g = run_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=3, allocation="global",
-                     exact_counts=True).theory
+    g = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=3, allocation="global",
+                      exact_counts=True).theory
     assert math.sqrt(g["variance_paper_eq8_global"] / g["variance_paper_eq9_one_record"]) \
         == pytest.approx(math.sqrt(3), rel=1e-3)
 
@@ -170,20 +170,21 @@ def test_ranks_of_are_the_servers_ranks():
     S = _with_ties(500)
     S[:, 0] = S[:, 0] * 0.99 + np.arange(500) * 1e-6     # ties only after the 14-bit encoding
     y = S[:, 1].astype(np.int64)
-    r = run_protocol("fedauc-rr", S, "auc", epsilon=math.inf, seed=1)
+    r = flat_protocol("fedauc-rr", S, "auc", epsilon=math.inf, seed=1)
     ranks = FA.ranks_of(S[:, 0])
     assert r.estimate == pytest.approx(FA.auc_from_sums(ranks @ y, y.sum(), 500), abs=1e-12)
     assert np.array_equal(ranks * 2, np.round(ranks * 2))   # mid-ranks: half-integers
 
 
 def test_release_on_ranks_draws_what_the_clients_send():
-    from ustat.baselines.fedauc_release import lap_release, lap_statistics
+    from ustat.baselines.fedauc_release import LapNoise, lap_release, lap_statistics
 
     S = scored_labels(300, seed=8)
     ranks, y = FA.ranks_of(S[:, 0]), S[:, 1].astype(np.int64)
     owner = FA.assign_clients(S[:, 0], 10, "noniid", CSPRNG(1))
-    a, th = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), allocation="adaptive")
-    b, _ = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), allocation="adaptive")
+    noise = LapNoise(allocation="adaptive")
+    a, th = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), noise=noise)
+    b, _ = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), noise=noise)
     assert np.array_equal(a, b) and a.shape == (10, 3)
     assert sum(th["beta_hist"]) == 10 and len(th["beta_hist"]) == 65
     out = lap_release(ranks, y, 1.0, sums=a.sum(axis=0), theory=th)
@@ -199,6 +200,6 @@ def test_ring_grows_with_the_records():
 def test_bad_allocation_arguments():
     S = scored_labels(50)
     with pytest.raises(ValueError, match="exact_counts applies"):
-        run_protocol("fedauc-lap", S, "auc", exact_counts=True)
+        flat_protocol("fedauc-lap", S, "auc", exact_counts=True)
     with pytest.raises(ValueError, match="beta must be in"):
-        run_protocol("fedauc-lap", S, "auc", allocation="orthogonal", beta=1.5)
+        flat_protocol("fedauc-lap", S, "auc", allocation="orthogonal", beta=1.5)

@@ -4,22 +4,22 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat.baselines import factor as F
 from ustat.baselines import ghazi as G
-from ustat.baselines import run_protocol
 
 from ._data import correlated_pairs, scored_labels, tau_a
 
 
 def test_privacy_off_exact_discretized_statistic():
     X = correlated_pairs(250)
-    r = run_protocol("ghazi", X, "kendall", epsilon=math.inf, bins=8, seed=1, evaluate=True)
+    r = flat_protocol("ghazi", X, "kendall", epsilon=math.inf, bins=8, seed=1, evaluate=True)
     cells = np.minimum(np.floor(X * 8), 7)
     assert r.params["factorization"] == "exact"          # d = inf >= T: no projection
     assert r.estimate == pytest.approx(tau_a(cells[:, 0], cells[:, 1]), abs=1e-12)
     assert r.evaluation["u_discretized"] == pytest.approx(r.estimate, abs=1e-12)
     G1 = correlated_pairs(200)[:, :1]
-    r = run_protocol("ghazi", G1, "gini", epsilon=math.inf, bins=16, seed=1)
+    r = flat_protocol("ghazi", G1, "gini", epsilon=math.inf, bins=16, seed=1)
     mid = (np.minimum(np.floor(G1[:, 0] * 16), 15) + 0.5) / 16
     assert r.estimate == pytest.approx(np.abs(mid[:, None] - mid).sum() / (200 * 199), abs=1e-12)
 
@@ -67,8 +67,8 @@ def test_unbiased_and_variance_matches_formula():
     # 2^-14 adds < 1e-8 relative); 400 runs: mean within 4 SE, variance within 25%
     # (relative SE of a sample variance ~ sqrt(2/400) = 7%)
     X = correlated_pairs(60, seed=4)[:, :1]
-    runs = [run_protocol("ghazi", X, "gini", epsilon=2.0, bins=4, factorization="exact",
-                         seed=s, evaluate=(s == 0)) for s in range(400)]
+    runs = [flat_protocol("ghazi", X, "gini", epsilon=2.0, bins=4, factorization="exact",
+                          seed=s, evaluate=(s == 0)) for s in range(400)]
     est = np.array([r.estimate for r in runs])
     truth = runs[0].evaluation["u_discretized"]
     var = runs[0].evaluation["variance_given_factorization"]
@@ -82,8 +82,8 @@ def test_jl_path_unbiased_over_projections():
     X = correlated_pairs(80, seed=6)
     est, truth = [], None
     for s in range(300):
-        r = run_protocol("ghazi", X, "kendall", epsilon=4.0, bins=4, dim=6, sparsity=2, seed=s,
-                         evaluate=(s == 0))
+        r = flat_protocol("ghazi", X, "kendall", epsilon=4.0, bins=4, dim=6, sparsity=2, seed=s,
+                          evaluate=(s == 0))
         truth = r.evaluation["u_discretized"] if s == 0 else truth
         est.append(r.estimate)
         assert r.params["factorization"] == "jl" and r.params["dim"] == 6
@@ -93,16 +93,16 @@ def test_jl_path_unbiased_over_projections():
 
 def test_bits_rounds_and_aux():
     X = correlated_pairs(90)
-    r = run_protocol("ghazi", X, "kendall", epsilon=1.0, bins=4, dim=6, seed=5)
+    r = flat_protocol("ghazi", X, "kendall", epsilon=1.0, bins=4, dim=6, seed=5)
     d = r.params["dim"]
     assert d == 6
     assert r.online_bits == 90 * 2 * d * 40 and r.max_party_bits == 2 * d * 40
     assert r.rounds == 1 and r.offline_bits == 90 * G.SEED_BITS
-    r = run_protocol("ghazi", X, "kendall", epsilon=1.0, bins=4, seed=5)
+    r = flat_protocol("ghazi", X, "kendall", epsilon=1.0, bins=4, seed=5)
     assert r.params["factorization"] == "exact" and r.offline_bits == 0
     assert r.theory["dim_paper"] >= 16 and r.notes and "would not compress" in r.notes[0]
     S = scored_labels(120)
-    r = run_protocol("ghazi", S, "auc", epsilon=1.0, bins=4, seed=5)
+    r = flat_protocol("ghazi", S, "auc", epsilon=1.0, bins=4, seed=5)
     # T = 4 x 2 cells, plus one randomized-response bit for the positive count
     assert r.max_party_bits == 2 * 8 * 40 + 1
 
@@ -133,8 +133,8 @@ def test_conditional_variance_against_brute_force():
 def test_bad_parameters():
     X = correlated_pairs(40)
     with pytest.raises(ValueError, match="factorization must be"):
-        run_protocol("ghazi", X, "kendall", bins=4, factorization="svd")
+        flat_protocol("ghazi", X, "kendall", bins=4, factorization="svd")
     with pytest.raises(ValueError, match="dim must be >= 1"):
-        run_protocol("ghazi", X, "kendall", bins=4, dim=0)
+        flat_protocol("ghazi", X, "kendall", bins=4, dim=0)
     with pytest.raises(ValueError, match="aux_epsilon_fraction"):
-        run_protocol("ghazi", scored_labels(40), "auc", bins=4, aux_epsilon_fraction=1.5)
+        flat_protocol("ghazi", scored_labels(40), "auc", bins=4, aux_epsilon_fraction=1.5)

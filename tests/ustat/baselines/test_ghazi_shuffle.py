@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_protocol
 from ustat.baselines import ghazi_shuffle as GS
-from ustat.baselines import run_protocol
 
 from ._data import correlated_pairs, scored_labels, tau_a
 
@@ -13,8 +13,8 @@ from ._data import correlated_pairs, scored_labels, tau_a
 @pytest.mark.parametrize("limit", [0, 1 << 22])          # aggregate shortcut / every share drawn
 def test_privacy_off_exact(limit):
     X = correlated_pairs(150)
-    r = run_protocol("ghazi-sm", X, "kendall", epsilon=math.inf, bins=4, seed=1,
-                     materialize_limit=limit)
+    r = flat_protocol("ghazi-sm", X, "kendall", epsilon=math.inf, bins=4, seed=1,
+                      materialize_limit=limit)
     assert r.params["materialized"] == (limit > 0)
     cells = np.minimum(np.floor(X * 4), 3)
     assert r.estimate == pytest.approx(tau_a(cells[:, 0], cells[:, 1]), abs=1e-12)
@@ -23,13 +23,13 @@ def test_privacy_off_exact(limit):
 def test_privacy_off_auc_with_aux_and_nonconstant_diagonal():
     from sklearn.metrics import roc_auc_score
     S = scored_labels(200)
-    r = run_protocol("ghazi-sm", S, "auc", epsilon=math.inf, bins=8, seed=1)
+    r = flat_protocol("ghazi-sm", S, "auc", epsilon=math.inf, bins=8, seed=1)
     assert r.estimate == pytest.approx(roc_auc_score(S[:, 1], np.floor(S[:, 0] * 8)), abs=1e-9)
     # a kernel with a non-constant diagonal gets a third private sum
     from ustat.kernels import Kernel
     sq = Kernel("sq-test", 2, 1, lambda X: X[:, 0, 0] * X[:, 1, 0], None, (0.0, 1.0))
     X = correlated_pairs(120)[:, :1]
-    r = run_protocol("ghazi-sm", X, sq, epsilon=math.inf, bins=8, seed=1)
+    r = flat_protocol("ghazi-sm", X, sq, epsilon=math.inf, bins=8, seed=1)
     mid = (np.minimum(np.floor(X[:, 0] * 8), 7) + 0.5) / 8
     ref = (mid.sum() ** 2 - (mid ** 2).sum()) / (120 * 119)
     assert not r.params["constant_diagonal"] and r.estimate == pytest.approx(ref, abs=1e-9)
@@ -37,7 +37,7 @@ def test_privacy_off_auc_with_aux_and_nonconstant_diagonal():
 
 def test_bits_and_rounds_are_measured():
     X = correlated_pairs(64)
-    r = run_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, dim=4, messages=3, seed=2)
+    r = flat_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, dim=4, messages=3, seed=2)
     d, m, n, bits = 4, 3, 64, 40
     assert r.rounds == 2
     assert r.max_party_bits == m * 2 * d * bits                 # sent by every party
@@ -46,8 +46,8 @@ def test_bits_and_rounds_are_measured():
     assert shuffler["sent_bits"] == n * m * 2 * d * bits
     assert r.online_bits == 2 * n * m * 2 * d * bits
     assert r.offline_bits == n * 128 and r.dp_model == "shuffle"
-    big = run_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, dim=4, messages=3, seed=2,
-                       materialize_limit=0)
+    big = flat_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, dim=4, messages=3, seed=2,
+                        materialize_limit=0)
     assert big.online_bits == r.online_bits and big.rounds == 2
     assert any("shortcut" in note for note in big.notes)
 
@@ -71,8 +71,8 @@ def test_unbiased_and_variance_matches_formula():
     # exact factorization, 300 runs: mean within 4 SE of the discretized U; variance within
     # 30% of sum_variance (relative SE of a sample variance about sqrt(2/300) = 8%)
     X = correlated_pairs(50, seed=8)[:, :1]
-    runs = [run_protocol("ghazi-sm", X, "gini", epsilon=3.0, bins=4, factorization="exact",
-                         messages=2, materialize_limit=0, seed=s, evaluate=(s == 0))
+    runs = [flat_protocol("ghazi-sm", X, "gini", epsilon=3.0, bins=4, factorization="exact",
+                          messages=2, materialize_limit=0, seed=s, evaluate=(s == 0))
             for s in range(300)]
     est = np.array([r.estimate for r in runs])
     truth = runs[0].evaluation["u_discretized"]
@@ -104,4 +104,4 @@ def test_materialized_sums_carry_exact_discrete_laplace():
 def test_wrap_guard():
     X = correlated_pairs(40)
     with pytest.raises(ValueError, match="could wrap around"):
-        run_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, bits=20, seed=1)
+        flat_protocol("ghazi-sm", X, "kendall", epsilon=1.0, bins=4, bits=20, seed=1)

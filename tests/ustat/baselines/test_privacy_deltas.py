@@ -9,7 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from ustat.baselines import PROTOCOLS, planned_delta, run_protocol
+from tests.api import flat_planned_delta, flat_protocol
+from ustat.baselines import PROTOCOLS
 from ustat.baselines import ghazi_shuffle as GS
 
 from ._data import correlated_pairs, scored_labels
@@ -39,14 +40,14 @@ def test_planned_delta_is_the_reported_delta(name, kernel, kw):
     if kernel == "gini":
         X = X[:, :1]
     bins = {"bins": 8} if PROTOCOLS[name].uses_bins else {}
-    plan = planned_delta(name, X, kernel, epsilon=2.0, **bins, **kw)
-    res = run_protocol(name, X, kernel, epsilon=2.0, seed=3, **bins, **kw)
+    plan = flat_planned_delta(name, X, kernel, epsilon=2.0, **bins, **kw)
+    res = flat_protocol(name, X, kernel, epsilon=2.0, seed=3, **bins, **kw)
     assert res.delta == pytest.approx(plan, rel=1e-12, abs=0.0)
     tag = kw.get("mechanism") or kw.get("threat_model") or kernel
     if kw.get("noise_method") == "polya":
         tag = "polya-" + kw.get("threat_model", "dis")
     assert (res.delta > 0.0) == ((name, tag) in APPROXIMATE), res.delta
-    assert planned_delta(name, X, kernel, epsilon=math.inf, **bins, **kw) == 0.0
+    assert flat_planned_delta(name, X, kernel, epsilon=math.inf, **bins, **kw) == 0.0
 
 
 def test_umpc_committee_delta_counts_every_noisy_sum():

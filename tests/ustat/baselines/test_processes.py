@@ -3,7 +3,7 @@
 One debug seed: every process's release, report and recorded views equal the
 simulator's at P = 2 and 3 (each client's report from its own record only:
 the rows a process lacks are zeros there). No seed, every participant in its
-own process (``run_protocol(..., processes=)`` with explicit groups): the
+own process (``run_protocol(records, spec, LocalProcesses(groups=...))``): the
 exact statistic of the binned records at epsilon inf against scipy /
 scikit-learn / numpy, and socket payload bytes equal to the counted bits / 8
 within a byte per frame.
@@ -19,10 +19,14 @@ from sklearn.metrics import roc_auc_score
 
 from mpc.run.launch import launch
 from mpc.session import Session
-from tests.process_helpers import assert_same_as_simulator, assert_socket_bytes, local_rows, \
-    result, wire_mark
-from ustat.baselines import run_protocol
-from ustat.baselines.processes import run_across_processes
+from tests.api import flat_protocol
+from tests.process_helpers import (
+    assert_same_as_simulator,
+    assert_socket_bytes,
+    local_rows,
+    result,
+    wire_mark,
+)
 from ustat.baselines.registry import get
 
 from ._data import correlated_pairs, scored_labels, tau_a
@@ -47,7 +51,7 @@ def program(rt, seed):
         X[~mine, 0] = 0.0                  # only this process's records (bell-auc: labels public)
         if name != "bell-auc":
             X[~mine] = 0.0
-        res = run_protocol(name, X, kernel, epsilon=2.0, session=s, **kw)
+        res = flat_protocol(name, X, kernel, epsilon=2.0, session=s, **kw)
         agg = s.net.role("aggregator")
         u = res.estimate if res.u_hat is None else res.u_hat
         out[f"{name}/{kernel}"] = result(s, {"release": local_rows(s, [agg],
@@ -89,11 +93,10 @@ def _exact(kernel, X, bins):
 @pytest.mark.parametrize("name, kernel, kw", CASES[:5] + [("fedauc-rr", "auc", {})])
 def test_secure_runs_release_the_exact_statistic_and_the_counted_bytes(name, kernel, kw):
     X = RECORDS[kernel][:6]
-    roles = ["dealer", "aggregator"] + list(get(name).roles)
+    roles = ["dealer", "aggregator"] + list(get(name).processes.roles)
     groups = [[i] for i in range(6)] + [[r] for r in roles]
     kw = dict(kw, factorization="exact") if name == "ghazi" else kw
-    res = run_across_processes(get(name), X, kernel, dict(epsilon=math.inf, **kw),
-                               processes=None, groups=groups)
+    res = flat_protocol(name, X, kernel, epsilon=math.inf, groups=groups, **kw)
     assert res.released and not res.insecure_seed and res.processes == len(groups)
     assert res.estimate == pytest.approx(_exact(kernel, X, kw.get("bins")), abs=1e-9)
     runs = [SimpleNamespace(value={"wire": c["wire"]}) for c in res.process_costs]
@@ -122,14 +125,19 @@ def test_the_command_line_runs_a_baseline_in_processes(capsys):
 def test_runs_across_processes_refuse_what_they_cannot_do():
     X = RECORDS["auc"]
     with pytest.raises(ValueError, match="evaluate reads every"):
-        run_protocol("bell-ldp", X, "auc", processes=2, evaluate=True)
+        flat_protocol("bell-ldp", X, "auc", processes=2, evaluate=True)
     with pytest.raises(ValueError, match="clients="):
-        run_protocol("fedauc-rr", X, "auc", processes=2, clients=3)
+        flat_protocol("fedauc-rr", X, "auc", processes=2, clients=3)
     with pytest.raises(ValueError, match="allocation='fixed'"):
-        run_protocol("fedauc-lap", X, "auc", processes=2, allocation="fixed")
+        flat_protocol("fedauc-lap", X, "auc", processes=2, allocation="fixed")
     with pytest.raises(ValueError, match="do not pass session"):
-        run_protocol("ghazi", X, "auc", processes=2, session=Session(N))
+        flat_protocol("ghazi", X, "auc", processes=2, session=Session(N))
     with pytest.raises(ValueError, match="materialize_limit"):
-        run_protocol("ghazi-sm", X, "auc", processes=2, bins=4, materialize_limit=10)
+        flat_protocol("ghazi-sm", X, "auc", processes=2, bins=4, materialize_limit=10)
     with pytest.raises(ValueError, match="positive integer"):
-        run_protocol("bell-ldp", X, "auc", processes=0)
+        flat_protocol("bell-ldp", X, "auc", processes=0)
+    with pytest.raises(ValueError, match="engine='plain'"):
+        flat_protocol("bell-2pc", RECORDS["kendall"], "kendall", processes=2, engine="plain")
+    codes = np.column_stack([np.arange(N) % 3, np.arange(N) % 2]).astype(float)
+    with pytest.raises(ValueError, match="levels="):
+        flat_protocol("bell-ldp", codes, "rand", processes=2, bins=4)

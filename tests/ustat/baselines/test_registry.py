@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 from mpc.comm.costs import Costs
-from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register, run_protocol
-
+from tests.api import flat_protocol
 from tests.conftest import REPO, shared_data
+from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register
+from ustat.specs import BaselineSpec
+
 from ._data import correlated_pairs, scored_labels
 
 NAMES = ["umpc", "bell-ldp", "bell-auc", "ghazi", "ghazi-sm", "fedauc-rr", "fedauc-lap",
@@ -30,7 +32,8 @@ def test_table_has_every_protocol_with_trust_text():
 def test_every_protocol_runs_and_serializes(name):
     kernel = "auc" if PROTOCOLS[name].kernels == "auc" else "kendall"
     X = scored_labels(60) if kernel == "auc" else correlated_pairs(60)
-    r = run_protocol(name, X, kernel, epsilon=1.0, bins=4, seed=1, evaluate=True)
+    bins = {"bins": 4} if PROTOCOLS[name].uses_bins else {}
+    r = flat_protocol(name, X, kernel, epsilon=1.0, seed=1, evaluate=True, **bins)
     assert isinstance(r, ProtocolResult) and r.protocol == name and r.kernel == kernel
     d = r.to_dict()
     text = json.dumps(d)                                   # JSON-ready as the CLI prints it
@@ -43,14 +46,21 @@ def test_every_protocol_runs_and_serializes(name):
     assert isinstance(r.costs, Costs) and "costs" not in d
     assert r.costs["online"]["bits"] == r.online_bits
     assert r.costs["offline"]["bits"] == r.offline_bits and r.costs["online"]["rounds"] == r.rounds
-    if name in ("umpc", "fedauc-rr", "fedauc-lap"):
-        assert any("bins=4 ignored" in note for note in r.notes)
+    # the result records the spec it ran, which runs again to the same release
+    assert d["spec"]["protocol"] == name and d["spec"]["execution"]["seed"] == 1
+    again = flat_protocol(name, X, kernel, epsilon=1.0, seed=1, **bins)
+    assert BaselineSpec.from_dict(d["spec"]) == BaselineSpec.of(name, kernel, epsilon=1.0, seed=1,
+                                                               **bins)
+    assert again.estimate == r.estimate and again.spec == r.spec
+    if not bins:                               # a protocol that does not discretize: refused
+        with pytest.raises(ValueError, match=f"bins does not apply to protocol '{name}'"):
+            flat_protocol(name, X, kernel, epsilon=1.0, bins=4)
 
 
 def test_umpc_mapping_and_privacy_off_json():
     X = correlated_pairs(40)
-    r = run_protocol("umpc", X, "kendall", epsilon=math.inf, seed=2, edges="all",
-                     threat_model="hf", evaluate=True)
+    r = flat_protocol("umpc", X, "kendall", epsilon=math.inf, seed=2, edges="all",
+                      threat_model="hf", evaluate=True)
     assert r.params["threat_model"] == "hf" and r.params["edges"] == 40 * 39 // 2
     assert r.estimate == pytest.approx(r.evaluation["u_discretized"], abs=1e-9)
     assert r.to_dict()["epsilon"] == "inf"
@@ -59,7 +69,7 @@ def test_umpc_mapping_and_privacy_off_json():
 
 def test_register_for_later_protocols():
     info = ProtocolInfo("test-proto", lambda *a, **k: None, "d", "central", "t" * 50, "auc",
-                        False, "p")
+                        "p")
     register(info)
     try:
         with pytest.raises(ValueError, match="already registered"):
@@ -75,7 +85,7 @@ def test_bank_kendall_costs():
     from ustat.data import load_csv, normalize
     raw, _ = load_csv(path, columns=["age", "balance"])
     X, _ = normalize(raw[:500], [(18, 95), (-8019, 102127)])
-    r = run_protocol("bell-ldp", X, "kendall", epsilon=1.0, bins=64, seed=1)
+    r = flat_protocol("bell-ldp", X, "kendall", epsilon=1.0, bins=64, seed=1)
     assert r.online_bits == 500 * 12 and r.params["domain"] == 4096
 
 
