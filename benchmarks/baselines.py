@@ -83,7 +83,7 @@ def run(protocol: str, X, kernel: str, evaluate: bool = False, **params):
     :class:`ustat.specs.BaselineSpec`), in this process. Timed as a whole: the spec is built
     inside, as the reference tree's keyword call built its arguments."""
     from ustat.baselines import run_protocol
-    from ustat.specs import BaselineSpec
+    from ustat.baselines import BaselineSpec
 
     return run_protocol(X, BaselineSpec.of(protocol, kernel, epsilon=EPSILON, **params),
                         evaluate=evaluate)

@@ -12,7 +12,7 @@ import numpy as np
 from mpc.arith.rng import CSPRNG
 from ustat.baselines import run_protocol
 from ustat.data import load_csv, normalize
-from ustat.specs import BaselineSpec
+from ustat.baselines import BaselineSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])

@@ -187,7 +187,8 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
     """
     from ustat.baselines import run_protocol
     from ustat.executors import Simulator
-    from ustat.specs import BaselineSpec, UMPCSpec
+    from ustat.baselines import BaselineSpec
+from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
 
     n = X.shape[0]

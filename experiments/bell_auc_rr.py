@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     from sklearn.metrics import roc_auc_score
 
     from ustat.baselines import run_protocol
-    from ustat.specs import BaselineSpec
+    from ustat.baselines import BaselineSpec
 
     run = C.start("bell_auc_rr", __doc__.splitlines()[0], argv)
     runs = run.repeats(3, 50)

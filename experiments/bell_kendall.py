@@ -85,7 +85,7 @@ def variants(pairs_list):
 
 def call(proto, X, eps, pairs, seed, engine="plain", evaluate=False):
     from ustat.baselines import run_protocol
-    from ustat.specs import BaselineSpec
+    from ustat.baselines import BaselineSpec
 
     if proto == "bell-ldp":
         spec = BaselineSpec.of(proto, "kendall", epsilon=eps, bins=LEVELS, seed=seed)

@@ -180,7 +180,7 @@ def test_the_flags_build_the_spec_the_run_records():
     from ustat.cli.protocols import baseline_spec
     from ustat.cli.specs import executor
     from ustat.executors import LocalProcesses, Simulator
-    from ustat.specs import BaselineSpec
+    from ustat.baselines import BaselineSpec
 
     args = build_parser().parse_args(["estimate", "auc", "--protocol", "fedauc-lap",
                                       "--mechanism", "gaussian", "--delta", "1e-7", "--bits",
@@ -195,7 +195,7 @@ def test_the_flags_build_the_spec_the_run_records():
 
 
 def test_the_json_records_the_spec(capsys):
-    from ustat.specs import BaselineSpec
+    from ustat.baselines import BaselineSpec
 
     res, _ = _run(capsys, ["estimate", "kendall", "--protocol", "bell-2pc", "--n", "12",
                            "--bins", "4", "--pairs", "all", "--delta", "1e-5", "--engine",

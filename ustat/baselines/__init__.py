@@ -30,8 +30,10 @@ Layer: imports ``ustat.kernels``, ``ustat.specs``, ``ustat.executors``, ``ustat.
 from .protocol import planned_delta, protocol_program, run_protocol
 from .registry import PROTOCOLS, AcrossProcesses, ProtocolInfo, register
 from .result import ProtocolResult
+from .spec import BaselineSpec
 
 __all__ = [
+           "BaselineSpec",
            "PROTOCOLS",
            "AcrossProcesses",
            "ProtocolInfo",

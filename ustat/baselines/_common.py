@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
 
 #: Largest product domain T for which the T x T kernel matrix is built (512 MB).
 MAX_DOMAIN = 8192

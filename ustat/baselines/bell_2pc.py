@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
     from .result import ProtocolResult
 
 TRUST = ("computational DP without a trusted curator: each pair of users evaluates "

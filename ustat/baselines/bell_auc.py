@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
     from .result import ProtocolResult
 
 TRUST = ("local DP for the scores: each party sends one randomized Hadamard bit of its score's "

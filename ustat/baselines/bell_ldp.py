@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
     from .result import ProtocolResult
 
 TRUST = ("local DP: each party randomizes its own binned record (T-ary randomized response) "

@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
     from .result import ProtocolResult
 
 __all__ = [

@@ -37,7 +37,7 @@ from . import _common as C
 from .options import resolved
 
 if TYPE_CHECKING:
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
 
 #: The budget allocations of FedAUC_Lap (see :mod:`.fedauc`).
 ALLOCATIONS = ("adaptive", "orthogonal", "fixed", "global")

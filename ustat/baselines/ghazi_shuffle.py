@@ -99,7 +99,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
     from .result import ProtocolResult
 
 TRUST = ("shuffle model: each party splits its noisy encoded vectors into additive shares sent "

@@ -39,7 +39,7 @@ from mpc.comm.network import DEFAULT_ROLES
 from mpc.session import Session
 
 from ..executors import Executor, Place, Program, Simulator
-from ..specs.baselines import BaselineSpec
+from .spec import BaselineSpec
 from ._common import levels_arg, missing_levels, prepare_degree2, validate_records
 from .registry import ProtocolInfo, get
 from .result import ProtocolResult

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from mpc.session import Session
 
     from ..kernels import Kernel
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
 
 
 @dataclass

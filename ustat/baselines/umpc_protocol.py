@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from ..specs.baselines import BaselineSpec
+    from .spec import BaselineSpec
 
 __all__ = [
     "OPTIONS",

@@ -18,7 +18,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..reports.baselines import print_protocol
-from ..specs.baselines import BaselineSpec
+from ..baselines.spec import BaselineSpec
 from .common import UsageError
 from .specs import spec_error
 

@@ -24,7 +24,7 @@ from tests.process_helpers import (
     wire_mark,
 )
 from ustat.baselines.bell_2pc import run_bell_2pc
-from ustat.specs import BaselineSpec
+from ustat.baselines import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 

@@ -9,7 +9,7 @@ import pytest
 
 from ustat.baselines import run_protocol
 from ustat.executors import LocalProcesses, Simulator
-from ustat.specs import BaselineSpec
+from ustat.baselines import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 

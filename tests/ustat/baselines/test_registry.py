@@ -12,7 +12,7 @@ from mpc.comm.costs import Costs
 from tests.api import flat_protocol
 from tests.conftest import REPO, shared_data
 from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register
-from ustat.specs import BaselineSpec
+from ustat.baselines import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 

@@ -12,8 +12,9 @@ import pytest
 from tests.conftest import REPO
 from ustat.baselines import PROTOCOLS, ProtocolInfo, register
 from ustat.baselines.options import Option, integer
-from ustat.specs import BaselineSpec, UMPCSpec
-from ustat.specs.baselines import UNIVERSAL
+from ustat.baselines import BaselineSpec
+from ustat.specs import UMPCSpec
+from ustat.baselines.spec import UNIVERSAL
 
 from ._data import correlated_pairs
 
@@ -206,7 +207,7 @@ def _public_functions(path):
 
 MODULES = [os.path.join("ustat", "baselines", f) for f in
            sorted(os.listdir(os.path.join(REPO, "ustat", "baselines"))) if f.endswith(".py")]
-MODULES += ["ustat/specs/baselines.py", "ustat/reports/baselines.py", "ustat/cli/protocols.py"]
+MODULES += ["ustat/baselines/spec.py", "ustat/reports/baselines.py", "ustat/cli/protocols.py"]
 
 
 @pytest.mark.parametrize("module", MODULES)

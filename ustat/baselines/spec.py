@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import kernels as kernel_registry
-from .base import Spec, check_epsilon
-from .umpc import Precision, _seed
+from ..specs.base import Spec, check_epsilon
+from ..specs.umpc import Precision, _seed
 
 __all__ = [
     "UNIVERSAL",
@@ -179,7 +179,7 @@ class BaselineSpec(Spec):
     execution: Execution = field(default_factory=Execution)
 
     def __post_init__(self) -> None:
-        from ..baselines.registry import get, owners  # the protocols' declarations
+        from .registry import get, owners      # the protocols' declarations
 
         if not isinstance(self.protocol, str):
             raise TypeError(f"protocol must be a protocol's name, got {self.protocol!r}")
@@ -222,7 +222,7 @@ class BaselineSpec(Spec):
     def takes(self) -> tuple:
         """The fields of the groups this spec's protocol takes (its declared options and
         :data:`UNIVERSAL`)."""
-        from ..baselines.registry import get
+        from .registry import get
 
         return UNIVERSAL + tuple(opt.name for opt in get(self.protocol).options)
 
