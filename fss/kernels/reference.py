@@ -1,54 +1,49 @@
-"""Batched tree kernels shared by DPF and DCF: Gen and Eval on one cache block (internal).
+"""The numpy reference kernels of DPF and DCF: Gen and Eval on one cache block, and the codec.
 
-Unchecked: the public functions of :mod:`fss.dcf` / :mod:`fss.dpf` validate.
-A node word carries the control bit in the low bit of ``lo`` and the PRG is
-that of :mod:`fss.prg` (branch ``x`` expanded from ``u = w ^ x``; the value
-word from ``u ^ D``; all blocks of a level in one AES call). Working arrays are
-preallocated per block and every step writes into them (``out=``): fresh
-multi-MB temporaries per level cost more page faults than the AES calls.
+Unchecked: :mod:`fss.tree` validates. A node word carries the control bit
+in the low bit of ``lo`` and the PRG is that of :mod:`fss.prg` (branch ``x``
+expanded from ``u = w ^ x``; the value word from ``u ^ D``; all blocks of a
+level in one AES call). Working arrays are preallocated per block and every
+step writes into them (``out=``): fresh multi-MB temporaries per level cost
+more page faults than the AES calls.
 
-``mode`` is ``"dcf"`` (value words and V_CW per level, EUROCRYPT 2021
+``params.mode`` is ``"dcf"`` (value words and V_CW per level, EUROCRYPT 2021
 Fig. 1), ``"arith"`` or ``"xor"`` (DPF, CCS 2016 Fig. 1, output group Z_2^l
 or XOR of l-bit strings).
 
 Costs per instance and level (AES blocks): DCF Gen 8 (4 per party: kept and
 lost child, kept and lost value word), DCF Eval 2; DPF Gen 4, DPF Eval 1.
-One AES call per level per block in every case.
-
-When numba is installed (the optional ``fast`` extra), :func:`gen_block` and
-:func:`eval_block` hand the block to the compiled kernels of :mod:`fss._fast`
-(one fused pass per level, or the whole walk with AES on the CPU's AES
-instructions, :mod:`fss._fast_ni`); the numpy code below is the reference and
-the fallback, and the results are bit-identical (``tests/fss/test_fast.py``).
+One AES call per level per block in every case, about 25 numpy passes over
+the block around it. Every other backend of :mod:`fss.kernels` must give
+these keys and shares bit for bit (``tests/fss/test_kernels.py``).
+Security: that of the constructions (:mod:`fss.dcf`, :mod:`fss.dpf`); the
+kernels are deterministic functions of the root seeds they are given.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _fast, _pool
-from .prg import DELTA_HI, LOW_BIT_CLEAR, PI
+from ..keys import TreeArrays, TreeParams
+from ..prg import DELTA_HI, LOW_BIT_CLEAR, PI
 
 _U64 = np.uint64
 _ONE = _U64(1)
-BLOCK = 1 << 13        # instances per cache block in Gen
-EVAL_BLOCK = 1 << 14   # points per cache block in Eval
 
 
 def _mask(l: int) -> np.uint64:
     return _U64((1 << l) - 1)
 
 
-def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
-    """Gen for B instances; fills the correction-word slices, returns cw_last (B,).
+def gen_block(params: TreeParams, alpha: np.ndarray, beta: np.ndarray, out: TreeArrays) -> None:
+    """Gen for B instances: fills ``out``'s correction words and ``cw_last``.
 
-    ``alpha``, ``beta``: uint64 (B,); ``roots``: uint64 (2, B, 2) root seeds
-    (low bits clear); ``cw_seed`` (n, B, 2), ``cw_tl``/``cw_tr`` uint8 (n, B),
-    ``cw_v`` (n, B) or None (DPF). Both parties' nodes are processed in one
-    array of 2B words (party 0 first), one AES call per permutation per level.
+    ``alpha``, ``beta``: uint64 (B,); ``out.seed``: uint64 (2, B, 2), both parties'
+    root seeds (low bits clear). Both parties' nodes are processed in one array of
+    2B words (party 0 first), one AES call per level.
     """
-    if _fast.ENABLED:
-        return _fast.gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v)
+    n, l, mode = params.n_bits, params.out_bits, params.mode
+    roots, cw_seed, cw_tl, cw_tr, cw_v, _ = out
     B = alpha.shape[0]
     B2 = 2 * B
     dcf = mode == "dcf"
@@ -98,8 +93,8 @@ def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
         sel &= a
         np.bitwise_xor(tk, sel, out=cw_tl[i], casting="unsafe")   # t_CW^L = keep if alpha_i = 0
         np.bitwise_xor(tl_, sel, out=cw_tr[i], casting="unsafe")
-        if dcf:
-            _gen_values(l, i, a, beta, val, tm[B:], v_alpha, X, cw_v)
+        if cw_v is not None:
+            _gen_values(l, i, a, beta, val, tm[B:], (v_alpha, X), cw_v)
         # next words: kept child, corrected by (s_CW | t_CW^keep) where t = 1
         tk |= cs[:, 0]
         corr = t1.reshape(2, B)
@@ -113,21 +108,25 @@ def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
     if dcf:
         np.subtract(lo_hi[B:], lo_hi[:B], out=X)
         X -= v_alpha
-        return _signed_by(X, tm[B:]) & _mask(l)
-    if mode == "xor":
-        return (beta ^ lo_hi[:B] ^ lo_hi[B:]) & _mask(l)
-    return _signed_by(beta - lo_hi[:B] + lo_hi[B:], tm[B:]) & _mask(l)
+        out.cw_last[:] = _signed_by(X, tm[B:]) & _mask(l)
+    elif mode == "xor":
+        out.cw_last[:] = (beta ^ lo_hi[:B] ^ lo_hi[B:]) & _mask(l)
+    else:
+        out.cw_last[:] = _signed_by(beta - lo_hi[:B] + lo_hi[B:], tm[B:]) & _mask(l)
 
 
-def _signed_by(X, m):
+def _signed_by(X: np.ndarray, m: np.ndarray) -> np.ndarray:
     """(-1)^t X mod 2^64 for the mask m = -t: (X ^ m) - m."""
     X ^= m
     X -= m
     return X
 
 
-def _gen_values(l, i, a, beta, val, t1m, v_alpha, X, cw_v):
-    """V_CW of level i and the running V_alpha (EUROCRYPT 2021 Fig. 1, lines 10-12)."""
+def _gen_values(l: int, i: int, a: np.ndarray, beta: np.ndarray, val: np.ndarray,
+                t1m: np.ndarray, acc: tuple, cw_v: np.ndarray) -> None:
+    """V_CW of level i and the running V_alpha (EUROCRYPT 2021 Fig. 1, lines 10-12);
+    ``acc`` = (V_alpha, scratch), both (B,)."""
+    v_alpha, X = acc
     B = a.shape[0]
     np.subtract(val[1, B:], val[1, :B], out=X)      # lost value words, party 1 - party 0
     X -= v_alpha
@@ -142,23 +141,25 @@ def _gen_values(l, i, a, beta, val, t1m, v_alpha, X, cw_v):
     np.bitwise_and(am, _mask(l), out=cw_v[i])
 
 
-def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x):
-    """Eval at ``x`` (uint64 (m, B): m points per key) for B keys; returns uint64 (m, B).
+def eval_block(params: TreeParams, party: int, key: TreeArrays, x: np.ndarray) -> np.ndarray:
+    """Eval at ``x`` (uint64 (m, B): m points per key) for the B keys ``key``; uint64 (m, B).
 
     Walks x's path: per level one AES call over the whole block (the child
     block, and the value block for DCF), feed-forward, correction where t = 1.
     """
-    if _fast.ENABLED:
-        return _fast.eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
+    n, mode = params.n_bits, params.mode
+    seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last = key
     m, B = x.shape
     M = m * B
     xr = x.reshape(M)
 
-    def rep(a):
+    def rep(a: np.ndarray) -> np.ndarray:
         return a if m == 1 else np.broadcast_to(a[None], (m,) + a.shape).reshape((M,) + a.shape[1:])
 
-    def rep2(a):                                    # (n, B) -> (n, M), points-major like x
-        return a if m == 1 else np.broadcast_to(a[:, None], (a.shape[0], m, B)).reshape(a.shape[0], M)
+    def rep2(a: np.ndarray) -> np.ndarray:          # (n, B) -> (n, M), points-major like x
+        if m == 1:
+            return a
+        return np.broadcast_to(a[:, None], (a.shape[0], m, B)).reshape(a.shape[0], M)
 
     dcf = mode == "dcf"
     nb = 2 if dcf else 1
@@ -175,15 +176,15 @@ def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
     XB = np.ascontiguousarray(bits[:, :n][:, ::-1].T)
     TC = rep2(cw_tl) ^ ((rep2(cw_tl) ^ rep2(cw_tr)) & XB)
     IN[:, 0] ^= XB[0]
-    if dcf:
+    if cw_v is not None:
         delta = np.zeros((M, 2), dtype=_U64)
         delta[:, 1] = DELTA_HI
         v = np.zeros(M, dtype=_U64)
     for i in range(n):
-        if dcf:
+        if cw_v is not None:
             np.bitwise_xor(IN, delta, out=INb[1])
         PI.encrypt(INb, OCb)
-        if dcf:
+        if cw_v is not None:
             np.bitwise_xor(OCb[1, :, 0], IN[:, 0], out=tmp)
             v += tmp
             np.bitwise_and(rep(cw_v[i]), tm, out=tmp)
@@ -201,66 +202,57 @@ def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x)
             np.bitwise_xor(tc, XB[i + 1], out=IN[:, 0])
         else:
             IN[:, 0] = tc
-    return finish_eval(IN[:, 1], rep(cw_last) & tm, v if dcf else None, mode, party, l).reshape(m, B)
+    return finish_eval(params, party, IN[:, 1], rep(cw_last) & tm,
+                       v if cw_v is not None else None).reshape(m, B)
 
 
-def finish_eval(hi, last, v, mode: str, party: int, l: int) -> np.ndarray:
+def finish_eval(params: TreeParams, party: int, hi: np.ndarray, last: np.ndarray,
+                v: np.ndarray | None) -> np.ndarray:
     """A party's output words from the last level: XOR shares, or signed additive shares.
 
     ``hi``: the high words of the leaf seeds; ``last``: the last correction
-    word where t = 1 (else 0); ``v``: the DCF's running value (ignored for a DPF).
+    word where t = 1 (else 0); ``v``: the DCF's running value (None for a DPF).
     """
+    mode = params.mode
     if mode == "xor":
         y = hi ^ last
     else:
-        y = (v + hi + last) if mode == "dcf" else (hi + last)
+        y = (v + hi + last) if v is not None else (hi + last)
         if party:
             y = np.negative(y)
-    return y & _mask(l)
+    return y & _mask(params.out_bits)
 
 
-def gen_batch(n: int, l: int, mode: str, alpha, beta, roots, workers: int = 1, block: int = 0):
-    """Unchecked batched Gen (DCF or DPF ``mode``): correction-word arrays for B instances.
-
-    Cache blocking: instances go in blocks of ``block`` so that a level's
-    working set stays in the L2 cache; each block does one AES call per level.
-    """
-    block = block or BLOCK
-    B = alpha.shape[0]
-    cw_seed = np.empty((n, B, 2), dtype=_U64)
-    cw_tl = np.empty((n, B), dtype=np.uint8)
-    cw_tr = np.empty((n, B), dtype=np.uint8)
-    cw_v = np.empty((n, B), dtype=_U64) if mode == "dcf" else None
-    cw_last = np.empty(B, dtype=_U64)
-
-    def one(c0):
-        c1 = min(B, c0 + block)
-        cw_last[c0:c1] = gen_block(
-            n, l, mode, alpha[c0:c1], beta[c0:c1], roots[:, c0:c1], cw_seed[:, c0:c1],
-            cw_tl[:, c0:c1], cw_tr[:, c0:c1], None if cw_v is None else cw_v[:, c0:c1])
-
-    _pool.run_blocks(one, range(0, B, block), workers)
-    return cw_seed, cw_tl, cw_tr, cw_v, cw_last
+# -- codec: the packing of the wire format (fss._keyio) -----------------------------------------
+def put_words(dst: np.ndarray, words: np.ndarray, lb: int) -> None:
+    """The low ``lb`` bytes of each word of the flat little-endian ``words`` into ``dst``."""
+    dst.reshape(-1, lb)[:] = words.view(np.uint8).reshape(-1, 8)[:, :lb]
 
 
-def eval_batch(mode, n: int, l: int, party: int, key, x: np.ndarray, workers: int = 1,
-              block: int = 0) -> np.ndarray:
-    """Unchecked batched Eval (DCF or DPF ``mode``): x uint64 (m, B); returns uint64 (m, B).
+def get_words(src: np.ndarray, count: int, lb: int, top_bits: int) -> tuple[np.ndarray, int]:
+    """Words from ``count`` little-endian ``lb``-byte fields; -1 as the second result if a
+    field's last byte has a bit at or above ``top_bits`` set, else ``count``."""
+    full = np.zeros((count, 8), dtype=np.uint8)
+    full[:, :lb] = src.reshape(count, lb)
+    out = full.view("<u8").reshape(count).astype(_U64, copy=False)
+    if top_bits and count and np.any(src.reshape(count, lb)[:, lb - 1] >> np.uint8(top_bits)):
+        return out, -1
+    return out, count
 
-    Processes blocks of ``block // m`` keys (cache blocking, see _gen_core).
-    """
-    block = block or EVAL_BLOCK
-    m, B = x.shape
-    out = np.empty((m, B), dtype=_U64)
-    step = max(1, block // m)
-    cw_v = getattr(key, "cw_value", None)
 
-    def one(c0):
-        c1 = min(B, c0 + step)
-        out[:, c0:c1] = eval_block(
-            n, l, mode, party, key.seed[c0:c1], key.cw_seed[:, c0:c1], key.cw_t_left[:, c0:c1],
-            key.cw_t_right[:, c0:c1], None if cw_v is None else cw_v[:, c0:c1],
-            key.cw_last[c0:c1], x[:, c0:c1])
+def pack_levels(t: np.ndarray, dst: np.ndarray) -> None:
+    """Control bits ``t`` (n, B) uint8 0/1 into ``dst`` (ceil(n/8), B), little bit order."""
+    dst[:] = np.packbits(t, axis=0, bitorder="little")
 
-    _pool.run_blocks(one, range(0, B, step), workers)
-    return out
+
+def unpack_levels(src: np.ndarray, n: int) -> tuple[np.ndarray, int]:
+    """Inverse of :func:`pack_levels`; -1 as the second result if a padding bit is set."""
+    B = src.shape[1]
+    if n % 8 and B and np.any(src[-1] >> np.uint8(n % 8)):
+        return np.empty((n, B), dtype=np.uint8), -1
+    return np.unpackbits(src, axis=0, count=n, bitorder="little"), 0
+
+
+def any_low_bit(seeds: np.ndarray) -> bool:
+    """Whether a seed array (..., 2) has bit 0 of a low word set (not canonical)."""
+    return bool(np.any(seeds[..., 0] & _ONE))
