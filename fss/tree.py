@@ -61,7 +61,9 @@ def check_key(key: Any, family: type[TreeParams] = TreeParams) -> TreeKey:
     return key
 
 
-def _check_key_for(params: TreeParams, party: int, key: Any) -> TreeKey:
+def check_key_for(params: TreeParams, party: int, key: Any) -> TreeKey:
+    """``key`` if it is party ``party``'s key of the family ``params``, else TypeError or
+    ValueError naming the mismatch."""
     key = check_key(key, type(params))
     if key.params != params:
         g = "" if params.values else f" ({key.group})"
@@ -205,7 +207,7 @@ def eval(params: TreeParams, party: int, key: TreeKey, x: Any, *,
     points per key), uint64 of x's shape. Arguments and steps as :func:`fss.dcf.eval`."""
     params = check_params(params, TreeParams)
     party = _util.check_party(party)
-    key = _check_key_for(params, party, key)
+    key = check_key_for(params, party, key)
     x = _util.domain_values(x, params.n_bits, "x")
     m = _util.points_per_key(x, tuple(key.shape))
     w = _pool.check_workers(workers, m * key.batch)

@@ -6,7 +6,8 @@ Every backend computes the same keys and shares bit for bit (same PRG,
 reference):
 
 - ``"numpy"``  (:mod:`.reference`): the reference; numpy passes around one
-  pycryptodome AES call per level and block. Gen, Eval, codec.
+  pycryptodome AES call per level and block. Gen, Eval, codec, and the
+  breadth-first full-domain Eval of DPF keys (``expand``).
 - ``"scalar"`` (:mod:`.scalar`): Eval of at most :data:`SMALL` points with
   Python integers (numpy's per-call overhead dominates there).
 - ``"numba"``  (:mod:`.passes`): one compiled pass per level around the
@@ -19,7 +20,8 @@ reference):
 A backend offers ``gen_block(params, alpha, beta, out)`` (fills the correction
 words of ``out``, a :class:`fss.keys.TreeArrays` whose ``seed`` holds both
 parties' roots), ``eval_block(params, party, key, x)`` (shares at x (m, B) of
-the B keys of a :class:`~fss.keys.TreeArrays`) and a :class:`Codec` (the
+the B keys of a :class:`~fss.keys.TreeArrays`), ``expand_block(params, party,
+key)`` (a DPF's shares at every point of the domain) and a :class:`Codec` (the
 packing of the wire format, :mod:`fss._keyio`), or None for what it lacks.
 :func:`choose` picks one for an operation from what is installed and enabled
 (:mod:`._host`: numba, ``USTAT_FSS_NUMBA=0``, the host's AES instructions,
@@ -46,9 +48,11 @@ from .scalar import SMALL
 GenKernel = Callable[[TreeParams, np.ndarray, np.ndarray, TreeArrays], None]
 #: ``eval_block(params, party, key, x)``: the shares at x (m, B) of the B keys
 EvalKernel = Callable[[TreeParams, int, TreeArrays, np.ndarray], np.ndarray]
+#: ``expand_block(params, party, key)``: a DPF's shares at every x, (B, 2^n)
+ExpandKernel = Callable[[TreeParams, int, TreeArrays], np.ndarray]
 
 __all__ = ["NAMES", "SMALL", "Backend", "Codec", "available", "choose", "codec", "eval_kernel",
-           "forced", "gen_kernel", "missing"]
+           "expand_kernel", "forced", "gen_kernel", "missing"]
 
 
 class Codec(NamedTuple):
@@ -73,19 +77,20 @@ class Backend:
     eval_block: EvalKernel | None
     codec: Codec | None
     max_points: int | None = None
+    expand_block: ExpandKernel | None = None
 
     def offers(self, op: str, size: int | None = None) -> bool:
-        """Whether it offers ``op`` ("gen", "eval" or "codec") on ``size`` points."""
+        """Whether it offers ``op`` ("gen", "eval", "expand" or "codec") on ``size`` points."""
         if op == "eval" and self.max_points is not None and (size is None or
                                                              size > self.max_points):
             return False
-        return {"gen": self.gen_block, "eval": self.eval_block, "codec": self.codec}[op] \
-            is not None
+        return {"gen": self.gen_block, "eval": self.eval_block, "expand": self.expand_block,
+                "codec": self.codec}[op] is not None
 
 
 #: every backend, slowest first (the order of preference is the reverse)
 NAMES = ("numpy", "scalar", "numba", "aesni")
-_OPS = ("gen", "eval", "codec")
+_OPS = ("gen", "eval", "expand", "codec")
 
 
 def _codec(mod: Any) -> Codec:
@@ -96,7 +101,7 @@ def _codec(mod: Any) -> Codec:
 def _load() -> tuple[dict[str, Backend], dict[str, str]]:
     """The backends this host runs, and why each other one is missing."""
     have = {"numpy": Backend("numpy", reference.gen_block, reference.eval_block,
-                             _codec(reference)),
+                             _codec(reference), expand_block=reference.expand_block),
             "scalar": Backend("scalar", None, scalar.eval_block, None, SMALL)}
     why = {}
     if _host.NUMBA:
@@ -144,7 +149,7 @@ def missing(name: str) -> str | None:
 
 
 def choose(op: str, size: int | None = None) -> Backend:
-    """The backend for ``op`` ("gen", "eval" or "codec") on ``size`` points (Eval) or
+    """The backend for ``op`` ("gen", "eval", "expand" or "codec") on ``size`` points (Eval) or
     instances (Gen), the one place in :mod:`fss` that decides.
 
     AES in registers wherever the host has it (one compiled call is fastest at every
@@ -172,6 +177,13 @@ def gen_kernel(size: int | None = None) -> GenKernel:
 def eval_kernel(size: int | None = None) -> EvalKernel:
     """The Eval kernel of the backend :func:`choose` picks for ``size`` points."""
     fn = choose("eval", size).eval_block
+    assert fn is not None
+    return fn
+
+
+def expand_kernel() -> ExpandKernel:
+    """The full-domain Eval kernel of DPF keys of the backend :func:`choose` picks."""
+    fn = choose("expand").expand_block
     assert fn is not None
     return fn
 

@@ -85,6 +85,7 @@ def test_choose_is_the_one_dispatch():
     assert kernels.choose("eval", 10**6).name == fastest
     assert kernels.choose("eval", kernels.SMALL).name == ("aesni" if "aesni" in have else "scalar")
     assert kernels.choose("eval", kernels.SMALL + 1).name == fastest
+    assert kernels.choose("expand").name == "numpy"         # DPF full domain: numpy only
     with kernels.forced("scalar"):
         assert kernels.choose("eval", kernels.SMALL).name == "scalar"
         assert kernels.choose("eval", kernels.SMALL + 1).name == "numpy"     # beyond its bound
