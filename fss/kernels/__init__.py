@@ -29,6 +29,10 @@ its byte order) and the batch size; nothing else in :mod:`fss` decides.
 :func:`forced` makes it pick a given backend (tests, the numpy peer of
 ``benchmarks/fss.py``). Costs: the AES blocks of the constructions (DCF Gen
 8 n per instance, Eval 2 n per point; DPF half), whatever the backend.
+Security: a kernel is a deterministic function of what it is given (root
+seeds drawn by :mod:`fss.tree` from the caller's CSPRNG, or a key); no
+backend draws randomness or keeps state between calls, so none changes the
+constructions' guarantees (:mod:`fss.dcf`, :mod:`fss.dpf`).
 """
 
 from __future__ import annotations
