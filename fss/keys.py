@@ -26,6 +26,10 @@ Sizes per key and instance: information ``key_bits = 128 + n (130 + l) + l``
 (DCF) or ``128 + 130 n + l`` (DPF); serialized payload ``wire_bits = 128 (n + 1)
 + 16 ceil(n/8) + 8 ceil(l/8) (n + 1)`` (DCF) or ``... + 8 ceil(l/8)`` (DPF).
 Nothing here computes on keys: :mod:`fss.tree` makes and evaluates them.
+Security: a key's arrays are its holder's secret (one key alone is
+pseudorandom, the two together reveal alpha and beta: :mod:`fss.dcf`,
+:mod:`fss.dpf`); ``params``, ``shape``, ``party`` and ``insecure`` are public
+(they are what the wire format's header carries).
 """
 
 from __future__ import annotations
