@@ -26,6 +26,9 @@ def check_int(v: Any, name: str, lo: int, hi: int) -> int:
 
 
 def check_party(party: Any) -> int:
+    """0 or 1 (an int, or an integer type's 0 or 1), else TypeError/ValueError."""
+    if type(party) is int and (party == 0 or party == 1):     # the common case, at once
+        return party
     if isinstance(party, (bool, np.bool_)) or not isinstance(party, numbers.Integral):
         raise TypeError(f"party must be 0 or 1, got {party!r}")
     if int(party) not in (0, 1):
@@ -91,6 +94,12 @@ def _integers(x: Any, name: str) -> np.ndarray:
 
 def domain_values(x: Any, n_bits: int, name: str) -> np.ndarray:
     """Integers in [0, 2^n_bits) as a ``uint64`` array (any shape); ValueError otherwise."""
+    if type(x) is np.ndarray and x.dtype == _U64:           # the common case, checked at once
+        if n_bits < 64 and x.size:
+            top = max(x.reshape(-1).tolist()) if x.size <= 16 else int(x.max())
+            if top >> n_bits:
+                raise ValueError(f"{name} must be in [0, 2^{n_bits}), got {top}")
+        return x
     if isinstance(x, numbers.Integral) and not isinstance(x, (bool, np.bool_)):
         v = int(x)
         if not 0 <= v < (1 << n_bits):

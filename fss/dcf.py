@@ -151,7 +151,7 @@ def eval(params: DCFParams, party: int, key: TreeKey, x: Any, *,
     words; negate for party 1.
     Cost: 2 n AES blocks per point; no communication.
     """
-    return tree.eval(_params(params), party, key, x, workers=workers)
+    return tree._eval(_params(params), party, key, x, workers)
 
 
 # -- serialization -------------------------------------------------------------------------

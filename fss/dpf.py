@@ -109,7 +109,7 @@ def eval(params: DPFParams, party: int, key: TreeKey, x: Any, *,
     Convert(s) + t CW^(n+1), negated for party 1 (arith) / XOR (xor).
     Cost: n AES blocks per point; no communication.
     """
-    return tree.eval(_params(params), party, key, x, workers=workers)
+    return tree._eval(_params(params), party, key, x, workers)
 
 
 def eval_all(params: DPFParams, party: int, key: TreeKey) -> np.ndarray:

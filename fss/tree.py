@@ -65,7 +65,7 @@ def check_key_for(params: TreeParams, party: int, key: Any) -> TreeKey:
     """``key`` if it is party ``party``'s key of the family ``params``, else TypeError or
     ValueError naming the mismatch."""
     key = check_key(key, type(params))
-    if key.params != params:
+    if key.params is not params and key.params != params:
         g = "" if params.values else f" ({key.group})"
         want = "" if params.values else f" ({params.group})"
         raise ValueError(
@@ -205,7 +205,11 @@ def eval(params: TreeParams, party: int, key: TreeKey, x: Any, *,
          workers: int | None = None) -> np.ndarray:
     """Party ``party``'s shares at ``x`` (the key's batch shape, or ``(m, *key.shape)``: m
     points per key), uint64 of x's shape. Arguments and steps as :func:`fss.dcf.eval`."""
-    params = check_params(params, TreeParams)
+    return _eval(check_params(params, TreeParams), party, key, x, workers)
+
+
+def _eval(params: TreeParams, party: int, key: TreeKey, x: Any, workers: int | None) -> np.ndarray:
+    """:func:`eval` for checked ``params`` (:mod:`fss.dcf` and :mod:`fss.dpf` checked them)."""
     party = _util.check_party(party)
     key = check_key_for(params, party, key)
     x = _util.domain_values(x, params.n_bits, "x")
