@@ -16,7 +16,7 @@ l = 40 output bits):
   - our DCF key generation and evaluation (keys/s, points/s): one worker
     (the ratios below) and all workers (``dcf_*_workers_speedup``), with the
     kernels in use (``fss_kernels``: compiled with AES on the CPU's AES
-    instructions, compiled around pycryptodome, or numpy; see fss/_fast.py)
+    instructions, compiled around pycryptodome, or numpy; see fss/kernels/)
     and, as the peer measured in the same run, the numpy kernels
     (``dcf_*_numpy_per_s``, ``dcf_*_speedup_vs_numpy``);
   - the PyPI package ``sycret`` (Rust, LeFactory, 1 thread) when installed:
@@ -36,8 +36,8 @@ l = 40 output bits):
     every large call (measured last, since the setting is process-wide;
     ``--skip-retained`` skips it).
 The machine may be shared: ``load_avg_start``/``load_avg_end`` (1-minute load
-average) say how busy it was. Every timing is the median of ``--repeat`` (>= 3) warm runs; the first,
-cold run (fresh arrays, thread pool start) is reported apart (``*_cold_*``).
+average) say how busy it was. Every timing is the median of ``--repeat`` (>= 3) warm runs;
+the first, cold run (fresh arrays, thread pool start) is reported apart (``*_cold_*``).
 ``--json`` prints one JSON object on stdout; progress goes to stderr.
 ``--quick`` uses 2^14 instances and finishes in seconds.
 """
@@ -56,11 +56,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from benchmarks._common import cold_and_warm  # noqa: E402
-from fss import _fast, _pool, dcf, dpf, gates, prg  # noqa: E402
-from mpc.arith.rng import CSPRNG  # noqa: E402
-from mpc.session import Session  # noqa: E402
-from mpc.arith.sharing import additive_share  # noqa: E402
+from benchmarks._common import cold_and_warm
+from fss import _pool, dcf, dpf, gates, kernels, prg
+from mpc.arith.rng import CSPRNG
+from mpc.arith.sharing import additive_share
+from mpc.session import Session
 
 N_BITS, L_BITS = 32, 40
 AES_SAMPLES: list = []
@@ -90,17 +90,16 @@ def compiled_aes_rate(repeat: int = 5) -> float | None:
     defines; the compiled kernels may use wider AES instructions (VAES) than pycryptodome,
     so ``dcf_*_compiled_aes_bound_share`` also reports the share of this faster bound.
     """
-    if not (_fast.ENABLED and _fast.AESNI):
+    if "aesni" not in kernels.available():
         return None
     from numba import njit
 
-    from fss import _fast_ni
-    from fss._aesni import round_keys
+    from fss.kernels import aesni
 
-    rk = round_keys(prg.PI.key)
+    rk = prg.round_keys(prg.PI.key)
     best = 0.0
     for K in (16, 32, 64):                 # blocks in flight; the bound is the fastest
-        mmo = _fast_ni.make_mmo(K)
+        mmo = aesni.make_mmo(K)
 
         @njit(nogil=True)
         def loop(rk, S, it, mmo=mmo):
@@ -118,13 +117,13 @@ def compiled_aes_rate(repeat: int = 5) -> float | None:
     return best
 
 
-def _fast_ni_width() -> int | None:
+def _aesni_width() -> int | None:
     """AES blocks per instruction of the compiled kernels (4: VAES on 512-bit registers)."""
-    if not (_fast.ENABLED and _fast.AESNI):
+    if "aesni" not in kernels.available():
         return None
-    from fss._aesni import vector_blocks
+    from fss.kernels import aesni
 
-    return vector_blocks()
+    return aesni.WIDTH
 
 
 def _timed(fn, repeat):
@@ -141,10 +140,12 @@ def bench_dcf(B, repeat, rng, workers):
     gc, gw, (k0, k1), ga = _timed(lambda: dcf.gen(p, alpha, 1, rng, workers=workers), repeat)
     ec, ew, y0, ea = _timed(lambda: dcf.eval(p, 0, k0, x, workers=workers), repeat)
     y1 = dcf.eval(p, 1, k1, x, workers=workers)
-    ok = bool(np.array_equal((y0 + y1) & np.uint64((1 << L_BITS) - 1), (x < alpha).astype(np.uint64)))
+    ok = bool(np.array_equal((y0 + y1) & np.uint64((1 << L_BITS) - 1),
+                             (x < alpha).astype(np.uint64)))
     out = {"keygen_per_s": B / gw, "eval_per_s": B / ew, "keygen_cold_per_s": B / gc,
            "eval_cold_per_s": B / ec, "correct": ok,
-           "keygen_share": (B / gw) / (ga / (8 * N_BITS)), "eval_share": (B / ew) / (ea / (2 * N_BITS))}
+           "keygen_share": (B / gw) / (ga / (8 * N_BITS)),
+           "eval_share": (B / ew) / (ea / (2 * N_BITS))}
     # serialized on both sides (sycret returns and takes serialized keys): gen_bytes, what a
     # dealer that sends its keys calls, and (reported apart) gen followed by to_bytes
     _, sg, (b0, b1), _ = _timed(lambda: dcf.gen_bytes(p, alpha, 1, rng, workers=workers), repeat)
@@ -161,7 +162,7 @@ def _same_keys(p, alpha, b0, b1) -> bool:
     """Whether serialized keys parse and compute [x < alpha] on a sample of points."""
     k0, k1 = dcf.from_bytes(b0), dcf.from_bytes(b1)
     idx = np.arange(0, k0.batch, max(1, k0.batch // 4096))
-    k0s, k1s = (_take(k, idx, idx.size) for k in (k0, k1))
+    k0s, k1s = (k.take(idx) for k in (k0, k1))
     xs = alpha[idx] ^ np.uint64(1)                      # next to alpha: both sides of it
     y = (dcf.eval(p, 0, k0s, xs) + dcf.eval(p, 1, k1s, xs)) & np.uint64((1 << L_BITS) - 1)
     return bool(np.array_equal(y, (xs < alpha[idx]).astype(np.uint64)))
@@ -169,7 +170,8 @@ def _same_keys(p, alpha, b0, b1) -> bool:
 
 def bench_small(p, k0, x, size, calls, repeat):
     """Evaluations per second at ``size`` keys per call."""
-    keys = [dcf.from_bytes(dcf.to_bytes(_slice(k0, j * size, size))) for j in range(calls)]
+    keys = [dcf.from_bytes(dcf.to_bytes(k0.take(slice(j * size, (j + 1) * size))))
+            for j in range(calls)]
     xs = [x[j * size:(j + 1) * size] for j in range(calls)]
 
     def run():
@@ -180,17 +182,6 @@ def bench_small(p, k0, x, size, calls, repeat):
     return size * calls / w
 
 
-def _slice(k, c0, size):
-    return _take(k, slice(c0, c0 + size), size)
-
-
-def _take(k, sel, size):
-    """The keys ``sel`` (a slice or indices, ``size`` of them) of a batch of DCF keys."""
-    return dcf.DCFKey(k.party, k.n_bits, k.out_bits, (size,), k.seed[sel], k.cw_seed[:, sel],
-                      k.cw_t_left[:, sel], k.cw_t_right[:, sel], k.cw_value[:, sel], k.cw_last[sel],
-                      k.insecure)
-
-
 def bench_sycret(B, repeat, small_calls):
     try:
         import sycret
@@ -198,14 +189,14 @@ def bench_sycret(B, repeat, small_calls):
         return None
     fac = sycret.LeFactory(n_threads=1)
     x = (np.frombuffer(os.urandom(4 * B), dtype=np.uint32)).astype(np.int64)
-    _, tg, (ka, kb) = cold_and_warm(lambda: fac.keygen(B), repeat)
+    _, tg, (ka, _kb) = cold_and_warm(lambda: fac.keygen(B), repeat)
     _, te, _ = cold_and_warm(lambda: fac.eval(0, x, ka, n_threads=1), repeat)
     out = {"keygen_per_s": B / tg, "eval_per_s": B / te, "key_bytes": int(fac.key_len),
            "version": getattr(sycret, "__version__", None)}
     for size, calls in ((1, small_calls), (64, max(1, small_calls // 16))):
         calls = min(calls, B // size)
 
-        def run():
+        def run(calls=calls, size=size):
             for j in range(calls):
                 fac.eval(0, x[j * size:(j + 1) * size], ka[j * size:(j + 1) * size], n_threads=1)
 
@@ -245,8 +236,9 @@ def bench_gate(name, B, l, repeat, fn):
 
 
 def retained_memory(B, repeat, small_calls) -> dict:
-    """DCF and sycret again with freed memory kept for reuse (``mpc.machine.memory``, what the ``ustat``
-    command line does), both sides in the same process state: keys ending in ``_retained``."""
+    """DCF and sycret again with freed memory kept for reuse (``mpc.machine.memory``, what the
+    ``ustat`` command line does), both sides in the same process state: keys ending in
+    ``_retained``."""
     from mpc.machine.memory import policy, retain_freed_memory
 
     _log("DCF and sycret with freed memory retained (mpc.machine.memory) ...")
@@ -266,7 +258,8 @@ def retained_memory(B, repeat, small_calls) -> dict:
                    sycret_eval_per_s_retained=sy["eval_per_s"],
                    keygen_ratio_retained=ours["keygen_per_s"] / sy["keygen_per_s"],
                    eval_ratio_retained=ours["eval_per_s"] / sy["eval_per_s"],
-                   keygen_ratio_serialized_retained=ours["keygen_serialized_per_s"] / sy["keygen_per_s"],
+                   keygen_ratio_serialized_retained=ours["keygen_serialized_per_s"]
+                   / sy["keygen_per_s"],
                    eval_ratio_serialized_retained=ours["eval_serialized_per_s"] / sy["eval_per_s"])
     return out
 
@@ -275,8 +268,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--quick", action="store_true", help="small batch, finishes in seconds")
-    ap.add_argument("--batch-log2", type=int, default=None, help="batch = 2^K (default 20, quick 14)")
-    ap.add_argument("--repeat", type=int, default=3, help="warm runs per timing, median (default 3)")
+    ap.add_argument("--batch-log2", type=int, default=None,
+                    help="batch = 2^K (default 20, quick 14)")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="warm runs per timing, median (default 3)")
     ap.add_argument("--skip-retained", action="store_true",
                     help="skip the re-measurement with freed memory retained (the *_retained keys)")
     args = ap.parse_args(argv)
@@ -288,28 +283,27 @@ def main(argv=None):
     B = 1 << k
     rng = CSPRNG()
     cores = _pool.cpu_count()
-    out = {"batch": B, "domain_bits": N_BITS, "out_bits": L_BITS, "threads": 1, "workers_all": cores,
-           "repeat": args.repeat, "python": platform.python_version(), "numpy": np.__version__,
-           "load_avg_start": os.getloadavg()[0]}
+    out = {"batch": B, "domain_bits": N_BITS, "out_bits": L_BITS, "threads": 1,
+           "workers_all": cores, "repeat": args.repeat, "python": platform.python_version(),
+           "numpy": np.__version__, "load_avg_start": os.getloadavg()[0]}
 
     _log(f"DCF n={N_BITS} l={L_BITS}, batch 2^{k}, 1 worker ...")
     ours, (p, k0, x) = bench_dcf(B, args.repeat, rng, 1)
     out.update(dcf_keygen_per_s=ours["keygen_per_s"], dcf_eval_per_s=ours["eval_per_s"],
-               dcf_keygen_cold_per_s=ours["keygen_cold_per_s"], dcf_eval_cold_per_s=ours["eval_cold_per_s"],
+               dcf_keygen_cold_per_s=ours["keygen_cold_per_s"],
+               dcf_eval_cold_per_s=ours["eval_cold_per_s"],
                dcf_keygen_serialized_per_s=ours["keygen_serialized_per_s"],
                dcf_keygen_then_to_bytes_per_s=ours["keygen_then_to_bytes_per_s"],
                dcf_eval_serialized_per_s=ours["eval_serialized_per_s"], dcf_correct=ours["correct"],
-               dcf_keygen_aes_bound_share=ours["keygen_share"], dcf_eval_aes_bound_share=ours["eval_share"],
+               dcf_keygen_aes_bound_share=ours["keygen_share"],
+               dcf_eval_aes_bound_share=ours["eval_share"],
                dcf_keygen_aes_blocks=8 * N_BITS, dcf_eval_aes_blocks=2 * N_BITS)
-    out["fss_kernels"] = ("numba+aesni" if _fast.AESNI else "numba+pycryptodome") \
-        if _fast.ENABLED else "numpy"
-    if _fast.ENABLED:
+    used = kernels.choose("eval", B).name
+    out["fss_kernels"] = {"aesni": "numba+aesni", "numba": "numba+pycryptodome"}.get(used, used)
+    if used != "numpy":
         _log("DCF, numpy kernels (peer), 1 worker ...")
-        _fast.ENABLED = False
-        try:
+        with kernels.forced("numpy"):
             npy, _ = bench_dcf(B, args.repeat, rng, 1)
-        finally:
-            _fast.ENABLED = True
         out["dcf_keygen_numpy_per_s"] = npy["keygen_per_s"]
         out["dcf_eval_numpy_per_s"] = npy["eval_per_s"]
         out["dcf_keygen_speedup_vs_numpy"] = ours["keygen_per_s"] / npy["keygen_per_s"]
@@ -320,7 +314,8 @@ def main(argv=None):
     out["dcf_eval_workers_speedup"] = allw["eval_per_s"] / ours["eval_per_s"]
     small_calls = 256 if args.quick else 2048
     out["dcf_eval_batch1_per_s"] = bench_small(p, k0, x, 1, min(small_calls, B), args.repeat)
-    out["dcf_eval_batch64_per_s"] = bench_small(p, k0, x, 64, max(1, min(small_calls // 16, B // 64)),
+    out["dcf_eval_batch64_per_s"] = bench_small(p, k0, x, 64,
+                                                max(1, min(small_calls // 16, B // 64)),
                                                 args.repeat)
 
     _log("sycret LeFactory (1 thread) ...")
@@ -328,19 +323,24 @@ def main(argv=None):
     out["sycret_keygen_per_s"] = sy["keygen_per_s"] if sy else None
     out["sycret_eval_per_s"] = sy["eval_per_s"] if sy else None
     out["sycret_key_bits"] = 8 * sy["key_bytes"] if sy else None
-    ratio = (lambda a, b: a / b if sy else None)
+
+    def ratio(a, b):
+        return a / b if sy else None
+
     out["keygen_ratio"] = ratio(ours["keygen_per_s"], sy and sy["keygen_per_s"])
     out["eval_ratio"] = ratio(ours["eval_per_s"], sy and sy["eval_per_s"])
-    out["keygen_ratio_serialized"] = ratio(ours["keygen_serialized_per_s"], sy and sy["keygen_per_s"])
+    out["keygen_ratio_serialized"] = ratio(ours["keygen_serialized_per_s"],
+                                           sy and sy["keygen_per_s"])
     out["keygen_then_to_bytes_ratio"] = ratio(ours["keygen_then_to_bytes_per_s"],
                                               sy and sy["keygen_per_s"])
     out["eval_ratio_serialized"] = ratio(ours["eval_serialized_per_s"], sy and sy["eval_per_s"])
     out["eval_ratio_batch1"] = ratio(out["dcf_eval_batch1_per_s"], sy and sy["eval_batch1_per_s"])
-    out["eval_ratio_batch64"] = ratio(out["dcf_eval_batch64_per_s"], sy and sy["eval_batch64_per_s"])
+    out["eval_ratio_batch64"] = ratio(out["dcf_eval_batch64_per_s"],
+                                      sy and sy["eval_batch64_per_s"])
     out["aes_ecb_blocks_per_s"] = statistics.median(AES_SAMPLES)
     peak = compiled_aes_rate()
     out["compiled_aes_blocks_per_s"] = peak
-    out["aes_vector_blocks"] = _fast_ni_width()
+    out["aes_vector_blocks"] = _aesni_width()
     for op, blocks in (("keygen", 8 * N_BITS), ("eval", 2 * N_BITS)):
         out[f"dcf_{op}_compiled_aes_bound_share"] = (
             ours[f"{op}_per_s"] / (peak / blocks) if peak else None)

@@ -2,20 +2,26 @@
 
 Modules, bottom up (a lower one never imports a higher one):
 
-- :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched
-- :mod:`fss._keyio`  key layout checks and the versioned, validated wire format
+- :mod:`fss.prg`     fixed-key AES tree PRG (MMO, domain-separated value blocks), batched,
+  and the AES-128 key schedule the compiled rounds use
+- :mod:`fss._util`   argument checks (domain and ring values, parties, the CSPRNG)
 - :mod:`fss._pool`   worker threads for the block loops (:mod:`mpc.machine.threads`)
-- :mod:`fss._aesni`  AES-128 key expansion and the host check for compiled AES rounds
-- :mod:`fss._fast`   compiled (numba, optional ``fast`` extra) Gen/Eval level kernels
-- :mod:`fss._fast_ni` compiled Gen/Eval with AES on the CPU's AES instructions
-- :mod:`fss._tree`   Gen/Eval kernels on one cache block, shared by DPF and DCF (numpy;
-  dispatches to :mod:`fss._fast` when numba is installed, bit-identical results)
-- :mod:`fss._small`  scalar evaluation path for batches of a few points
-- :mod:`fss._warm`   loads the compiled kernels (:func:`warm_up`; the launcher and
-  the deployment runner call it while a run's process connects, when given it)
-- :mod:`fss._wire_gen` key generation straight into the wire format (``gen_bytes``)
+- :mod:`fss.keys`    the parameters (:class:`~fss.keys.DPFParams`,
+  :class:`~fss.keys.DCFParams`) and the one key type :class:`~fss.keys.TreeKey`:
+  a DPF key, or a DCF key (the same fields plus value correction words)
+- :mod:`fss.kernels` the tree-walk kernels (Gen and Eval of a cache block, the
+  wire codec) and :func:`fss.kernels.choose`, the one place that picks among them:
+  ``reference`` (numpy), ``scalar`` (a few points, Python integers), ``passes``
+  (numba, optional ``fast`` extra), ``aesni`` (numba, AES on the CPU's AES
+  instructions); ``_host`` says what this host runs; all give the same bits
+- :mod:`fss._keyio`  the versioned, validated wire format, driven by the key's params
+- :mod:`fss.tree`    Gen, Eval, Gen straight into bytes and parsing for either key:
+  the block loops over the batch on ``workers`` threads
 - :mod:`fss.dpf`     distributed point functions (BGI CCS 2016), Z_2^l or XOR outputs
 - :mod:`fss.dcf`     distributed comparison functions (Boyle et al. EUROCRYPT 2021)
+- :mod:`fss._warm`   loads the compiled kernels (:func:`warm_up`; the launcher and
+  the deployment runner call it while a run's process connects, when given it)
+- :mod:`fss.dealing` the dealer's side of the gates: masks and key pairs, sent
 - :mod:`fss.gates`   masked-input FSS gates on additive shares with a trusted
   dealer (TCC 2019): less_than, greater_than, equal, sign, abs_value,
   in_interval, for two parties or an edge of k > 2 members

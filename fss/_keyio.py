@@ -1,9 +1,11 @@
-"""Key layout checks and the wire format of DPF/DCF keys (internal; used by dcf and dpf).
+"""The wire format of DPF/DCF keys (internal; :mod:`fss.tree`, :mod:`fss.dcf`, :mod:`fss.dpf`).
 
-Wire format, version 2 (little endian):
+Everything here follows from the key's parameters (:class:`fss.keys.DCFParams`
+or :class:`fss.keys.DPFParams`): their magic, and whether the payload has the
+value correction words. Wire format, version 2 (little endian):
 
     header (16 bytes + 8 per axis)
-        magic     4 bytes   b"DCF1" or b"DPF1"
+        magic     4 bytes   b"DCF1" or b"DPF1" (``params.magic``)
         version   1 byte    2
         party     1 byte    0 or 1
         n         1 byte    1..64 input bits
@@ -21,12 +23,13 @@ Wire format, version 2 (little endian):
         cw_value    ceil(l/8) n B bytes   DCF only; each word < 2^l
         cw_last     ceil(l/8) B bytes     each word < 2^l
 
-So every instance takes exactly :func:`record_bytes` bytes of payload
+So every instance takes exactly ``params.record_bytes`` bytes of payload
 (6800 bits for the less-than gate at l = 40: n = 39, 850 bytes), whatever
 the batch; the header carries only public parameters. Parsing validates
 every field and raises ``ValueError`` naming it; a field is never silently
 reduced. The seed and correction-word arrays of a key parsed from a
-``bytes`` object are read-only views of it (no copy).
+``bytes`` object are read-only views of it (no copy). Packing and unpacking
+of words and bits run on the codec :func:`fss.kernels.choose` picks.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ from __future__ import annotations
 import ctypes
 import platform
 import struct
-import sys
+from typing import Any
 
 import numpy as np
 
-from . import _fast
-from ._util import check_int, check_party
+from . import kernels
+from .keys import DPFParams, TreeKey, TreeParams
 
 _U64 = np.uint64
 VERSION = 2
@@ -48,87 +51,37 @@ MAX_BATCH = 1 << 40
 FLAG_INSECURE = 1
 _HEAD = struct.Struct("<4sBBBBBBB5s")
 _GROUP_CODES = {"arith": 0, "xor": 1}
-_LITTLE = sys.byteorder == "little"
-
-
-def record_bytes(dcf: bool, n: int, l: int) -> int:
-    """Payload bytes per instance: 16 (n + 1) + 2 ceil(n/8) + ceil(l/8) (n + 1 or 1)."""
-    lb = (l + 7) // 8
-    return 16 * (n + 1) + 2 * ((n + 7) // 8) + lb * ((n + 1) if dcf else 1)
 
 
 def header_len(ndim: int) -> int:
     return _HEAD.size + 8 * ndim
 
 
-def check_key_arrays(key, with_value: bool):
-    """Validate the array fields of a DCF/DPF key against its n, l, shape; make them read-only."""
-    check_party(key.party)
-    n = check_int(key.n_bits, "n_bits", 1, 64)
-    check_int(key.out_bits, "out_bits", 1, 64)
-    if not isinstance(key.insecure, (bool, np.bool_)):
-        raise TypeError(f"insecure must be a bool, got {key.insecure!r}")
-    try:
-        shape = tuple(int(d) for d in key.shape)
-    except TypeError:
-        raise TypeError(f"key shape must be a tuple of ints, got {key.shape!r}") from None
-    B = 1
-    for d in shape:
-        if d < 0:
-            raise ValueError(f"key shape must have non-negative axes, got {shape}")
-        B *= d
-    want = {"seed": ((B, 2), _U64), "cw_seed": ((n, B, 2), _U64),
-            "cw_t_left": ((n, B), np.uint8), "cw_t_right": ((n, B), np.uint8),
-            "cw_last": ((B,), _U64)}
-    if with_value:
-        want["cw_value"] = ((n, B), _U64)
-    for name, (shp, dt) in want.items():
-        arr = getattr(key, name)
-        if not isinstance(arr, np.ndarray) or arr.dtype != dt or arr.shape != shp:
-            got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
-            raise ValueError(f"key field {name} must be {np.dtype(dt)} {shp} for n={n}, "
-                             f"batch {shape}; got {got}")
-        if arr.flags.writeable:
-            arr.flags.writeable = False
-
-
 # -- writing ------------------------------------------------------------------------------------
-def put_words(dst: np.ndarray, words: np.ndarray, lb: int):
+def put_words(dst: np.ndarray, words: np.ndarray, lb: int) -> None:
     """Words (any shape, uint64) into ``dst`` (count * lb bytes), lb low bytes each."""
     w = np.ascontiguousarray(words, dtype="<u8").reshape(-1)
     if lb == 8:
         dst[:] = w.view(np.uint8)
-    elif _fast.ENABLED and _LITTLE:
-        _fast.put_words(dst, w, lb)
     else:
-        dst.reshape(-1, lb)[:] = w.view(np.uint8).reshape(-1, 8)[:, :lb]
+        kernels.codec().put_words(dst, w, lb)
 
 
-def put_bits(dst: np.ndarray, bits: np.ndarray):
+def put_bits(dst: np.ndarray, bits: np.ndarray) -> None:
     """Control bits (n, B) uint8 packed along the levels into ``dst`` (ceil(n/8), B)."""
-    if _fast.ENABLED and bits.size:
-        _fast.pack_levels(np.ascontiguousarray(bits), dst)
-    else:
-        dst[:] = np.packbits(bits, axis=0, bitorder="little")
+    if bits.size:
+        kernels.codec().pack_levels(np.ascontiguousarray(bits), dst)
 
 
-def field_sizes(dcf: bool, n: int, l: int, B: int) -> list:
+def field_sizes(params: TreeParams, B: int) -> list:
     """``(field, payload bytes)`` in wire order for a batch of B keys."""
-    lb, nb = (l + 7) // 8, (n + 7) // 8
+    n, lb, nb = params.n_bits, (params.out_bits + 7) // 8, (params.n_bits + 7) // 8
     return [("seed", 16 * B), ("cw_seed", 16 * n * B), ("cw_t_left", nb * B),
-            ("cw_t_right", nb * B)] + ([("cw_value", lb * n * B)] if dcf else []) + [
+            ("cw_t_right", nb * B)] + ([("cw_value", lb * n * B)] if params.values else []) + [
             ("cw_last", lb * B)]
 
 
-_HOW = {"seed": "raw", "cw_seed": "raw", "cw_t_left": "bits", "cw_t_right": "bits"}
-
-
-def _fields(key, dcf: bool):
-    return [(name, size, getattr(key, name), _HOW.get(name, "words"))
-            for name, size in field_sizes(dcf, key.n_bits, key.out_bits, key.batch)]
-
-
-def new_bytes(size: int):
+def new_bytes(size: int) -> tuple[bytes | None, np.ndarray]:
     """``(bytes object, writable uint8 view of it)`` for a bytes object of ``size`` bytes
     that nobody else has seen yet.
 
@@ -149,9 +102,7 @@ def new_bytes(size: int):
     return None, np.empty(size, dtype=np.uint8)
 
 
-
-
-def _bytes_api():
+def _bytes_api() -> tuple[Any, Any]:
     if platform.python_implementation() != "CPython":  # pragma: no cover
         return None, None
     new = ctypes.pythonapi.PyBytes_FromStringAndSize
@@ -164,31 +115,31 @@ def _bytes_api():
 _NEW_BYTES, _BYTES_ADDR = _bytes_api()
 
 
-def header(dcf: bool, party: int, n: int, l: int, group: str, insecure: bool, shape) -> bytes:
+def header(params: TreeParams, party: int, insecure: bool, shape: tuple) -> bytes:
     """The header of a key batch (public parameters only; see the module docstring)."""
     shape = tuple(int(d) for d in shape)
-    head = _HEAD.pack(b"DCF1" if dcf else b"DPF1", VERSION, party, n, l,
-                      0 if dcf else _GROUP_CODES[group], FLAG_INSECURE if insecure else 0,
+    head = _HEAD.pack(params.magic, VERSION, party, params.n_bits, params.out_bits,
+                      _GROUP_CODES[params.group], FLAG_INSECURE if insecure else 0,
                       len(shape), bytes(5))
     return head + struct.pack(f"<{len(shape)}Q", *shape)
 
 
-def to_bytes(key, dcf: bool) -> bytes:
+def to_bytes(key: TreeKey) -> bytes:
     """Header + payload (see the module docstring): written once, field by field, into the
     returned bytes object (:func:`new_bytes`)."""
-    head = header(dcf, key.party, key.n_bits, key.out_bits, "arith" if dcf else key.group,
-                  key.insecure, key.shape)
-    lb = (key.out_bits + 7) // 8
-    total = len(head) + key.batch * record_bytes(dcf, key.n_bits, key.out_bits)
+    params = key.params
+    head = header(params, key.party, key.insecure, key.shape)
+    lb = (params.out_bits + 7) // 8
+    total = len(head) + key.batch * params.record_bytes
     obj, buf = new_bytes(total)
     buf[:len(head)] = np.frombuffer(head, dtype=np.uint8)
     pos = len(head)
-    for _, size, arr, how in _fields(key, dcf):
-        dst = buf[pos:pos + size]
-        if how == "raw":
+    for name, size in field_sizes(params, key.batch):
+        dst, arr = buf[pos:pos + size], getattr(key, name)
+        if name in ("seed", "cw_seed"):
             dst[:] = np.ascontiguousarray(arr, dtype="<u8").reshape(-1).view(np.uint8)
-        elif how == "bits":
-            put_bits(dst.reshape((key.n_bits + 7) // 8, key.batch), arr)
+        elif name.startswith("cw_t"):
+            put_bits(dst.reshape((params.n_bits + 7) // 8, key.batch), arr)
         else:
             put_words(dst, arr, lb)
         pos += size
@@ -197,35 +148,36 @@ def to_bytes(key, dcf: bool) -> bytes:
     return obj if obj is not None else buf.tobytes()
 
 
-def instance_records(key, dcf: bool) -> np.ndarray:
+def instance_records(key: TreeKey) -> np.ndarray:
     """uint8 (B, record_bytes): row j is the payload of instance j alone (what a
     per-instance message carries; equal to the payload of ``to_bytes`` of that key)."""
-    n, l, B = key.n_bits, key.out_bits, key.batch
-    lb = (l + 7) // 8
+    n, B = key.n_bits, key.batch
+    lb = (key.out_bits + 7) // 8
 
-    def words(a, k):
+    def words(a: np.ndarray, k: int) -> np.ndarray:
         raw = np.ascontiguousarray(a, dtype="<u8").view(np.uint8).reshape(B, k, 8)
         return raw[:, :, :lb].reshape(B, k * lb)
 
     parts = [np.ascontiguousarray(key.seed, dtype="<u8").view(np.uint8).reshape(B, 16),
-             np.ascontiguousarray(key.cw_seed.transpose(1, 0, 2), dtype="<u8").view(np.uint8).reshape(B, 16 * n),
+             np.ascontiguousarray(key.cw_seed.transpose(1, 0, 2), dtype="<u8").view(np.uint8)
+             .reshape(B, 16 * n),
              np.packbits(key.cw_t_left, axis=0, bitorder="little").T,
              np.packbits(key.cw_t_right, axis=0, bitorder="little").T]
-    if dcf:
+    if key.cw_value is not None:
         parts.append(words(key.cw_value.T, n))
     parts.append(words(key.cw_last.reshape(B, 1), 1))
     return np.concatenate(parts, axis=1)
 
 
-def records_payload(rows: np.ndarray, dcf: bool, n: int, l: int) -> np.ndarray:
+def records_payload(rows: np.ndarray, params: TreeParams) -> np.ndarray:
     """The batch payload (struct of arrays, as after :func:`to_bytes`'s header) of B instance
     records (:func:`instance_records` rows): the inverse layout change, so that a key sent as
     per-instance messages is parsed (and validated) by :func:`parse_arrays` like any other."""
     rows = np.ascontiguousarray(rows, dtype=np.uint8)
-    B = rows.shape[0]
-    lb, nb = (l + 7) // 8, (n + 7) // 8
-    if rows.ndim != 2 or rows.shape[1] != record_bytes(dcf, n, l):
-        raise ValueError(f"instance records must be (B, {record_bytes(dcf, n, l)}) bytes, got "
+    B, n = rows.shape[0], params.n_bits
+    lb, nb = (params.out_bits + 7) // 8, (n + 7) // 8
+    if rows.ndim != 2 or rows.shape[1] != params.record_bytes:
+        raise ValueError(f"instance records must be (B, {params.record_bytes}) bytes, got "
                          f"{rows.shape}")
     parts, pos = [rows[:, :16].reshape(-1)], 16
     parts.append(rows[:, pos:pos + 16 * n].reshape(B, n, 16).transpose(1, 0, 2).reshape(-1))
@@ -233,7 +185,7 @@ def records_payload(rows: np.ndarray, dcf: bool, n: int, l: int) -> np.ndarray:
     for _ in range(2):
         parts.append(rows[:, pos:pos + nb].T.reshape(-1))
         pos += nb
-    if dcf:
+    if params.values:
         parts.append(rows[:, pos:pos + lb * n].reshape(B, n, lb).transpose(1, 0, 2).reshape(-1))
         pos += lb * n
     parts.append(rows[:, pos:pos + lb].reshape(-1))
@@ -241,19 +193,40 @@ def records_payload(rows: np.ndarray, dcf: bool, n: int, l: int) -> np.ndarray:
 
 
 # -- parsing ------------------------------------------------------------------------------------
-def parse_header(data, dcf: bool):
-    """Validated header fields: (party, n, l, group code, insecure, shape, batch, offset)."""
+def from_bytes(data: Any, family: type[TreeParams]) -> TreeKey:
+    """The key serialized in ``data`` (bytes, a bytes-like object or a 1-d uint8 array),
+    which must be of ``family`` (:class:`~fss.keys.DCFParams` or :class:`~fss.keys.DPFParams`);
+    ``ValueError`` naming the bad field."""
+    party, params, insecure, shape, _B, off = parse_header(data, family)
+    return key_from_payload(data, params, party, shape, insecure, off)
+
+
+def key_from_payload(data: Any, params: TreeParams, party: int, shape: tuple, insecure: bool,
+                     off: int = 0) -> TreeKey:
+    """The key of ``party`` whose payload starts at byte ``off`` of ``data`` (validated as
+    :func:`parse_arrays`)."""
+    B = 1
+    for d in shape:
+        B *= int(d)
+    a = parse_arrays(data, params, B, off)
+    return TreeKey(party=party, params=params, shape=tuple(shape), insecure=bool(insecure), **a)
+
+
+def parse_header(data: Any, family: type[TreeParams]) -> tuple:
+    """Validated header fields: (party, params, insecure, shape, batch, offset)."""
     if isinstance(data, np.ndarray):
         if data.dtype != np.uint8 or data.ndim != 1:
-            raise TypeError(f"data must be bytes or a 1-d uint8 array, got {data.dtype} {data.shape}")
+            raise TypeError(f"data must be bytes or a 1-d uint8 array, got {data.dtype} "
+                            f"{data.shape}")
         data = data.tobytes()
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"data must be bytes, got {type(data).__name__}")
-    what = "DCF key" if dcf else "DPF key"
+    what = family.what
     if len(data) < _HEAD.size:
-        raise ValueError(f"data is truncated: a {what} header needs {_HEAD.size} bytes, got {len(data)}")
+        raise ValueError(f"data is truncated: a {what} header needs {_HEAD.size} bytes, "
+                         f"got {len(data)}")
     magic, ver, party, n, l, group, flags, ndim, res = _HEAD.unpack_from(data, 0)
-    if magic != (b"DCF1" if dcf else b"DPF1"):
+    if magic != family.magic:
         raise ValueError(f"data is not a serialized {what} (bad magic {magic!r})")
     if ver != VERSION:
         raise ValueError(f"version: unsupported {what} format version {ver} (expected {VERSION})")
@@ -263,7 +236,7 @@ def parse_header(data, dcf: bool):
         raise ValueError(f"n_bits must be in 1..64, got {n}")
     if not 1 <= l <= 64:
         raise ValueError(f"out_bits must be in 1..64, got {l}")
-    if group > (0 if dcf else 1):
+    if group >= len(family.groups):
         raise ValueError(f"group: invalid code {group} for a {what}")
     if flags & ~FLAG_INSECURE:
         raise ValueError(f"flags: unknown bits set ({flags:#04x})")
@@ -273,7 +246,8 @@ def parse_header(data, dcf: bool):
         raise ValueError("reserved header bytes must be zero")
     off = header_len(ndim)
     if len(data) < off:
-        raise ValueError(f"data is truncated: the shape of {ndim} axes needs {off} bytes, got {len(data)}")
+        raise ValueError(f"data is truncated: the shape of {ndim} axes needs {off} bytes, "
+                         f"got {len(data)}")
     shape = struct.unpack_from(f"<{ndim}Q", data, _HEAD.size)
     B = 1
     for d in shape:
@@ -282,51 +256,38 @@ def parse_header(data, dcf: bool):
         raise ValueError(f"shape {shape} gives a batch of {B} keys, more than the bound 2^40")
     if any(d > MAX_BATCH for d in shape):
         raise ValueError(f"shape {shape} has an axis longer than the bound 2^40")
-    need = off + B * record_bytes(dcf, n, l)
+    params = family(n, l) if group == 0 else DPFParams(n, l, "xor")   # only a DPF has code 1
+    need = off + B * params.record_bytes
     if len(data) < need:
-        raise ValueError(f"data is truncated: a {what} of shape {shape} needs {need} bytes, got {len(data)}")
+        raise ValueError(f"data is truncated: a {what} of shape {shape} needs {need} bytes, "
+                         f"got {len(data)}")
     if len(data) > need:
         raise ValueError(f"data has {len(data) - need} trailing bytes after the {what}")
-    return party, n, l, group, bool(flags & FLAG_INSECURE), tuple(int(d) for d in shape), B, off
+    return party, params, bool(flags & FLAG_INSECURE), tuple(int(d) for d in shape), B, off
 
 
-def _get_words(src: np.ndarray, count: int, lb: int, l: int, name: str) -> np.ndarray:
-    if lb < 8 and _fast.ENABLED and count:
-        out, ok = _fast.get_words(src, count, lb, l % 8)
-        if ok < 0:
-            raise ValueError(f"{name} holds a value of {l} or more bits (must be < 2^{l})")
-        return out
-    if lb == 8:
-        out = src.view("<u8")
+def _get_words(src: np.ndarray, count: int, l: int, name: str) -> np.ndarray:
+    lb = (l + 7) // 8
+    if lb == 8:                     # whole words: a view, and the top byte checked here
+        out = src.view("<u8").astype(_U64, copy=False)
+        ok = -1 if l % 8 and count and np.any(src.reshape(count, lb)[:, lb - 1] >>
+                                              np.uint8(l % 8)) else count
     else:
-        full = np.zeros((count, 8), dtype=np.uint8)
-        full[:, :lb] = src.reshape(count, lb)
-        out = full.view("<u8").reshape(count)
-    if l % 8 and count and np.any(src.reshape(count, lb)[:, lb - 1] >> np.uint8(l % 8)):
+        out, ok = kernels.codec().get_words(src, count, lb, l % 8)
+    if ok < 0:
         raise ValueError(f"{name} holds a value of {l} or more bits (must be < 2^{l})")
-    return out.astype(_U64, copy=False)
+    return out
 
 
 def _get_bits(src: np.ndarray, n: int, B: int, name: str) -> np.ndarray:
     packed = src.reshape((n + 7) // 8, B)
-    if _fast.ENABLED and B:
-        out, bad = _fast.unpack_levels(packed, n)
-        if bad:
-            raise ValueError(f"{name} has nonzero padding bits")
-        return out
-    if n % 8 and B and np.any(packed[-1] >> np.uint8(n % 8)):
+    out, bad = kernels.codec().unpack_levels(packed, n)
+    if bad:
         raise ValueError(f"{name} has nonzero padding bits")
-    return np.unpackbits(packed, axis=0, count=n, bitorder="little")
+    return out
 
 
-def _any_low_bit(seeds: np.ndarray) -> bool:
-    """Whether a seed array (..., 2) has bit 0 of a low word set (not canonical)."""
-    if _fast.ENABLED and seeds.flags.c_contiguous:
-        return bool(_fast.any_low_bit(seeds.reshape(-1)))
-    return bool(np.any(seeds[..., 0] & np.uint64(1)))
-
-
-def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
+def parse_arrays(data: Any, params: TreeParams, B: int, off: int) -> dict:
     """The key arrays of a payload (validated: canonical seeds, bits and values)."""
     if isinstance(data, np.ndarray) and data.dtype == np.uint8 and not data.flags.writeable:
         pass                            # a read-only buffer: the key's arrays may view it
@@ -334,22 +295,23 @@ def parse_arrays(data, dcf: bool, n: int, l: int, B: int, off: int) -> dict:
         data = data.tobytes()
     elif not isinstance(data, bytes):
         data = bytes(data)              # a mutable buffer could change under a view
-    lb = (l + 7) // 8
+    n, l = params.n_bits, params.out_bits
     raw = np.frombuffer(data, dtype=np.uint8)
+    codec = kernels.codec()
     out, pos = {}, off
-    for name, size in field_sizes(dcf, n, l, B):
+    for name, size in field_sizes(params, B):
         src = raw[pos:pos + size]
         pos += size
         if name in ("seed", "cw_seed"):
-            arr = src.view("<u8")
-            arr = (arr if _LITTLE else arr.astype(_U64)).reshape((B, 2) if name == "seed" else (n, B, 2))
-            if arr.size and _any_low_bit(arr):
-                raise ValueError(f"{name} has a nonzero control-bit position (bit 0 of the low word "
-                                 f"must be 0 in a canonical key)")
+            arr = src.view("<u8").astype(_U64, copy=False)
+            arr = arr.reshape((B, 2) if name == "seed" else (n, B, 2))
+            if arr.size and codec.any_low_bit(arr):
+                raise ValueError(f"{name} has a nonzero control-bit position (bit 0 of the low "
+                                 f"word must be 0 in a canonical key)")
         elif name.startswith("cw_t"):
             arr = _get_bits(src, n, B, name)
         else:
-            arr = _get_words(src, n * B if name == "cw_value" else B, lb, l, name)
+            arr = _get_words(src, n * B if name == "cw_value" else B, l, name)
             if name == "cw_value":
                 arr = arr.reshape(n, B)
         out[name] = arr

@@ -1,11 +1,12 @@
 """The FSS gates' warm-up (:func:`fss.warm_up`; :meth:`fss.FSSGates.warm_up`).
 
-Calls every compiled kernel the gates use (key generation as arrays and
-straight into bytes, parsing, block and scalar evaluation, for DCF and
-both DPF groups) once on a few instances of throw-away data, so that numba
-loads them from its cache now rather than inside a run's first gate.
-Nothing here is secret: the keys are made from this process's own fresh
-stream and discarded.
+Calls every kernel the gates use (key generation as arrays and straight
+into bytes, parsing, block and few-point evaluation, for DCF and both DPF
+groups) once on a few instances of throw-away data, so that numba loads the
+compiled ones from its cache now rather than inside a run's first gate
+(with the numpy kernels this costs milliseconds and loads nothing). Nothing
+here is secret: the keys are made from this process's own fresh stream and
+discarded.
 """
 
 from __future__ import annotations
@@ -14,21 +15,22 @@ import numpy as np
 
 from mpc.arith.rng import CSPRNG
 
-from . import _fast, dcf, dpf
+from . import _keyio, tree
+from .keys import DCFParams, DPFParams, TreeParams
 
 
 def warm() -> None:
-    if not _fast.ENABLED:           # the numpy path: nothing to load
-        return
+    """Run every kernel once on throw-away keys (see the module docstring)."""
     rng = CSPRNG()
     n = 8
-    x = np.arange(2 * dcf.SMALL + 1, dtype=np.uint64)
-    for mod, params in ((dcf, dcf.DCFParams(n, 40)), (dpf, dpf.DPFParams(n, 40, "arith")),
-                        (dpf, dpf.DPFParams(n, 1, "xor"))):
-        k0, _ = mod.gen(params, x, 1, rng)
-        b0, _ = mod.gen_bytes(params, x, 1, rng)
-        k = mod.from_bytes(b0)
-        mod.eval(params, 0, k0, x)
-        mod.eval(params, 0, k, x)
-        small, _ = mod.gen(params, x[:2], 1, rng)
-        mod.eval(params, 0, small, x[:2])       # the scalar path of a few points
+    x = np.arange(2 * tree.SMALL + 1, dtype=np.uint64)
+    families: tuple[TreeParams, ...] = (DCFParams(n, 40), DPFParams(n, 40, "arith"),
+                                        DPFParams(n, 1, "xor"))
+    for params in families:
+        k0, _ = tree.gen(params, x, 1, rng)
+        b0, _ = tree.gen_bytes(params, x, 1, rng)
+        k = _keyio.from_bytes(b0, type(params))
+        tree.eval(params, 0, k0, x)
+        tree.eval(params, 0, k, x)
+        small, _ = tree.gen(params, x[:2], 1, rng)
+        tree.eval(params, 0, small, x[:2])       # the few-points path

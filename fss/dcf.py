@@ -7,8 +7,10 @@ EUROCRYPT 2021, Figure 1 (Gen^<_n, Eval^<_n), with the fixed-key AES PRG of
 significant bit first; outputs are additive shares in Z_2^l (1 <= l <= 64):
 ``eval(p, 0, k0, x) + eval(p, 1, k1, x) = beta * [x < alpha] mod 2^l``.
 
-Keys are a struct of arrays (:class:`DCFKey`), batched over instances, with
-the level axis first so that evaluation reads one contiguous slice per level:
+Keys are :class:`fss.keys.TreeKey` with :class:`DCFParams`: the DPF's
+struct of arrays (a DCF key is a DPF-shaped key) plus the value corrections,
+batched over instances, with the level axis first so that evaluation reads
+one contiguous slice per level:
 
     seed        uint64 (B, 2)     the party's root seed (128 bits)
     cw_seed     uint64 (n, B, 2)  seed correction words s_CW
@@ -26,7 +28,8 @@ Key size: the information in one key is ``key_bits = 128 + n (130 + l) + l``
 instance (:func:`wire_bits`; 6800 bits for the less-than gate at l = 40,
 whose n = 39), which the gates count as offline traffic. :func:`to_bytes` writes it;
 :func:`gen_bytes` makes both parties' serialized keys directly (what a
-dealer that sends its keys needs), without the key arrays.
+dealer that sends its keys needs), without the key arrays (wire format:
+:mod:`fss._keyio`).
 
 PRG convention: a node's 128-bit word is its seed with the control bit t
 in the low bit; branch x of a node is expanded from ``w ^ x`` (child) and
@@ -38,11 +41,11 @@ they still cancel (the paper's construction with G(s || t) for G(s)).
 Cost: Gen 8 AES blocks per level per instance (kept and lost child and
 value word for each party), Eval 2 per level (x's child and value word);
 one ``encrypt`` call per level per cache block of ``BLOCK`` instances, on
-``workers`` threads (:mod:`fss._pool`; results do not depend on it); with
-numba installed, compiled kernels with AES in registers (:mod:`fss._fast`,
-same results; ``benchmarks/fss.py`` reports ``fss_kernels``).
-Batches of at most ``SMALL`` points take a scalar path (:mod:`fss._small`)
-that avoids numpy's per-call overhead. No communication here: the gates in
+``workers`` threads (:mod:`fss._pool`; results do not depend on it), in the
+kernels :func:`fss.kernels.choose` picks (numpy, compiled passes, AES in
+registers, or the scalar walk of a few points: the same results;
+``benchmarks/fss.py`` reports ``fss_kernels``). Gen and Eval are those of
+:mod:`fss.tree`, shared with the DPF. No communication here: the gates in
 :mod:`fss.gates` count the key transfer.
 
 Security (EUROCRYPT 2021, Thm 3.2): each key alone is computationally
@@ -53,109 +56,45 @@ from a secret CSPRNG. Keys generated from an explicit seed (an int, str or
 bytes ``rng``, or a seeded :class:`~mpc.arith.rng.CSPRNG`) are reproducible by
 anyone who knows the seed: they carry ``insecure=True`` (kept by
 serialization), and a raw seed also raises
-:class:`fss._util.InsecureSeedWarning`. Both keys together reveal alpha
+:class:`fss.InsecureSeedWarning`. Both keys together reveal alpha
 and beta.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from . import _keyio, _pool, _small, _tree, _util, _wire_gen
+from . import _keyio, _util, tree
+from .keys import DCFParams, TreeKey
+
+__all__ = ["BLOCK", "SMALL", "DCFParams", "eval", "eval_plain", "from_bytes",
+           "from_instance_payloads", "gen", "gen_bytes", "instance_payloads", "key_bits",
+           "serialized_payload_bits", "to_bytes", "wire_bits"]
 
 _U64 = np.uint64
-BLOCK = _tree.BLOCK        # instances per cache block in gen (points in eval: EVAL_BLOCK)
-SMALL = _small.SMALL
+BLOCK = tree.BLOCK         # instances per cache block in gen (points in eval: tree.EVAL_BLOCK)
+SMALL = tree.SMALL
 
 
-@dataclass(frozen=True)
-class DCFParams:
-    """Parameters of a DCF family: input bits ``n_bits`` (1..64), output ring Z_2^``out_bits``."""
-
-    n_bits: int
-    out_bits: int = 64
-
-    def __post_init__(self):
-        _util.check_int(self.n_bits, "n_bits", 1, 64)
-        _util.check_int(self.out_bits, "out_bits", 1, 64)
-
-    @property
-    def key_bits(self) -> int:
-        """Bits of information in one key of one party: 128 + n (130 + l) + l."""
-        return key_bits(self)
+def _params(params: Any) -> DCFParams:
+    return tree.check_params(params, DCFParams)
 
 
 def key_bits(params: DCFParams) -> int:
     """Information bits of one DCF key (one party, one instance): 128 + n (130 + l) + l."""
-    _check_params(params)
-    n, l = params.n_bits, params.out_bits
-    return 128 + n * (128 + 2 + l) + l
+    return _params(params).key_bits
 
 
 def wire_bits(params: DCFParams) -> int:
     """Serialized payload bits of one key (what the dealer sends per instance)."""
-    _check_params(params)
-    return 8 * _keyio.record_bytes(True, params.n_bits, params.out_bits)
-
-
-@dataclass(frozen=True, eq=False)
-class DCFKey:
-    """One party's batch of DCF keys (struct of arrays, level axis first)."""
-
-    party: int
-    n_bits: int
-    out_bits: int
-    shape: tuple
-    seed: np.ndarray
-    cw_seed: np.ndarray
-    cw_t_left: np.ndarray
-    cw_t_right: np.ndarray
-    cw_value: np.ndarray
-    cw_last: np.ndarray
-    insecure: bool = False
-
-    def __post_init__(self):
-        _keyio.check_key_arrays(self, with_value=True)
-
-    @property
-    def params(self) -> DCFParams:
-        return DCFParams(self.n_bits, self.out_bits)
-
-    @property
-    def batch(self) -> int:
-        b = 1
-        for d in self.shape:
-            b *= int(d)
-        return b
-
-    @property
-    def nbits(self) -> int:
-        """Serialized payload bits of this batch (what sending it costs): batch * wire_bits."""
-        return 8 * self.batch * _keyio.record_bytes(True, self.n_bits, self.out_bits)
-
-    def __eq__(self, other):
-        if not isinstance(other, DCFKey):
-            return NotImplemented
-        return (self.party, self.n_bits, self.out_bits, tuple(self.shape), bool(self.insecure)) == (
-            other.party, other.n_bits, other.out_bits, tuple(other.shape), bool(other.insecure)) and all(
-            np.array_equal(getattr(self, f), getattr(other, f)) for f in _ARRAY_FIELDS)
-
-    __hash__ = None
-
-
-_ARRAY_FIELDS = ("seed", "cw_seed", "cw_t_left", "cw_t_right", "cw_value", "cw_last")
-
-
-def _check_params(params) -> DCFParams:
-    if not isinstance(params, DCFParams):
-        raise TypeError(f"params must be a DCFParams, got {type(params).__name__}")
-    return params
+    return _params(params).wire_bits
 
 
 # -- generation --------------------------------------------------------------------------
-def gen(params: DCFParams, alpha, beta, rng, *, workers=None, only=None):
+def gen(params: DCFParams, alpha: Any, beta: Any, rng: Any, *, workers: int | None = None,
+        only: Any = None) -> tuple[TreeKey, TreeKey]:
     """Keys (k0, k1) for f(x) = beta * [x < alpha], one instance per entry of ``alpha``.
 
     Parameters
@@ -180,19 +119,11 @@ def gen(params: DCFParams, alpha, beta, rng, *, workers=None, only=None):
     All root seeds are drawn before the blocks run, so the keys do not
     depend on ``workers``. Cost: 8 n AES blocks and 256 random bits per instance.
     """
-    params = _check_params(params)
-    n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
-    if only is not None:
-        sel = np.flatnonzero(np.broadcast_to(np.asarray(only, dtype=bool), shape).reshape(-1))
-        alpha, beta, roots, shape = alpha[sel], beta[sel], roots[:, sel], (sel.size,)
-    cw_seed, cw_tl, cw_tr, cw_v, cw_last = _tree.gen_batch(n, l, "dcf", alpha, beta, roots, w)
-    k0 = DCFKey(0, n, l, shape, roots[0], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
-    k1 = DCFKey(1, n, l, shape, roots[1], cw_seed, cw_tl, cw_tr, cw_v, cw_last, insecure)
-    return k0, k1
+    return tree.gen(_params(params), alpha, beta, rng, workers=workers, only=only)
 
 
-def gen_bytes(params: DCFParams, alpha, beta, rng, *, workers=None) -> tuple:
+def gen_bytes(params: DCFParams, alpha: Any, beta: Any, rng: Any, *,
+              workers: int | None = None) -> tuple[bytes, bytes]:
     """``(to_bytes(k0), to_bytes(k1))`` for the keys :func:`gen` makes, without making them.
 
     Same arguments, checks and keys as :func:`gen` (the same stream gives the
@@ -200,17 +131,15 @@ def gen_bytes(params: DCFParams, alpha, beta, rng, *, workers=None) -> tuple:
     dealer that sends its keys: each cache block is generated into scratch
     arrays and written into both parties' byte objects, so nothing but the two
     outputs (``wire_bits / 8`` bytes per instance each) is allocated
-    (:mod:`fss._wire_gen`). Cost: Gen's 8 n AES blocks per instance plus one
+    (:func:`fss.tree.gen_bytes`). Cost: Gen's 8 n AES blocks per instance plus one
     write of each payload.
     """
-    params = _check_params(params)
-    n, l = params.n_bits, params.out_bits
-    alpha, beta, shape, insecure, roots, w = _util.gen_inputs(n, l, alpha, beta, rng, workers)
-    return _wire_gen.gen_bytes("dcf", n, l, alpha, beta, roots, shape, insecure, w)
+    return tree.gen_bytes(_params(params), alpha, beta, rng, workers=workers)
 
 
 # -- evaluation -------------------------------------------------------------------------
-def eval(params: DCFParams, party: int, key: DCFKey, x, *, workers=None) -> np.ndarray:  # noqa: A001
+def eval(params: DCFParams, party: int, key: TreeKey, x: Any, *,
+         workers: int | None = None) -> np.ndarray:
     """Party ``party``'s additive share (uint64, Z_2^l) of beta * [x < alpha].
 
     ``x`` has the key's batch shape (one point per key), or ``(m, *key.shape)``
@@ -222,47 +151,20 @@ def eval(params: DCFParams, party: int, key: DCFKey, x, *, workers=None) -> np.n
     words; negate for party 1.
     Cost: 2 n AES blocks per point; no communication.
     """
-    params = _check_params(params)
-    party = _util.check_party(party)
-    key = _check_key(params, party, key)
-    x = _util.domain_values(x, params.n_bits, "x")
-    m = _util.points_per_key(x, tuple(key.shape))
-    B = key.batch
-    xr = x.reshape(m, B)
-    if m * B <= SMALL:
-        out = _small.eval_small("dcf", params.n_bits, params.out_bits, party, key, xr)
-    else:
-        out = _tree.eval_batch("dcf", params.n_bits, params.out_bits, party, key, xr,
-                               _pool.check_workers(workers, m * B))
-    return out.reshape(x.shape)
-
-
-def _check_key(params: DCFParams, party: int, key) -> DCFKey:
-    if not isinstance(key, DCFKey):
-        raise TypeError(f"key must be a DCFKey, got {type(key).__name__}")
-    if key.n_bits != params.n_bits or key.out_bits != params.out_bits:
-        raise ValueError(
-            f"key is for a domain of {key.n_bits} bits and Z_2^{key.out_bits}, "
-            f"but params are n_bits={params.n_bits}, out_bits={params.out_bits}"
-        )
-    if key.party != party:
-        raise ValueError(f"key belongs to party {key.party}, not party {party}")
-    return key
+    return tree._eval(_params(params), party, key, x, workers)
 
 
 # -- serialization -------------------------------------------------------------------------
-def to_bytes(key: DCFKey) -> bytes:
+def to_bytes(key: TreeKey) -> bytes:
     """Serialize a batch of keys: versioned header, then the fields (see :mod:`fss._keyio`).
 
     Payload bytes = batch * wire_bits / 8; the header (16 + 8 ndim bytes)
     holds only public parameters (party, n, l, shape, the insecure flag).
     """
-    if not isinstance(key, DCFKey):
-        raise TypeError(f"key must be a DCFKey, got {type(key).__name__}")
-    return _keyio.to_bytes(key, True)
+    return tree.to_bytes(tree.check_key(key, DCFParams))
 
 
-def from_bytes(data) -> DCFKey:
+def from_bytes(data: Any) -> TreeKey:
     """Parse :func:`to_bytes` output; ``ValueError`` naming the bad field if malformed.
 
     Every header field is checked (magic, version, party, n, l, flags,
@@ -271,19 +173,16 @@ def from_bytes(data) -> DCFKey:
     0, padding bits 0, values below 2^l), so that every byte string either
     is rejected or parses to the unique key that serializes to it.
     """
-    party, n, l, _, insecure, shape, B, off = _keyio.parse_header(data, True)
-    a = _keyio.parse_arrays(data, True, n, l, B, off)
-    return DCFKey(party, n, l, shape, a["seed"], a["cw_seed"], a["cw_t_left"], a["cw_t_right"],
-                  a["cw_value"], a["cw_last"], insecure)
+    return _keyio.from_bytes(data, DCFParams)
 
 
-def instance_payloads(key: DCFKey) -> np.ndarray:
+def instance_payloads(key: TreeKey) -> np.ndarray:
     """uint8 (batch, wire_bits / 8): the payload of each instance alone (per-instance messages)."""
-    return _keyio.instance_records(key, True)
+    return tree.instance_payloads(tree.check_key(key, DCFParams))
 
 
-def from_instance_payloads(rows, party: int, params: DCFParams, *,
-                           insecure: bool = False) -> DCFKey:
+def from_instance_payloads(rows: Any, party: int, params: DCFParams, *,
+                           insecure: bool = False) -> TreeKey:
     """Party ``party``'s batch key from B per-instance payloads (the rows of
     :func:`instance_payloads`: what B key owners send, one message each).
 
@@ -292,25 +191,20 @@ def from_instance_payloads(rows, party: int, params: DCFParams, *,
     read-only. ``insecure``: the flag of the keys (not carried per instance).
     Cost: one pass over the bytes.
     """
-    params = _check_params(params)
-    party = _util.check_party(party)
+    params = _params(params)
     rows = np.asarray(rows)
     if rows.dtype != np.uint8 or rows.ndim != 2:
         raise TypeError(f"rows must be a 2-d uint8 array, got {rows.dtype} of shape {rows.shape}")
-    n, l, B = params.n_bits, params.out_bits, rows.shape[0]
-    payload = _keyio.records_payload(rows, True, n, l)
-    payload.flags.writeable = False          # the key's arrays are views of it from here on
-    a = _keyio.parse_arrays(payload, True, n, l, B, 0)
-    return DCFKey(party, n, l, (B,), a["seed"], a["cw_seed"], a["cw_t_left"], a["cw_t_right"],
-                  a["cw_value"], a["cw_last"], bool(insecure))
+    return tree.from_payload(rows, params, party, (rows.shape[0],), insecure=insecure,
+                             per_instance=True)
 
 
-def serialized_payload_bits(key: DCFKey) -> int:
+def serialized_payload_bits(key: TreeKey) -> int:
     """Bits of the payload of :func:`to_bytes` (without the header)."""
-    return key.nbits
+    return tree.check_key(key, DCFParams).nbits
 
 
-def eval_plain(alpha, beta, x, out_bits: int) -> np.ndarray:
+def eval_plain(alpha: Any, beta: Any, x: Any, out_bits: int) -> np.ndarray:
     """The plaintext function beta * [x < alpha] mod 2^l (reference for tests)."""
     lt = np.asarray(x, dtype=_U64) < np.asarray(alpha, dtype=_U64)
     return (np.asarray(beta, dtype=_U64) * lt.astype(_U64)) & _util.mask(out_bits)

@@ -72,15 +72,21 @@ the same holders. Gates need l >= 2.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.protocols.dealer import check_holders
 from mpc.arith.ring import ring as _ring
+from mpc.protocols.dealer import check_holders
 
-from . import dcf as _dcf
-from . import dpf as _dpf
+from . import tree
 from .dealing import deal_masked_keys, deal_msb
+from .keys import DCFParams, DPFParams, TreeParams
+
+if TYPE_CHECKING:
+    from mpc.session import Session
 
 _U64 = np.uint64
 _ONE = _U64(1)
@@ -141,7 +147,7 @@ def _open_to_key_holders(s, u, h, ring=None) -> np.ndarray:
     return ring.sum(u, axis=0)
 
 
-def _eval_pair(s, scheme, params, h, keys, x, workers):
+def _eval_pair(s, params: TreeParams, h, keys, x, workers):
     """Both key holders' evaluations at ``x`` (``(*batch)`` or ``(m, *batch)``), each where its
     key holder runs in this process (zeros elsewhere: nobody here may use them). In the
     simulator, every instance of both keys."""
@@ -149,11 +155,11 @@ def _eval_pair(s, scheme, params, h, keys, x, workers):
     out = []
     for b, key in enumerate(keys):
         if net.link is None:
-            out.append(scheme.eval(params, b, key, x, workers=workers))
+            out.append(tree.eval(params, b, key, x, workers=workers))
             continue
         local = net.is_local(h[b])
         if np.ndim(local) == 0:
-            out.append(scheme.eval(params, b, key, x, workers=workers) if local
+            out.append(tree.eval(params, b, key, x, workers=workers) if local
                        else np.zeros(np.shape(x), dtype=_U64))
             continue
         idx = np.flatnonzero(local.reshape(-1))
@@ -161,28 +167,10 @@ def _eval_pair(s, scheme, params, h, keys, x, workers):
         if idx.size:
             lead = np.ndim(x) - local.ndim
             xf = np.asarray(x).reshape(np.shape(x)[:lead] + (-1,))[..., idx]
-            sub = _take_instances(key, idx)
             res.reshape(np.shape(x)[:lead] + (-1,))[..., idx] = \
-                scheme.eval(params, b, sub, xf, workers=workers)
+                tree.eval(params, b, key.take(idx), xf, workers=workers)
         out.append(res)
     return out
-
-
-def _take_instances(key, idx):
-    """The keys of instances ``idx`` (flat batch positions) of a DCF/DPF key batch."""
-    import dataclasses
-    fields = {}
-    for f in dataclasses.fields(key):
-        v = getattr(key, f.name)
-        if f.name == "shape":
-            fields[f.name] = (idx.size,)
-        elif f.name in ("seed", "cw_last"):
-            fields[f.name] = v.reshape((key.batch,) + v.shape[len(key.shape):])[idx]
-        elif f.name in ("cw_seed", "cw_t_left", "cw_t_right", "cw_value"):
-            fields[f.name] = v.reshape((v.shape[0], key.batch) + v.shape[1 + len(key.shape):])[:, idx]
-        else:
-            fields[f.name] = v
-    return type(key)(**fields)
 
 
 def _key_holder_rows(p: int, y0, y1, w):
@@ -215,7 +203,7 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None, prep=None):
     if d < l:
         z = z & rd.mask
     p = z.shape[0]
-    params = _dcf.DCFParams(d - 1, l)
+    params = DCFParams(d - 1, l)
     low = _U64((1 << (d - 1)) - 1)
     r_sh, w_sh, k0, k1 = deal_msb(s, h, z.shape[1:], d, workers) if prep is None else \
         _check_prep(prep, z.shape, params)
@@ -223,7 +211,7 @@ def _msb_gate(s, z, h, points=1, workers=None, in_bits=None, prep=None):
     u = rd.add(z, r_sh)
     zh = _open_to_key_holders(s, u, h, rd)
     pts = np.stack([rd.sub(zh, _U64(k)) for k in range(points)])   # (points, *batch)
-    c0, c1 = _eval_pair(s, _dcf, params, h, (k0, k1), pts & low, workers)
+    c0, c1 = _eval_pair(s, params, h, (k0, k1), pts & low, workers)
     outs = []
     for k in range(points):
         m = pts[k] >> _U64(d - 1)
@@ -240,7 +228,7 @@ def _check_in_bits(l, in_bits):
     if in_bits is None:
         return None
     if isinstance(in_bits, bool) or not isinstance(in_bits, numbers.Integral) \
-            or not 2 <= in_bits <= l:
+            or not 2 <= int(in_bits) <= l:
         raise ValueError(f"in_bits must be an integer in 2..{l} (the ring's bits), got {in_bits!r}")
     return None if int(in_bits) == l else int(in_bits)
 
@@ -256,7 +244,9 @@ def _check_pair(s, x, y, holders):
 
 
 # -- public gates ------------------------------------------------------------------------------
-def less_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
+def less_than(s: Session, x: np.ndarray, y: np.ndarray, holders: ArrayLike, *,
+              workers: int | None = None, in_bits: int | None = None,
+              prep: tuple | None = None) -> np.ndarray:
     """Additive shares of [x < y] (0/1 in Z_2^l) for signed two's complement x, y.
 
     Correct whenever |x - y| < 2^(l-1). ``in_bits`` (d <= l): the caller
@@ -283,7 +273,9 @@ def less_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> np.
     return _msb_gate(s, s.ring.sub(x, y), h, workers=workers, in_bits=d, prep=prep)[0]
 
 
-def greater_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
+def greater_than(s: Session, x: np.ndarray, y: np.ndarray, holders: ArrayLike, *,
+                 workers: int | None = None, in_bits: int | None = None,
+                 prep: tuple | None = None) -> np.ndarray:
     """Additive shares of [x > y] for signed x, y (|x - y| < 2^(l-1)); = less_than(y, x).
 
     Cost, threat model, ``in_bits``: as :func:`less_than` (1 online round, l bits per
@@ -292,7 +284,8 @@ def greater_than(s, x, y, holders, *, workers=None, in_bits=None, prep=None) -> 
     return less_than(s, y, x, holders, workers=workers, in_bits=in_bits, prep=prep)
 
 
-def sign(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
+def sign(s: Session, x: np.ndarray, holders: ArrayLike, *, workers: int | None = None,
+         in_bits: int | None = None, prep: tuple | None = None) -> np.ndarray:
     """Additive shares of sign(x) in {-1, 0, +1} (as ring elements) for signed x.
 
     Correct for |x| < 2^(l-1) (every value but -2^(l-1)).
@@ -315,7 +308,8 @@ def sign(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
     return out
 
 
-def equal(s, x, y, holders, *, workers=None, prep=None) -> np.ndarray:
+def equal(s: Session, x: np.ndarray, y: np.ndarray, holders: ArrayLike, *,
+          workers: int | None = None, prep: tuple | None = None) -> np.ndarray:
     """Additive shares of [x == y] (0/1 in Z_2^l), via a DPF on the full l-bit domain.
 
     Steps: z = x - y; dealer deals r and a DPF key pair for alpha = r, beta = 1
@@ -329,15 +323,16 @@ def equal(s, x, y, holders, *, workers=None, prep=None) -> np.ndarray:
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]
-    params = _dpf.DPFParams(l, l)
-    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, _dpf, params, workers) \
+    params = DPFParams(l, l)
+    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, params, workers) \
         if prep is None else _check_prep(prep, x.shape, params)
     zh = _open_to_key_holders(s, ring.add(ring.sub(x, y), r_sh), h)
-    e0, e1 = _eval_pair(s, _dpf, params, h, (k0, k1), zh, workers)
+    e0, e1 = _eval_pair(s, params, h, (k0, k1), zh, workers)
     return _key_holder_rows(x.shape[0], e0, e1, w_sh) & ring.mask
 
 
-def abs_value(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.ndarray:
+def abs_value(s: Session, x: np.ndarray, holders: ArrayLike, *, workers: int | None = None,
+              in_bits: int | None = None, prep: tuple | None = None) -> np.ndarray:
     """Additive shares of |x| for signed x with |x| < 2^(l-1).
 
     ``in_bits`` (|x| < 2^(in_bits-1)): the comparison as :func:`less_than`'s;
@@ -365,7 +360,8 @@ def abs_value(s, x, holders, *, workers=None, in_bits=None, prep=None) -> np.nda
     return ring.sub(x, ring.smul(2, xb))
 
 
-def in_interval(s, x, lo, hi, holders, *, workers=None, prep=None) -> np.ndarray:
+def in_interval(s: Session, x: np.ndarray, lo: ArrayLike, hi: ArrayLike, holders: ArrayLike, *,
+                workers: int | None = None, prep: tuple | None = None) -> np.ndarray:
     """Additive shares of [lo <= x <= hi] for signed x and public signed bounds lo <= hi.
 
     ``lo``, ``hi``: ints (or integer arrays broadcastable to the batch) in
@@ -392,13 +388,13 @@ def in_interval(s, x, lo, hi, holders, *, workers=None, prep=None) -> np.ndarray
     half = 1 << (l - 1)
     lo_u = (lo_a.astype(_U64) + _U64(half)) & ring.mask      # unsigned order, in [0, 2^l)
     hi_u = (hi_a.astype(_U64) + _U64(half)) & ring.mask
-    params = _dcf.DCFParams(l, l)
-    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, _dcf, params, workers) \
+    params = DCFParams(l, l)
+    r_sh, w_sh, k0, k1 = deal_masked_keys(s, h, batch, params, workers) \
         if prep is None else _check_prep(prep, x.shape, params)
     zh = _open_to_key_holders(s, ring.add(x, r_sh), h)
     xs = ring.add(zh, _U64(half))                              # x^' = x' + r
     pts = np.stack([ring.sub(ring.sub(xs, hi_u), _ONE), ring.sub(xs, lo_u)])
-    d0, d1 = _eval_pair(s, _dcf, params, h, (k0, k1), pts, workers)
+    d0, d1 = _eval_pair(s, params, h, (k0, k1), pts, workers)
     pub = np.subtract(np.asarray(xs <= hi_u, _U64), np.asarray(xs < lo_u, _U64), dtype=_U64)
     y0 = d0[0] - d0[1] + pub
     y1 = d1[0] - d1[1]
@@ -421,7 +417,8 @@ def _check_prep(prep, shape, params):
     return prep
 
 
-def prepare(gate, s, holders, batch, *, workers=None, in_bits=None):
+def prepare(gate: Callable[..., np.ndarray], s: Session, holders: ArrayLike, batch: Any, *,
+            workers: int | None = None, in_bits: int | None = None) -> tuple:
     """Deal the offline part of one call of ``gate`` (a gate of this module) on a batch, now.
 
     ``batch``: the shape of the call's operands less their first axis;
@@ -444,9 +441,9 @@ def prepare(gate, s, holders, batch, *, workers=None, in_bits=None):
     if in_bits is not None:
         raise ValueError(f"{getattr(gate, '__name__', gate)} takes no in_bits")
     if gate is equal:
-        return deal_masked_keys(s, h, batch, _dpf, _dpf.DPFParams(l, l), workers)
+        return deal_masked_keys(s, h, batch, DPFParams(l, l), workers)
     if gate is in_interval:
-        return deal_masked_keys(s, h, batch, _dcf, _dcf.DCFParams(l, l), workers)
+        return deal_masked_keys(s, h, batch, DCFParams(l, l), workers)
     raise ValueError(f"no offline part to prepare for {gate!r}")
 
 
@@ -467,13 +464,14 @@ def _check_bound(v, l: int, name: str, batch) -> np.ndarray:
     try:
         return np.broadcast_to(arr.astype(np.int64), batch)
     except ValueError:
-        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch {batch}") from None
+        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch "
+                         f"{batch}") from None
 
 
 _GATES = ("less_than", "greater_than", "sign", "equal", "in_interval", "abs_value")
 
 
-def costs(gate: str, l: int, p: int = 2, in_bits=None) -> dict:
+def costs(gate: str, l: int, p: int = 2, in_bits: int | None = None) -> dict:
     """Per-instance communication of a gate, as the network measures it (tests check equality).
 
     Returns ``online_rounds``, ``offline_rounds`` and bits per instance:
@@ -497,16 +495,12 @@ def costs(gate: str, l: int, p: int = 2, in_bits=None) -> dict:
     d = _check_in_bits(l, in_bits) or l
     if d < l and gate in ("equal", "in_interval"):
         raise ValueError(f"in_bits applies to the comparison gates, not {gate!r}")
-    if gate == "equal":
-        scheme, prm = _dpf, _dpf.DPFParams(l, l)
-    elif gate == "in_interval":
-        scheme, prm = _dcf, _dcf.DCFParams(l, l)
-    else:
-        scheme, prm = _dcf, _dcf.DCFParams(d - 1, l)
-    kb = scheme.wire_bits(prm)
+    prm: TreeParams = DPFParams(l, l) if gate == "equal" else \
+        DCFParams(l, l) if gate == "in_interval" else DCFParams(d - 1, l)
+    kb = prm.wire_bits
     out = {
         "online_rounds": 1, "offline_rounds": 1, "key_bits": kb,
-        "key_info_bits": scheme.key_bits(prm),
+        "key_info_bits": prm.key_bits,
         "online_sent_key_holder": d, "online_sent_other": 2 * d,
         "online_received_key_holder": (p - 1) * d,
         "offline_key_holder": kb + d + l, "offline_other": d + l,

@@ -31,10 +31,11 @@ value_1)`` is a PRG, which is all the tree security proofs need (BGI CCS
 robustness (GKWY S&P 2020) is not needed here.
 
 Cost: one AES block per child and one per value word. Batching: one
-``encrypt`` call per tree level for a whole cache block of the batch. The raw ECB entry point of pycryptodome is called directly
-(through cffi, which releases the GIL) when available: it cuts the per-call
-overhead from about 5 us to about 1 us, which matters for small batches;
-otherwise the public ``encrypt`` is used (same result).
+``encrypt`` call per tree level for a whole cache block of the batch. The
+raw ECB entry point of pycryptodome is called directly (through cffi, which
+releases the GIL) when available: it cuts the per-call overhead from about
+5 us to about 1 us, which matters for small batches; otherwise the public
+``encrypt`` is used (same result).
 """
 
 from __future__ import annotations
@@ -42,9 +43,15 @@ from __future__ import annotations
 import hashlib
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from Crypto.Cipher import AES
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
 
 _U64 = np.uint64
 LOW_BIT_CLEAR = _U64(0xFFFFFFFFFFFFFFFE)
@@ -66,7 +73,7 @@ class FixedKeyAES:
     on such a release so that the fast path is restored.
     """
 
-    def __init__(self, label: bytes, *, fast: bool = True):
+    def __init__(self, label: bytes, *, fast: bool = True) -> None:
         self.key = hashlib.sha256(b"ustat-toolkit fss fixed-key AES PRG v2 " + label).digest()[:16]
         self.cipher = AES.new(self.key, AES.MODE_ECB)
         self._raw = None
@@ -87,10 +94,10 @@ class FixedKeyAES:
             if fn(state, fb(buf), fb(out), buf.nbytes):
                 raise ValueError("AES-ECB failed (buffer not a multiple of 16 bytes?)")
             return out
-        self.cipher.encrypt(memoryview(buf).cast("B"), output=memoryview(out).cast("B"))
+        self.cipher.encrypt(buf.data.cast("B"), output=out.data.cast("B"))
         return out
 
-    def bytes_encryptor(self, size: int):
+    def bytes_encryptor(self, size: int) -> tuple[bytearray, bytearray, Callable[[], Any]]:
         """``(inb, outb, run)``: two bytearrays of ``size`` bytes and a function that
         encrypts ``inb`` into ``outb`` with the buffer pointers resolved once (small batches)."""
         inb, outb = bytearray(size), bytearray(size)
@@ -131,6 +138,47 @@ def _raw_ecb(cipher):
     return (raw_ecb_lib.ECB_encrypt, state, ffi.from_buffer), "raw ECB (cffi)"
 
 
+def _sbox() -> list[int]:
+    """The AES S-box (FIPS-197 Sec. 5.1.1): inverse in GF(2^8), then the affine map."""
+    def mul(a: int, b: int) -> int:
+        r = 0
+        while b:
+            if b & 1:
+                r ^= a
+            a = ((a << 1) ^ 0x11B) if a & 0x80 else a << 1
+            b >>= 1
+        return r
+
+    box = []
+    for x in range(256):
+        inv = next((y for y in range(1, 256) if mul(x, y) == 1), 0) if x else 0
+        s = inv
+        for k in range(1, 5):
+            s ^= ((inv << k) | (inv >> (8 - k))) & 0xFF
+        box.append(s ^ 0x63)
+    return box
+
+
+def round_keys(key: bytes) -> np.ndarray:
+    """AES-128 key expansion (FIPS-197 Sec. 5.2): ``uint64 (11, 2)``, round r = (lo, hi) little
+    endian; the round keys pycryptodome uses, which the compiled AES rounds of
+    :mod:`fss.kernels.aesni` take (so their blocks are bit-identical, tested)."""
+    if len(key) != 16:
+        raise ValueError(f"key must be 16 bytes, got {len(key)}")
+    sb = _sbox()
+    w = [list(key[4 * i:4 * i + 4]) for i in range(4)]
+    rcon = 1
+    for i in range(4, 44):
+        t = list(w[i - 1])
+        if i % 4 == 0:
+            t = [sb[b] for b in t[1:] + t[:1]]
+            t[0] ^= rcon
+            rcon = ((rcon << 1) ^ 0x11B) if rcon & 0x80 else rcon << 1
+        w.append([a ^ b for a, b in zip(w[i - 4], t)])
+    raw = bytes(b for word in w for b in word)
+    return np.frombuffer(raw, dtype="<u8").astype(np.uint64).reshape(11, 2)
+
+
 PI = FixedKeyAES(b"tree")
 DELTA_HI = _U64(1 << 63)            # value-block domain separator D, in the high word
 
@@ -161,7 +209,7 @@ def _branch_inputs(words: np.ndarray, x) -> np.ndarray:
     return u
 
 
-def child_blocks(words, x) -> np.ndarray:
+def child_blocks(words: ArrayLike, x: ArrayLike) -> np.ndarray:
     """``child_x(w) = pi(w ^ x) ^ (w ^ x)`` for every word (``x`` scalar or per word)."""
     u = _branch_inputs(_check_seeds(words), x)
     out = PI.encrypt(u, np.empty_like(u))
@@ -169,7 +217,7 @@ def child_blocks(words, x) -> np.ndarray:
     return out
 
 
-def value_words(words, x) -> np.ndarray:
+def value_words(words: ArrayLike, x: ArrayLike) -> np.ndarray:
     """``value_x(w) = (pi(w ^ x ^ D) ^ (w ^ x ^ D)).lo`` for every word: ``uint64 (m,)``."""
     u = _branch_inputs(_check_seeds(words), x)
     u[:, 1] ^= DELTA_HI
@@ -177,7 +225,7 @@ def value_words(words, x) -> np.ndarray:
     return out[:, 0] ^ u[:, 0]
 
 
-def expand(seeds: np.ndarray, values: bool = True):
+def expand(seeds: np.ndarray, values: bool = True) -> tuple:
     """Both children of a batch of nodes with control bit 0 (words = seeds).
 
     Returns ``(s_left, t_left, s_right, t_right, v_left, v_right)``: child
@@ -195,7 +243,7 @@ def expand(seeds: np.ndarray, values: bool = True):
     return cl, tl, cr, tr, value_words(seeds, 0), value_words(seeds, 1)
 
 
-def convert(words, bits: int) -> np.ndarray:
+def convert(words: ArrayLike, bits: int) -> np.ndarray:
     """Map uniform 64-bit words into Z_2^bits (keep the low ``bits`` bits).
 
     Exact: a uniform word in [0, 2^64) reduces to a uniform element of
@@ -217,7 +265,7 @@ def seed_word_for_convert(seeds: np.ndarray) -> np.ndarray:
     return seeds[..., 1]
 
 
-def random_seeds(rng, m: int) -> np.ndarray:
+def random_seeds(rng: CSPRNG, m: int) -> np.ndarray:
     """``m`` uniform seeds (low bit cleared) from a CSPRNG: ``uint64 (m, 2)``."""
     s = rng.uint64((m, 2))
     s[:, 0] &= LOW_BIT_CLEAR

@@ -9,6 +9,8 @@ Threat model: :mod:`fss.gates` (trusted dealer, semi-honest holders).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mpc.protocols.providers import Comparisons
@@ -27,7 +29,8 @@ class FSSGates(Comparisons):
     def serves(self, holders: int) -> bool:
         return holders == 2
 
-    def compare(self, session, z, holders, op, in_bits):
+    def compare(self, session: Any, z: np.ndarray, holders: Any, op: str,
+                in_bits: int | None) -> np.ndarray:
         zero = np.zeros_like(z)
         if op == "ltz":
             return gates.less_than(session, z, zero, holders, in_bits=in_bits,

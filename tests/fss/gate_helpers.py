@@ -2,12 +2,13 @@
 
 import numpy as np
 
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 
 
 def session(n_parties, l, prefix="gates", **kw):
-    return Session(n_parties, bits=l, frac_bits=min(14, l - 1), seed=f"{prefix}-{l}-{n_parties}", **kw)
+    return Session(n_parties, bits=l, frac_bits=min(14, l - 1), seed=f"{prefix}-{l}-{n_parties}",
+                   **kw)
 
 
 def share(s, values, p):

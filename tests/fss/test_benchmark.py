@@ -8,7 +8,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def test_benchmark_quick_json_smoke():
-    spec = importlib.util.spec_from_file_location("bench_fss", os.path.join(REPO, "benchmarks", "fss.py"))
+    spec = importlib.util.spec_from_file_location("bench_fss",
+                                                  os.path.join(REPO, "benchmarks", "fss.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     buf = io.StringIO()
@@ -26,7 +27,8 @@ def test_benchmark_quick_json_smoke():
     assert out["dcf_correct"] and out["lt_gate_correct"]
     assert out["lt_gate_online_bits_per_party"] == 40 and out["lt_gate_online_rounds"] == 1
     assert out["dcf_key_bits"] == 128 + 32 * (130 + 40) + 40
-    assert out["lt_gate_key_bits"] == 6800 and out["lt_gate_offline_bits_per_instance"] == 2 * 6800 + 4 * 40
-    assert 0 < out["dcf_eval_aes_bound_share"] and 0 < out["dcf_keygen_aes_bound_share"]
+    assert out["lt_gate_key_bits"] == 6800
+    assert out["lt_gate_offline_bits_per_instance"] == 2 * 6800 + 4 * 40
+    assert out["dcf_eval_aes_bound_share"] > 0 and out["dcf_keygen_aes_bound_share"] > 0
     if out["fss_kernels"] != "numpy":            # the numpy peer is measured in the same run
         assert out["dcf_keygen_numpy_per_s"] > 0 and out["dcf_eval_speedup_vs_numpy"] > 0

@@ -42,7 +42,7 @@ def test_eval_all_matches_eval(group, rng):
     assert full.shape == (2, 3, 1 << n)
     expect = (np.arange(1 << n, dtype=U64)[None, None, :] == alpha[..., None]) * beta[..., None]
     assert np.array_equal(full, expect.astype(U64))
-    xs = np.moveaxis(np.broadcast_to(np.arange(1 << n, dtype=U64)[:, None, None], (1 << n, 2, 3)), 0, 0)
+    xs = np.broadcast_to(np.arange(1 << n, dtype=U64)[:, None, None], (1 << n, 2, 3))
     e0 = dpf.eval(p, 0, k0, np.ascontiguousarray(xs))
     assert np.array_equal(np.moveaxis(e0, 0, -1), dpf.eval_all(p, 0, k0))
     with pytest.raises(ValueError, match="eval_all"):
@@ -112,7 +112,7 @@ def test_bad_input(rng):
     p = dpf.DPFParams(8, 8)
     with pytest.raises(ValueError, match="alpha"):
         dpf.gen(p, 300, 1, rng)
-    k0, k1 = dpf.gen(p, np.arange(3), 1, rng)
+    k0, _k1 = dpf.gen(p, np.arange(3), 1, rng)
     with pytest.raises(ValueError, match="x"):
         dpf.eval(p, 0, k0, np.array([1, 2, 256]))
     with pytest.raises(ValueError, match="shape"):

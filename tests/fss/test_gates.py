@@ -35,7 +35,8 @@ def _adversarial(l, rng_seed=0):
     return x, y
 
 
-CONFIGS = [(2, 8, False), (2, 40, False), (3, 40, True), (2, 64, True), (4, 16, False), (3, 2, False)]
+CONFIGS = [(2, 8, False), (2, 40, False), (3, 40, True), (2, 64, True), (4, 16, False),
+           (3, 2, False)]
 
 
 @pytest.mark.parametrize("p,l,per_instance", CONFIGS)
@@ -67,7 +68,8 @@ def test_sign_abs_interval_against_plaintext(p, l, per_instance):
     ab = _open(s, gates.abs_value(s, X, h))
     assert np.array_equal(ab[ok], np.abs(x)[ok])
     lo_, hi_ = -(1 << (l - 1)), (1 << (l - 1)) - 1
-    for a, b in [(lo_, hi_), (0, 0), (-1, 1), (lo_, lo_), (hi_, hi_), (min(x[0], y[0]), max(x[0], y[0]))]:
+    for a, b in [(lo_, hi_), (0, 0), (-1, 1), (lo_, lo_), (hi_, hi_),
+                 (min(x[0], y[0]), max(x[0], y[0]))]:
         iv = _open(s, gates.in_interval(s, X, a, b, h))
         assert np.array_equal(iv, ((x >= a) & (x <= b)).astype(np.int64)), (a, b)
     # per-instance bounds
@@ -162,7 +164,7 @@ def test_costs_k_members_per_instance():
     assert recv[5] == recv[2] == (p - 1) * l * B
     assert s.net.report()["online"]["rounds"] == 1
     # offline: every holder gets its shares of r and of the output mask, key holders the keys
-    offs, offr = s.net.party_bits(offline=True)
+    _offs, offr = s.net.party_bits(offline=True)
     kb = dcf.wire_bits(dcf.DCFParams(l - 1, l))
     assert offr[0] == offr[1] == 2 * l * B
     assert offr[5] == offr[2] == (2 * l + kb) * B
@@ -225,7 +227,8 @@ def test_bad_input():
         gates.less_than(s1, np.zeros((2, 3), U64), np.zeros((2, 3), U64), h)
 
 
-@pytest.mark.parametrize("gate", ["less_than", "greater_than", "sign", "equal", "in_interval", "abs_value"])
+@pytest.mark.parametrize("gate", ["less_than", "greater_than", "sign", "equal", "in_interval",
+                                  "abs_value"])
 @pytest.mark.parametrize("p", [2, 4])
 def test_documented_costs_match_measurement(gate, p):
     l, B = 24, 50
@@ -257,9 +260,9 @@ def test_costs_bad_arguments():
 
 def test_non_key_holders_output_zero_rows_for_msb_gates_p_gt_2():
     """For p > 2 the holders that never see x^ must not need it: their rows are 0."""
-    from mpc.session import Session
-    from mpc.arith.sharing import additive_share
     from fss import gates as G
+    from mpc.arith.sharing import additive_share
+    from mpc.session import Session
 
     s = Session(4, bits=16, frac_bits=0, seed=77)
     v = np.array([-5, 0, 3, 7], dtype=np.int64)

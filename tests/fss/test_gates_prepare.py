@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from fss import gates
+from mpc.arith.sharing import additive_share
 from mpc.protocols import compare as circuit_gates
 from mpc.session import Session
-from mpc.arith.sharing import additive_share
 
 L = 16                 # ring bits: small keys, fast tests
 N_PARTIES = 6          # parties of the session (per-instance holders pick among them)
@@ -165,7 +165,7 @@ def test_prepare_on_two_dimensional_batches(gate):
 
 
 def test_in_interval_per_instance_bounds_with_prepare():
-    (sa, plain), (sb, prepped), (x, y, lo, hi) = _plain_and_prepared(
+    (sa, plain), (sb, prepped), (x, _y, lo, hi) = _plain_and_prepared(
         "in_interval", 3, (40,), False, None, seed=5, interval_arrays=True)
     assert np.array_equal(prepped, plain)
     assert _traffic_fingerprint(sa) == _traffic_fingerprint(sb)
@@ -249,7 +249,7 @@ def test_prepared_part_does_not_depend_on_the_operands(gate, p):
         out = _call(gate, s, _share(s, x, p, "x"), _share(s, y, p, "y"), h, *INTERVAL, prep=prep)
         assert np.array_equal(_open(s, out), _expected(gate, x, y, *INTERVAL))
         outs.append((x, out))
-    (x1, o1), (x2, o2) = outs
+    (x1, _o1), (x2, _o2) = outs
     assert not np.array_equal(x1, x2)
 
 
@@ -273,7 +273,7 @@ def test_prepare_is_deterministic_in_the_session_seed(gate):
     assert not all(np.array_equal(u, v) for u, v in zip(a, c))
 
 
-# -- errors ------------------------------------------------------------------------------------------
+# -- errors ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [circuit_gates.less_than, gates.costs, "less_than", None,
                                  lambda *a, **k: None])
 def test_prepare_rejects_what_is_not_a_gate(bad):

@@ -1,17 +1,18 @@
-"""Key wire format (validation, fuzzing), insecure keys, workers, small batches, key views."""
+"""Key wire format (validation, fuzzing), insecure keys, workers, key views."""
 
 import struct
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from fss import _small, dcf, dpf, gates
+from fss import dcf, dpf, gates, tree
 from fss._util import InsecureSeedWarning
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 
 U64 = np.uint64
 
@@ -63,7 +64,7 @@ def test_shape_overflow_is_a_value_error_naming_the_shape(scheme):
 
 @pytest.mark.parametrize("scheme", [dcf, dpf])
 def test_non_canonical_payload_is_rejected(scheme):
-    p, (k0, _) = _keys(scheme)
+    _p, (k0, _) = _keys(scheme)
     data = bytearray(scheme.to_bytes(k0))
     off = 24
     bad = bytearray(data)
@@ -120,7 +121,7 @@ def test_fuzz_every_corruption_is_rejected_or_round_trips(data, which):
 
 
 def test_round_trip_of_zero_copy_and_buffer_inputs():
-    p, (k0, k1) = _keys(dcf, 20, 40, (4, 3))
+    p, (_k0, k1) = _keys(dcf, 20, 40, (4, 3))
     data = dcf.to_bytes(k1)
     for blob in (data, bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
         back = dcf.from_bytes(blob)
@@ -147,23 +148,20 @@ def test_int_seed_flags_keys_insecure_and_warns(scheme):
     assert scheme.to_bytes(u0)[9] == 0 and scheme.to_bytes(s0)[9] == 1
 
 
-def test_gate_keys_follow_the_session_seed():
+def test_gate_keys_follow_the_session_seed(monkeypatch):
     seen = []
-    real = dcf.gen
+    real = tree.gen
 
     def spy(*a, **kw):
         keys = real(*a, **kw)
         seen.append(keys[0].insecure)
         return keys
 
+    monkeypatch.setattr(tree, "gen", spy)
     for seed, want in ((3, True), (None, False)):
         s = Session(2, bits=16, seed=seed)
         x = additive_share(s.ring, np.arange(4, dtype=U64), 2, s.rng)
-        dcf.gen = spy
-        try:
-            gates.sign(s, x, np.array([0, 1]))
-        finally:
-            dcf.gen = real
+        gates.sign(s, x, np.array([0, 1]))
         assert seen[-1] is want
 
 
@@ -191,34 +189,6 @@ def test_results_identical_for_any_number_of_workers(scheme):
         scheme.gen(p, alpha[:3], 1, CSPRNG(1), workers=0)
     with pytest.raises(TypeError, match="workers"):
         scheme.eval(p, 0, k0, x, workers=1.5)
-
-
-@pytest.mark.parametrize("compiled", [False, True])
-@pytest.mark.parametrize("mode", ["dcf", "arith", "xor"])
-def test_small_batch_path_equals_vectorized_path(mode, compiled, monkeypatch):
-    """The scalar small path (and, with numba, the one-call compiled path it then takes)
-    against the numpy block kernels."""
-    from fss import _fast, _tree
-
-    if compiled and not _fast.AESNI:
-        pytest.skip("numba (the 'fast' extra) or the CPU's AES instructions missing")
-    monkeypatch.setattr(_fast, "AESNI", compiled and _fast.AESNI)
-
-    scheme = dcf if mode == "dcf" else dpf
-    for n, l in ((1, 1), (7, 40), (64, 64), (33, 5)):
-        p = dcf.DCFParams(n, l) if mode == "dcf" else dpf.DPFParams(n, l, mode)
-        rng = CSPRNG(n + l)
-        alpha = rng.uint64(4) >> U64(64 - n)
-        k0, k1 = scheme.gen(p, alpha, rng.uint64(4), rng)
-        x = rng.uint64((2, 4)) >> U64(64 - n)
-        x[0] = alpha
-        for party, k in ((0, k0), (1, k1)):
-            small = _small.eval_small(mode, n, l, party, k, x)
-            monkeypatch.setattr(_fast, "ENABLED", False)
-            vec = _tree.eval_batch(mode, n, l, party, k, x)
-            monkeypatch.setattr(_fast, "ENABLED", _fast.AVAILABLE)
-            assert np.array_equal(small, vec)
-            assert np.array_equal(scheme.eval(p, party, k, x), vec)       # 8 points: small path
 
 
 # -- key traffic and recorded views ----------------------------------------------------------------
@@ -252,6 +222,7 @@ def test_views_hold_the_serialized_keys_and_traffic_is_their_size(per_instance):
             ks = [dcf.from_bytes(head + row.tobytes()) for row in keys]
             assert all(k.shape == () and k.insecure for k in ks)
         else:
-            head = struct.pack("<4sBBBBBBB5sQ", b"DCF1", 2, party_id, l - 1, l, 0, 1, 1, bytes(5), B)
+            head = struct.pack("<4sBBBBBBB5sQ", b"DCF1", 2, party_id, l - 1, l, 0, 1, 1,
+                               bytes(5), B)
             k = dcf.from_bytes(head + got.tobytes())
             assert k.batch == B and k.party == party_id

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from fss import dcf
-from mpc.machine import threads
 from mpc.arith.rng import CSPRNG
+from mpc.machine import threads
 
 U64 = np.uint64
 

@@ -12,7 +12,8 @@ U64 = np.uint64
 def _ref(lo, hi, x, value):
     """MMO on pycryptodome's public API: (pi(u) ^ u) with u = w ^ x (^ D for value words)."""
     u_lo, u_hi = lo ^ x, hi ^ ((1 << 63) if value else 0)
-    enc = AES.new(prg.PI.key, AES.MODE_ECB).encrypt(u_lo.to_bytes(8, "little") + u_hi.to_bytes(8, "little"))
+    block = u_lo.to_bytes(8, "little") + u_hi.to_bytes(8, "little")
+    enc = AES.new(prg.PI.key, AES.MODE_ECB).encrypt(block)
     return int.from_bytes(enc[:8], "little") ^ u_lo, int.from_bytes(enc[8:], "little") ^ u_hi
 
 
@@ -89,6 +90,16 @@ def test_outputs_look_uniform():
     assert abs(bits.mean() - 0.5) < 0.005
     counts = np.bincount(words.view(np.uint8), minlength=256)
     assert stats.chisquare(counts).pvalue > 1e-4
+
+
+def test_round_keys_match_fips197():
+    """FIPS-197 Appendix A.1: the key expansion of 2b7e1516... (first and last round keys)."""
+    key = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c")
+    rk = prg.round_keys(key)
+    assert rk.shape == (11, 2) and rk[0].tobytes() == key
+    assert rk[10].tobytes() == bytes.fromhex("d014f9a8c9ee2589e13f0cc8b6630ca6")
+    with pytest.raises(ValueError, match="16 bytes"):
+        prg.round_keys(b"short")
 
 
 def test_convert():

@@ -4,9 +4,10 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fss import _fast, _tree, dcf, dpf
+from fss import dcf, dpf, tree
 from fss._util import InsecureSeedWarning
 from mpc.arith.rng import CSPRNG
 
@@ -31,7 +32,7 @@ def test_equals_to_bytes_of_gen(mode, n, l):
     """Every field (seeds, level-major words, packed bits, l-bit words) and the header, over
     several cache blocks with a short last one, for any number of workers."""
     scheme, p = _scheme(mode, n, l)
-    B = 2 * _tree.BLOCK + 77
+    B = 2 * tree.BLOCK + 77
     alpha, beta = _inputs(n, l, (B,), n + l)
     ref = [scheme.to_bytes(k) for k in scheme.gen(p, alpha, beta, CSPRNG(3))]
     for w in (1, 2, 3):
@@ -51,15 +52,6 @@ def test_random_shapes_round_trip_to_the_keys_of_gen(mode, n, l, shape, seed):
     for party in (0, 1):
         assert got[party] == scheme.to_bytes(keys[party])
         assert scheme.from_bytes(got[party]) == keys[party]
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_numpy_kernels_give_the_same_bytes(mode, monkeypatch):
-    scheme, p = _scheme(mode, 20, 24)
-    alpha, beta = _inputs(20, 24, (_tree.BLOCK + 5,), 8)
-    ref = scheme.gen_bytes(p, alpha, beta, CSPRNG(2))
-    monkeypatch.setattr(_fast, "ENABLED", False)
-    assert scheme.gen_bytes(p, alpha, beta, CSPRNG(2)) == ref
 
 
 def test_keys_from_the_bytes_compute_the_comparison():

@@ -8,11 +8,10 @@ import warnings
 
 import pytest
 
+from fss import kernels
 from mpc.run import warmup
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-fast = pytest.importorskip("fss._fast")
 
 
 @pytest.fixture
@@ -65,9 +64,12 @@ def test_importing_fss_registers_nothing():
 
 
 def _kernels():
-    from fss import _fast, _fast_ni
-    return ([_fast_ni._gen_dcf, _fast_ni._eval_all] if _fast.AESNI else []) + \
-        [_fast.any_low_bit, _fast.unpack_levels]
+    from fss.kernels import passes
+    compiled = [passes._any_low_bit, passes.unpack_levels]
+    if kernels.missing("aesni") is None:
+        from fss.kernels import aesni
+        compiled += [aesni._gen_dcf, aesni._eval_all]
+    return compiled
 
 
 def _program(rt, data):
@@ -80,7 +82,8 @@ def _program(rt, data):
     return loaded, s.output(x[0] < x[1], to=[0, 1])
 
 
-@pytest.mark.skipif(not fast.ENABLED, reason="numba not installed: no kernels to load")
+@pytest.mark.skipif(kernels.missing("numba") is not None,
+                    reason=f"no compiled kernels to load: {kernels.missing('numba')}")
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_launched_processes_start_their_program_with_the_fss_kernels_loaded(method):
     """In a fresh interpreter that never called a kernel, each launched process has loaded

@@ -1,8 +1,8 @@
-"""Gen/Eval of DPF and DCF as one compiled pass per block, AES in registers (internal).
+"""Gen/Eval of DPF and DCF as one compiled pass per block, AES in registers (the "aesni" backend).
 
 :func:`make_mmo` (array form) and :func:`make_mmo_tuple` (register form) are
 numba intrinsics for ``pi(b) ^ b`` on K blocks (the MMO step of :mod:`fss.prg`,
-``pi`` AES-128 under the expanded key ``rk``, :func:`fss._aesni.round_keys`)
+``pi`` AES-128 under the expanded key ``rk``, :func:`fss.prg.round_keys`)
 on the CPU's AES instructions, :data:`WIDTH` blocks per instruction (VAES on
 512-bit registers where the CPU has it). The intrinsics live in this module so
 that numba's cache, keyed on this file, is rebuilt whenever they change.
@@ -18,21 +18,28 @@ two instances per step without lanes were slower. Prefetching the correction
 words 2 KB ahead (they stream from memory) took 2^20 keys from 1.50 to 1.68
 (Eval) and 1.58 to 1.67 (Gen). A last partial group is padded with copies of
 the last instance. DPF keeps the scalar walk. Same PRG and arithmetic as
-:mod:`fss._tree`, so the outputs are bit-identical (tested).
+:mod:`fss.kernels.reference`, so the outputs are bit-identical (tested).
+Arrays travel in tuples (a row's node words, a key's correction words), as in
+:class:`fss.keys.TreeArrays`. Only imported where :data:`fss.kernels._host.AESNI`
+holds. Security: that of the constructions; the kernels are deterministic
+functions of their inputs.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from typing import Any
 
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._aesni import round_keys, vector_blocks
-from ._fast import _jit, inner_contiguous as _inner
-from .prg import PI
+from ..keys import TreeArrays, TreeParams
+from ..prg import PI, round_keys
+from ._host import inner_contiguous as _inner
+from ._host import jit, vector_blocks
 
 _U64 = np.uint64
 _I32 = ir.IntType(32)
@@ -64,7 +71,8 @@ def _mmo_vectors(builder, rk_ptr, vecs, W=WIDTH):
     suffix = {1: "", 2: ".256", 4: ".512"}[W]
     fnty = ir.FunctionType(vt, [vt, vt])
     enc = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenc" + suffix)
-    last = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.aesni.aesenclast" + suffix)
+    last = cgutils.get_or_insert_function(builder.module, fnty,
+                                          "llvm.x86.aesni.aesenclast" + suffix)
     kp = builder.bitcast(rk_ptr, ir.VectorType(_I64, 2).as_pointer())
     ins = [v if W == 4 else _shuffle(builder, v, v, range(j, j + 2 * W))
            for v in vecs for j in range(0, 8, 2 * W)]
@@ -101,16 +109,16 @@ def _mmo_rounds(builder, rk_ptr, words, W=WIDTH):
             for v in _mmo_vectors(builder, rk_ptr, vecs, W) for h in range(8)]
 
 
-def make_mmo(K: int, W: int = WIDTH):
+def make_mmo(K: int, W: int = WIDTH) -> Callable[..., Any]:
     """The intrinsic ``mmo(rk, S)``: S[j] <- AES_rk(S[j]) ^ S[j] for the K rows of S, in place
     (K a multiple of 4, W blocks per AES instruction)."""
     assert K % 4 == 0
     @intrinsic
-    def mmo(typingctx, rk, S):
+    def mmo(typingctx: Any, rk: Any, S: Any) -> Any:
         if not (isinstance(rk, types.Array) and isinstance(S, types.Array)):
             return None
 
-        def codegen(context, builder, signature, args):
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             rk_a = context.make_array(signature.args[0])(context, builder, args[0])
             s_a = context.make_array(signature.args[1])(context, builder, args[1])
             # S is read and written as 64-bit words: the kernels write it word by word,
@@ -127,17 +135,17 @@ def make_mmo(K: int, W: int = WIDTH):
     return mmo
 
 
-def make_mmo_tuple(K: int, W: int = WIDTH):
+def make_mmo_tuple(K: int, W: int = WIDTH) -> Callable[..., Any]:
     """The intrinsic ``mmo(rk, t)`` on a tuple of 2K words (lo, hi of K blocks), in registers:
     returns the tuple of AES_rk(block) ^ block (no round trip through memory)."""
     assert K % 4 == 0
     @intrinsic
-    def mmo(typingctx, rk, t):
+    def mmo(typingctx: Any, rk: Any, t: Any) -> Any:
         if not (isinstance(rk, types.Array) and isinstance(t, types.UniTuple)
                 and t.count == 2 * K and t.dtype == types.uint64):
             return None
 
-        def codegen(context, builder, signature, args):
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
             rk_a = context.make_array(signature.args[0])(context, builder, args[0])
             outs = _mmo_rounds(builder, rk_a.data,
                                [builder.extract_value(args[1], k) for k in range(2 * K)], W)
@@ -160,36 +168,55 @@ def _prefetch(builder, ptr, ahead, write=0):
     builder.call(fn, [addr] + [ir.Constant(_I32, c) for c in (write, 3, 1)])
 
 
-def _accessors(context, builder, sig, args):
+def _flatten(builder, sig, args):
+    """An intrinsic's argument types and IR values with every tuple argument spread out in
+    place (a tuple of arrays arrives as one LLVM aggregate)."""
+    ty, vals = [], []
+    for t, a in zip(sig.args, args):
+        if isinstance(t, (types.UniTuple, types.Tuple)):
+            elems = [t.dtype] * t.count if isinstance(t, types.UniTuple) else list(t.types)
+            ty += elems
+            vals += cgutils.unpack_tuple(builder, a, len(elems))
+        else:
+            ty.append(t)
+            vals.append(a)
+    return ty, vals
+
+
+def _accessors(context, builder, ty, args):
     """(the array structs of an intrinsic's array arguments, ``ptr(k, inds, vt)``: a typed
-    pointer to element ``inds`` of argument k)."""
-    ty = sig.args
+    pointer to element ``inds`` of argument k), on the arguments :func:`_flatten` spreads."""
     ary = [context.make_array(t)(context, builder, a) if isinstance(t, types.Array) else None
            for t, a in zip(ty, args)]
 
-    def ptr(k, inds, vt=_V8):
+    def ptr(k: int, inds: list, vt: Any = _V8) -> Any:
         p = cgutils.get_item_pointer(context, builder, ty[k], ary[k], inds)
         return builder.bitcast(p, vt.as_pointer())
 
     return ary, ptr
 
 
-def make_eval_step(W: int = WIDTH):
-    """The intrinsic ``step(rk, i, sh, b, lo, hi, v, x, cw_seed, cw_tl, cw_tr, cw_v, kb)``:
-    level i of the DCF Eval walk (``sh = n - 1 - i``) for the 8 points b..b+7 of one row,
-    point b+j on key kb+j (``lo``, ``hi``: node words, ``v``: value sums, ``x``: inputs, 1-d arrays of the
-    row, updated in place). In 512-bit registers, 8 lanes at once: the 16 AES blocks (8
-    children, 8 value words), then the arithmetic of :func:`fss._fast._eval_level`.
-    Needs the key arrays' inner axes contiguous (cw_seed[i, b:b+8] is 16 words)."""
+def make_eval_step(W: int = WIDTH) -> Callable[..., Any]:
+    """The intrinsic ``step(rk, i, sh, b, row, cw, kb)``: level i of the DCF Eval walk
+    (``sh = n - 1 - i``) for the 8 points b..b+7 of one row, point b+j on key kb+j.
+    ``row`` = (lo, hi, v, x): node words, value sums and inputs, 1-d arrays of the row,
+    updated in place; ``cw`` = (cw_seed, cw_t_left, cw_t_right, cw_value). In 512-bit
+    registers, 8 lanes at once: the 16 AES blocks (8 children, 8 value words), then the
+    arithmetic of :func:`fss.kernels.passes._eval_level`. Needs the key arrays' inner axes
+    contiguous (cw_seed[i, b:b+8] is 16 words)."""
     @intrinsic
-    def step(typingctx, rk, i, sh, b, lo, hi, v, x, cw_seed, cw_tl, cw_tr, cw_v, kb):
-        def codegen(context, builder, sig, args):
-            ary, ptr = _accessors(context, builder, sig, args)
+    def step(typingctx: Any, rk: Any, i: Any, sh: Any, b: Any, row: Any, cw: Any,
+             kb: Any) -> Any:
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            # flat: rk 0, i 1, sh 2, b 3, lo 4, hi 5, v 6, x 7, cw_seed 8, t_L 9, t_R 10,
+            # cw_value 11, kb 12
+            ty, args = _flatten(builder, sig, args)
+            ary, ptr = _accessors(context, builder, ty, args)
 
-            def load(k, inds, vt=_V8):
+            def load(k: int, inds: list, vt: Any = _V8) -> Any:
                 return builder.load(ptr(k, inds, vt), align=1)
 
-            def splat(c):
+            def splat(c: int) -> Any:
                 return ir.Constant(_V8, [c] * 8)
 
             i_, b_, kb_ = args[1], args[3], args[12]
@@ -223,17 +250,17 @@ def make_eval_step(W: int = WIDTH):
                 builder.store(val, ptr(k, [b_]), align=1)
             return context.get_dummy_value()
 
-        return types.void(rk, i, sh, b, lo, hi, v, x, cw_seed, cw_tl, cw_tr, cw_v, kb), codegen
+        return types.void(rk, i, sh, b, row, cw, kb), codegen
 
     return step
 
 
 def _gen_lanes(builder, rk_ptr, W, st, a, beta, lmask):
     """IR of one level of DCF Gen (EUROCRYPT 2021 Fig. 1; the scalar form, same names, is
-    :func:`fss._fast._gen_level`) on 8 instances in ``<8 x i64>`` lanes:
+    :func:`fss.kernels.passes._gen_level`) on 8 instances in ``<8 x i64>`` lanes:
     ``st`` = (lo0, hi0, lo1, hi1, v_alpha), ``a`` alpha's bit. 64 AES blocks (per party kept,
     lost, kept ^ D, lost ^ D). Returns (cs_lo, cs_hi, t_L, t_R, v_cw, new state)."""
-    def splat(c):
+    def splat(c: int) -> Any:
         return ir.Constant(_V8, [c] * 8)
 
     lo0, hi0, lo1, hi1, va = st
@@ -258,7 +285,8 @@ def _gen_lanes(builder, rk_ptr, W, st, a, beta, lmask):
     sel = builder.and_(builder.xor(tl, tk), a)
     m0 = builder.sub(zero, builder.and_(lo0, one))
     m1 = builder.sub(zero, builder.and_(lo1, one))
-    x = builder.add(builder.sub(builder.sub(v1l, v0l), va), builder.and_(builder.sub(zero, a), beta))
+    x = builder.add(builder.sub(builder.sub(v1l, v0l), va),
+                    builder.and_(builder.sub(zero, a), beta))
     va = builder.add(va, builder.add(builder.sub(v0k, v1k), x))
     vcw = builder.and_(builder.sub(builder.xor(x, m1), m1), lmask)
     tk2 = builder.or_(tk, csl)
@@ -267,17 +295,22 @@ def _gen_lanes(builder, rk_ptr, W, st, a, beta, lmask):
     return csl, csh, builder.xor(tk, sel), builder.xor(tl, sel), vcw, new
 
 
-def make_gen_step(W: int = WIDTH):
-    """The intrinsic ``step(rk, i, sh, b, st, alpha, beta, lmask, cw_seed, cw_tl, cw_tr, cw_v,
-    kb)``: level i of DCF Gen (``sh = n - 1 - i``) for the 8 instances b..b+7
-    (:func:`_gen_lanes`), state ``st`` (5, B) updated in place, correction words of level i
-    written at kb..kb+7. Needs the inner axes of the correction-word arrays contiguous."""
+def make_gen_step(W: int = WIDTH) -> Callable[..., Any]:
+    """The intrinsic ``step(rk, i, sh, b, st, ab, lmask, cw, kb)``: level i of DCF Gen
+    (``sh = n - 1 - i``) for the 8 instances b..b+7 (:func:`_gen_lanes`), state ``st``
+    (5, B) updated in place, ``ab`` = (alpha, beta), correction words of level i written
+    into ``cw`` = (cw_seed, cw_t_left, cw_t_right, cw_value) at kb..kb+7. Needs the inner
+    axes of the correction-word arrays contiguous."""
     @intrinsic
-    def step(typingctx, rk, i, sh, b, st, alpha, beta, lmask, cw_seed, cw_tl, cw_tr, cw_v, kb):
-        def codegen(context, builder, sig, args):
-            ary, ptr = _accessors(context, builder, sig, args)
+    def step(typingctx: Any, rk: Any, i: Any, sh: Any, b: Any, st: Any, ab: Any, lmask: Any,
+             cw: Any, kb: Any) -> Any:
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            # flat: rk 0, i 1, sh 2, b 3, st 4, alpha 5, beta 6, lmask 7, cw_seed 8, t_L 9,
+            # t_R 10, cw_value 11, kb 12
+            ty, args = _flatten(builder, sig, args)
+            ary, ptr = _accessors(context, builder, ty, args)
 
-            def splat(v):
+            def splat(v: Any) -> Any:
                 v = builder.insert_element(ir.Constant(_V8, None), v, ir.Constant(_I32, 0))
                 return _shuffle(builder, v, v, [0] * 8)
 
@@ -295,7 +328,7 @@ def make_gen_step(W: int = WIDTH):
             kb4 = builder.add(kb_, ir.Constant(kb_.type, 4))
             _prefetch(builder, ptr(8, [i_, kb_, zero]), 2048, 1)
             _prefetch(builder, ptr(11, [i_, kb_]), 1024, 1)
-            for k, lanes in ((0, range(0, 4)), (1, range(4, 8))):
+            for k, lanes in ((0, range(4)), (1, range(4, 8))):
                 w = _shuffle(builder, csl, csh, [q + 8 * z for q in lanes for z in (0, 1)])
                 builder.store(w, ptr(8, [i_, (kb_, kb4)[k], zero]), align=1)
             v8 = ir.VectorType(ir.IntType(8), 8)
@@ -304,8 +337,7 @@ def make_gen_step(W: int = WIDTH):
             builder.store(vcw, ptr(11, [i_, kb_]), align=1)
             return context.get_dummy_value()
 
-        return types.void(rk, i, sh, b, st, alpha, beta, lmask, cw_seed, cw_tl, cw_tr, cw_v,
-                          kb), codegen
+        return types.void(rk, i, sh, b, st, ab, lmask, cw, kb), codegen
 
     return step
 
@@ -318,12 +350,15 @@ _eval8 = make_eval_step()
 _gen8 = make_gen_step()
 
 
-@_jit
-def _gen_dcf(rk, n, lmask, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v, cw_last):
+@jit
+def _gen_dcf(rk, n, lmask, ab, roots, cw, cw_last):
     """DCF Gen (EUROCRYPT 2021 Fig. 1), level by level over the block (the correction-word
-    arrays are level-major), 8 instances (64 AES blocks) per :func:`make_gen_step`; a last
-    partial group is padded with copies of instance B-1, its correction words go through
-    small arrays and only the real instances' are copied out."""
+    arrays ``cw`` = (cw_seed, cw_t_left, cw_t_right, cw_value) are level-major), 8 instances
+    (64 AES blocks) per :func:`make_gen_step`; ``ab`` = (alpha, beta). A last partial group
+    is padded with copies of instance B-1, its correction words go through small arrays and
+    only the real instances' are copied out."""
+    alpha, beta = ab
+    cw_seed, cw_tl, cw_tr, cw_v = cw
     B = alpha.shape[0]
     B8 = B - B % 8
     Bp = B8 + 8 if B8 < B else B
@@ -342,9 +377,9 @@ def _gen_dcf(rk, n, lmask, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v, cw_l
     for i in range(n):
         sh = np.uint64(n - 1 - i)
         for b in range(0, B8, 8):
-            _gen8(rk, i, sh, b, S, al, bt, lmask, cw_seed, cw_tl, cw_tr, cw_v, b)
+            _gen8(rk, i, sh, b, S, (al, bt), lmask, cw, b)
         if B8 < B:
-            _gen8(rk, i, sh, B8, S, al, bt, lmask, ts, ttl, ttr, tv, 0)
+            _gen8(rk, i, sh, B8, S, (al, bt), lmask, (ts, ttl, ttr, tv), 0)
             for j in range(B - B8):
                 cw_seed[i, B8 + j, 0], cw_seed[i, B8 + j, 1] = ts[i, j, 0], ts[i, j, 1]
                 cw_tl[i, B8 + j], cw_tr[i, B8 + j], cw_v[i, B8 + j] = ttl[i, j], ttr[i, j], tv[i, j]
@@ -354,9 +389,12 @@ def _gen_dcf(rk, n, lmask, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v, cw_l
         cw_last[b] = ((x ^ m1) - m1) & lmask
 
 
-@_jit
-def _gen_dpf(rk, n, lmask, xor, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_last):
-    """DPF Gen (CCS 2016 Fig. 1) per instance; rows of S: party 0's kept, lost, party 1's."""
+@jit
+def _gen_dpf(rk, n, lmask, xor, ab, roots, cw, cw_last):
+    """DPF Gen (CCS 2016 Fig. 1) per instance; rows of S: party 0's kept, lost, party 1's;
+    ``ab`` = (alpha, beta), ``cw`` = (cw_seed, cw_t_left, cw_t_right) written."""
+    alpha, beta = ab
+    cw_seed, cw_tl, cw_tr = cw
     B = alpha.shape[0]
     S = np.empty((4, 2), dtype=np.uint64)
     one = np.uint64(1)
@@ -394,30 +432,30 @@ def _gen_dpf(rk, n, lmask, xor, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_la
             cw_last[b] = ((x ^ m1) - m1) & lmask
 
 
-def gen_block(n, l, mode, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v):
-    """Same contract as :func:`fss._tree.gen_block`."""
-    B = alpha.shape[0]
-    lmask = _U64((1 << l) - 1)
-    alpha = np.ascontiguousarray(alpha)
-    beta = np.ascontiguousarray(beta)
-    last = np.empty(B, dtype=_U64)
-    if mode == "dcf":
-        for a in (cw_seed, cw_tl, cw_tr, cw_v):
+def gen_block(params: TreeParams, alpha: np.ndarray, beta: np.ndarray, out: TreeArrays) -> None:
+    """Same contract as :func:`fss.kernels.reference.gen_block` (one compiled call)."""
+    lmask = _U64((1 << params.out_bits) - 1)
+    ab = (np.ascontiguousarray(alpha), np.ascontiguousarray(beta))
+    if out.cw_value is not None:
+        cw = (out.cw_seed, out.cw_t_left, out.cw_t_right, out.cw_value)
+        for a in cw:
             assert _inner(a) is a, "correction-word arrays need contiguous inner axes"
-        _gen_dcf(_RK, n, lmask, alpha, beta, roots, cw_seed, cw_tl, cw_tr, cw_v, last)
+        _gen_dcf(_RK, params.n_bits, lmask, ab, out.seed, cw, out.cw_last)
     else:
-        _gen_dpf(_RK, n, lmask, mode == "xor", alpha, beta, roots, cw_seed, cw_tl, cw_tr, last)
-    return last
+        _gen_dpf(_RK, params.n_bits, lmask, params.mode == "xor", ab, out.seed,
+                 (out.cw_seed, out.cw_t_left, out.cw_t_right), out.cw_last)
 
 
-@_jit
-def _eval_dcf(rk, n, B, cw_seed, cw_tl, cw_tr, cw_v, x, W):
-    """DCF Eval walk, level by level over the block (the key arrays are level-major), 8 points
-    (16 AES blocks) per :func:`make_eval_step`. x (m, Bp) and W (3, m, Bp): row r holds the
+@jit
+def _eval_dcf(rk, n, B, cw, x, W):
+    """DCF Eval walk, level by level over the block (the key arrays ``cw`` = (cw_seed,
+    cw_t_left, cw_t_right, cw_value) are level-major), 8 points (16 AES blocks) per
+    :func:`make_eval_step`. x (m, Bp) and W (3, m, Bp): row r holds the
     points of the B keys, padded to Bp (a multiple of 8; pad lanes repeat key B-1, whose
     correction words the last group reads from small padded copies, and are ignored);
     W[:, r, p] = (lo, hi, v), the node word (t in the low bit of lo) and the value sum, the
     root's on entry, the final ones on exit."""
+    cw_seed, cw_tl, cw_tr, cw_v = cw
     m = x.shape[0]
     B8 = B - B % 8
     ts = np.empty((n, 8, 2), dtype=np.uint64)
@@ -431,16 +469,17 @@ def _eval_dcf(rk, n, B, cw_seed, cw_tl, cw_tr, cw_v, x, W):
     for i in range(n):
         sh = np.uint64(n - 1 - i)
         for r in range(m):
-            lo, hi, v, xr = W[0, r], W[1, r], W[2, r], x[r]
+            row = (W[0, r], W[1, r], W[2, r], x[r])
             for b0 in range(0, B8, 8):
-                _eval8(rk, i, sh, b0, lo, hi, v, xr, cw_seed, cw_tl, cw_tr, cw_v, b0)
+                _eval8(rk, i, sh, b0, row, cw, b0)
             if B8 < B:
-                _eval8(rk, i, sh, B8, lo, hi, v, xr, ts, ttl, ttr, tv, 0)
+                _eval8(rk, i, sh, B8, row, (ts, ttl, ttr, tv), 0)
 
 
-@_jit
-def _eval_dpf(rk, n, B, cw_seed, cw_tl, cw_tr, x, W):
+@jit
+def _eval_dpf(rk, n, B, cw, x, W):
     """DPF Eval walk as :func:`_eval_dcf`, 8 points (one child block each) at a time."""
+    cw_seed, cw_tl, cw_tr, _ = cw
     m, Bp = x.shape
     S = np.empty((8, 2), dtype=np.uint64)
     one = np.uint64(1)
@@ -464,10 +503,13 @@ def _eval_dpf(rk, n, B, cw_seed, cw_tl, cw_tr, x, W):
                     W[1, r, p] = S[j, 1] ^ (cw_seed[i, b, 1] & mk)
 
 
-@_jit
-def _eval_all(rk, n, lmask, party, mode, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x):
+@jit
+def _eval_all(rk, n, lmask, party, mode, key, x):
     """Eval of x (m, B) on B keys, all in compiled code (mode 0 DCF, 1 arith DPF, 2 XOR DPF):
-    lanes padded to whole groups, the walk, then the output word of each point."""
+    lanes padded to whole groups, the walk, then the output word of each point. ``key`` =
+    (seed, cw_seed, cw_t_left, cw_t_right, cw_value, cw_last), as :class:`fss.keys.TreeArrays`."""
+    seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last = key
+    cw = (cw_seed, cw_tl, cw_tr, cw_v)
     m, B = x.shape
     Bp = ((B + 7) // 8) * 8
     xr = np.empty((m, Bp), dtype=np.uint64)
@@ -481,9 +523,9 @@ def _eval_all(rk, n, lmask, party, mode, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_l
             W[1, r, p] = seed[b, 1]
             W[2, r, p] = np.uint64(0)
     if mode == 0:
-        _eval_dcf(rk, n, B, cw_seed, cw_tl, cw_tr, cw_v, xr, W)
+        _eval_dcf(rk, n, B, cw, xr, W)
     else:
-        _eval_dpf(rk, n, B, cw_seed, cw_tl, cw_tr, xr, W)
+        _eval_dpf(rk, n, B, cw, xr, W)
     out = np.empty((m, B), dtype=np.uint64)
     zero = np.uint64(0)
     for r in range(m):
@@ -502,11 +544,14 @@ def _eval_all(rk, n, lmask, party, mode, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_l
 _MODES = {"dcf": 0, "arith": 1, "xor": 2}
 
 
-def eval_block(n, l, mode, party, seed, cw_seed, cw_tl, cw_tr, cw_v, cw_last, x):
-    """Same contract as :func:`fss._tree.eval_block` (one compiled call)."""
-    cv = _inner(cw_v) if mode == "dcf" else _NO_VALUES[:n]
-    return _eval_all(_RK, n, _U64((1 << l) - 1), party, _MODES[mode], seed, _inner(cw_seed),
-                     _inner(cw_tl), _inner(cw_tr), cv, cw_last, x)
+def eval_block(params: TreeParams, party: int, key: TreeArrays, x: np.ndarray) -> np.ndarray:
+    """Same contract as :func:`fss.kernels.reference.eval_block` (one compiled call)."""
+    n = params.n_bits
+    cv = _inner(key.cw_value) if key.cw_value is not None else _NO_VALUES[:n]
+    arrays = (key.seed, _inner(key.cw_seed), _inner(key.cw_t_left), _inner(key.cw_t_right), cv,
+              key.cw_last)
+    return _eval_all(_RK, n, _U64((1 << params.out_bits) - 1), party, _MODES[params.mode],
+                     arrays, x)
 
 
 _NO_VALUES = np.zeros((64, 1), dtype=_U64)

@@ -1,35 +1,33 @@
-"""Small-batch evaluation path for DPF/DCF keys (internal).
+"""The few-points Eval kernel of DPF/DCF keys: Python integers, one AES call per level.
 
-For a handful of points the vectorized kernel of :mod:`fss._tree` spends
-its time in numpy's per-call overhead (about 20 ufunc calls per level of
-1 us each, against 0.1 us of AES). This path walks the same tree with
-Python integers (128-bit node words) and one raw AES call per level for
-all points together, which is several times faster up to ``SMALL`` points;
-it computes the identical function (the tests compare both paths).
-The loop over points is bounded by ``SMALL``.
+For a handful of points the numpy kernel of :mod:`fss.kernels.reference`
+spends its time in numpy's per-call overhead (about 20 ufunc calls per level
+of 1 us each, against 0.1 us of AES). This one walks the same tree with
+Python integers (128-bit node words) and one raw AES call per level for all
+points together, several times faster up to :data:`SMALL` points, and
+computes the identical function (``tests/fss/test_kernels.py``). The loop
+over points is bounded by :data:`SMALL` (:func:`fss.kernels.choose` sends
+no more). Cost: n AES blocks per point (2 n for a DCF), one ``encrypt`` per
+level. Security: that of the constructions; nothing secret leaves the call.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import _fast
-from .prg import DELTA_HI, PI
+from ..keys import TreeArrays, TreeParams
+from ..prg import DELTA_HI, PI
 
+#: most points (keys x points per key) one call takes
 SMALL = 8
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
 _D = int(DELTA_HI) << 64
 
 
-def eval_small(mode, n: int, l: int, party: int, key, x: np.ndarray) -> np.ndarray:
-    """Eval at x (uint64 (m, B), m * B <= SMALL) for the B keys of ``key``; uint64 (m, B).
-
-    With the compiled kernels (:mod:`fss._fast`, AES in registers) one compiled call
-    is faster still (about 5x at one point), and gives the same words.
-    """
-    if _fast.ENABLED and _fast.AESNI:
-        return _fast.eval_key(mode, n, l, party, key, x)
+def eval_block(params: TreeParams, party: int, key: TreeArrays, x: np.ndarray) -> np.ndarray:
+    """Eval at x (uint64 (m, B), m * B <= SMALL) for the B keys ``key``; uint64 (m, B)."""
+    n, l, mode = params.n_bits, params.out_bits, params.mode
     m, B = x.shape
     dcf = mode == "dcf"
     keys = [j for _ in range(m) for j in range(B)]              # key of each point
@@ -38,7 +36,7 @@ def eval_small(mode, n: int, l: int, party: int, key, x: np.ndarray) -> np.ndarr
     W = [sd[j][0] | (sd[j][1] << 64) | party for j in keys]
     cws = key.cw_seed.tolist()
     tl, tr = key.cw_t_left.tolist(), key.cw_t_right.tolist()
-    cvs = key.cw_value.tolist() if dcf else None
+    cvs = key.cw_value.tolist() if key.cw_value is not None else []
     P = len(keys)
     v = [0] * P
     nblk = 2 if dcf else 1

@@ -1,0 +1,96 @@
+"""What this host can run (internal): numba, the CPU's AES instructions and their width.
+
+Read once, at import, by :mod:`fss.kernels` (which alone picks a backend
+from them) and by the compiled backends (the ``jit`` decorator and the AES
+width they generate code for):
+
+- :data:`NUMBA`: numba is installed (the optional ``fast`` extra) and not
+  switched off with the environment variable ``USTAT_FSS_NUMBA=0``;
+- :data:`AESNI`: with numba, the CPU features numba compiles for (the host's,
+  unless ``NUMBA_CPU_FEATURES`` says otherwise) include ``aes``;
+- :func:`vector_blocks`: AES blocks per instruction (VAES on 256- or 512-bit
+  registers);
+- :data:`LITTLE`: a little-endian host (the compiled codec writes and reads
+  words through native views).
+
+Compiled code is cached next to the modules that define it (numba's
+``cache=True``, keyed on each module's own file, so a kernel and the jitted
+functions it calls live in one file) and releases the GIL (``nogil``), so
+the worker threads of :mod:`fss._pool` run blocks in parallel.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+
+def _numba() -> ModuleType | None:
+    if os.environ.get("USTAT_FSS_NUMBA", "1") == "0":
+        return None
+    try:
+        import numba
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return numba
+
+
+_NUMBA = _numba()
+#: numba is installed and enabled
+NUMBA = _NUMBA is not None
+#: a little-endian host
+LITTLE = sys.byteorder == "little"
+
+
+def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """numba's ``njit`` (cached, GIL released, no bounds checks), or ``fn`` itself without numba."""
+    if _NUMBA is None:
+        return fn
+    return _NUMBA.njit(cache=True, nogil=True, boundscheck=False)(fn)
+
+
+def target_features() -> set[str]:
+    """CPU features numba compiles for: ``NUMBA_CPU_FEATURES`` if set, else the host's."""
+    if _NUMBA is None:
+        return set()
+    try:
+        import llvmlite.binding as llvm
+        from numba.core import config
+
+        flags = getattr(config, "CPU_FEATURES", None)
+        if flags is not None:
+            return {f[1:] for f in flags.split(",") if f.startswith("+")}
+        return {k for k, v in llvm.get_host_cpu_features().items() if v}
+    except Exception:  # pragma: no cover - an unknown host
+        return set()
+
+
+def vector_blocks() -> int:
+    """AES blocks per instruction the compiled kernels use: 4 with VAES and AVX-512
+    (512-bit registers), 2 with VAES and AVX2, else 1 (128-bit AES-NI)."""
+    f = target_features()
+    if "vaes" in f and "avx512f" in f:
+        return 4
+    return 2 if "vaes" in f and "avx2" in f else 1
+
+
+#: numba and the CPU's AES instructions: AES inside the compiled walk
+AESNI = NUMBA and "aes" in target_features()
+
+
+def inner_contiguous(a: np.ndarray) -> np.ndarray:
+    """``a`` itself if its axes after the first are contiguous (slices of the key arrays along
+    the batch axis are), else a C-contiguous copy (the lane kernels read and write whole rows)."""
+    if a.flags.c_contiguous:                # a whole key's arrays: the common case, at once
+        return a
+    step = a.itemsize
+    for k in range(a.ndim - 1, 0, -1):
+        if a.shape[k] > 1 and a.strides[k] != step:
+            return np.ascontiguousarray(a)
+        step *= a.shape[k]
+    return a
