@@ -3,11 +3,18 @@ serializable (:mod:`ustat.specs.base`).
 
 - :mod:`ustat.specs.umpc`: :class:`UMPCSpec` (privacy and threat model, precision,
   sampling design, execution options) for :func:`ustat.umpc.run_umpc`.
+- :mod:`ustat.specs.ecdf`: :class:`ECDFSpec`, :class:`QuantileSpec`, :class:`ROCSpec` and
+  :class:`HLSpec` (privacy, precision, the threshold grid, execution options) for
+  :mod:`ustat.ecdf`.
 
 Where a run executes is an executor's business (:mod:`ustat.executors`).
 """
 
 from .base import Spec
+from .ecdf import (ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec, HLDesign,
+                   HLPrecision, HLSpec, QuantileSpec, ROCSpec)
 from .umpc import Design, Execution, Precision, Privacy, UMPCSpec
 
-__all__ = ["Spec", "UMPCSpec", "Privacy", "Precision", "Design", "Execution"]
+__all__ = ["Spec", "UMPCSpec", "Privacy", "Precision", "Design", "Execution",
+           "ECDFSpec", "QuantileSpec", "ROCSpec", "HLSpec", "ECDFPrivacy", "ECDFPrecision",
+           "ECDFDesign", "ECDFExecution", "HLPrecision", "HLDesign"]
