@@ -165,7 +165,7 @@ def check_levels(q: Any) -> np.ndarray:
         raise ValueError("q: give at least one quantile level")
     bad = np.flatnonzero(~(np.isfinite(p) & (p >= 0) & (p <= 1)))
     if bad.size:
-        raise ValueError(f"q: level {p[bad[0]]!r} is not in [0, 1]")
+        raise ValueError(f"q: level {float(p[bad[0]])!r} is not in [0, 1]")
     return p
 
 
