@@ -290,16 +290,21 @@ class ECDFRelease:
         """The node-noise law the release carries (``account["node_noise"]``)."""
         return NodeNoiseLaw.from_dict(self.account.get("node_noise"))
 
-    def intervals(self, confidence: float = 0.95) -> dict:
-        """Pointwise intervals and a simultaneous band for the data's ECDF
-        (:func:`ustat.ecdf.intervals.ecdf_intervals`)."""
-        return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree, confidence)
+    def _level(self, confidence: float | None) -> float:
+        return float(self.spec.get("confidence", 0.95)) if confidence is None else confidence
 
-    def quantile_intervals(self, q, confidence: float = 0.95) -> dict:
+    def intervals(self, confidence: float | None = None) -> dict:
+        """Pointwise intervals and a simultaneous band for the data's ECDF
+        (:func:`ustat.ecdf.intervals.ecdf_intervals`) at ``confidence`` (the spec's level
+        by default)."""
+        return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree,
+                              self._level(confidence))
+
+    def quantile_intervals(self, q, confidence: float | None = None) -> dict:
         """CIs for the data's grid quantiles at levels ``q``
-        (:func:`ustat.ecdf.intervals.quantile_intervals`)."""
+        (:func:`ustat.ecdf.intervals.quantile_intervals`; the spec's level by default)."""
         return quantile_intervals(self.counts, self.thresholds, self.n, self.noise_law,
-                                  self.tree, check_levels(q), confidence)
+                                  self.tree, check_levels(q), self._level(confidence))
 
 
 def release(values, spec: ECDFSpec, executor: Executor | None = None, *, weights=None,
