@@ -261,6 +261,11 @@ class ECDFDesign(Spec):
                 raise TypeError(f"branching must be an integer >= 2 or 'auto', got {b!r}")
             _set(self, "branching", check_int(b, "branching", lo=2, hi=64))
 
+    def to_dict(self) -> dict:
+        t = self.thresholds             # a long tuple of floats: listed at once
+        return {"thresholds": t if isinstance(t, int) else list(t), "grid": self.grid,
+                "branching": self.branching}
+
     def _fields_text(self) -> str:
         t = self.thresholds
         shown = t if isinstance(t, int) else (f"[{t[0]:g}, ..., {t[-1]:g}] ({len(t)} given)"
