@@ -5,5 +5,6 @@ The ``ustat`` command (:mod:`ustat.cli`) and a deployment's receiving role
 ran, so a seeded deployment prints what the one-process command prints.
 
 - :mod:`.common`: numbers and sizes as text, the data description, the budget line;
-- :mod:`.umpc`: ``ustat estimate`` (U-MPC).
+- :mod:`.umpc`: ``ustat estimate`` (U-MPC);
+- :mod:`.ecdf`: ``ustat ecdf``, ``quantile``, ``roc``, ``hl`` (the ECDF family).
 """
