@@ -10,8 +10,13 @@ cannot run across processes is refused by the executor, naming why.
 import numpy as np
 import pytest
 
-from ustat.ecdf import (ecdf_program, private_hosmer_lemeshow, private_quantiles, private_roc,
-                        release)
+from ustat.ecdf import (
+    ecdf_program,
+    private_hosmer_lemeshow,
+    private_quantiles,
+    private_roc,
+    release,
+)
 from ustat.ecdf.servers import make_session
 from ustat.executors import LocalProcesses, Place, Simulator
 from ustat.specs import ECDFSpec, HLSpec, QuantileSpec, ROCSpec

@@ -28,7 +28,8 @@ def test_counts_carry_exactly_the_sampled_node_noise(backend, servers):
     idx = np.arange(tau.size)
     exact = exact_counts(grid_rank(_values(), tau), tau.size)
     assert np.array_equal(dep.query(idx) - exact, dep.noise.at(idx))
-    r = flat_release(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend, servers=servers)
+    r = flat_release(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend,
+                     servers=servers)
     acc = r.account
     assert acc["noise_mode"] == "mpc" and acc["servers"] == servers
     assert 0 < acc["delta"] <= MAX_DELTA

@@ -8,8 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from ustat.specs import (ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec,
-                         HLSpec, QuantileSpec, ROCSpec)
+from ustat.specs import (
+    ECDFDesign,
+    ECDFExecution,
+    ECDFPrecision,
+    ECDFPrivacy,
+    ECDFSpec,
+    HLSpec,
+    QuantileSpec,
+    ROCSpec,
+)
 from ustat.specs.ecdf import MAX_AUC_HALFWIDTH, MAX_DETECTABLE, MAX_QUANTILE_HALFWIDTH
 
 TAU = (0.0, 0.25, 0.5, 1.0)
@@ -169,11 +177,11 @@ def test_the_api_refuses_a_spec_of_another_statistic():
     from ustat.ecdf import private_hosmer_lemeshow, private_roc, release
 
     x = np.linspace(0, 1, 50)
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.ECDFSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.ECDFSpec"):
         release(x, HLSpec())
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.ROCSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.ROCSpec"):
         private_roc(x, np.zeros(50, int), ECDFSpec.of(thresholds=TAU))
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.HLSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.HLSpec"):
         private_hosmer_lemeshow(x, np.zeros(50, int), ROCSpec.of(thresholds=TAU))
 
 
