@@ -174,10 +174,10 @@ class Config:
     def spec(self):
         """The run's spec (:mod:`ustat.specs`: a UMPCSpec for ``estimate``, the ECDF family's
         for ``ecdf``, ``quantile``, ``roc``, ``hl``), checked; ValueError naming the file."""
-        from ..specs import UMPCSpec
+        from ..specs import Spec, UMPCSpec
         from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
 
-        kinds = {"estimate": UMPCSpec, "ecdf": ECDFSpec, "quantile": QuantileSpec,
+        kinds: dict[str, type[Spec]] = {"estimate": UMPCSpec, "ecdf": ECDFSpec, "quantile": QuantileSpec,
                  "roc": ROCSpec, "hl": HLSpec}
         if self.command not in kinds:
             raise ValueError(f"{self.path}: [run] command {self.command!r} has no spec here")
