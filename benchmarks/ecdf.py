@@ -60,6 +60,7 @@ from mpc.arith.rng import CSPRNG
 from noise.samplers import discrete_laplace
 from ustat.ecdf import Tree, deploy, draw_noise, smooth
 from ustat.ecdf.servers import FSSServers, key_upload_bits, make_session, noise_share_ring
+from ustat.specs import ECDFSpec
 
 N_GRID = 1024
 
@@ -177,8 +178,9 @@ def bench_comm(n, sizes):
     tau = np.linspace(0, 1, N_GRID)
     out = {"comm_parties": n}
     for backend in ("pointwise", "fss"):
+        spec = ECDFSpec.of(thresholds=tau, epsilon=1.0, backend=backend)
         for B in sizes:
-            dep = deploy(x, tau, 1.0, backend=backend)
+            dep = deploy(x, spec)
             dep.query(g.integers(N_GRID, (B,)))
             out[f"comm_{backend}_bits_B{B}"] = dep.communication()["total_bits"]
     K = key_upload_bits(N_GRID, 32)

@@ -89,6 +89,7 @@ def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.thresholds import grid_rank
     from ustat.ecdf.tree import Tree, planned_law
+    from ustat.specs import ECDFSpec
     levels = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
     pooled = {"pt": [], "band": [], "q": [], "grid": []}
     by, refused = {}, []
@@ -106,8 +107,10 @@ def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
             except ValueError:
                 located = False
                 refused.append(f"{name}_eps{eps:g}")
+            spec = ECDFSpec.of(thresholds=tau, epsilon=eps, backend="central",
+                               bounds=d["bounds"])
             for _ in range(runs):
-                r = release(x, tau, eps, backend="central", bounds=d["bounds"])
+                r = release(x, spec)
                 iv = r.intervals()
                 pt.append(np.mean((iv["pointwise_lo"] <= F) & (F <= iv["pointwise_hi"])))
                 band.append(bool(np.all((iv["band_lo"] <= F) & (F <= iv["band_hi"]))))
@@ -146,6 +149,7 @@ def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS, limit=None,
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.roc import auc, roc_points
     from ustat.ecdf.thresholds import grid_rank
+    from ustat.specs import ROCSpec
     tau = np.linspace(0.0, 1.0, n_thresholds)
     pooled_auc, pooled_band, by, refused = [], [], {}, []
     for name, d in data.items():
@@ -158,10 +162,11 @@ def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS, limit=None,
             if settings is not None and f"{name}_eps{eps:g}" not in settings:
                 continue
             hits, widths, whole, band = [], [], [], []
+            spec = ROCSpec.of(thresholds=tau, epsilon=eps, bounds=(0, 1), backend="central",
+                              max_auc_halfwidth=limit)
             for _ in range(runs):
                 try:
-                    rr = private_roc(s, y, tau, eps, bounds=(0, 1), backend="central",
-                                     max_auc_halfwidth=limit)
+                    rr = private_roc(s, y, spec)
                 except ValueError as exc:           # refused from public parameters, or a
                     if "noise dominates" in str(exc):   # noisy class size <= 0: no release
                         refused.append(f"{name}_eps{eps:g}")
@@ -187,16 +192,18 @@ def roc_coverage(data, runs, n_thresholds=128, epsilons=EPSILONS, limit=None,
 def hl_rejection(data, runs, epsilons=EPSILONS) -> dict:
     """False rejections at alpha = 0.05 on calibrated labels; refused settings listed."""
     from ustat.ecdf import private_hosmer_lemeshow
+    from ustat.specs import HLSpec
     gen = np.random.default_rng(7)
     pooled, by, refused = [], {}, []
     for name, d in data.items():
         p = d["scores"]
         for eps in epsilons:
             rej = []
+            spec = HLSpec.of(groups=10, epsilon=eps, backend="central")
             for _ in range(runs):
                 y = (gen.random(p.size) < p).astype(np.int64)
                 try:
-                    r = private_hosmer_lemeshow(p, y, 10, eps, backend="central")
+                    r = private_hosmer_lemeshow(p, y, spec)
                 except ValueError as exc:
                     if "noise dominates" not in str(exc):
                         raise

@@ -97,6 +97,16 @@ def reference(kernel: str, X: np.ndarray) -> float:
     return float(tau_b * math.sqrt((pairs - tied(x)) * (pairs - tied(y))) / pairs)
 
 
+def _run_umpc(records, kernel, **flat):
+    """``run_umpc`` as ``ustat estimate`` runs it here: the spec of ``flat`` (UMPCSpec's
+    fields), on the simulator with one worker."""
+    from ustat.executors import Simulator
+    from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
+
+    return run_umpc(records, UMPCSpec.of(kernel, **flat), Simulator(workers=1))
+
+
 def _hit(ci, truth) -> bool:
     return bool(ci[0] <= truth <= ci[1])
 
@@ -107,15 +117,10 @@ class ReleaseLaw:
 
     def __init__(self, records, kernel, epsilon, bounds, threat_model):
         from ustat import kernels as K
-        from ustat.umpc import run_umpc
-        from ustat.executors import Simulator
-        from ustat.specs import UMPCSpec
         from ustat.umpc.precision import reference_records
 
-        first = run_umpc(
-            records,
-            UMPCSpec.of(kernel, epsilon=epsilon, bounds=bounds, threat_model=threat_model),
-            Simulator(workers=1))
+        first = _run_umpc(records, kernel, epsilon=epsilon, bounds=tuple(bounds),
+                          threat_model=threat_model)
         self.kern = K.get(kernel)
         self.X = reference_records(np.asarray(records, dtype=np.float64), bounds, self.kern)
         self.n, self.m = first.n, first.edges
@@ -192,9 +197,6 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     same setting's release law beside it, and (``extras``) the hf half-width over the noise
     sd and the class-count share's noise ratio. ``kernels``: a subset, to split the work."""
     from mpc.arith.rng import CSPRNG
-    from ustat.umpc import run_umpc
-    from ustat.executors import Simulator
-    from ustat.specs import UMPCSpec
     out = {}
     rng = CSPRNG()
     for kernel in kernels:
@@ -202,10 +204,7 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
         truth = reference(kernel, X)
         hits, halves, sds, errs = [], [], [], []
         for _ in range(runs):
-            r = run_umpc(
-                X,
-                UMPCSpec.of(kernel, epsilon=1.0, bounds=bounds, threat_model=tm),
-                Simulator(workers=1))
+            r = _run_umpc(X, kernel, epsilon=1.0, bounds=tuple(bounds), threat_model=tm)
             hits.append(_hit(r.ci, truth))
             halves.append((r.ci[1] - r.ci[0]) / 2)
             sds.append(r.noise_std)
@@ -223,13 +222,13 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     if not extras:
         return out
     X, bounds, _ = all_cases[("bank", "auc")]
-    hf_spec = UMPCSpec.of("auc", epsilon=1.0, bounds=bounds, threat_model="hf")
-    hf = [run_umpc(X, hf_spec, Simulator(workers=1)) for _ in range(max(1, runs // 20))]
+    hf = [_run_umpc(X, "auc", epsilon=1.0, bounds=tuple(bounds), threat_model="hf")
+          for _ in range(max(1, runs // 20))]
     out["estimate_ci_halfwidth_over_noise_std"] = float(
         np.mean([(r.ci[1] - r.ci[0]) / 2 / r.noise_std for r in hf]))
-    auc = UMPCSpec.of("auc", epsilon=1.0, bounds=bounds, seed=11)
-    share = run_umpc(X, auc, Simulator(workers=1))
-    old = run_umpc(X, auc.replace(aux_epsilon_fraction=0.1), Simulator(workers=1))
+    share = _run_umpc(X, "auc", epsilon=1.0, bounds=tuple(bounds), seed=11)
+    old = _run_umpc(X, "auc", epsilon=1.0, bounds=tuple(bounds), seed=11,
+                    aux_epsilon_fraction=0.1)
     out["auc_noise_std_ratio_vs_default"] = share.noise_std / old.noise_std
     out["auc_aux_epsilon_fraction"] = share.aux_epsilon_fraction
     out["estimate_runs"] = runs

@@ -15,6 +15,7 @@ from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv
 from ustat.ecdf import Tree, histogram, quantiles, release, smooth
 from ustat.ecdf.quantiles import interpolated_quantiles
+from ustat.specs import ECDFSpec
 
 if os.path.exists(_paths.BANK):
     x = load_csv(_paths.BANK, columns=["age"])[0][:, 0]
@@ -24,7 +25,8 @@ else:
     source = "synthetic ages"
 bounds = (18, 95)                                   # public bounds
 tau = np.arange(18, 96, dtype=float)                # one threshold per year of age
-rel = release(x, tau, 1.0, backend="fss", bounds=bounds, evaluate=True)
+spec = ECDFSpec.of(thresholds=tau, bounds=bounds, epsilon=1.0, backend="fss")
+rel = release(x, spec, evaluate=True)      # the simulator; LocalProcesses(P): P processes
 acc = rel.account
 print(f"{source}: n = {rel.n}, {tau.size} thresholds, epsilon = {acc['epsilon']:.3g}")
 print(f"  tree: {acc['levels']} levels, node scale {acc['node_scale']:.3g}, "

@@ -9,9 +9,11 @@ import _paths  # noqa: F401
 from ecdf_scores import bank_scores
 
 from ustat.ecdf import private_hosmer_lemeshow
+from ustat.specs import HLSpec
 
 p, y, source = bank_scores()
-r = private_hosmer_lemeshow(p, y, groups=10, epsilon=5.0, backend="fss", evaluate=True)
+r = private_hosmer_lemeshow(p, y, HLSpec.of(groups=10, epsilon=5.0, backend="fss"),
+                            evaluate=True)
 a = r.account
 print(f"{source}: n = {p.size}, Q = {r.groups}")
 print(f"  private H = {r.statistic:.2f}, p = {r.p_value:.3g} (null '{r.null}', DP noise in the "

@@ -14,10 +14,12 @@ import numpy as np
 from ecdf_scores import bank_scores
 
 from ustat.ecdf import private_roc
+from ustat.specs import ROCSpec
 
 p, y, source = bank_scores()
-r = private_roc(p, y, np.linspace(0, 1, 256), 1.0, bounds=(0, 1), smooth="l2",
-                backend="fss", evaluate=True)
+spec = ROCSpec.of(thresholds=np.linspace(0, 1, 256), bounds=(0, 1), epsilon=1.0, smooth="l2",
+                  backend="fss")
+r = private_roc(p, y, spec, evaluate=True)
 print(f"{source}: n = {y.size}")
 print(f"  private AUC {r.auc:.4f} (true {r.exact['auc']:.4f}); "
       f"epsilon = {r.account['epsilon']:.3g} "

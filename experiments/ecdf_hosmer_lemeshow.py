@@ -65,8 +65,10 @@ def paper_h(r) -> tuple[float, int]:
 
 def one_run(p, y, eps, seed, truth) -> dict:
     from ustat.ecdf import private_hosmer_lemeshow
+    from ustat.specs import HLSpec
 
-    r = private_hosmer_lemeshow(p, y, Q, eps, backend="central", seed=seed, **PAPER_HL)
+    r = private_hosmer_lemeshow(p, y, HLSpec.of(groups=Q, epsilon=eps, backend="central",
+                                                seed=seed, **PAPER_HL))
     H, clamped = paper_h(r)
     return {"H": H, "p_value": r.p_value, "clamped": clamped,
             "rel_err2": ((H - truth["statistic"]) / truth["statistic"]) ** 2,
@@ -75,10 +77,11 @@ def one_run(p, y, eps, seed, truth) -> dict:
 
 def fss_run(run, name, p, y) -> dict:
     from ustat.ecdf import private_hosmer_lemeshow
+    from ustat.specs import HLSpec
 
     t = time.perf_counter()
-    r = private_hosmer_lemeshow(p, y, Q, 1.0, backend="fss", seed=run.seed_for("fss", name),
-                                **PAPER_HL)
+    r = private_hosmer_lemeshow(p, y, HLSpec.of(groups=Q, epsilon=1.0, backend="fss",
+                                                seed=run.seed_for("fss", name), **PAPER_HL))
     secs = time.perf_counter() - t
     c = r.communication
     return {"seconds": secs, "offline_bits_per_party": c["offline"]["bits"] / y.size,
@@ -108,14 +111,15 @@ def plot(run, stats, runs):
 
 def main(argv=None) -> int:
     from ustat.ecdf import private_hosmer_lemeshow
+    from ustat.specs import HLSpec
 
     run = C.start("ecdf_hosmer_lemeshow", __doc__.splitlines()[0], argv)
     runs = run.repeats(3, 100)
     eps_list = [0.5, 2.0, 10.0] if run.quick else EPS
     limit = 3000 if run.quick else None
     data = {name: C.crossfit_dataset(name, run.seed, limit) for name, _ in SETS}
-    truth = {name: private_hosmer_lemeshow(p, y, Q, float("inf"), backend="central",
-                                           evaluate=True, **PAPER_HL).exact
+    exact = HLSpec.of(groups=Q, epsilon=float("inf"), backend="central", **PAPER_HL)
+    truth = {name: private_hosmer_lemeshow(p, y, exact, evaluate=True).exact
              for name, (p, y) in data.items()}
 
     def one(st, r):

@@ -43,10 +43,11 @@ LEVELS = (np.arange(1, 1000) / 1000.0)
 def one_run(x, tau, eps, seed) -> dict:
     from ustat.ecdf import Tree, quantiles, release, smooth
     from ustat.ecdf.quantiles import search
+    from ustat.specs import ECDFSpec
 
     N = tau.size
-    rel = release(x, tau, eps, backend="central", bounds=(tau[0], tau[-1]), seed=seed,
-                  evaluate=True)
+    rel = release(x, ECDFSpec.of(thresholds=tau, epsilon=eps, backend="central",
+                                 bounds=(tau[0], tau[-1]), seed=seed), evaluate=True)
     F = rel.exact / rel.n
     Fs = smooth(rel.values, Tree(N), "l2")
     true_idx = search(lambda i: rel.exact[i], N, rel.n * LEVELS)
@@ -66,11 +67,12 @@ def fss_check(run, n_points: int) -> dict:
     from ustat.ecdf import deploy, quantiles
     from ustat.ecdf.release import exact_counts
     from ustat.ecdf.thresholds import grid_rank
+    from ustat.specs import ECDFSpec
 
     x = C.xpois(3.0, n_points, run.seed_for("fss-data", n_points))
     tau = np.arange(1, n_points + 1, dtype=np.float64)
-    dep = deploy(x, tau, 1.0, backend="fss", noise_mode="split", bounds=(1, n_points),
-                 seed=run.seed_for("fss"))
+    dep = deploy(x, ECDFSpec.of(thresholds=tau, epsilon=1.0, backend="fss", noise_mode="split",
+                                bounds=(1, n_points), seed=run.seed_for("fss")))
     after_keys = dep.communication()
     idx = np.arange(n_points)
     counts = dep.query(idx)

@@ -75,11 +75,12 @@ def area_between(fpr_a, tpr_a, fpr_b, tpr_b) -> float:
 def one_run(s, y, truth, tau, eps, seed) -> dict:
     from ustat.ecdf import private_roc
     from ustat.ecdf.roc import auc
+    from ustat.specs import ROCSpec
 
     # the error against epsilon, also where the CLI would refuse (the AUC interval is
     # about [0, 1] there)
-    r = private_roc(s, y, tau, eps, bounds=(0.0, 1.0), backend="central", seed=seed,
-                    max_auc_halfwidth=None)
+    r = private_roc(s, y, ROCSpec.of(thresholds=tau, epsilon=eps, bounds=(0.0, 1.0),
+                                     backend="central", seed=seed, max_auc_halfwidth=None))
     curves = smoothed_curves(r)
     # the raw curve's own trapezoidal AUC (r.auc is clamped to [0, 1]; the paper's point is
     # that the unsmoothed curve can leave it)
@@ -102,14 +103,16 @@ def example_curves(run, n_points, limit) -> list:
     """The three example figures by the FSS servers: curves and measured costs."""
     from ustat.ecdf import private_roc
     from ustat.ecdf.roc import auc
+    from ustat.specs import ROCSpec
 
     out = []
     for name, title, eps in CURVES:
         s, y = C.crossfit_dataset(name, run.seed, limit)
         t = time.perf_counter()
-        r = private_roc(s, y, np.linspace(0, 1, n_points), eps, bounds=(0.0, 1.0),
-                        backend="fss", noise_mode="split", seed=run.seed_for("curve", name),
-                        max_auc_halfwidth=None)
+        spec = ROCSpec.of(thresholds=n_points, bounds=(0.0, 1.0), epsilon=eps, backend="fss",
+                          noise_mode="split", seed=run.seed_for("curve", name),
+                          max_auc_halfwidth=None)
+        r = private_roc(s, y, spec)
         secs = time.perf_counter() - t
         comm = r.communication
         out.append({"name": name, "title": title, "epsilon": eps, "n": y.size,

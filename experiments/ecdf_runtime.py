@@ -46,12 +46,14 @@ N_POINTS = 1024
 
 def smoothing_times(run, sizes) -> list:
     from ustat.ecdf import Tree, release, smooth
+    from ustat.specs import ECDFSpec
 
     rows = []
     for N in sizes:
         x = C.xpois(3.0, N, run.seed_for("data", N))
         tau = np.arange(1, N + 1, dtype=np.float64)
-        rel = release(x, tau, 1.0, backend="central", bounds=(1, N), seed=run.seed_for("rel", N))
+        rel = release(x, ECDFSpec.of(thresholds=tau, epsilon=1.0, backend="central",
+                                     bounds=(1, N), seed=run.seed_for("rel", N)))
         tree = Tree(N)
         for m in METHODS:
             cold, warm, _ = cold_and_warm(lambda: smooth(rel.values, tree, m), repeat=3)
@@ -65,13 +67,13 @@ def fss_times(run, n: int, n_points: int) -> dict:
     from mpc.arith.rng import CSPRNG
     from ustat.ecdf import deploy
     from ustat.ecdf.servers import domain_bits, index_bits, key_upload_bits
+    from ustat.specs import ECDFSpec
 
     g = CSPRNG(run.seed_for("values", n))
     x = g.random(n)
-    tau = np.linspace(0.0, 1.0, n_points)
-    opts = dict(backend="fss", bounds=(0.0, 1.0), bits=BITS)
-    _, deploy_s, dep = cold_and_warm(
-        lambda: deploy(x, tau, 1.0, seed=run.seed_for("dep", n), **opts), repeat=3)
+    spec = ECDFSpec.of(thresholds=n_points, bounds=(0.0, 1.0), epsilon=1.0, backend="fss",
+                       bits=BITS, seed=run.seed_for("dep", n))
+    _, deploy_s, dep = cold_and_warm(lambda: deploy(x, spec), repeat=3)
     offline = dep.communication()["offline"]["bits"]
     params = dcf.DCFParams(domain_bits(n_points), BITS)
     _, one_key_s, _ = cold_and_warm(lambda: dcf.gen(params, np.zeros(1, np.uint64), 1, g), repeat=3)
@@ -94,17 +96,18 @@ def fss_times(run, n: int, n_points: int) -> dict:
 def traffic(run, n: int, n_points: int, queries) -> list:
     from ustat.ecdf import deploy
     from ustat.ecdf.servers import index_bits, key_upload_bits
+    from ustat.specs import ECDFSpec
 
     from mpc.arith.rng import CSPRNG
 
     x = CSPRNG(run.seed_for("traffic-data", n)).random(n)
-    tau = np.linspace(0.0, 1.0, n_points)
     rows = []
     ib, K = index_bits(n_points), key_upload_bits(n_points, BITS)
     for backend in ("fss", "pointwise"):
         for Q in queries:
-            dep = deploy(x, tau, 1.0, backend=backend, bounds=(0.0, 1.0), bits=BITS,
-                         seed=run.seed_for("traffic", backend, Q))
+            dep = deploy(x, ECDFSpec.of(thresholds=n_points, bounds=(0.0, 1.0), epsilon=1.0,
+                                        backend=backend, bits=BITS,
+                                        seed=run.seed_for("traffic", backend, Q)))
             dep.query(np.arange(Q) % n_points)
             rep = dep.communication()
             total = rep["offline"]["bits"] + rep["online"]["bits"]

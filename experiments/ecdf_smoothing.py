@@ -56,9 +56,10 @@ COLORS = {"isotonic": "tab:green", "l1": "tab:orange", "l2": "tab:blue"}
 def one_run(x, tau, eps, seed) -> dict:
     """One release and its three smoothings: the error ratios and the solver seconds."""
     from ustat.ecdf import Tree, release, smooth
+    from ustat.specs import ECDFSpec
 
-    rel = release(x, tau, eps, backend="central", bounds=(tau[0], tau[-1]), seed=seed,
-                  evaluate=True)
+    rel = release(x, ECDFSpec.of(thresholds=tau, epsilon=eps, backend="central",
+                                 bounds=(tau[0], tau[-1]), seed=seed), evaluate=True)
     F = rel.exact / rel.n
     raw = float(np.sum((F - rel.values) ** 2))
     tree = Tree(tau.size)
@@ -125,14 +126,17 @@ def tolerance_sweep(run, n_points, eps_list, runs) -> list:
     """Re-solve Fig. 2's releases (same seeds) with cvxopt at several tolerances: ratios."""
     from ustat.ecdf import Tree, release
     from ustat.ecdf.smoothing import smooth_problem
+    from ustat.specs import ECDFSpec
 
     x = C.xpois(3.0, n_points, run.seed_for("data", 3.0, n_points))
     tau = np.arange(1, n_points + 1, dtype=np.float64)
     tree = Tree(n_points)
 
     def one(st, r):
-        rel = release(x, tau, st["epsilon"], backend="central", bounds=(tau[0], tau[-1]),
-                      seed=run.seed_for("fig2", 3.0, st["epsilon"], r), evaluate=True)
+        spec = ECDFSpec.of(thresholds=tau, epsilon=st["epsilon"], backend="central",
+                           bounds=(tau[0], tau[-1]),
+                           seed=run.seed_for("fig2", 3.0, st["epsilon"], r))
+        rel = release(x, spec, evaluate=True)
         F = rel.exact / rel.n
         raw = float(np.sum((F - rel.values) ** 2))
         G, h, A, _ = smooth_problem(tree, rel.values)

@@ -73,3 +73,69 @@ def flat_planned_delta(name, records, kernel, **kw):
     from ustat.baselines import BaselineSpec
 
     return planned_delta(records, BaselineSpec.of(name, kernel, **kw))
+
+
+# -- the ECDF family (ustat.ecdf) -----------------------------------------------------------------
+# ``release(values, ECDFSpec.of(thresholds=tau, epsilon=1.0, ...), executor)`` and its kin; the
+# flat forms below take the old positional arguments (the thresholds, epsilon; the levels, the
+# groups) and sort every keyword into the spec (by its flat field name), the executor
+# (``processes``, ``groups``, ``timeout``) and the call's own options.
+ECDF_OPTIONS = ("weights", "evaluate", "session", "record_views")
+
+
+def _ecdf_parts(kw: dict) -> tuple:
+    """(executor, options) popped from ``kw``; what remains are spec fields."""
+    executor = executor_of(kw)
+    return executor, {k: kw.pop(k) for k in ECDF_OPTIONS if k in kw}
+
+
+def flat_release(values, thresholds, epsilon, **kw):
+    """``ustat.ecdf.release`` with flat keywords."""
+    from ustat.ecdf import release
+    from ustat.specs import ECDFSpec
+
+    executor, options = _ecdf_parts(kw)
+    return release(values, ECDFSpec.of(thresholds=thresholds, epsilon=epsilon, **kw), executor,
+                   **options)
+
+
+def flat_deploy(values, thresholds, epsilon, **kw):
+    """``ustat.ecdf.deploy`` (a live deployment in this process) with flat keywords."""
+    from ustat.ecdf import deploy
+    from ustat.specs import ECDFSpec
+
+    options = {k: kw.pop(k) for k in ("weights", "session", "record_views") if k in kw}
+    return deploy(values, ECDFSpec.of(thresholds=thresholds, epsilon=epsilon, **kw), **options)
+
+
+def flat_quantiles(values, thresholds, q, epsilon, **kw):
+    """``ustat.ecdf.private_quantiles`` with flat keywords; as the old entry point, it never
+    refuses for noise unless ``max_halfwidth`` is given."""
+    from ustat.ecdf import private_quantiles
+    from ustat.specs import QuantileSpec
+
+    executor, options = _ecdf_parts(kw)
+    kw.setdefault("max_halfwidth", None)
+    spec = QuantileSpec.of(tuple(q), thresholds=thresholds, epsilon=epsilon, **kw)
+    return private_quantiles(values, spec, executor, **options)
+
+
+def flat_roc(scores, labels, thresholds, epsilon, **kw):
+    """``ustat.ecdf.private_roc`` with flat keywords."""
+    from ustat.ecdf import private_roc
+    from ustat.specs import ROCSpec
+
+    executor, options = _ecdf_parts(kw)
+    spec = ROCSpec.of(thresholds=thresholds, epsilon=epsilon, **kw)
+    return private_roc(scores, labels, spec, executor, **options)
+
+
+def flat_hl(probs, labels, groups=10, epsilon=1.0, **kw):
+    """``ustat.ecdf.private_hosmer_lemeshow`` with flat keywords."""
+    from ustat.ecdf import private_hosmer_lemeshow
+    from ustat.specs import HLSpec
+
+    executor, options = _ecdf_parts(kw)
+    options.pop("weights", None)
+    spec = HLSpec.of(groups=groups, epsilon=epsilon, **kw)
+    return private_hosmer_lemeshow(probs, labels, spec, executor, **options)

@@ -117,20 +117,21 @@ def test_area_between_roc_curves():
 
 @pytest.mark.parametrize("method", ["isotonic", "l2"])
 def test_smoothed_curves_equal_private_roc_smoothing(method):
-    """Smoothing read back from the raw release = private_roc(smooth=m) with the same noise."""
+    """Smoothing read back from the raw release = private_roc with smooth=m, the same noise."""
     pytest.importorskip("clarabel")
     from mpc.arith.rng import CSPRNG
     from ustat.ecdf import private_roc
+    from ustat.specs import ROCSpec
 
     from experiments.ecdf_roc import smoothed_curves
 
     g = CSPRNG(7)
     s = g.random(400)
     y = (g.random(400) < 0.2 + 0.6 * s).astype(np.int64)
-    tau = np.linspace(0, 1, 33)
-    raw = private_roc(s, y, tau, 2.0, bounds=(0, 1), backend="central", seed="same")
-    ref = private_roc(s, y, tau, 2.0, bounds=(0, 1), backend="central", seed="same",
-                      smooth=method)
+    spec = ROCSpec.of(thresholds=np.linspace(0, 1, 33), epsilon=2.0, bounds=(0, 1),
+                      backend="central", seed="same")
+    raw = private_roc(s, y, spec)
+    ref = private_roc(s, y, spec.replace(smooth=method))
     fpr, tpr = smoothed_curves(raw, (method,))[method]
     np.testing.assert_allclose(fpr, ref.fpr, atol=1e-12)
     np.testing.assert_allclose(tpr, ref.tpr, atol=1e-12)

@@ -166,3 +166,42 @@ def test_quantiles_of_bank_age_deployed_over_4_hosts_equal_ustat_quantile(tmp_pa
     exact = np.quantile(x, [0.25, 0.5, 0.75], method="inverted_cdf")
     lo, hi = np.array(got["quantile_ci"]).T
     assert np.all((lo <= exact) & (exact <= hi))
+
+
+@pytest.mark.parametrize("command, kind, data", [
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--thresholds", "24", "--smooth", "l2",
+      "--seed", "3"], "ECDFSpec", {"columns": "age"}),
+    (["quantile", "--column", "age", "--bounds", "18:95", "--q", "0.5", "--noise", "mpc"],
+     "QuantileSpec", {"columns": "age"}),
+    (["roc", "--score", "duration", "--label", "y", "--positive", "yes", "--bounds", "0:3100",
+      "--epsilon", "20"], "ROCSpec", {"columns": "duration,y", "positive": "yes"}),
+    (["hl", "--prob", "p", "--label", "y", "--groups", "5", "--thresholds", "64", "--sep", ";"],
+     "HLSpec", {"columns": "p,y", "sep": ";"}),
+])
+def test_a_deployment_stores_the_spec_its_flags_build(tmp_path, command, kind, data):
+    """deploy.toml [run.spec] is the spec of the command's flags (what every participant builds
+    its program from); [run.data] the columns each host reads; no command line is stored."""
+    import ustat.specs as specs
+
+    job = job_from_command(command, 300)
+    assert type(job.spec).__name__ == kind and job.command == command[0]
+    cfg = init(str(tmp_path / "dep"), 300, job, hosts=2, base_port=_ports())
+    assert cfg.spec() == job.spec and isinstance(cfg.spec(), getattr(specs, kind))
+    assert "args" not in cfg.run and {k: cfg.run["data"][k] for k in data} == data
+    text = (tmp_path / "dep" / "deploy.toml").read_text()
+    assert "[run.spec.privacy]" in text and "[run.spec.execution]" in text
+
+
+def test_a_thresholds_file_is_read_at_init(tmp_path):
+    grid = tmp_path / "ages.txt"
+    grid.write_text("20\n30\n40\n65\n95\n")
+    job = job_from_command(["quantile", "--column", "age", "--bounds", "18:95", "--thresholds",
+                            str(grid), "--q", "0.5"], 100)
+    assert job.spec.design.thresholds == (20.0, 30.0, 40.0, 65.0, 95.0)
+    for argv, why in ((["ecdf", "--column", "age", "--bounds", "18:95", "--plot", "a.png"],
+                       "--plot"),
+                      (["ecdf", "--column", "age", "--bounds", "18:95", "--thresholds", "0"],
+                       "N = 0"),
+                      (["roc", "--score", "y", "--label", "y", "--bounds", "0:1"], "must differ")):
+        with pytest.raises(ValueError, match=why):
+            job_from_command(argv, 100)

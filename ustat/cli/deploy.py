@@ -118,9 +118,8 @@ def cmd_process(args) -> dict:
     if args.command == "party":
         me = cfg.host_for(parse_range(args.id))
         given = [c.strip() for c in (args.columns or "").split(",") if c.strip()]
-        proto = cfg.run.get("args", [])
-        want = proto[proto.index("--columns") + 1].split(",") if "--columns" in proto else \
-            [c.strip() for c in cfg.run.get("data", {}).get("columns", "").split(",") if c]
+        want = [c.strip() for c in cfg.run.get("data", {}).get("columns", "").split(",")
+                if c.strip()]
         if given and given != want:
             raise UsageError(f"--columns {args.columns} differs from the protocol's "
                              f"{','.join(want)} (deploy.toml)")
@@ -147,8 +146,8 @@ def _print_release(res: dict):
     from ..reports.umpc import print_estimate
 
     if res.get("command") in COMMANDS:
-        from . import ecdf
-        getattr(ecdf, f"show_{res['command']}")(res)
+        from ..reports.ecdf import show
+        show(res)
     else:
         print_estimate(res)
 
@@ -225,7 +224,6 @@ def job_from_command(command: list, parties: int):
     run (no ``--csv``: each host gives its own file; no ``--processes``, ``--evaluate`` or
     ``--budget-file``)."""
     from ..deploy import ecdf
-    from ..deploy.config import Job
 
     command = list(command)
     if not command:
@@ -240,9 +238,57 @@ def job_from_command(command: list, parties: int):
     if "--processes" in command:
         raise ValueError("no --processes in the protocol: the deployment lays out the processes")
     if command[0] != "estimate":
-        ecdf.check_command(command)
-        return Job(command[0], args=tuple(command[1:]))
+        return _ecdf_job(command)
     return _estimate_job(command, parties)
+
+
+#: the column of values each ECDF command reads (``roc`` and ``hl`` also read ``--label``)
+VALUE_OPTION = {"ecdf": "column", "quantile": "column", "roc": "score", "hl": "prob"}
+
+
+def _ecdf_job(command: list):
+    """The job of an ECDF command: its spec (:func:`ustat.cli.ecdf.deployed_spec`) and the
+    columns each party host reads; ValueError for what a deployment cannot run."""
+    from ..deploy.config import Job
+    from . import ecdf, ecdf_options
+
+    what = f"the protocol {' '.join(command)!r} is not a valid `ustat {command[0]}` command"
+    try:
+        args = ecdf_options.parse(command)
+    except SystemExit:
+        raise ValueError(f"{what} (see the message above)") from None
+    except UsageError as e:
+        raise ValueError(f"{what}: {e}") from None
+    value = VALUE_OPTION[args.command]
+    if not getattr(args, value, None) or (args.command != "hl" and not args.bounds):
+        need = f"--{value}" + ("" if args.command == "hl" else " and public --bounds")
+        raise ValueError(f"the protocol must name {need} (each party host reads that column "
+                         "of its own file; no participant sees all the data)")
+    refused = (("evaluate", "--evaluate reads every value in the clear"),
+               ("processes", "--processes: the deployment lays out the processes"),
+               ("budget_file", "--budget-file: no participant sees the data set to identify it"),
+               ("plot", "--plot: the analyst's report (--json) holds the curve to plot"),
+               ("n", "--n sets the size of the synthetic default; each host reads its file"))
+    for key, why in refused:
+        if getattr(args, key, None):
+            raise ValueError(f"not in a deployment: {why}")
+    if args.backend == "central":
+        raise ValueError("--backend central is a trusted curator holding every value: nothing "
+                         "to deploy (use fss or pointwise)")
+    if args.servers not in (None, 2):
+        raise ValueError(f"deployments have two servers (server-0, server-1); got --servers "
+                         f"{args.servers}")
+    try:
+        spec = ecdf.deployed_spec(args)
+    except UsageError as e:
+        raise ValueError(f"{what}: {e}") from None
+    columns = getattr(args, value) + ("" if args.command in ("ecdf", "quantile") else
+                                      f",{args.label}")
+    if args.command in ("roc", "hl") and getattr(args, value) == args.label:
+        raise ValueError("the value and --label columns must differ")
+    data = {"columns": columns, "sep": args.sep, "header": not args.no_header,
+            "encoding": args.encoding or "utf-8", "positive": getattr(args, "positive", None)}
+    return Job(args.command, spec, data)
 
 
 def _estimate_job(command: list, parties: int):

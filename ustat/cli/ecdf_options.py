@@ -1,45 +1,22 @@
-"""Subcommands ``ecdf``, ``quantile``, ``roc`` and ``hl`` of the ``ustat`` command line.
+"""The flags of ``ustat ecdf``, ``quantile``, ``roc`` and ``hl``.
 
 Conventions of :mod:`ustat.cli`: CSV in (``--csv``, separator sniffed), one
 JSON object with ``--json``, public ``--bounds``, progress and warnings on
 stderr, user mistakes -> one line and exit status 2 (``UsageError``,
 ``ValueError``, ``TypeError``, ``OSError`` are mapped by ``ustat.cli.main``).
-:func:`register` is called by ``ustat.cli.build_parser``.
+:func:`register` is called by ``ustat.cli.build_parser``; :func:`parse` reads one
+command of the family alone (a deployment's protocol). The flags become a spec and an
+executor in :mod:`ustat.cli.ecdf`, which runs the commands.
 """
 
 from __future__ import annotations
 
-import math
-import os
-import sys
-import time
-from typing import TYPE_CHECKING
-
-import numpy as np
-
 from .budget import budget_options
-from .common import int_arg
+from .common import Parser, int_arg
 
-if TYPE_CHECKING:
-    from ustat.data.values import LabelMapping
-
-__all__ = ["register"]
+__all__ = ["DEFAULT_THRESHOLDS", "add_parsers", "parse", "register"]
 
 DEFAULT_THRESHOLDS = "256"
-
-
-def _usage(msg: str):
-    from .common import UsageError
-    return UsageError(msg)
-
-
-def _warn(msg: str):
-    print(f"ustat: warning: {msg}", file=sys.stderr)
-
-
-def _progress(args, msg: str):
-    from ustat.cli.common import progress
-    progress(args, msg)
 
 
 def _number(text: str) -> float:
@@ -116,6 +93,26 @@ def _labelled(p, value_flag: str, value_help: str):
 
 def register(subparsers, commands):
     """Add ``ecdf``, ``quantile``, ``roc``, ``hl`` and their (run, show) to ``commands``."""
+    from ..reports.ecdf import show_ecdf, show_hl, show_quantile, show_roc
+    from . import ecdf
+
+    add_parsers(subparsers)
+    commands.update({"ecdf": (ecdf.run_ecdf, show_ecdf),
+                     "quantile": (ecdf.run_quantile, show_quantile),
+                     "roc": (ecdf.run_roc, show_roc),
+                     "hl": (ecdf.run_hl, show_hl)})
+
+
+def parse(command: list):
+    """The arguments of one command of the family (``["quantile", "--column", "age", ...]``),
+    as ``ustat`` parses them; UsageError for a mistake."""
+    ap = Parser(prog="ustat")
+    add_parsers(ap.add_subparsers(dest="command"))
+    return ap.parse_args(list(command))
+
+
+def add_parsers(subparsers) -> None:
+    """The parsers of ``ecdf``, ``quantile``, ``roc`` and ``hl``."""
     e = subparsers.add_parser("ecdf", help="a private ECDF (tree noise, FSS servers)",
                               description="Release the empirical CDF of one column at a grid of "
                                           "thresholds, epsilon-DP with tree noise.")
@@ -146,215 +143,3 @@ def register(subparsers, commands):
                    help="calibrated: y ~ Bernoulli(p) for the given p (default, df Q); fitted: "
                         "p fitted by logistic regression on these records (df Q - 2)")
     _common(h, thresholds="1024", smooth=False)
-    from . import ecdf
-    commands.update({"ecdf": (ecdf.run_ecdf, ecdf.show_ecdf),
-                     "quantile": (ecdf.run_quantile, ecdf.show_quantile),
-                     "roc": (ecdf.run_roc, ecdf.show_roc),
-                     "hl": (ecdf.run_hl, ecdf.show_hl)})
-
-
-# -- shared argument handling (used by .ecdf) -------------------------------------------------
-def check_epsilon(args) -> float:
-    """Every check that needs no data, before anything is read or computed (epsilon, budget,
-    flags that would be ignored, the plot path, optional extras), then the warnings."""
-    from ustat.cli.budget import check_options
-    from ustat.cli.common import check_epsilon_option
-
-    e = check_epsilon_option(args.epsilon)
-    check_options(args)
-    _check_ignored_flags(args)
-    _check_outputs(args)
-    if math.isinf(e):
-        _warn("--epsilon inf: no noise is added; the release is NOT differentially private "
-              "(evaluation only)")
-    if args.seed is not None:
-        _warn("--seed given: randomness is reproducible and NOT secure; use only for testing")
-    c = getattr(args, "confidence", 0.95)
-    if not 0 < c < 1:
-        raise _usage(f"--confidence must be a level in (0, 1), e.g. 0.95, got {c}")
-    return e
-
-
-def _check_ignored_flags(args):
-    """A flag this run would ignore is refused; then the defaults are filled in."""
-    rules = [("--n", "n", args.csv is not None, "sets the size of the synthetic default; with "
-              "--csv the records are the file's rows"),
-             ("--column", "column", args.csv is None and getattr(args, "deployment", None) is None,
-              "names a column of --csv, which is not given"),
-             ("--bins", "bins", not getattr(args, "plot", None), "sets the histogram of --plot"),
-             ("--clip", "clip", not getattr(args, "bounds", None), "clips to --bounds, which are "
-              "not given"),
-             ("--servers", "servers", args.backend == "central", "applies to --backend fss or "
-              "pointwise, not central"),
-             ("--noise", "noise", args.backend == "central", "applies to --backend fss or "
-              "pointwise (central draws one noise per node)"),
-             ("--processes", "processes", args.backend == "central", "spreads the parties and "
-              "servers of --backend fss or pointwise; central is one trusted curator")]
-    for flag, key, ignored, why in rules:
-        if ignored and getattr(args, key, None) not in (None, False):
-            raise _usage(f"{flag} {why}: drop it")
-    if getattr(args, "grid", "regular") != "regular" and not str(args.thresholds).strip().isdigit():
-        raise _usage("--grid applies to --thresholds N, not to a file of thresholds: drop it")
-    if getattr(args, "processes", None) is not None:
-        if args.processes < 1:
-            raise _usage(f"--processes must be a positive integer, got {args.processes}")
-        if args.evaluate:
-            raise _usage("--evaluate reads every record in the clear in one process: drop it "
-                         "with --processes")
-    for key, value in (("servers", 2), ("noise", "each"), ("bins", 20), ("n", 1000)):
-        if getattr(args, key, 0) is None:
-            setattr(args, key, value)
-
-
-def _check_outputs(args):
-    """The plot path and the optional packages a run needs, before it computes anything."""
-    from ustat.cli.common import require_extra
-
-    smooth = getattr(args, "smooth", None)
-    if smooth in ("l1", "l2"):
-        require_extra(f"--smooth {smooth}", ("scipy",) + (("clarabel",) if smooth == "l2" else ()),
-                      "smooth")
-    if args.plot:
-        require_extra("--plot", ("matplotlib",), "plots")
-        folder = os.path.dirname(os.path.abspath(args.plot))
-        if os.path.isdir(args.plot):
-            raise _usage(f"--plot {args.plot} is a directory; give a file name such as "
-                         f"{os.path.join(args.plot, args.command + '.png')}")
-        if not os.path.isdir(folder):
-            raise _usage(f"--plot {args.plot}: directory {folder} does not exist (create it, or "
-                         f"write the figure elsewhere)")
-        if not os.access(folder, os.W_OK):
-            raise _usage(f"--plot {args.plot}: directory {folder} is not writable")
-
-
-def deploy_kwargs(args, n_points: int) -> dict:
-    from ..ecdf.tree import best_branching
-    if args.backend == "fss" and args.servers != 2:
-        raise _usage(f"--servers must be 2 for --backend fss (two-key DCF does not extend to "
-                     f"m > 2); use --backend pointwise for {args.servers} servers")
-    if args.servers < 2:
-        raise _usage(f"--servers must be >= 2, got {args.servers}")
-    b = args.branching.strip().lower()
-    if b == "auto":
-        eps = args.epsilon if math.isfinite(args.epsilon) else 1.0
-        branching = best_branching(n_points, eps)
-    else:
-        try:
-            branching = int(b)
-        except ValueError:
-            raise _usage(f"--branching must be an integer >= 2 or 'auto', "
-                         f"got {args.branching!r}") from None
-        if branching < 2:
-            raise _usage(f"--branching must be >= 2, got {branching}")
-    if args.sensitivity == "paper" and branching != 2:
-        raise _usage("--sensitivity paper (L + 1) is proved for --branching 2 only")
-    out = dict(backend=args.backend, servers=args.servers, branching=branching,
-               noise_mode=None if args.backend == "central" else args.noise,
-               sensitivity=args.sensitivity, seed=args.seed)
-    if getattr(args, "processes", None) is not None:
-        out["processes"] = args.processes
-    deployed = getattr(args, "deployment", None)
-    if deployed is not None:
-        out["runtime"] = deployed.runtime
-    return out
-
-
-def make_thresholds(args, bounds, *, grid: str = "regular") -> np.ndarray:
-    from ..ecdf import thresholds as th
-    text = str(args.thresholds).strip()
-    try:
-        n = int(text)
-    except ValueError:
-        n = None
-    if n is not None:
-        if n < 1:
-            raise _usage(f"--thresholds must be >= 1 (N = 0 thresholds gives nothing to release), "
-                         f"got {n}")
-        if grid == "geometric":
-            return th.geometric(bounds, n=n)
-        lo, hi = map(float, bounds)
-        if n >= 2 and not math.isfinite(hi - lo):    # e.g. +-1e308: linspace overflows to NaN
-            f = np.arange(n) / (n - 1)
-            return th.check_thresholds(lo * (1 - f) + hi * f, bounds)
-        return th.regular(bounds, n=n)
-    if not os.path.exists(text):
-        raise _usage(f"--thresholds must be a number N or an existing file, got {text!r}")
-    return th.check_thresholds(th.from_file(text), bounds)
-
-
-def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: bool = True,
-                encoding: str = "utf-8", rows: range | None = None):
-    """(values, 0/1 labels, notes) from a CSV, each label mapped on its own by a fixed rule.
-
-    ``rows``: only those records (a deployment's party host reads its own).
-
-    ``positive``: that label -> 1, every other -> 0; without it the labels must
-    be 0/1, no/yes or false/true (:func:`ustat.data.map_labels`). The rule never
-    depends on which labels occur, so nothing about the label set (a single
-    class, the values present) is revealed outside the DP release.
-    """
-    from ustat.data import DataError, map_labels, parse_numeric, read_table
-    if value_col == label_col:
-        raise _usage("the value and --label columns must differ")
-    t = read_table(path, [value_col, label_col], sep, header=header, encoding=encoding,
-                   rows=rows)
-    x = parse_numeric(t.columns[value_col], value_col, t.lines, t.path)
-    try:
-        codes, mapping = map_labels(t.columns[label_col], label_col, t.lines, t.path, 2,
-                                    positive=positive)
-    except DataError as exc:
-        if exc.kind != "label":
-            raise
-        raise _usage(exc.for_cli("--positive is required: name the positive class with "
-                                 "--positive VALUE")) from None
-    return x, codes.astype(np.int64), [_label_note(label_col, mapping)]
-
-
-def _label_note(label_col: str, mapping: LabelMapping) -> str:
-    shown = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(mapping["classes"]))
-    return f"classes of {label_col!r}: {shown} ({mapping['rule']})"
-
-
-def label_rule_note(label_col: str, positive) -> str:
-    """:func:`read_labels`' note on the label rule, from the rule alone (it never depends on
-    the labels read): for a process of a deployment that reads no record."""
-    from ustat.data import map_labels
-    _, mapping = map_labels(np.array([], dtype=object), label_col, [], "", 2, positive=positive)
-    return _label_note(label_col, mapping)
-
-
-def data_bounds(args, x, column: str):
-    from ustat.data.records import bounds_option, require_bounds
-    from ustat.data import DATA_BOUNDS_WARNING
-    if args.bounds:
-        return tuple(bounds_option(args.bounds, 1)[0]), None
-    require_bounds(args, [column])
-    lo, hi = float(np.min(x)), float(np.max(x))
-    if lo == hi:
-        hi = lo + 1.0
-    _warn(DATA_BOUNDS_WARNING.replace("warning: ", "", 1))
-    return (lo, hi), f"bounds of {column!r} taken from the data (not private)"
-
-
-def processes_summary(res) -> dict:
-    """The JSON fields of a run across processes (none for a run in one process)."""
-    costs = getattr(res, "process_costs", None)
-    if not costs:
-        return {}
-    from ustat.reports.common import wire_totals
-    comm = res.communication if hasattr(res, "communication") else res.ecdf.communication
-    return {"processes": len(costs), "process_costs": costs,
-            "wire": wire_totals(costs, comm["total_bits"])}
-
-
-def comm_summary(rep) -> dict | None:
-    if rep is None:
-        return None
-    return {"online_bits": rep["online"]["bits"], "offline_bits": rep["offline"]["bits"],
-            "online_rounds": rep["online"]["rounds"], "offline_rounds": rep["offline"]["rounds"],
-            "max_party_bits": rep["online"]["max_party_bits"] + rep["offline"]["max_party_bits"],
-            "phases": rep["phases"]}
-
-
-def clock() -> float:
-    return time.perf_counter()

@@ -172,12 +172,17 @@ class Config:
         return int(self.run.get("parties", 0))
 
     def spec(self):
-        """The run's spec (:mod:`ustat.specs`), checked; ValueError naming the file."""
-        from ..specs import UMPCSpec
+        """The run's spec (:mod:`ustat.specs`: a UMPCSpec for ``estimate``, the ECDF family's
+        for ``ecdf``, ``quantile``, ``roc``, ``hl``), checked; ValueError naming the file."""
+        from ..specs import Spec, UMPCSpec
+        from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
 
-        if self.command != "estimate":
+        kinds: dict[str, type[Spec]] = {"estimate": UMPCSpec, "ecdf": ECDFSpec, "quantile": QuantileSpec,
+                 "roc": ROCSpec, "hl": HLSpec}
+        if self.command not in kinds:
             raise ValueError(f"{self.path}: [run] command {self.command!r} has no spec here")
-        return UMPCSpec.from_dict(self.run.get("spec", {}), f"{self.path}: [run.spec]")
+        return kinds[self.command].from_dict(self.run.get("spec", {}),
+                                             f"{self.path}: [run.spec]")
 
     def credentials(self, name: str):
         from mpc.wire.tls import Credentials

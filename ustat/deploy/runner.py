@@ -3,14 +3,16 @@
 :func:`run_participant` is ``ustat serve`` and ``ustat party``: it reads the
 run of ``deploy.toml`` (``[run]``: the statistic, its spec and what each
 party host reads of its own file), builds the statistic's program from the
-spec (the same program ``ustat estimate`` runs: a seeded deployment
-releases what the one-process command releases) and runs it on this
-participant's :class:`~.participant.DeployedParticipant` executor. A party
-host reads only its own records of the CSV file; the other processes hold
-none (their rows are a public filler, never read). The process that
-receives the release (the aggregator) returns its report as ``ustat
-estimate`` would print it (:func:`ustat.reports.umpc.estimate_output`);
-every process returns what it wrote to its sockets
+spec (the same program ``ustat estimate``, or ``ustat ecdf`` / ``quantile`` /
+``roc`` / ``hl``, runs: a seeded deployment releases what the one-process
+command releases) and runs it on this participant's
+:class:`~.participant.DeployedParticipant` executor. A party host reads only
+its own records of the CSV file; the other processes hold none (their rows
+are a public filler, never read). The process that receives the release
+(the aggregator; the analyst of an ECDF command) returns its report as the
+command would print it (:func:`ustat.reports.umpc.estimate_output`,
+:func:`ustat.reports.ecdf.report`); every process returns what it wrote to
+its sockets
 (:class:`mpc.wire.transport.WireCounts`, TLS records included).
 """
 
@@ -74,6 +76,23 @@ def _estimate(cfg: Config, executor: DeployedParticipant, host: range | None, cs
     return out
 
 
+def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
+    """This process's part of a deployed ECDF command; the report in the analyst's."""
+    from ..reports.ecdf import report
+    from .ecdf import host_rows, program
+
+    spec = cfg.spec()
+    values, labels, meta = host_rows(cfg.command, spec, cfg.run.get("data", {}), cfg.parties,
+                                     host, csv, cfg.source or "deployment")
+    res = executor.run(program(cfg.command, spec, values, labels))
+    if not res.released:
+        return None
+    out = report(cfg.command, spec, res, meta)
+    out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +
+                         (cfg.relay is not None)}
+    return out
+
+
 def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool = True,
                     log=None) -> dict:
     """Run participant ``name`` of ``cfg`` to the end. Returns ``{"name", "role", "release"
@@ -103,8 +122,7 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
     if cfg.command == "estimate":
         release = _estimate(cfg, executor, me.parties, csv)
     else:
-        from .ecdf import program
-        release = program(executor, cfg, me.parties, csv)
+        release = _ecdf(cfg, executor, me.parties, csv)
     return {"name": name, "role": me.role, "release": release, "wire": executor.wire,
             "seconds": time.perf_counter() - t0}
 

@@ -35,8 +35,8 @@ Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend)
 and ceil(log2 N) batches of Q - 1 queries, the edges to the parties (1
 round), then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l
-(to the analyst), 2 rounds. Processes: as :mod:`ustat.ecdf.release`
-(``processes=`` / ``runtime=``); only the analyst's process computes the
+(to the analyst), 2 rounds. Where it runs: as :mod:`ustat.ecdf.release` (any
+executor, :func:`hl_program`); only the analyst's process computes the
 statistic and its p-value. Threat model: as the chosen backend (semi-honest,
 non-colluding servers); ``noise_mode`` as there.
 """
@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -52,14 +54,24 @@ from mpc.arith.rng import as_rng
 from mpc.arith.sharing import additive_share
 from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
-from .hl_test import MAX_DETECTABLE, NULLS, detectable_miscalibration, hl_pvalue, hl_statistic
+from ..executors import Executor, Place, Program, Simulator
+from ..specs.ecdf import ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec, HLSpec
+from .hl_test import chi2_sf, detectable_miscalibration, hl_pvalue, hl_statistic
 from .noise_law import NodeNoiseLaw
 from .quantiles import live_search, quantiles, search
-from .release import check_values, deploy, exact_counts
-from .servers import index_bits, make_session, open_to_analyst, server_ids
+from .release import _local_only, check_values, deploy, exact_counts, family_program, session_for
+from .servers import index_bits, open_to_analyst, server_ids
 from .thresholds import grid_rank, regular
+from .tree import Tree
 
-__all__ = ["HLResult", "private_hosmer_lemeshow", "hosmer_lemeshow", "chi2_sf", "FRAC_BITS"]
+__all__ = [
+    "FRAC_BITS",
+    "HLResult",
+    "chi2_sf",
+    "hl_program",
+    "hosmer_lemeshow",
+    "private_hosmer_lemeshow",
+]
 
 #: Share of epsilon for the group edges (the tree); the rest goes to the 4Q sums. Any edges give
 #: a valid test (they depend on p only), so the edges need little accuracy and the sums most.
@@ -67,25 +79,6 @@ TREE_SHARE = 0.25
 
 #: Fixed-point fractional bits of the expected counts E (rounding <= n 2^-(c+1)).
 FRAC_BITS = 16
-
-
-def chi2_sf(x, df: int) -> float:
-    """P(chi^2_df > x) in closed form (integer df >= 1): Poisson sum or erfc series."""
-    x = float(x)
-    if x <= 0:
-        return 1.0
-    if df % 2 == 0:
-        term, total = 1.0, 1.0
-        for j in range(1, df // 2):                 # df/2 terms
-            term *= (x / 2) / j
-            total += term
-        return min(1.0, math.exp(-x / 2) * total)
-    total = math.erfc(math.sqrt(x / 2))
-    term = math.sqrt(2 * x / math.pi) * math.exp(-x / 2)
-    for j in range(1, (df - 1) // 2 + 1):
-        total += term
-        term *= x / (2 * j + 1)
-    return min(1.0, total)
 
 
 def hosmer_lemeshow(E1, E0, O1, O0) -> float:
@@ -123,6 +116,7 @@ class HLResult:
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
     costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs of the run
+    spec: dict = field(default_factory=dict)    # the HLSpec it ran (HLSpec.from_dict)
 
 
 def _group_sums(p, y, edges, Q):
@@ -202,133 +196,168 @@ def _noise_part(scale, size, m, mode, rng):
     if scale is None:
         return np.zeros(size, dtype=np.int64)
     if mode == "split":
-        d = polya(as_fraction(1) / m, scale, (2, size), rng)
+        d = polya(Fraction(1, m), scale, (2, size), rng)
         return d[0] - d[1]
     return discrete_laplace(scale, (size,), rng)
 
 
-def private_hosmer_lemeshow(probs, labels, groups: int = 10, epsilon=1.0, *, n_thresholds=1024,
-                            backend: str = "fss", servers: int = 2, noise_mode=None,
-                            sensitivity: str = "exact", seed=None, evaluate: bool = False,
-                            bits: int = 48, null: str = "calibrated",
-                            max_detectable: float | None = MAX_DETECTABLE, session=None,
-                            processes=None, runtime=None, timeout=None) -> HLResult:
-    """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
+@dataclass(frozen=True)
+class _Plan:
+    """The public plan of a Hosmer-Lemeshow run (n, the spec): the split of epsilon, the
+    noise laws of the sums and the test's power, before anything is computed."""
 
-    ``groups`` Q in 3..min(N, n // 10) (at least 10 records per group on
-    average; df = Q - 2 >= 1). ``n_thresholds`` N: the grid on [0, 1] for the
-    group edges. ``backend`` "central" computes the sums in the clear
-    (reference). ``null``: ``"calibrated"`` (y ~ Bernoulli(p), df Q) or
-    ``"fitted"`` (p fitted on these records, df Q - 2). ``max_detectable``:
-    refuse (ValueError) when the miscalibration detected half the time
-    exceeds it (None: never refuse); :mod:`ustat.ecdf.hl_test`.
-    ``session``: the servers' session to use (from
-    :func:`ustat.ecdf.servers.make_session`; ``bits`` is then its ring's).
-    ``processes`` / ``runtime`` / ``timeout``: the parties, servers and
-    analyst in several processes (as :func:`ustat.ecdf.release.release`).
-    """
-    if processes is not None and runtime is None:
-        from .processes import across
-        return across("private_hosmer_lemeshow", {"probs": probs, "labels": labels},
-                      dict(groups=groups, epsilon=epsilon, n_thresholds=n_thresholds,
-                           backend=backend, servers=servers, noise_mode=noise_mode,
-                           sensitivity=sensitivity, seed=seed, evaluate=evaluate, bits=bits,
-                           null=null, max_detectable=max_detectable, session=session),
-                      processes=processes, timeout=timeout)
-    if evaluate and runtime is not None:
-        raise ValueError("evaluate reads every record in the clear: not in a run across "
-                         "processes")
-    if null not in NULLS:
-        raise ValueError(f"null must be one of {NULLS}, got {null!r}")
-    p = check_values(probs, (0.0, 1.0), name="probabilities (must lie in [0, 1])")
-    y = np.asarray(labels)
-    if y.shape != p.shape or y.dtype.kind not in "biu" or (y.size and (y.min() < 0 or y.max() > 1)):
-        raise ValueError("labels must be 0/1 (one per probability)")
-    y = y.astype(np.int64)     # both classes present is not checked in the clear (a data-set fact)
-    n = p.size
-    if isinstance(groups, bool) or not isinstance(groups, int):
-        raise TypeError(f"groups must be an integer, got {groups!r}")
-    Qmax = min(int(n_thresholds), n // 10)
-    if not 3 <= groups <= Qmax:
+    n: int
+    tau: np.ndarray
+    delta: int                  # the tree's node sensitivity
+    sums_sens: int              # the sums' L1 sensitivity (4; the paper's 8)
+    eps_tree: float             # what the tree (the group edges) is asked to spend
+    eps1: float                 # epsilon' per unit of the sums' sensitivity
+    df: int
+    scale_o: Any                # the O sums' noise scale (a Fraction; None: no noise)
+    scale_e: Any                # the E sums' (units of 2^-FRAC_BITS)
+    o_law: NodeNoiseLaw
+    e_law: NodeNoiseLaw
+    noise_var: float
+    detect: float
+
+
+def _plan(spec: HLSpec, n: int) -> _Plan:
+    """The plan of ``spec`` for n records; ValueError naming ``groups`` when Q does not fit
+    n, or when the noise dominates (``max_detectable``, public parameters only)."""
+    pr, ex, design = spec.privacy, spec.execution, spec.design
+    Q, N = design.groups, design.n_thresholds
+    Qmax = min(N, n // 10)
+    if not 3 <= Q <= Qmax:
         raise ValueError(f"groups must be in 3..{Qmax} (df = Q - 2 >= 1, at most one group per "
-                         f"threshold and 10 records per group on average), got {groups}")
-    Q = groups
-    tau = regular((0.0, 1.0), n=int(n_thresholds))
-    eps = float(epsilon)
-    if backend == "central":
-        if runtime is not None or session is not None:
-            raise ValueError("backend 'central' is a trusted curator holding every value: it "
-                             "has no parties, servers or session")
-    elif session is None:
-        session = make_session(n, servers, bits=bits, seed=seed, runtime=runtime)
-    from .tree import Tree
-    delta = Tree(tau.size).sensitivity(sensitivity)
-    sums_sens = 8 if sensitivity == "paper" else 4
-    if sensitivity == "paper":               # the paper's split: eps' per unit of sensitivity
+                         f"threshold and 10 records per group on average), got {Q}")
+    tau = regular((0.0, 1.0), n=N)
+    eps = pr.epsilon
+    delta = Tree(tau.size).sensitivity(pr.sensitivity)
+    sums_sens = 8 if pr.sensitivity == "paper" else 4
+    if pr.sensitivity == "paper":            # the paper's split: eps' per unit of sensitivity
         eps1 = eps / (delta + sums_sens)
         eps_tree_req = eps1 * delta
     else:                                    # the edges only group; the sums carry the test
         eps_tree_req = TREE_SHARE * eps
         eps1 = (eps - eps_tree_req) / sums_sens
-    df = Q if null == "calibrated" else Q - 2
+    df = Q if spec.null == "calibrated" else Q - 2
     scale_o = None if math.isinf(eps) else round_scale_up(1 / as_fraction(eps1, "epsilon'"))
     scale_e = None if scale_o is None else round_scale_up((1 << FRAC_BITS) * scale_o)
-    copies = servers if (backend != "central" and (noise_mode or "each") == "each") else 1
+    copies = ex.servers if (ex.backend != "central" and (pr.noise_mode or "each") == "each") \
+        else 1
     o_law, e_law = NodeNoiseLaw(scale_o, copies), NodeNoiseLaw(scale_e, copies)
     noise_var = (o_law.variance + e_law.variance / float(1 << FRAC_BITS) ** 2) / 2.0
     detect = detectable_miscalibration(n, Q, noise_var, df)
-    if max_detectable is not None and detect > max_detectable:
+    if detect > spec.max_detectable:
         raise ValueError(
             f"hl: the DP noise dominates at epsilon {eps:g} with n = {n} and {Q} groups: the "
             f"noise sd per group ({math.sqrt(noise_var):.3g} records) would hide any "
             f"miscalibration below {detect:.2f} in probability (half the time); refusing "
             "rather than report a test without power. Use a larger epsilon, more records or "
             "fewer groups (--groups)")
-    dep = deploy(p, tau, eps_tree_req if math.isfinite(eps) else eps, backend=backend,
-                 servers=servers, noise_mode=noise_mode, sensitivity=sensitivity, seed=seed,
-                 session=session)
+    return _Plan(n, tau, delta, sums_sens, eps_tree_req if math.isfinite(eps) else eps, eps1,
+                 df, scale_o, scale_e, o_law, e_law, noise_var, detect)
+
+
+def _inputs(probs, labels) -> tuple[np.ndarray, np.ndarray]:
+    p = check_values(probs, (0.0, 1.0), name="probabilities (must lie in [0, 1])")
+    y = np.asarray(labels)
+    if y.shape != p.shape or y.dtype.kind not in "biu" or (y.size and (y.min() < 0 or y.max() > 1)):
+        raise ValueError("labels must be 0/1 (one per probability)")
+    return p, y.astype(np.int64)    # both classes present is not checked in the clear
+
+
+def private_hosmer_lemeshow(probs, labels, spec: HLSpec, executor: Executor | None = None, *,
+                            evaluate: bool = False, session=None) -> HLResult:
+    """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
+
+    ``spec``: an :class:`~ustat.specs.HLSpec`: epsilon, ``groups`` Q in 3..min(N, n // 10)
+    (at least 10 records per group on average; df = Q - 2 >= 1), ``n_thresholds`` N (the
+    grid on [0, 1] for the group edges), the backend (``"central"`` computes the sums in
+    the clear: the reference), ``null`` (``"calibrated"``: y ~ Bernoulli(p), df Q;
+    ``"fitted"``: p fitted on these records, df Q - 2) and ``max_detectable`` (refuse,
+    ValueError before anything is computed, when the miscalibration detected half the
+    time exceeds it; inf: never; :mod:`ustat.ecdf.hl_test`). ``executor``: where it runs
+    (as :func:`ustat.ecdf.release.release`). ``evaluate``: also the noise-free pipeline
+    (in the clear, this process only). ``session``: the servers' session to use (from
+    :func:`ustat.ecdf.servers.make_session`; the spec's ``bits`` are then its ring's).
+    """
+    program = hl_program(probs, labels, spec, evaluate=evaluate, session=session)
+    return (Simulator() if executor is None else executor).run(program)
+
+
+def hl_program(probs, labels, spec: HLSpec, *, evaluate: bool = False,
+               session=None) -> Program:
+    """:func:`private_hosmer_lemeshow` as one SPMD program (:class:`ustat.executors.Program`):
+    the probabilities and labels are the parties' private rows (filler 0). The refusal runs
+    here, before any process starts."""
+    if not isinstance(spec, HLSpec):
+        raise TypeError(f"spec must be a ustat.specs.HLSpec, got {type(spec).__name__} (e.g. "
+                        "HLSpec.of(groups=10, epsilon=1.0))")
+    p, _ = _inputs(probs, labels)
+    _plan(spec, p.size)
+    options = {"evaluate": evaluate, "session": session}
+    rows = {"probs": (probs, 0.0), "labels": (labels, 0)}
+    return family_program("Hosmer-Lemeshow", _hl_main, spec, options, p.size, rows,
+                          _local_only(spec, session, evaluate))
+
+
+def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResult:
+    """The test in one process (:func:`private_hosmer_lemeshow`)."""
+    pr, ex = spec.privacy, spec.execution
+    p, y = _inputs(probs, labels)
+    n, Q, evaluate, seed = p.size, spec.design.groups, options["evaluate"], ex.seed
+    plan = _plan(spec, n)
+    tau, eps, scale_o, scale_e = plan.tau, pr.epsilon, plan.scale_o, plan.scale_e
+    session = session_for(place, spec, options, n)
+    tree_spec = ECDFSpec(ECDFPrivacy(plan.eps_tree, pr.noise_mode, pr.sensitivity),
+                         ECDFPrecision(spec.precision.bits), ECDFDesign(tuple(tau.tolist())),
+                         ECDFExecution(ex.backend, ex.servers, seed))
+    dep = deploy(p, tree_spec, session=session)
     edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
     sums_delta = 0.0
     if session is None:
-        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
-        rng = g.fresh("ecdf", "hl-central") if g is seed else g.derive("ecdf", "hl-central-noise")
+        rng = as_rng(seed).derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
         if scale_o is not None:
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
         sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode,
-                                      sums_sens / float(scale_o) if scale_o is not None else None)
+                                      plan.sums_sens / float(scale_o) if scale_o is not None
+                                      else None)
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
         return HLResult(math.nan, math.nan, Q, np.full(Q + 1, np.nan), {}, {},
                         session.net.report(), released=False, processes=dep.processes,
-                        costs=session.costs())
+                        costs=session.costs(), spec=spec.to_dict())
     clamped = int(np.sum(E1 < 0) + np.sum(E0 < 0))
-    T = hl_statistic(E1, E0, O1, O0, noise_var)
-    noise = None if scale_o is None else {"o_law": o_law, "e_law": e_law,
+    T = hl_statistic(E1, E0, O1, O0, plan.noise_var)
+    noise = None if scale_o is None else {"o_law": plan.o_law, "e_law": plan.e_law,
                                           "frac_bits": FRAC_BITS}
+    null, df = spec.null, plan.df
     pv = hl_pvalue(T, E1, E0, noise, null)
     eps_tree = dep.noise.epsilon
-    eps_sums = sums_sens * (1.0 / float(scale_o)) if scale_o is not None else math.inf
+    eps_sums = plan.sums_sens * (1.0 / float(scale_o)) if scale_o is not None else math.inf
     account = {"epsilon": eps_tree + eps_sums if math.isfinite(eps) else math.inf,
-               "epsilon_requested": eps, "epsilon_prime": eps1, "tree_epsilon": eps_tree,
-               "sums_epsilon": eps_sums, "sensitivity_nodes": delta,
-               "noise_mode": mode, "backend": backend, "sums_sensitivity": sums_sens,
-               "sums_noise": {"observed": o_law.to_dict(), "expected": e_law.to_dict(),
+               "epsilon_requested": eps, "epsilon_prime": plan.eps1, "tree_epsilon": eps_tree,
+               "sums_epsilon": eps_sums, "sensitivity_nodes": plan.delta,
+               "noise_mode": mode, "backend": ex.backend, "sums_sensitivity": plan.sums_sens,
+               "sums_noise": {"observed": plan.o_law.to_dict(), "expected": plan.e_law.to_dict(),
                               "expected_units": f"2^-{FRAC_BITS}"},
                "delta": dep.noise.delta + sums_delta}
+    sd = math.sqrt(plan.noise_var)
+    tail = "the chi-square tail" if noise is None else "a simulated null"
+    law = "y ~ Bernoulli(p)" if null == "calibrated" else "p fitted on these records"
     method = (f"noise-aware HL: T = sum_q D_q^2 / (V_q + s^2) with D_q the two noisy copies of "
-              f"O1 - E1 averaged (noise sd s = {math.sqrt(noise_var):.3g} per group) and V_q = "
-              f"E1 E0 / n_q; p-value from {'the chi-square tail' if noise is None else 'a simulated null'}"
-              f" (null '{null}': {'y ~ Bernoulli(p)' if null == 'calibrated' else 'p fitted on these records'}"
-              f", df {df} without noise) that includes the DP noise law, released values and "
-              "public parameters only")
+              f"O1 - E1 averaged (noise sd s = {sd:.3g} per group) and V_q = "
+              f"E1 E0 / n_q; p-value from {tail} (null '{null}': {law}, df {df} without noise) "
+              "that includes the DP noise law, released values and public parameters only")
     exact = _exact(p, y, tau, Q, df) if evaluate else None
     table = {"E1": E1.tolist(), "E0": E0.tolist(), "O1": O1.tolist(), "O0": O0.tolist()}
     comm = session.net.report() if session is not None else None
     return HLResult(T, pv, Q, edges, table, account, comm, clamped, exact, df, null, method,
-                    detect, math.sqrt(noise_var),
+                    plan.detect, sd,
                     processes=1 if session is None else session.placement.n_procs,
-                    costs=None if session is None else session.costs())
+                    costs=None if session is None else session.costs(), spec=spec.to_dict())

@@ -47,16 +47,23 @@ import functools
 
 import numpy as np
 
+from ..specs.ecdf import MAX_QUANTILE_HALFWIDTH
 from .noise_law import SIM_SEED, NodeNoiseLaw
 from .tree import Tree
 
-__all__ = ["simulate_path_noise", "path_extremes", "ecdf_intervals", "quantile_intervals",
-           "quantile_noise_check", "BAND_DRAWS", "BAND_WORK", "MAX_QUANTILE_HALFWIDTH",
-           "check_confidence"]
+__all__ = [
+    "BAND_DRAWS",
+    "BAND_WORK",
+    "MAX_QUANTILE_HALFWIDTH",
+    "check_confidence",
+    "ecdf_intervals",
+    "path_extremes",
+    "quantile_intervals",
+    "quantile_noise_check",
+    "simulate_path_noise",
+]
 
 BAND_DRAWS = 4000
-#: ``quantile`` refuses when the ECDF's pointwise half-width exceeds this (probability units).
-MAX_QUANTILE_HALFWIDTH = 0.15
 #: Largest draws x N x (L + 1) for the Monte Carlo band; beyond it, Bonferroni.
 BAND_WORK = 4e8
 
@@ -147,7 +154,7 @@ def ecdf_intervals(counts, n: int, law: NodeNoiseLaw, tree: Tree, confidence: fl
 
 
 def _law_text(law: NodeNoiseLaw) -> str:
-    if law.noiseless:
+    if law.noiseless or law.scale is None:
         return "no noise"
     return (f"each node the sum of {law.copies} discrete Laplace of scale {float(law.scale):.4g}"
             if law.copies > 1 else f"discrete Laplace of scale {float(law.scale):.4g} per node")
@@ -173,17 +180,18 @@ def _accepted_segments(c, target, q, strict):
 
 
 def quantile_noise_check(n: int, law: NodeNoiseLaw, tree: Tree, confidence: float,
-                         n_thresholds: int | None = None) -> None:
-    """ValueError when a point of the ECDF is known only to +- ``MAX_QUANTILE_HALFWIDTH`` or
-    worse (the pointwise half-width over n: public parameters only). Quantiles are then
-    not locatable, and the intervals, valid but about the whole range, cover far more often
-    than their level."""
+                         n_thresholds: int | None = None,
+                         limit: float = MAX_QUANTILE_HALFWIDTH) -> None:
+    """ValueError when a point of the ECDF is known only to +- ``limit``
+    (``MAX_QUANTILE_HALFWIDTH``) or worse (the pointwise half-width over n: public
+    parameters only). Quantiles are then not locatable, and the intervals, valid but about
+    the whole range, cover far more often than their level."""
     h = law.quantile(1.0 - check_confidence(confidence), tree.levels + 1) / n
-    if h > MAX_QUANTILE_HALFWIDTH:
+    if h > limit:
         raise ValueError(
             f"quantile: the DP noise dominates with n = {n} and "
             f"{n_thresholds or tree.n_points} thresholds: each point of the ECDF is known only "
-            f"to +-{h:.2f} ({100 * confidence:g}%), more than {MAX_QUANTILE_HALFWIDTH:g}, so no "
+            f"to +-{h:.2f} ({100 * confidence:g}%), more than {limit:g}, so no "
             "quantile can be located; refusing. Use a larger epsilon, more records or fewer "
             "thresholds (--thresholds)")
 

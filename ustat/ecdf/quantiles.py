@@ -15,37 +15,52 @@ reused). Every step asks for every level, also those already settled (their
 answer changes nothing): the number of steps and of queries is public, so
 the servers (and every process of a run across processes) know what each
 step brings before the analyst's answers exist. :func:`private_quantiles`
-deploys, searches and queries the whole curve (for the intervals), in one
-process or several. Histograms are differences of the cumulative curve
-(post-processing; the paper's Section 7 remark: tree noise is logarithmic
-in the number of bins).
+deploys, searches and queries the whole curve (for the intervals), on any
+executor (:func:`quantile_program`); with ``spec.smooth`` it releases the
+whole curve, smooths it and searches the smoothed curve. Histograms are
+differences of the cumulative curve (post-processing; the paper's Section 7
+remark: tree noise is logarithmic in the number of bins).
 """
 
 from __future__ import annotations
 
+import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["search", "live_search", "quantiles", "interpolated_quantiles", "histogram",
-           "check_levels", "private_quantiles", "QuantileRelease"]
+from ..executors import Executor, Place, Program, Simulator
+from ..specs.ecdf import QuantileSpec, check_levels
+from .intervals import quantile_noise_check
+from .release import (
+    Deployment,
+    ECDFRelease,
+    _curve,
+    _filler,
+    _local_only,
+    branching_for,
+    check_values,
+    deploy,
+    exact_counts,
+    family_program,
+    session_for,
+)
+from .thresholds import grid_rank
+from .tree import Tree, planned_law
 
-
-def check_levels(q) -> np.ndarray:
-    """Quantile levels as float64 (k,), each finite in [0, 1]."""
-    if isinstance(q, (bool, np.bool_)):
-        raise TypeError("q must be numbers in [0, 1], got bool")
-    try:
-        p = np.array(q, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise TypeError(f"q must be numbers in [0, 1], got {q!r}") from None
-    if p.size == 0:
-        raise ValueError("q: give at least one quantile level")
-    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 0) & (p <= 1)))
-    if bad.size:
-        raise ValueError(f"q: level {p[bad[0]]!r} is not in [0, 1]")
-    return p
+__all__ = [
+    "QuantileRelease",
+    "check_levels",
+    "check_quantile_noise",
+    "histogram",
+    "interpolated_quantiles",
+    "live_search",
+    "private_quantiles",
+    "quantile_program",
+    "quantiles",
+    "search",
+]
 
 
 def search(evaluate, n_points: int, targets, *, every_step: bool = False) -> np.ndarray:
@@ -92,8 +107,6 @@ def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
     an array of ECDF values in [0, 1] (e.g. smoothed) with ``thresholds``.
     ``values``: optional ECDF values overriding a release's counts (smoothed).
     """
-    from .release import Deployment, ECDFRelease
-
     p = check_levels(q)
     if isinstance(source, Deployment):
         return source.thresholds[live_search(source, p)]
@@ -162,6 +175,7 @@ def histogram(counts, thresholds, bins=None):
     else:
         if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, numbers.Integral):
             raise TypeError(f"bins must be an integer, got {bins!r}")
+        bins = int(bins)
         if not 1 <= bins <= N:
             raise ValueError(f"bins must be in 1..{N} (the number of thresholds), got {bins}")
         at = -(-(np.arange(1, bins + 1) * N) // bins) - 1
@@ -174,48 +188,109 @@ class QuantileRelease:
     """Quantiles found by live queries (Algorithm 1) and the noisy ECDF of the same deployment.
 
     ``ecdf`` holds the noisy counts at every threshold (the same node noise:
-    no extra epsilon), from which :meth:`intervals` are computed.
+    no extra epsilon), from which :meth:`intervals` are computed; with ``spec.smooth`` the
+    quantiles are those of the smoothed curve (``smoothed``, also ``ecdf.smoothed``).
+    ``exact`` (with ``evaluate``): the data's grid quantiles (``quantiles``, numpy's
+    ``inverted_cdf``) and interpolated ones (``quantiles_interpolated``), read in the clear.
     """
 
     q: np.ndarray
     quantiles: np.ndarray           # the thresholds found (NaN where the analyst does not run)
     indices: np.ndarray             # their grid indices
-    ecdf: object                    # ustat.ecdf.release.ECDFRelease
+    ecdf: ECDFRelease
     released: bool = True
     processes: int = 1
     process_costs: list | None = None
+    spec: dict = field(default_factory=dict)    # the QuantileSpec it ran (from_dict)
+    exact: dict | None = field(default=None, repr=False)
 
-    def intervals(self, confidence: float = 0.95) -> dict:
-        """CIs for the data's grid quantiles (:meth:`ECDFRelease.quantile_intervals`)."""
-        return self.ecdf.quantile_intervals(self.q, confidence)
+    @property
+    def smoothed(self) -> np.ndarray | None:
+        """The smoothed ECDF the quantiles were searched on (None without smoothing)."""
+        return self.ecdf.smoothed
+
+    @property
+    def communication(self) -> dict | None:
+        return self.ecdf.communication
+
+    def intervals(self, confidence: float | None = None) -> dict:
+        """CIs for the data's grid quantiles (:meth:`ECDFRelease.quantile_intervals`; the
+        spec's level by default)."""
+        level = self.spec.get("confidence", 0.95) if confidence is None else confidence
+        return self.ecdf.quantile_intervals(self.q, level)
 
 
-def private_quantiles(values, thresholds, q, epsilon, *, processes=None, runtime=None,
-                      timeout=None, **kwargs) -> QuantileRelease:
-    """The q-quantiles of ``values`` on the grid ``thresholds`` by live queries to the servers.
+def check_quantile_noise(spec: QuantileSpec, n: int) -> None:
+    """ValueError when the noise hides every quantile: a point of the ECDF is known only to
+    +- more than ``spec.max_halfwidth`` (:func:`ustat.ecdf.intervals.quantile_noise_check`;
+    public parameters only: n, the grid, epsilon, the tree and the noise mode)."""
+    if math.isinf(spec.max_halfwidth):
+        return
+    pr, ex = spec.privacy, spec.execution
+    N = spec.design.n_points
+    tree = Tree(N, branching_for(spec.design, N, pr.epsilon))
+    mode = "central" if ex.backend == "central" else pr.noise_mode or "each"
+    law = planned_law(tree, pr.epsilon, mode=mode, servers=ex.servers, rule=pr.sensitivity)
+    quantile_noise_check(n, law, tree, spec.confidence, N, limit=spec.max_halfwidth)
 
-    :func:`ustat.ecdf.release.deploy` (``kwargs`` go there), then
-    :func:`live_search` (ceil(log2 N) batches of len(q) queries), then all N
-    points (for the intervals); one epsilon in all. ``processes`` /
-    ``runtime`` / ``timeout``: as :func:`ustat.ecdf.release.release`.
+
+def private_quantiles(values, spec: QuantileSpec, executor: Executor | None = None, *,
+                      weights=None, evaluate: bool = False, session=None,
+                      record_views: bool = False) -> QuantileRelease:
+    """The ``spec.q``-quantiles of ``values`` on the spec's grid by live queries to the servers.
+
+    :func:`ustat.ecdf.release.deploy`, then :func:`live_search` (ceil(log2 N) batches of
+    len(q) queries), then all N points (for the intervals); one epsilon in all. With
+    ``spec.smooth``: the whole curve, smoothed, searched locally. Refused before anything
+    is computed when the noise hides every quantile (:func:`check_quantile_noise`).
+    ``executor``, ``weights``, ``evaluate``, ``session``, ``record_views``: as
+    :func:`ustat.ecdf.release.release`.
     """
-    from .release import ECDFRelease, deploy
+    program = quantile_program(values, spec, weights=weights, evaluate=evaluate,
+                               session=session, record_views=record_views)
+    return (Simulator() if executor is None else executor).run(program)
 
-    levels = check_levels(q)
-    if processes is not None and runtime is None:
-        from .processes import across
-        return across("private_quantiles",
-                      {"values": values, "weights": kwargs.pop("weights", None)},
-                      dict(thresholds=thresholds, q=levels, epsilon=epsilon, **kwargs),
-                      processes=processes, timeout=timeout)
-    dep = deploy(values, thresholds, epsilon, runtime=runtime, **kwargs)
-    idx = live_search(dep, levels)
-    counts = dep.query(np.arange(dep.tree.n_points))      # node noise reused: no extra epsilon
+
+def quantile_program(values, spec: QuantileSpec, *, weights=None, evaluate: bool = False,
+                     session=None, record_views: bool = False) -> Program:
+    """:func:`private_quantiles` as one SPMD program (:class:`ustat.executors.Program`)."""
+    if not isinstance(spec, QuantileSpec):
+        raise TypeError(f"spec must be a ustat.specs.QuantileSpec, got {type(spec).__name__} "
+                        "(e.g. QuantileSpec.of([0.5], thresholds=tau, epsilon=1.0))")
+    x = check_values(values, spec.precision.bounds, spec.precision.clip)
+    check_quantile_noise(spec, x.size)
+    rows = {"values": (values, _filler(spec))}
+    if weights is not None:
+        rows["weights"] = (weights, 0)
+    options = {"evaluate": evaluate, "session": session, "record_views": record_views}
+    return family_program("quantiles", _quantile_main, spec, options, x.size, rows,
+                          _local_only(spec, session, evaluate))
+
+
+def _quantile_main(place: Place, spec: QuantileSpec, options: dict, values, weights=None):
+    """The quantiles in one process (:func:`private_quantiles`)."""
+    levels = np.asarray(spec.q, dtype=np.float64)
+    evaluate = options["evaluate"]
+    session = session_for(place, spec, options, np.asarray(values).reshape(-1).size)
+    dep = deploy(values, spec, weights=weights, session=session)
+    N = dep.tree.n_points
+    if spec.smooth is None:
+        idx = live_search(dep, levels)
+        counts = dep.query(np.arange(N))                # node noise reused: no extra epsilon
+        curve = _curve(dep, spec, counts, values, weights, evaluate)
+    else:                                               # the whole curve, smoothed, searched
+        curve = _curve(dep, spec, dep.query(np.arange(N)), values, weights, evaluate)
+        F = curve.smoothed
+        idx = search(lambda i: F[i], N, levels) if F is not None else np.zeros(levels.size,
+                                                                             np.int64)
     ok = dep.released
-    insecure = bool(dep.session.insecure) if dep.session is not None else \
-        kwargs.get("seed") is not None
-    curve = ECDFRelease(dep.thresholds, counts if ok else np.full(counts.size, np.nan), dep.n,
-                        dep.backend, dep.account(), dep.communication(), insecure, None, ok,
-                        dep.processes, costs=dep.costs())
     found = dep.thresholds[idx] if ok else np.full(levels.size, np.nan)
-    return QuantileRelease(levels, found, idx, curve, ok, dep.processes)
+    exact = None
+    if evaluate:
+        x = check_values(values, spec.precision.bounds, spec.precision.clip)
+        tau = dep.thresholds
+        F_exact = exact_counts(grid_rank(x, tau), N) / x.size
+        exact = {"quantiles": np.quantile(x, levels, method="inverted_cdf"),
+                 "quantiles_interpolated": interpolated_quantiles(F_exact, levels, tau)}
+    return QuantileRelease(levels, found, idx, curve, ok, dep.processes, spec=spec.to_dict(),
+                           exact=exact)

@@ -19,34 +19,50 @@ Adjacency: replace one record (n public; the servers see n keys anyway).
 The counts are also epsilon-DP under add/remove (the change is a suffix
 interval, covered by the same sensitivity), but dividing by n then needs n.
 
-Processes: ``release(..., processes=P)`` runs the parties, the servers and
-the analyst as one program in P processes on this machine
-(:mod:`ustat.ecdf.processes`); ``runtime=`` is the same call inside one
-process of such a run. Each process holds its own parties' values only
-(the others' are a public filler), every message crosses as bytes, each
-server draws its noise in its own process, and the release is the
-analyst's (``released``); a seeded run releases the same bits for any
-number of processes.
+Where it runs: :func:`release` builds one SPMD program (:func:`ecdf_program`,
+a :class:`ustat.executors.Program`) and runs it on an executor: the
+simulator (default), ``LocalProcesses(P)`` (the parties, the servers and the
+analyst spread over P processes on this machine) or a deployment's
+participant. Each process holds its own parties' values only (the others'
+are a public filler: the lower bound, or 0), every message crosses as bytes,
+each server draws its noise in its own process, and the release is the
+analyst's (``released``); a seeded spec releases the same bits under every
+executor.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+import fss
+
+from ..executors import Executor, Place, Program, Simulator
+from ..specs.ecdf import BACKENDS, ECDFSpec, QuantileSpec, check_levels
 from .intervals import ecdf_intervals, quantile_intervals
 from .noise_law import NodeNoiseLaw
 from .pointwise import PointwiseServers
-from .servers import FSSServers, check_query, make_session
-from .thresholds import check_thresholds, grid_rank
-from .tree import Tree, TreeNoise, draw_noise
+from .servers import FSSServers, check_query, make_session, roles_of
+from .thresholds import grid, grid_rank
+from .tree import Tree, TreeNoise, best_branching, draw_noise
 
-__all__ = ["BACKENDS", "Deployment", "ECDFRelease", "deploy", "release", "exact_counts",
-           "check_values"]
-
-BACKENDS = ("fss", "pointwise", "central")
+__all__ = [
+    "BACKENDS",
+    "Deployment",
+    "ECDFRelease",
+    "branching_for",
+    "check_values",
+    "deploy",
+    "ecdf_program",
+    "exact_counts",
+    "family_program",
+    "release",
+    "session_for",
+]
 
 
 def exact_counts(ranks, n_points: int, weights=None) -> np.ndarray:
@@ -100,8 +116,8 @@ class Deployment:
     noise: TreeNoise
     backend: str
     n: int
-    session: object
-    answerer: object
+    session: Any                    # mpc.session.Session (None: the central backend)
+    answerer: Any                   # FSSServers, PointwiseServers or the curator
     queries: int = 0
 
     def query(self, idx) -> np.ndarray:
@@ -142,30 +158,40 @@ class Deployment:
         }
 
 
-def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 2,
-           branching: int = 2, noise_mode: str | None = None, sensitivity: str = "exact",
-           bounds=None, clip: bool = False, bits: int = 32, seed=None,
-           record_views: bool = False, weights=None, session=None, runtime=None) -> Deployment:
+def branching_for(design, n_points: int, epsilon: float) -> int:
+    """The tree's branching factor of a spec's design: its int, or for ``"auto"`` the one
+    with the smallest per-point MSE at N = ``n_points`` and ``epsilon`` (1 when infinite)."""
+    if design.branching == "auto":
+        return best_branching(n_points, epsilon if math.isfinite(epsilon) else 1.0)
+    return int(design.branching)
+
+
+def deploy(values, spec: ECDFSpec | QuantileSpec, *, weights=None, session=None,
+           record_views: bool = False) -> Deployment:
     """Offline phase: parties encode, keys go to the servers, the servers draw node noise.
 
-    ``noise_mode``: ``"each"`` (default for the server backends), ``"split"``,
-    ``"mpc"`` (one DLap per node sampled inside MPC by the servers,
-    :mod:`ustat.ecdf.node_noise`) or ``"central"`` (forced for backend
-    ``"central"``); see :mod:`ustat.ecdf.tree`. ``bits``: the ring Z_2^l of shares and DCF outputs.
-    ``weights``: per-party 0/1 weights (e.g. class labels: the ECDF of one
-    class among all parties, hidden from the servers). ``session``: reuse an
-    existing session (its parties, servers and network; e.g. the two class
-    ECDFs of a ROC curve) instead of making one. ``runtime``: this process's
-    :class:`mpc.run.runtime.Runtime` in a run across processes (the session is
-    made with it; rows of ``values`` and ``weights`` of parties held
-    elsewhere are ignored).
+    ``spec``: an :class:`~ustat.specs.ECDFSpec` (or a :class:`~ustat.specs.QuantileSpec`):
+    the grid, epsilon, the noise mode (``"each"`` by default for the server backends,
+    ``"split"``, ``"mpc"``: one DLap per node sampled inside MPC by the servers,
+    :mod:`ustat.ecdf.node_noise`; the central backend draws one noise per node, see
+    :mod:`ustat.ecdf.tree`), the ring Z_2^l of shares and DCF outputs, the backend.
+    ``weights``: per-party 0/1 weights (e.g. class labels: the ECDF of one class among all
+    parties, hidden from the servers). ``session``: an existing session (its parties,
+    servers, ring and network; e.g. the two class ECDFs of a ROC curve share one, and a
+    process of a run across processes makes its own with its runtime,
+    :func:`session_for`) instead of a new one of this process; rows of ``values`` and
+    ``weights`` of parties held by another process are then never read.
+    ``record_views``: a new session records what every participant receives (tests).
     """
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    tau = check_thresholds(thresholds, bounds)
-    x = check_values(values, bounds, clip)
+    if not isinstance(spec, (ECDFSpec, QuantileSpec)):
+        raise TypeError(f"spec must be a ustat.specs.ECDFSpec, got {type(spec).__name__} (e.g. "
+                        "ECDFSpec.of(thresholds=tau, epsilon=1.0))")
+    pr, prec, ex = spec.privacy, spec.precision, spec.execution
+    bounds, backend, epsilon = prec.bounds, ex.backend, pr.epsilon
+    tau = grid(spec.design.thresholds, spec.design.grid, bounds)
+    x = check_values(values, bounds, prec.clip)
     ranks = grid_rank(x, tau)
-    tree = Tree(tau.size, branching)
+    tree = Tree(tau.size, branching_for(spec.design, tau.size, epsilon))
     n = x.size
     if weights is not None:
         weights = np.asarray(weights)
@@ -174,41 +200,36 @@ def deploy(values, thresholds, epsilon, *, backend: str = "fss", servers: int = 
             raise ValueError(f"weights must be {n} values in {{0, 1}}")
         weights = weights.astype(np.int64)
     if backend == "central":
-        if runtime is not None or (session is not None and not session.single_process):
+        if session is not None and not session.single_process:
             raise ValueError("backend 'central' is a trusted curator holding every value: it "
                              "has no parties or servers to spread over processes")
         from mpc.arith.rng import as_rng
-        g = as_rng(seed)        # a generator passed in draws fresh noise at every call
-        rng = g.fresh("ecdf", "central-noise") if g is seed else g.derive("ecdf", "central-noise")
-        noise = draw_noise(tree, epsilon, rng, mode="central", rule=sensitivity)
+        rng = as_rng(ex.seed).derive("ecdf", "central-noise")
+        noise = draw_noise(tree, epsilon, rng, mode="central", rule=pr.sensitivity)
         return Deployment(tau, tree, noise, backend, n, None,
                           _Central(ranks, tree, noise, weights))
-    if backend == "fss" and servers != 2:
-        raise ValueError(f"backend 'fss' needs servers = 2, got {servers} (two-key DCF does not "
-                         "extend to m > 2; use backend 'pointwise')")
-    mode = noise_mode or "each"
-    if mode == "central":
-        raise ValueError("noise_mode 'central' needs backend 'central'")
-    if n >= 1 << (bits - 2):
-        raise ValueError(f"bits = {bits} is too small for n = {n} parties")
+    servers, bits = ex.servers, prec.bits
+    mode = pr.noise_mode or "each"
     if session is None:
-        session = make_session(n, servers, bits=bits, seed=seed, record_views=record_views,
-                               runtime=runtime)
+        session = make_session(n, servers, bits=bits, seed=ex.seed, record_views=record_views)
     elif session.n_parties != n:
         raise ValueError(f"session has {session.n_parties} parties for {n} values")
     bits = session.ring.bits
+    if n >= 1 << (bits - 2):
+        raise ValueError(f"bits = {bits} is too small for n = {n} parties")
     if mode == "mpc":
         from .node_noise import draw_noise_mpc
-        noise = draw_noise_mpc(session, tree, epsilon, rule=sensitivity)
+        noise = draw_noise_mpc(session, tree, epsilon, rule=pr.sensitivity)
     else:
         rngs = [session.rng.derive("ecdf", "server-noise", s, int(session.rng.uint64()))
                 for s in range(servers)]
-        noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=sensitivity)
+        noise = draw_noise(tree, epsilon, rngs, servers=servers, mode=mode, rule=pr.sensitivity)
     peak = noise_bound(noise) + n
     if peak >= 1 << (bits - 1):
         raise ValueError(f"bits = {bits}: noisy counts up to {peak} (n plus the noise on a path, "
                          f"exceeded with probability < 2^-40) do not fit in Z_2^{bits}; "
                          "use more bits")
+    answerer: FSSServers | PointwiseServers
     if backend == "fss":
         answerer = FSSServers.setup(session, ranks, tree, noise, weights)
     else:
@@ -227,6 +248,7 @@ def noise_bound(noise: TreeNoise) -> int:
     if law.noiseless:
         return 0
     c, nodes = int(law.copies), noise.tree.n_nodes
+    assert law.scale is not None                        # not noiseless
     k = math.ceil(float(law.scale) * (40 * math.log(2) + math.log(2 * nodes * c)))
     return (noise.tree.levels + 1) * c * k
 
@@ -247,6 +269,8 @@ class ECDFRelease:
     processes: int = 1              # processes the run's participants were spread over
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
     costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs (None: no session)
+    spec: dict = field(default_factory=dict)    # the spec it ran (ECDFSpec.from_dict)
+    smoothed: np.ndarray | None = None  # the smoothed ECDF (spec.smooth), else None
 
     @property
     def values(self) -> np.ndarray:
@@ -266,47 +290,130 @@ class ECDFRelease:
         """The node-noise law the release carries (``account["node_noise"]``)."""
         return NodeNoiseLaw.from_dict(self.account.get("node_noise"))
 
-    def intervals(self, confidence: float = 0.95) -> dict:
+    def _level(self, confidence: float | None) -> float:
+        return float(self.spec.get("confidence", 0.95)) if confidence is None else confidence
+
+    def intervals(self, confidence: float | None = None) -> dict:
         """Pointwise intervals and a simultaneous band for the data's ECDF
-        (:func:`ustat.ecdf.intervals.ecdf_intervals`)."""
-        return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree, confidence)
+        (:func:`ustat.ecdf.intervals.ecdf_intervals`) at ``confidence`` (the spec's level
+        by default)."""
+        return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree,
+                              self._level(confidence))
 
-    def quantile_intervals(self, q, confidence: float = 0.95) -> dict:
+    def quantile_intervals(self, q, confidence: float | None = None) -> dict:
         """CIs for the data's grid quantiles at levels ``q``
-        (:func:`ustat.ecdf.intervals.quantile_intervals`)."""
-        from .quantiles import check_levels
+        (:func:`ustat.ecdf.intervals.quantile_intervals`; the spec's level by default)."""
         return quantile_intervals(self.counts, self.thresholds, self.n, self.noise_law,
-                                  self.tree, check_levels(q), confidence)
+                                  self.tree, check_levels(q), self._level(confidence))
 
 
-def release(values, thresholds, epsilon, *, evaluate: bool = False, processes=None,
-            runtime=None, timeout=None, **kwargs) -> ECDFRelease:
-    """The noisy ECDF at every threshold: :func:`deploy`, then one batch of N queries.
+def release(values, spec: ECDFSpec, executor: Executor | None = None, *, weights=None,
+            evaluate: bool = False, session=None, record_views: bool = False) -> ECDFRelease:
+    """The noisy ECDF at every threshold of ``spec`` (an :class:`~ustat.specs.ECDFSpec`):
+    :func:`deploy`, then one batch of N queries, then ``spec.smooth`` (post-processing).
 
-    ``evaluate=True`` also stores the exact counts (reads the data in the
-    clear: evaluation only). ``processes``: spread the parties, the servers
-    and the analyst over this many processes on this machine (``timeout``:
-    seconds an exchange may wait); ``runtime``: this process's runtime in
-    such a run (see the module docstring). Other keyword arguments go to
-    :func:`deploy`.
+    ``executor``: where it runs (:mod:`ustat.executors`; default the simulator;
+    ``LocalProcesses(P)``: the parties, the servers and the analyst in P processes on this
+    machine, the analyst's process releasing). ``weights``: per-party 0/1 weights (as
+    :func:`deploy`). ``evaluate=True`` also stores the exact counts (reads the data in the
+    clear: evaluation only, in this process). ``session``: an existing session of this
+    process (as :func:`deploy`). ``record_views``: as :func:`deploy`.
     """
-    if processes is not None and runtime is None:
-        from .processes import across
-        return across("release", {"values": values, "weights": kwargs.pop("weights", None)},
-                      dict(thresholds=thresholds, epsilon=epsilon, evaluate=evaluate, **kwargs),
-                      processes=processes, timeout=timeout)
-    if evaluate and runtime is not None:
-        raise ValueError("evaluate reads every value in the clear: not in a run across processes")
-    dep = deploy(values, thresholds, epsilon, runtime=runtime, **kwargs)
+    program = ecdf_program(values, spec, weights=weights, evaluate=evaluate, session=session,
+                           record_views=record_views)
+    return (Simulator() if executor is None else executor).run(program)
+
+
+def ecdf_program(values, spec: ECDFSpec, *, weights=None, evaluate: bool = False, session=None,
+                 record_views: bool = False) -> Program:
+    """:func:`release` as one SPMD program (:class:`ustat.executors.Program`): ``values``
+    (and ``weights``) are the parties' private rows."""
+    if not isinstance(spec, ECDFSpec):
+        raise TypeError(f"spec must be a ustat.specs.ECDFSpec, got {type(spec).__name__} (e.g. "
+                        "ECDFSpec.of(thresholds=tau, epsilon=1.0))")
+    x = check_values(values, spec.precision.bounds, spec.precision.clip)
+    rows = {"values": (values, _filler(spec))}
+    if weights is not None:
+        rows["weights"] = (weights, 0)
+    options = {"evaluate": evaluate, "session": session, "record_views": record_views}
+    return family_program("ECDF", _release_main, spec, options, x.size, rows,
+                          _local_only(spec, session, evaluate))
+
+
+def _release_main(place: Place, spec: ECDFSpec, options: dict, values, weights=None):
+    """The release in one process (:func:`release`)."""
+    evaluate = options["evaluate"]
+    session = session_for(place, spec, options, np.asarray(values).reshape(-1).size)
+    dep = deploy(values, spec, weights=weights, session=session)
     counts = dep.query(np.arange(dep.tree.n_points))
+    return _curve(dep, spec, counts, values, weights, evaluate)
+
+
+def _curve(dep: Deployment, spec, counts: np.ndarray, values, weights, evaluate: bool):
+    """The :class:`ECDFRelease` of ``counts`` (all N points of ``dep``), smoothed as the spec
+    says in the analyst's process, with the exact counts when ``evaluate``."""
+    prec = spec.precision
     exact = None
     if evaluate:
-        x = check_values(values, kwargs.get("bounds"), kwargs.get("clip", False))
-        exact = exact_counts(grid_rank(x, dep.thresholds), dep.tree.n_points, kwargs.get("weights"))
+        x = check_values(values, prec.bounds, prec.clip)
+        exact = exact_counts(grid_rank(x, dep.thresholds), dep.tree.n_points, weights)
     insecure = (bool(dep.session.insecure) if dep.session is not None
-                else kwargs.get("seed") is not None)
+                else spec.execution.seed is not None)
     released = dep.released
-    return ECDFRelease(dep.thresholds, counts if released else np.full(counts.size, np.nan),
-                       dep.n, dep.backend, dep.account(), dep.communication(), insecure, exact,
-                       released, dep.processes, costs=dep.costs())
+    out = ECDFRelease(dep.thresholds, counts if released else np.full(counts.size, np.nan),
+                      dep.n, dep.backend, dep.account(), dep.communication(), insecure, exact,
+                      released, dep.processes, costs=dep.costs(), spec=spec.to_dict())
+    if spec.smooth is not None and released:
+        from .smoothing import smooth
+        out.smoothed = smooth(out.values, dep.tree, spec.smooth)
+    return out
 
+
+# -- what the statistics of the family share as programs ----------------------------------------
+def family_program(name: str, main: Callable[..., Any], spec, options: dict, n: int,
+                   rows: dict, local_only: str | None) -> Program:
+    """The program of a statistic of the ECDF family: the parties, the servers
+    server0..server{m-1} and the analyst (the session's dealer, which the family never uses,
+    shares the analyst's process); ``main(place, spec, options, **rows)``."""
+    return Program(name=name, main=main, n=int(n), roles=roles_of(spec.execution.servers)
+                   + ("dealer",), args=(spec, options), rows=rows, idle={"dealer": "analyst"},
+                   warm_up=(fss.warm_up,), local_only=local_only)
+
+
+def session_for(place: Place, spec, options: dict, n: int):
+    """The session a program runs on: the one given (``options["session"]``), else a new one
+    with this process's runtime (None for the central backend, which has none)."""
+    session = options.get("session")
+    if options.get("evaluate") and place.runtime is not None:
+        raise ValueError("evaluate reads every record in the clear: not in a run across "
+                         "processes")
+    if spec.execution.backend == "central":
+        if session is not None:
+            raise ValueError("backend 'central' is a trusted curator holding every value: it "
+                             "has no parties, servers or session")
+        return None
+    if session is not None:
+        return session
+    bits = spec.precision.bits
+    if n >= 1 << (bits - 2):
+        raise ValueError(f"bits = {bits} is too small for n = {n} parties")
+    return make_session(n, spec.execution.servers, bits=bits, seed=spec.execution.seed,
+                        record_views=options.get("record_views", False), runtime=place.runtime)
+
+
+def _filler(spec) -> float:
+    """The public value of the rows a process does not hold: the lower bound, or 0."""
+    bounds = getattr(spec.precision, "bounds", None)
+    return 0.0 if bounds is None else float(bounds[0])
+
+
+def _local_only(spec, session, evaluate: bool) -> str | None:
+    """Why a program cannot run across processes (None: it can)."""
+    if session is not None:
+        return "each process of a run makes its own session: do not pass session="
+    if evaluate:
+        return "evaluate reads every value in the clear"
+    if spec.execution.backend == "central":
+        return ("backend 'central' is a trusted curator holding every value: it has no "
+                "parties or servers to spread over processes")
+    return None

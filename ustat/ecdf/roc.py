@@ -60,26 +60,49 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpc.arith.rng import CSPRNG
-
-from .release import deploy, exact_counts, check_values
-from .servers import make_session
+from ..executors import Executor, Place, Program, Simulator
+from ..specs.ecdf import (
+    MAX_AUC_HALFWIDTH,
+    ECDFDesign,
+    ECDFExecution,
+    ECDFPrecision,
+    ECDFPrivacy,
+    ECDFSpec,
+    ROCSpec,
+)
 from .intervals import check_confidence, simulate_path_noise
 from .noise_law import SIM_SEED
+from .release import (
+    _filler,
+    _local_only,
+    branching_for,
+    check_values,
+    deploy,
+    exact_counts,
+    family_program,
+    session_for,
+)
 from .smoothing import isotonic
 from .smoothing import smooth as _smooth
-from .thresholds import check_thresholds, grid_rank
+from .thresholds import grid, grid_rank
 from .tree import Tree, planned_law
 
-__all__ = ["ROCRelease", "private_roc", "roc_points", "auc", "roc_intervals",
-           "best_case_auc_halfwidth", "BOOTSTRAP_DRAWS", "MAX_AUC_HALFWIDTH"]
+__all__ = [
+    "BOOTSTRAP_DRAWS",
+    "MAX_AUC_HALFWIDTH",
+    "ROCRelease",
+    "auc",
+    "best_case_auc_halfwidth",
+    "private_roc",
+    "roc_intervals",
+    "roc_points",
+    "roc_program",
+]
 
 BOOTSTRAP_DRAWS = 2000
-#: Refuse a ROC release whose AUC interval would be wider than +- this even for balanced classes.
-MAX_AUC_HALFWIDTH = 0.25
 
 
-def roc_points(c_pos, c_neg, n_pos, n_neg):
+def roc_points(c_pos, c_neg, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
     """(fpr, tpr) from cumulative class counts at increasing thresholds, with (1, 1) first."""
     tpr = np.concatenate([[1.0], (n_pos - np.asarray(c_pos, np.float64)) / n_pos])
     fpr = np.concatenate([[1.0], (n_neg - np.asarray(c_neg, np.float64)) / n_neg])
@@ -114,6 +137,7 @@ class ROCRelease:
     processes: int = 1
     process_costs: list | None = None   # per process: rank, holds, wire counts, seconds
     costs: object = field(default=None, repr=False)   # mpc.comm.costs.Costs of the run
+    spec: dict = field(default_factory=dict)    # the ROCSpec it ran (ROCSpec.from_dict)
 
 
 def _auc_rows(c_pos, c_neg) -> np.ndarray:
@@ -218,15 +242,17 @@ def band_arrays(fpr, tpr, iv) -> dict:
             "fpr_lo": clip(fpr - t * sf), "fpr_hi": clip(fpr + t * sf)}
 
 
-def _refuse_if_noise_dominates(n, n_points, half_eps, backend, kwargs, confidence, limit):
-    """ValueError when :func:`best_case_auc_halfwidth` exceeds ``limit`` (public parameters:
-    n, the grid, epsilon, the tree and the noise mode)."""
-    if math.isinf(half_eps):
+def _refuse_if_noise_dominates(spec: ROCSpec, n: int, n_points: int, branching: int) -> None:
+    """ValueError when :func:`best_case_auc_halfwidth` exceeds ``spec.max_auc_halfwidth``
+    (public parameters: n, the grid, epsilon, the tree and the noise mode)."""
+    pr, ex = spec.privacy, spec.execution
+    limit, eps = spec.max_auc_halfwidth, pr.epsilon
+    if math.isinf(eps) or math.isinf(limit):
         return
-    tree = Tree(n_points, kwargs.get("branching", 2))
-    mode = "central" if backend == "central" else kwargs.get("noise_mode") or "each"
-    law = planned_law(tree, half_eps, mode=mode, servers=kwargs.get("servers", 2),
-                      rule=kwargs.get("sensitivity", "exact"))
+    half_eps, confidence = eps / 2.0, spec.confidence
+    tree = Tree(n_points, branching)
+    mode = "central" if ex.backend == "central" else pr.noise_mode or "each"
+    law = planned_law(tree, half_eps, mode=mode, servers=ex.servers, rule=pr.sensitivity)
     hw = best_case_auc_halfwidth(n, law, tree, confidence)
     if hw > limit:
         shown = "the whole [0, 1]" if not math.isfinite(hw) else f"+-{hw:.2f}"
@@ -250,87 +276,97 @@ def _labels(labels, n: int) -> np.ndarray:
     return y.astype(np.int64)
 
 
-def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool = False,
-                smooth: str | None = None, backend: str = "fss", evaluate: bool = False,
-                seed=None, confidence: float = 0.95,
-                max_auc_halfwidth: float | None = MAX_AUC_HALFWIDTH, processes=None,
-                runtime=None, timeout=None, **kwargs) -> ROCRelease:
-    """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
-
-    ``thresholds``: increasing grid inside ``bounds``; the upper bound is
-    appended if missing. Each class ECDF spends epsilon / 2 (tree noise,
-    :func:`ustat.ecdf.release.deploy`; ``kwargs`` go there, e.g. branching,
-    noise_mode, servers). ``smooth``: None, "isotonic", "l1" or "l2".
-    ``confidence``: level of the AUC CI and the ROC band (:func:`roc_intervals`).
-    ``max_auc_halfwidth``: refuse (ValueError, before anything is computed) when even
-    balanced classes would leave the AUC interval wider than +- this
-    (:func:`best_case_auc_halfwidth`, public parameters only; None: never refuse).
-    ``session``: the servers' session to use (as :func:`~ustat.ecdf.release.deploy`'s).
-    ``processes`` / ``runtime`` / ``timeout``: the parties, servers and
-    analyst in several processes (as :func:`ustat.ecdf.release.release`;
-    public ``bounds`` are required there: the last threshold must not come
-    from the data). Only the analyst's process computes the curve.
-    """
-    confidence = check_confidence(confidence)
-    if (processes is not None or runtime is not None) and bounds is None:
-        raise ValueError("a ROC curve across processes needs public bounds= (the last "
-                         "threshold would otherwise be the largest score, which no process "
-                         "knows)")
-    if processes is not None and runtime is None:
-        from .processes import across
-        eps = float(epsilon)
-        if max_auc_halfwidth is not None and not math.isinf(eps):   # before any process starts
-            tau = check_thresholds(thresholds, bounds)
-            _refuse_if_noise_dominates(len(scores), tau.size + (tau[-1] < float(bounds[1])),
-                                       eps / 2.0, backend, kwargs, confidence,
-                                       max_auc_halfwidth)
-        return across("private_roc", {"scores": scores, "labels": labels},
-                      dict(thresholds=thresholds, epsilon=epsilon, bounds=bounds, clip=clip,
-                           smooth=smooth, backend=backend, evaluate=evaluate, seed=seed,
-                           confidence=confidence, max_auc_halfwidth=max_auc_halfwidth,
-                           **kwargs),
-                      processes=processes, timeout=timeout)
-    if evaluate and runtime is not None:
-        raise ValueError("evaluate reads every record in the clear: not in a run across "
-                         "processes")
-    x = check_values(scores, bounds, clip, name="scores")
-    y = _labels(labels, x.size)
-    tau = check_thresholds(thresholds, bounds)
+def _grid(spec: ROCSpec, x: np.ndarray) -> tuple[np.ndarray, int]:
+    """The thresholds with the upper bound last (appended if missing; without bounds the
+    largest score) and the tree's branching (``auto``: chosen for the grid as given)."""
+    bounds = spec.precision.bounds
+    tau = grid(spec.design.thresholds, spec.design.grid, bounds)
+    branching = branching_for(spec.design, tau.size, spec.privacy.epsilon)
     hi = float(bounds[1]) if bounds is not None else float(x.max())
     if tau[-1] < hi:
         tau = np.append(tau, hi)
     if tau[-1] < x.max():
         raise ValueError("thresholds: the last threshold must be >= every score (give bounds)")
-    eps = float(epsilon)
+    return tau, branching
+
+
+def private_roc(scores, labels, spec: ROCSpec, executor: Executor | None = None, *,
+                evaluate: bool = False, session=None, record_views: bool = False) -> ROCRelease:
+    """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
+
+    ``spec``: a :class:`~ustat.specs.ROCSpec`: the grid (inside the bounds; the upper
+    bound is appended if missing), epsilon (each class ECDF spends epsilon / 2: tree noise,
+    :func:`ustat.ecdf.release.deploy`), the backend and noise, ``smooth`` (None,
+    "isotonic", "l1", "l2"), ``confidence`` (of the AUC CI and the ROC band,
+    :func:`roc_intervals`) and ``max_auc_halfwidth`` (refuse, ValueError before anything is
+    computed, when even balanced classes would leave the AUC interval wider than +- this:
+    :func:`best_case_auc_halfwidth`, public parameters only; inf: never refuse).
+    ``executor``: where it runs (as :func:`ustat.ecdf.release.release`; across processes
+    the spec needs public bounds: the last threshold must not come from the data); only the
+    analyst's process computes the curve. ``evaluate``: also the exact curve (in the
+    clear, this process only). ``session``: the servers' session to use (as
+    :func:`~ustat.ecdf.release.deploy`'s). ``record_views``: as there.
+    """
+    program = roc_program(scores, labels, spec, evaluate=evaluate, session=session,
+                          record_views=record_views)
+    return (Simulator() if executor is None else executor).run(program)
+
+
+def roc_program(scores, labels, spec: ROCSpec, *, evaluate: bool = False, session=None,
+                record_views: bool = False) -> Program:
+    """:func:`private_roc` as one SPMD program (:class:`ustat.executors.Program`): the
+    scores and labels are the parties' private rows. The refusal runs here, before any
+    process starts."""
+    if not isinstance(spec, ROCSpec):
+        raise TypeError(f"spec must be a ustat.specs.ROCSpec, got {type(spec).__name__} (e.g. "
+                        "ROCSpec.of(thresholds=64, bounds=(0, 1), epsilon=1.0))")
+    prec = spec.precision
+    x = check_values(scores, prec.bounds, prec.clip, name="scores")
+    _labels(labels, x.size)
+    tau, branching = _grid(spec, x)
+    _refuse_if_noise_dominates(spec, x.size, tau.size, branching)
+    local_only = _local_only(spec, session, evaluate)
+    if local_only is None and prec.bounds is None:
+        local_only = ("a ROC curve across processes needs public bounds (the last threshold "
+                      "would otherwise be the largest score, which no process knows)")
+    options = {"evaluate": evaluate, "session": session, "record_views": record_views}
+    rows = {"scores": (scores, _filler(spec)), "labels": (labels, 0)}
+    return family_program("ROC", _roc_main, spec, options, x.size, rows, local_only)
+
+
+def _class_spec(spec: ROCSpec, tau: np.ndarray, branching: int, epsilon: float,
+                seed) -> ECDFSpec:
+    """The spec of one class ECDF: the ROC's grid (upper bound included), epsilon / 2."""
+    pr, prec, ex = spec.privacy, spec.precision, spec.execution
+    return ECDFSpec(ECDFPrivacy(epsilon, pr.noise_mode, pr.sensitivity),
+                    ECDFPrecision(prec.bits, prec.bounds, prec.clip),
+                    ECDFDesign(tuple(tau.tolist()), branching=branching),
+                    ECDFExecution(ex.backend, ex.servers, seed))
+
+
+def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROCRelease:
+    """The ROC release in one process (:func:`private_roc`)."""
+    prec, ex = spec.precision, spec.execution
+    evaluate, smooth, seed = options["evaluate"], spec.smooth, ex.seed
+    x = check_values(scores, prec.bounds, prec.clip, name="scores")
+    y = _labels(labels, x.size)
+    tau, branching = _grid(spec, x)
+    eps = spec.privacy.epsilon
     half = eps / 2.0 if not math.isinf(eps) else eps
-    if max_auc_halfwidth is not None:
-        _refuse_if_noise_dominates(x.size, tau.size, half, backend, kwargs, confidence,
-                                   max_auc_halfwidth)
-    session = kwargs.pop("session", None)
-    if backend == "central":
-        if runtime is not None or session is not None:
-            raise ValueError("backend 'central' is a trusted curator holding every value: it "
-                             "has no parties, servers or session")
-    elif session is None:
-        session = make_session(x.size, kwargs.pop("servers", 2), bits=kwargs.pop("bits", 32),
-                               seed=seed, record_views=kwargs.pop("record_views", False),
-                               runtime=runtime)
-    common = dict(backend=backend, bounds=bounds, clip=clip, seed=seed, session=session, **kwargs)
+    session = session_for(place, spec, options, x.size)
     seeds = [seed, seed]
-    if backend == "central":
-        common.pop("session")
-        if seed is not None and not isinstance(seed, CSPRNG):   # not the same noise twice
-            seeds[1] = f"{seed!r}/negative class"
-    common.pop("seed")
-    deps = [deploy(x, tau, half, weights=w, seed=sd, **common) for w, sd in ((y, seeds[0]),
-                                                                             (1 - y, seeds[1]))]
+    if ex.backend == "central" and seed is not None:    # not the same noise twice
+        seeds[1] = f"{seed!r}/negative class"
+    deps = [deploy(x, _class_spec(spec, tau, branching, half, sd), weights=w, session=session)
+            for w, sd in ((y, seeds[0]), (1 - y, seeds[1]))]
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     if not deps[0].released:        # the analyst runs in another process: nothing to release
         none = np.empty(0)                  # the curve's length depends on the noisy counts
         return ROCRelease(tau, none, none, math.nan, math.nan, math.nan, deps[0].account(),
                           smooth, session.net.report(), released=False,
-                          processes=deps[0].processes, costs=session.costs())
+                          processes=deps[0].processes, costs=session.costs(),
+                          spec=spec.to_dict())
     n_pos, n_neg = float(c_pos[-1]), float(c_neg[-1])
     if n_pos <= 0 or n_neg <= 0:
         raise ValueError(f"noisy class size <= 0 (n+ ~ {n_pos:.0f}, n- ~ {n_neg:.0f}): the "
@@ -359,11 +395,11 @@ def private_roc(scores, labels, thresholds, epsilon, *, bounds=None, clip: bool 
                  "n_neg": int((1 - y).sum())}
     comm = session.net.report() if session is not None else None
     iv = roc_intervals(c_pos, c_neg, deps[0].noise.law, deps[1].noise.law, deps[0].tree,
-                       confidence)
+                       spec.confidence)
     iv.update(band_arrays(*roc_points(c_pos, c_neg, n_pos, n_neg), iv))
     acc["node_noise"] = {"positives": deps[0].noise.law.to_dict(),
                          "negatives": deps[1].noise.law.to_dict()}
     area = min(max(auc(fpr, tpr), 0.0), 1.0)
     return ROCRelease(tau, fpr, tpr, area, n_pos, n_neg, acc, smooth, comm, exact, iv,
                       processes=deps[0].processes,
-                      costs=None if session is None else session.costs())
+                      costs=None if session is None else session.costs(), spec=spec.to_dict())

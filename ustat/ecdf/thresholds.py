@@ -21,72 +21,23 @@ thresholds, thresholds outside the bounds, N = 0, non-finite values).
 from __future__ import annotations
 
 import math
-import numbers
 import os
 
 import numpy as np
 
-__all__ = ["check_thresholds", "regular", "geometric", "from_file", "grid_rank", "MAX_THRESHOLDS"]
+from ..specs.ecdf import MAX_THRESHOLDS, check_bounds, check_count, check_thresholds
 
-#: Largest grid accepted (a tree of 2^22 leaves: noise and smoothing stay in memory).
-MAX_THRESHOLDS = 1 << 22
+__all__ = [
+    "MAX_THRESHOLDS",
+    "check_thresholds",
+    "from_file",
+    "geometric",
+    "grid",
+    "grid_rank",
+    "regular",
+]
 
-
-def _count(n, name: str) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= 1, got {n!r}")
-    if n < 1:
-        raise ValueError(f"{name} must be >= 1 (N = 0 thresholds gives nothing to release), "
-                         f"got {n}")
-    if n > MAX_THRESHOLDS:
-        raise ValueError(f"{name} must be <= {MAX_THRESHOLDS}, got {n}")
-    return int(n)
-
-
-def _bounds(bounds, name: str = "bounds") -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in bounds)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a pair (lo, hi) of numbers, got {bounds!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
-        raise ValueError(f"{name} must be finite with lo < hi, got ({lo}, {hi})")
-    return lo, hi
-
-
-def check_thresholds(thresholds, bounds=None) -> np.ndarray:
-    """Validate a user grid: finite, strictly increasing, N >= 1, inside ``bounds`` if given.
-
-    Returns a float64 copy. ``ValueError`` names the first offending
-    position (1-based) for unsorted or duplicated thresholds.
-    """
-    try:
-        tau = np.array(thresholds, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise TypeError(f"thresholds must be numbers, got {type(thresholds).__name__}") from None
-    if tau.size == 0:
-        raise ValueError("thresholds: N = 0 thresholds; give at least one")
-    _count(tau.size, "number of thresholds")
-    bad = np.flatnonzero(~np.isfinite(tau))
-    if bad.size:
-        raise ValueError(f"thresholds: threshold {bad[0] + 1} is not finite ({tau[bad[0]]})")
-    d = np.diff(tau)
-    if np.any(d < 0):
-        k = int(np.flatnonzero(d < 0)[0])
-        raise ValueError(f"thresholds must be sorted increasingly: threshold {k + 2} "
-                         f"({tau[k + 1]}) "
-                         f"< threshold {k + 1} ({tau[k]})")
-    if np.any(d == 0):
-        k = int(np.flatnonzero(d == 0)[0])
-        raise ValueError(f"thresholds must be distinct: threshold {k + 2} duplicates threshold "
-                         f"{k + 1} ({tau[k]})")
-    if bounds is not None:
-        lo, hi = _bounds(bounds)
-        out = np.flatnonzero((tau < lo) | (tau > hi))
-        if out.size:
-            k = int(out[0])
-            raise ValueError(f"thresholds: threshold {k + 1} ({tau[k]}) is outside the public "
-                             f"bounds [{lo}, {hi}] ({out.size} threshold(s) outside)")
-    return tau
+_count, _bounds = check_count, check_bounds
 
 
 def _grid(lo, hi, n, psi, to_axis, from_axis, spaced, what):
@@ -108,8 +59,12 @@ def _grid(lo, hi, n, psi, to_axis, from_axis, spaced, what):
 
 def regular(bounds, n=None, psi=None) -> np.ndarray:
     """A regular grid on [lo, hi]: ``n`` equally spaced points from lo to hi, or the
-    multiples of ``psi`` inside [lo, hi] followed by hi (so that tau_N = hi)."""
+    multiples of ``psi`` inside [lo, hi] followed by hi (so that tau_N = hi). Bounds whose
+    width overflows (+-1e308) are spaced as lo (1 - f) + hi f, f = k / (n - 1)."""
     lo, hi = _bounds(bounds)
+    if n is not None and psi is None and _count(n, "n") >= 2 and not math.isfinite(hi - lo):
+        f = np.arange(n) / (n - 1)                  # linspace would overflow to NaN
+        return check_thresholds(lo * (1 - f) + hi * f, (lo, hi))
     return _grid(lo, hi, n, psi, lambda v: v, lambda v: v, np.linspace, "grid step")
 
 
@@ -120,6 +75,19 @@ def geometric(bounds, n=None, psi=None) -> np.ndarray:
     if lo <= 0:
         raise ValueError(f"a geometric grid needs a positive lower bound, got lo = {lo}")
     return _grid(lo, hi, n, psi, math.log, np.exp, np.geomspace, "log step")
+
+
+def grid(thresholds, spacing: str = "regular", bounds=None) -> np.ndarray:
+    """The grid of a spec's design (:class:`ustat.specs.ecdf.ECDFDesign`): ``thresholds`` a
+    count N placed within ``bounds`` (``spacing`` ``"regular"`` or ``"geometric"``), or the
+    thresholds themselves (checked against ``bounds`` when given)."""
+    if isinstance(thresholds, (int, np.integer)) and not isinstance(thresholds, bool):
+        if bounds is None:
+            raise ValueError(f"thresholds: {thresholds} thresholds are placed within the public "
+                             "bounds, which are not given")
+        return geometric(bounds, n=int(thresholds)) if spacing == "geometric" else \
+            regular(bounds, n=int(thresholds))
+    return check_thresholds(thresholds, bounds)
 
 
 def from_file(path) -> np.ndarray:

@@ -6,5 +6,6 @@ ran, so a seeded deployment prints what the one-process command prints.
 
 - :mod:`.common`: numbers and sizes as text, the data description, the budget line;
 - :mod:`.umpc`: ``ustat estimate`` (U-MPC);
-- :mod:`.baselines`: ``ustat estimate --protocol NAME`` (the protocols of :mod:`ustat.baselines`).
+- :mod:`.baselines`: ``ustat estimate --protocol NAME`` (the protocols of :mod:`ustat.baselines`);
+- :mod:`.ecdf`: ``ustat ecdf``, ``quantile``, ``roc``, ``hl`` (the ECDF family).
 """

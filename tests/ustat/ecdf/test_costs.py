@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from mpc.comm.costs import Costs
-from ustat.ecdf import private_hosmer_lemeshow, private_roc, release
-from ustat.ecdf.quantiles import private_quantiles
+from tests.api import flat_hl, flat_quantiles, flat_release, flat_roc
 
 
 def _same(costs, comm):
@@ -25,9 +24,9 @@ def _same(costs, comm):
 def test_release_and_quantiles_carry_costs(backend):
     x = np.random.default_rng(1).random(80)
     tau = np.linspace(0, 1, 16)
-    r = release(x, tau, 1.0, bounds=(0, 1), backend=backend, seed=2)
+    r = flat_release(x, tau, 1.0, bounds=(0, 1), backend=backend, seed=2)
     _same(r.costs, r.communication)
-    q = private_quantiles(x, tau, [0.5], 1.0, bounds=(0, 1), backend=backend, seed=2)
+    q = flat_quantiles(x, tau, [0.5], 1.0, bounds=(0, 1), backend=backend, seed=2)
     _same(q.ecdf.costs, q.ecdf.communication)
 
 
@@ -35,13 +34,13 @@ def test_roc_and_hosmer_lemeshow_carry_costs():
     rng = np.random.default_rng(3)
     p = rng.random(120)
     y = (rng.random(120) < p).astype(int)
-    roc = private_roc(p, y, np.linspace(0, 1, 16), math.inf, bounds=(0, 1), seed=1)
+    roc = flat_roc(p, y, np.linspace(0, 1, 16), math.inf, bounds=(0, 1), seed=1)
     _same(roc.costs, roc.communication)
-    hl = private_hosmer_lemeshow(p, y, 4, math.inf, n_thresholds=32, seed=1)
+    hl = flat_hl(p, y, 4, math.inf, n_thresholds=32, seed=1)
     _same(hl.costs, hl.communication)
 
 
 def test_central_backend_has_no_session_and_no_costs():
     x = np.random.default_rng(1).random(40)
-    r = release(x, np.linspace(0, 1, 8), 1.0, bounds=(0, 1), backend="central", seed=2)
+    r = flat_release(x, np.linspace(0, 1, 8), 1.0, bounds=(0, 1), backend="central", seed=2)
     assert r.costs is None and r.communication is None

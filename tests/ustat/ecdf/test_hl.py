@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ustat.ecdf import chi2_sf, private_hosmer_lemeshow
+from tests.api import flat_hl
+from ustat.ecdf import chi2_sf
 from ustat.ecdf.tree import Tree
 
 from ._data import bank_scores
@@ -35,14 +36,14 @@ def _reference_hl(p, y, edges):
 @pytest.mark.parametrize("backend", ["central", "fss", "pointwise"])
 def test_eps_inf_equals_independent_computation(backend):
     p, y = bank_scores(1500 if backend != "central" else None)
-    r = private_hosmer_lemeshow(p, y, 10, INF, backend=backend, seed=1, evaluate=True,
-                                n_thresholds=512)
+    r = flat_hl(p, y, 10, INF, backend=backend, seed=1, evaluate=True,
+                n_thresholds=512)
     ref = _reference_hl(p, y, r.edges)
     tol = 1e-12 if backend == "central" else 1e-5          # E in fixed point (2^-16) on servers
     assert r.statistic == pytest.approx(ref, rel=tol)
     assert r.p_value == pytest.approx(stats.chi2.sf(ref, 10), rel=1e-4)    # calibrated: df Q
-    fitted = private_hosmer_lemeshow(p, y, 10, INF, backend=backend, seed=1, null="fitted",
-                                     n_thresholds=512)
+    fitted = flat_hl(p, y, 10, INF, backend=backend, seed=1, null="fitted",
+                     n_thresholds=512)
     assert fitted.df == 8 and fitted.p_value == pytest.approx(stats.chi2.sf(ref, 8), rel=1e-4)
     assert np.array_equal(r.edges, r.exact["edges"])
     assert sum(map(int, r.table["O1"])) == y.sum()
@@ -50,14 +51,14 @@ def test_eps_inf_equals_independent_computation(backend):
 
 def test_accounting_follows_theorem_5_1():
     p, y = bank_scores(2000)
-    r = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", seed=2, sensitivity="paper",
-                                n_thresholds=1024)
+    r = flat_hl(p, y, 10, 1.0, backend="central", seed=2, sensitivity="paper",
+                n_thresholds=1024)
     L = Tree(1024).levels
     assert r.account["epsilon_prime"] == pytest.approx(1.0 / (L + 9))
     assert r.account["epsilon"] <= 1.0 + 1e-12
     assert r.account["tree_epsilon"] == pytest.approx((L + 1) / (L + 9))
     assert r.account["sums_epsilon"] == pytest.approx(8 / (L + 9))
-    exact = private_hosmer_lemeshow(p, y, 10, 1.0, backend="central", seed=2, n_thresholds=1024)
+    exact = flat_hl(p, y, 10, 1.0, backend="central", seed=2, n_thresholds=1024)
     # a quarter for the edges; the sums' exact L1 sensitivity is 4 (a record's (p, 1-p, y, 1-y)
     # has norm 2), so eps' = (3/4) / 4
     assert exact.account["tree_epsilon"] == pytest.approx(0.25, rel=1e-6)
@@ -68,7 +69,7 @@ def test_accounting_follows_theorem_5_1():
 
 def test_private_hl_on_bank_with_large_epsilon():
     p, y = bank_scores()
-    r = private_hosmer_lemeshow(p, y, 10, 50.0, backend="central", seed=3, evaluate=True)
+    r = flat_hl(p, y, 10, 50.0, backend="central", seed=3, evaluate=True)
     assert math.isfinite(r.statistic) and 0 <= r.p_value <= 1
     assert abs(r.statistic - r.exact["statistic"]) < 0.5 * r.exact["statistic"]
 
@@ -76,7 +77,7 @@ def test_private_hl_on_bank_with_large_epsilon():
 def test_single_class_is_not_checked_in_the_clear():
     """All labels 1: the test runs (its noisy sums show it); nothing data-dependent is refused."""
     p, y = bank_scores(2000)
-    r = private_hosmer_lemeshow(p, np.ones_like(y), 10, 5.0, backend="central", seed=1)
+    r = flat_hl(p, np.ones_like(y), 10, 5.0, backend="central", seed=1)
     assert math.isfinite(r.statistic) and 0 <= r.p_value <= 1
 
 
@@ -85,8 +86,8 @@ def test_refuses_when_the_noise_dominates_before_computing():
     the group's whole sampling sd; refused from public parameters, naming the remedies."""
     p, y = bank_scores(303)
     with pytest.raises(ValueError, match="noise dominates.*larger epsilon.*fewer groups"):
-        private_hosmer_lemeshow(p, y, 10, 0.5, backend="central")
-    r = private_hosmer_lemeshow(p, y, 10, 0.5, backend="central", max_detectable=None, seed=1)
+        flat_hl(p, y, 10, 0.5, backend="central")
+    r = flat_hl(p, y, 10, 0.5, backend="central", max_detectable=None, seed=1)
     assert 0 < r.p_value <= 1 and r.detectable_miscalibration > 0.25
 
 
@@ -107,8 +108,8 @@ def test_noise_aware_statistic_and_null():
     g = np.random.default_rng(3)
     y_cal = (g.random(p.size) < p).astype(int)
     y_bad = (g.random(p.size) < np.minimum(1, 2 * p)).astype(int)
-    ok = private_hosmer_lemeshow(p, y_cal, 10, 5.0, backend="central", seed=4)
-    bad = private_hosmer_lemeshow(p, y_bad, 10, 5.0, backend="central", seed=4)
+    ok = flat_hl(p, y_cal, 10, 5.0, backend="central", seed=4)
+    bad = flat_hl(p, y_bad, 10, 5.0, backend="central", seed=4)
     assert ok.p_value > 0.01 and bad.p_value < 1e-3
 
 
@@ -122,4 +123,4 @@ def test_bad_inputs(kwargs, msg):
     if kwargs.pop("probs_shift", None):
         p = p + 0.95
     with pytest.raises(ValueError, match=msg):
-        private_hosmer_lemeshow(p, y, kwargs.get("groups", 10), 1.0, backend="central")
+        flat_hl(p, y, kwargs.get("groups", 10), 1.0, backend="central")

@@ -7,8 +7,7 @@ import pytest
 
 from noise.mpc_sampler import MAX_DELTA
 from noise.samplers import discrete_laplace_pmf
-from ustat.ecdf.hosmer_lemeshow import private_hosmer_lemeshow
-from ustat.ecdf.release import release
+from tests.api import flat_deploy, flat_hl, flat_release
 from ustat.ecdf.tree import dlap_variance
 
 from ...noise._stats import chisq_pvalue
@@ -20,16 +19,17 @@ def _values(n=400, seed=1):
 
 @pytest.mark.parametrize("backend,servers", [("fss", 2), ("pointwise", 3)])
 def test_counts_carry_exactly_the_sampled_node_noise(backend, servers):
-    from ustat.ecdf.release import deploy, exact_counts
+    from ustat.ecdf.release import exact_counts
     from ustat.ecdf.thresholds import grid_rank
 
     tau = np.linspace(0, 1, 100)
-    dep = deploy(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend,
-                 servers=servers)
+    dep = flat_deploy(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend,
+                      servers=servers)
     idx = np.arange(tau.size)
     exact = exact_counts(grid_rank(_values(), tau), tau.size)
     assert np.array_equal(dep.query(idx) - exact, dep.noise.at(idx))
-    r = release(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend, servers=servers)
+    r = flat_release(_values(), tau, 1.0, noise_mode="mpc", seed=3, backend=backend,
+                     servers=servers)
     acc = r.account
     assert acc["noise_mode"] == "mpc" and acc["servers"] == servers
     assert 0 < acc["delta"] <= MAX_DELTA
@@ -37,8 +37,8 @@ def test_counts_carry_exactly_the_sampled_node_noise(backend, servers):
     # one DLap per node: half the MSE of mode "each" (every server a full DLap)
     levels = acc["levels"]
     assert acc["mse_counts"] == pytest.approx(levels * dlap_variance(acc["node_scale"]))
-    each = release(_values(), np.linspace(0, 1, 100), 1.0, seed=3, backend=backend,
-                   servers=servers)
+    each = flat_release(_values(), np.linspace(0, 1, 100), 1.0, seed=3, backend=backend,
+                        servers=servers)
     assert each.account["mse_counts"] == pytest.approx(servers * acc["mse_counts"])
     assert r.communication["phases"]["ecdf noise"]["offline"]["bits"] > 0
 
@@ -68,14 +68,14 @@ def test_hosmer_lemeshow_with_mpc_noise():
     g = np.random.default_rng(2)
     p = g.random(600)
     y = (g.random(600) < p).astype(int)
-    res = private_hosmer_lemeshow(p, y, 5, 2.0, noise_mode="mpc", seed=1, n_thresholds=64)
+    res = flat_hl(p, y, 5, 2.0, noise_mode="mpc", seed=1, n_thresholds=64)
     assert res.account["noise_mode"] == "mpc" and 0 < res.account["delta"] <= 2 * MAX_DELTA
     assert math.isfinite(res.statistic)
 
 
 def test_infinite_epsilon_and_errors():
-    r = release(_values(50), np.linspace(0, 1, 20), math.inf, noise_mode="mpc", seed=1,
-                evaluate=True)
+    r = flat_release(_values(50), np.linspace(0, 1, 20), math.inf, noise_mode="mpc", seed=1,
+                     evaluate=True)
     assert np.array_equal(r.counts, r.exact)
     from ustat.ecdf.tree import Tree, draw_noise
     with pytest.raises(ValueError, match="draw_noise_mpc"):

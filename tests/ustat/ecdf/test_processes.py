@@ -22,8 +22,7 @@ from sklearn.metrics import roc_auc_score
 from mpc.run.launch import launch
 from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
                                    result, wire_mark)
-from ustat.ecdf import private_hosmer_lemeshow, private_roc, release
-from ustat.ecdf.quantiles import private_quantiles
+from tests.api import flat_hl, flat_quantiles, flat_release, flat_roc
 from ustat.ecdf.servers import make_session
 
 N = 30
@@ -51,29 +50,29 @@ def program(rt, seed, views=True, cases=CASES, n=N):
         x, y = _mine(s, VALUES[:n]), _mine(s, LABELS[:n])
         eps = math.inf if seed is None else 1.0
         if case == "fss":
-            r = release(x, TAU, eps, session=s)
-            q = private_quantiles(x, TAU, LEVELS, eps, session=s)
+            r = flat_release(x, TAU, eps, session=s)
+            q = flat_quantiles(x, TAU, LEVELS, eps, session=s)
             rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "pointwise":
-            r = release(x, TAU, eps, backend="pointwise", noise_mode="split", session=s)
+            r = flat_release(x, TAU, eps, backend="pointwise", noise_mode="split", session=s)
             # live queries: the servers add noise on the paths the analyst asked (sent to them)
-            q = private_quantiles(x, TAU, LEVELS, 4 * eps, backend="pointwise", noise_mode="mpc",
-                                  session=s)
+            q = flat_quantiles(x, TAU, LEVELS, 4 * eps, backend="pointwise", noise_mode="mpc",
+                               session=s)
             rows = {"counts": r.counts, "quantiles": q.quantiles, "curve": q.ecdf.counts}
         elif case == "roc":
-            r = private_roc(x, y, TAU, 2 * eps, bounds=(0.0, 1.0), session=s,
-                            max_auc_halfwidth=None)
+            r = flat_roc(x, y, TAU, 2 * eps, bounds=(0.0, 1.0), session=s,
+                         max_auc_halfwidth=None)
             rows = {"fpr": r.fpr, "tpr": r.tpr, "auc": [r.auc]}
         elif case == "hl":
-            r = private_hosmer_lemeshow(x, y, 3, 4 * eps, n_thresholds=16, session=s,
-                                        max_detectable=None)
+            r = flat_hl(x, y, 3, 4 * eps, n_thresholds=16, session=s,
+                        max_detectable=None)
             rows = {"statistic": [r.statistic, r.p_value], "edges": r.edges}
         elif case == "fss-mpc":         # node noise sampled inside MPC by the servers (OT GMW)
-            r = release(x, TAU, 8.0, noise_mode="mpc", session=s)
+            r = flat_release(x, TAU, 8.0, noise_mode="mpc", session=s)
             rows = {"counts": r.counts, "delta": [r.account["delta"]]}
         else:
-            r = private_hosmer_lemeshow(x, y, 3, 8.0, n_thresholds=16, noise_mode="mpc",
-                                        session=s, max_detectable=None)
+            r = flat_hl(x, y, 3, 8.0, n_thresholds=16, noise_mode="mpc",
+                        session=s, max_detectable=None)
             rows = {"statistic": [r.statistic], "edges": r.edges}
         outputs = {k: local_rows(s, [an], [np.asarray(v, dtype=np.float64)])
                    for k, v in rows.items()}
@@ -152,14 +151,14 @@ def test_socket_bytes_are_the_counted_bits_plus_framing(runs):
 
 
 def test_mpc_noise_through_the_api_in_three_processes():
-    one = release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3)
-    three = release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3, processes=3)
+    one = flat_release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3)
+    three = flat_release(VALUES, TAU, 1.0, noise_mode="mpc", seed=3, processes=3)
     np.testing.assert_array_equal(one.counts, three.counts)
     assert three.account["delta"] == one.account["delta"] and len(three.process_costs) == 3
 
 
 def test_hosmer_lemeshow_through_the_api_in_three_processes():
-    got = private_hosmer_lemeshow(VALUES, LABELS, 3, math.inf, n_thresholds=16, processes=3)
+    got = flat_hl(VALUES, LABELS, 3, math.inf, n_thresholds=16, processes=3)
     inner, H = _exact_hl(VALUES, LABELS, 16, 3)
     assert got.released and got.processes == 3 and len(got.process_costs) == 3
     np.testing.assert_array_equal(got.edges[1:-1], inner)
@@ -168,15 +167,15 @@ def test_hosmer_lemeshow_through_the_api_in_three_processes():
 
 def test_runs_across_processes_refuse_what_they_cannot_do():
     with pytest.raises(ValueError, match="evaluate reads every"):
-        release(VALUES, TAU, 1.0, processes=2, evaluate=True)
+        flat_release(VALUES, TAU, 1.0, processes=2, evaluate=True)
     with pytest.raises(ValueError, match="trusted curator"):
-        release(VALUES, TAU, 1.0, processes=2, backend="central")
+        flat_release(VALUES, TAU, 1.0, processes=2, backend="central")
     with pytest.raises(ValueError, match="do not pass session"):
-        release(VALUES, TAU, 1.0, processes=2, session=make_session(N))
+        flat_release(VALUES, TAU, 1.0, processes=2, session=make_session(N))
     with pytest.raises(ValueError, match="public bounds"):
-        private_roc(VALUES, LABELS, TAU, 1.0, processes=2)
+        flat_roc(VALUES, LABELS, TAU, 1.0, processes=2, max_auc_halfwidth=None)
     with pytest.raises(ValueError, match="positive integer"):
-        release(VALUES, TAU, 1.0, processes=0)
+        flat_release(VALUES, TAU, 1.0, processes=0)
 
 
 def test_the_command_line_runs_the_ecdf_family_in_processes(tmp_path, capsys):

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from ustat.ecdf import deploy, histogram, quantiles, release
+from tests.api import flat_deploy, flat_quantiles, flat_release
+from ustat.ecdf import histogram, quantiles
 
 from ._data import bank
 
@@ -12,7 +13,7 @@ LEVELS = np.linspace(0, 1, 401)
 @pytest.mark.parametrize("column", ["balance", "duration"])
 def test_eps_inf_equals_numpy_inverted_cdf(column):
     x = bank(column)[:, 0]
-    r = release(x, np.unique(x), INF, backend="central")
+    r = flat_release(x, np.unique(x), INF, backend="central")
     assert np.array_equal(quantiles(r, LEVELS), np.quantile(x, LEVELS, method="inverted_cdf"))
     off_jumps = LEVELS[(LEVELS * x.size) % 1 > 1e-6]        # float ties only at jumps
     assert np.array_equal(quantiles(r.values, off_jumps, thresholds=r.thresholds),
@@ -22,12 +23,12 @@ def test_eps_inf_equals_numpy_inverted_cdf(column):
 def test_live_search_on_fss_servers_costs_log_rounds_and_no_epsilon():
     x = bank("age")[:1000, 0]
     tau = np.unique(x)
-    dep = deploy(x, tau, INF, backend="fss", seed=1)
+    dep = flat_deploy(x, tau, INF, backend="fss", seed=1)
     q = np.array([0.1, 0.5, 0.9, 0.99])
     assert np.array_equal(quantiles(dep, q), np.quantile(x, q, method="inverted_cdf"))
     steps = int(np.ceil(np.log2(tau.size)))
     assert dep.communication()["online"]["rounds"] == 2 * steps
-    noisy = deploy(x, tau, 0.5, backend="fss", seed=2)
+    noisy = flat_deploy(x, tau, 0.5, backend="fss", seed=2)
     eps = noisy.account()["epsilon"]
     quantiles(noisy, np.linspace(0.01, 0.99, 50))
     assert noisy.account()["epsilon"] == eps and noisy.queries > 50
@@ -35,7 +36,7 @@ def test_live_search_on_fss_servers_costs_log_rounds_and_no_epsilon():
 
 def test_noisy_quantiles_are_close_on_bank_age():
     x = bank("age")[:, 0]
-    r = release(x, np.arange(18, 96), 1.0, backend="central", seed=3)
+    r = flat_release(x, np.arange(18, 96), 1.0, backend="central", seed=3)
     got = quantiles(r, [0.25, 0.5, 0.75])
     assert np.all(np.abs(got - np.quantile(x, [0.25, 0.5, 0.75], method="inverted_cdf")) <= 3)
 
@@ -52,7 +53,7 @@ def test_histogram():
 @pytest.mark.parametrize("q,msg", [([], "at least one"), ([0.5, 1.2], "not in"),
                                    ([np.nan], "not in")])
 def test_bad_levels(q, msg):
-    r = release([0.1, 0.2], [0.0, 1.0], INF, backend="central")
+    r = flat_release([0.1, 0.2], [0.0, 1.0], INF, backend="central")
     with pytest.raises(ValueError, match=msg):
         quantiles(r, q)
 
@@ -62,7 +63,7 @@ def test_interpolated_quantile_is_numpy_type_4_without_ties():
     quantile is numpy's interpolated_inverted_cdf, and its interval is that point."""
     from ustat.ecdf.quantiles import interpolated_quantiles
     x = np.unique(bank("balance")[:, 0])[::7]             # distinct values
-    r = release(x, x, INF, backend="central")
+    r = flat_release(x, x, INF, backend="central")
     p = np.linspace(1 / x.size, 1, 97)
     want = np.quantile(x, p, method="interpolated_inverted_cdf")
     assert np.allclose(interpolated_quantiles(r.values, p, x), want, rtol=0, atol=1e-6)
@@ -87,8 +88,8 @@ def test_interpolated_quantile_interval_covers_at_its_level():
     truth, grid = interpolated_quantiles(F, p, tau), np.quantile(x, p, method="inverted_cdf")
     hits, grid_hits = [], []
     for seed in range(300):
-        qi = release(x, tau, 1.0, backend="central", bounds=(18, 95),
-                     seed=seed).quantile_intervals(p)
+        qi = flat_release(x, tau, 1.0, backend="central", bounds=(18, 95),
+                          seed=seed).quantile_intervals(p)
         hits.extend((qi["interpolated_lo"] <= truth) & (truth <= qi["interpolated_hi"]))
         grid_hits.extend((qi["lo"] <= grid) & (grid <= qi["hi"]))
     assert 0.93 <= np.mean(hits) <= 0.985
@@ -139,11 +140,10 @@ def test_every_step_search_is_the_adaptive_search_on_any_curve():
 
 
 def test_private_quantiles_are_numpys_without_noise():
-    from ustat.ecdf.quantiles import private_quantiles
 
     x = bank("age")[:500, 0]
     q = [0.1, 0.5, 0.9]
-    r = private_quantiles(x, np.unique(x), q, INF, backend="pointwise", seed=1)
+    r = flat_quantiles(x, np.unique(x), q, INF, backend="pointwise", seed=1)
     assert np.array_equal(r.quantiles, np.quantile(x, q, method="inverted_cdf"))
     assert r.released and r.ecdf.counts[-1] == x.size
     assert r.intervals()["lo"].shape == (3,)

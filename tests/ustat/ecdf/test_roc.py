@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from ustat.ecdf import private_roc
+from tests.api import flat_roc
 
 from ._data import bank_scores
 
@@ -19,7 +19,7 @@ def _dedupe(f, t):
 @pytest.mark.parametrize("backend,n", [("central", None), ("fss", 600), ("pointwise", 600)])
 def test_eps_inf_equals_sklearn(backend, n):
     s, y = bank_scores(n)
-    r = private_roc(s, y, np.unique(s), INF, bounds=(0, 1), backend=backend, seed=1)
+    r = flat_roc(s, y, np.unique(s), INF, bounds=(0, 1), backend=backend, seed=1)
     fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
     assert np.array_equal(_dedupe(r.fpr, r.tpr)[::-1], np.stack([fpr, tpr], 1))
     assert r.auc == pytest.approx(roc_auc_score(y, s), rel=1e-12)
@@ -28,8 +28,8 @@ def test_eps_inf_equals_sklearn(backend, n):
 
 def test_private_roc_accounting_and_accuracy():
     s, y = bank_scores()
-    r = private_roc(s, y, np.linspace(0, 1, 128), 8.0, bounds=(0, 1), backend="central", seed=2,
-                    smooth="isotonic", evaluate=True)
+    r = flat_roc(s, y, np.linspace(0, 1, 128), 8.0, bounds=(0, 1), backend="central", seed=2,
+                 smooth="isotonic", evaluate=True)
     assert r.account["epsilon"] <= 8.0 and r.account["epsilon_per_class"] <= 4.0
     assert np.all(np.diff(r.fpr) <= 0) and np.all(np.diff(r.tpr) <= 0)     # smoothed: monotone
     assert abs(r.auc - r.exact["auc"]) < 0.05
@@ -39,7 +39,7 @@ def test_private_roc_accounting_and_accuracy():
 def test_fss_hides_labels_in_the_key_weights():
     """Both classes upload keys for all parties: the servers' key count does not reveal n+."""
     s, y = bank_scores(200)
-    r = private_roc(s, y, np.linspace(0, 1, 16), INF, bounds=(0, 1), backend="fss", seed=3)
+    r = flat_roc(s, y, np.linspace(0, 1, 16), INF, bounds=(0, 1), backend="fss", seed=3)
     rep = r.communication
     assert rep["offline"]["messages"] == 2 * 2 * 200             # 2 trees x 2 servers x n
 
@@ -47,13 +47,13 @@ def test_fss_hides_labels_in_the_key_weights():
 def test_single_class_is_not_checked_in_the_clear():
     """One class only: nothing is refused before the release; only the DP class counts tell."""
     with pytest.raises(ValueError, match="noisy class size"):
-        private_roc([0.1, 0.2], [1, 1], [0.5, 1.0], INF, bounds=(0, 1), backend="central")
+        flat_roc([0.1, 0.2], [1, 1], [0.5, 1.0], INF, bounds=(0, 1), backend="central")
     s, _ = bank_scores(200)
     outcomes = set()
     for seed in range(6):
         try:
-            private_roc(s, np.ones(s.size, dtype=int), np.linspace(0, 1, 8), 1.0, bounds=(0, 1),
-                        backend="central", seed=seed, max_auc_halfwidth=None)
+            flat_roc(s, np.ones(s.size, dtype=int), np.linspace(0, 1, 8), 1.0, bounds=(0, 1),
+                     backend="central", seed=seed, max_auc_halfwidth=None)
             outcomes.add("released")
         except ValueError as exc:
             assert "noisy class size" in str(exc)
@@ -63,9 +63,9 @@ def test_single_class_is_not_checked_in_the_clear():
 
 def test_bad_labels():
     with pytest.raises(ValueError, match="0/1"):
-        private_roc([0.1, 0.2], [0, 2], [0.5, 1.0], 1.0, bounds=(0, 1))
+        flat_roc([0.1, 0.2], [0, 2], [0.5, 1.0], 1.0, bounds=(0, 1))
     with pytest.raises(ValueError, match="outside the bounds"):
-        private_roc([0.1, 2.0], [0, 1], [0.5, 1.0], 1.0, bounds=(0, 1))
+        flat_roc([0.1, 2.0], [0, 1], [0.5, 1.0], 1.0, bounds=(0, 1))
 
 
 def test_refuses_from_public_parameters_when_the_noise_dominates(monkeypatch):
@@ -84,7 +84,7 @@ def test_refuses_from_public_parameters_when_the_noise_dominates(monkeypatch):
     g = np.random.default_rng(1)
     s, y = g.random(297), (g.random(297) < 0.5).astype(int)
     with pytest.raises(ValueError, match="noise dominates.*more records or fewer thresholds"):
-        private_roc(s, y, np.linspace(0, 1, 128), 1.0, bounds=(0, 1), backend="central")
+        flat_roc(s, y, np.linspace(0, 1, 128), 1.0, bounds=(0, 1), backend="central")
     tree = Tree(128)
     assert best_case_auc_halfwidth(297, planned_law(tree, 0.5, mode="central"), tree) \
         > MAX_AUC_HALFWIDTH
@@ -111,8 +111,8 @@ def test_auc_interval_holds_when_the_class_size_noise_is_large():
     hits = []
     for seed in range(40):
         try:
-            iv = private_roc(s, y, tau, 0.03, bounds=(0, 1), backend="central",
-                             seed=seed).intervals
+            iv = flat_roc(s, y, tau, 0.03, bounds=(0, 1), backend="central",
+                          seed=seed).intervals
         except ValueError:              # a noisy class size <= 0: nothing released
             continue
         hits.append(iv["auc_ci"][0] <= A <= iv["auc_ci"][1])

@@ -5,13 +5,14 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 from mpc.arith.rng import CSPRNG
-from ustat.ecdf import Tree, release, smooth
+from tests.api import flat_release
+from ustat.ecdf import Tree, smooth
 from ustat.ecdf.smoothing import MissingDependency, isotonic, smooth_problem
 
 
 def _noisy(N=12, n=40, eps=0.3, seed=1):
     x = CSPRNG(seed).random(n)
-    r = release(x, np.linspace(0, 1, N), eps, backend="central", seed=seed)
+    r = flat_release(x, np.linspace(0, 1, N), eps, backend="central", seed=seed)
     return r.values, Tree(N)
 
 
