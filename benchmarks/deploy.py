@@ -66,7 +66,7 @@ def _port():
 
 def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
     from ustat.cli.deploy import job_from_command
-from ustat.deploy import init, run_local
+    from ustat.deploy import init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)

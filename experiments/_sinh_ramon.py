@@ -185,10 +185,9 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
     fields of the baselines' :class:`ustat.specs.BaselineSpec` (e.g. ``levels`` of a
     categorical column).
     """
-    from ustat.baselines import run_protocol
+    from ustat.baselines import BaselineSpec, run_protocol
     from ustat.executors import Simulator
-    from ustat.baselines import BaselineSpec
-from ustat.specs import UMPCSpec
+    from ustat.specs import UMPCSpec
     from ustat.umpc import run_umpc
 
     n = X.shape[0]
