@@ -27,12 +27,11 @@ import numbers
 import numpy as np
 
 import fss
-
-from mpc.run.launch import groups_for, launch
 from mpc.comm.placement import Placement
+from mpc.run.launch import groups_for, launch
 from mpc.wire.transport import DEFAULT_TIMEOUT
 
-__all__ = ["spread", "check_processes", "describe_group", "costs_of"]
+__all__ = ["check_processes", "costs_of", "describe_group", "spread"]
 
 
 def check_processes(processes) -> int:

@@ -82,8 +82,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("computational DP without a trusted curator: each pair of users evaluates "
          "f(x_i, x_j) + eta by Yao's garbled circuits (semi-honest, no dealer: OT between the "

@@ -71,8 +71,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP for the scores: each party sends one randomized Hadamard bit of its score's "
          "node at one tree level (epsilon-LDP), so nobody has to be trusted for the scores; the "
@@ -113,7 +113,7 @@ def fwht(x: np.ndarray) -> np.ndarray:
 
 def hadamard_entry(j: np.ndarray, v: np.ndarray) -> np.ndarray:
     """H[j, v] = (-1)^popcount(j & v), elementwise, as int64 +-1."""
-    bits = np.bitwise_count((np.asarray(j, np.uint64) & np.asarray(v, np.uint64)))
+    bits = np.bitwise_count(np.asarray(j, np.uint64) & np.asarray(v, np.uint64))
     return 1 - 2 * (bits.astype(np.int64) & 1)
 
 

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP: each party randomizes its own binned record (T-ary randomized response) "
          "before sending it, so nobody has to be trusted; the aggregator sees every party's "

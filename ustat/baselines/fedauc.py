@@ -93,8 +93,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 __all__ = [
     "ALLOCATIONS",

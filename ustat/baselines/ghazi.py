@@ -71,8 +71,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP: each party randomizes its two projected vectors itself (VRand, epsilon/2 "
          "each), so nobody has to be trusted; the aggregator sees every party's noisy vectors")
@@ -287,9 +287,8 @@ def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None
                 oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, crng)
                 payload[:] = ring.from_signed(stochastic_round(
                     np.concatenate([oL, oR], axis=1), fp.scale, 1 << (ring.bits - 1), crng))
-            with net.lane():
-                with net.round():
-                    net.send(idx, agg, payload, ring.bits)
+            with net.lane(), net.round():
+                net.send(idx, agg, payload, ring.bits)
             if net.is_local(agg):
                 got = ring.to_signed(payload) / fp.scale   # what the aggregator received
                 gL, gR = got[:, :d], got[:, d:]

@@ -99,8 +99,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("shuffle model: each party splits its noisy encoded vectors into additive shares sent "
          "to a shuffler that hides their order; the analyzer learns only the sums with central "

@@ -31,14 +31,20 @@ import sys
 
 from mpc.machine import memory
 
-from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
-                       print_protocols)
+from ..data.records import CLEAR_CHECKS
 from .budget import Charge
+from .commands import (
+    cmd_demo,
+    cmd_kernels,
+    cmd_protocols,
+    print_demo,
+    print_kernels,
+    print_protocols,
+)
 from .common import UsageError, check_csv_flags, error_text, warn
 from .estimate import cmd_estimate
-from ..data.records import CLEAR_CHECKS
 
-__all__ = ["main", "build_parser", "UsageError", "CLEAR_CHECKS"]
+__all__ = ["CLEAR_CHECKS", "UsageError", "build_parser", "main"]
 
 
 def _show_estimate(res: dict):

@@ -18,7 +18,7 @@ import os
 
 from .common import UsageError, float_arg
 
-__all__ = ["Charge", "check_options", "budget_options"]
+__all__ = ["Charge", "budget_options", "check_options"]
 
 
 def check_options(args) -> None:

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from .common import UsageError, warn
 
-__all__ = ["cmd_demo", "print_demo", "cmd_kernels", "print_kernels", "cmd_protocols",
-           "print_protocols"]
+__all__ = [
+    "cmd_demo",
+    "cmd_kernels",
+    "cmd_protocols",
+    "print_demo",
+    "print_kernels",
+    "print_protocols",
+]
 
 
 def cmd_demo(args) -> dict:
     import numpy as np
 
+    from mpc.arith.sharing import additive_share
     from mpc.protocols.beaver import multiply, open_shares
     from mpc.session import Session
-    from mpc.arith.sharing import additive_share
 
     if args.parties < 2:
         raise UsageError("--parties must be >= 2")
@@ -25,14 +31,13 @@ def cmd_demo(args) -> dict:
     holders = np.arange(args.parties)
     xs = s.fp.encode(np.linspace(-1.0, 1.0, args.batch))
     ys = s.ring.from_signed(np.arange(args.batch, dtype=np.int64) % 7 - 3)
-    with s.net.phase("sharing"):
-        with s.net.round():
-            # party 0 holds x, party 1 holds y; each shares among all parties
-            x = additive_share(s.ring, xs, args.parties, s.party_rng(0))
-            y = additive_share(s.ring, ys, args.parties, s.party_rng(1))
-            for src, sh in ((0, x), (1, y)):
-                others = holders[holders != src]
-                s.net.send(np.full(others.size, src), others, sh[others], s.ring.bits)
+    with s.net.phase("sharing"), s.net.round():
+        # party 0 holds x, party 1 holds y; each shares among all parties
+        x = additive_share(s.ring, xs, args.parties, s.party_rng(0))
+        y = additive_share(s.ring, ys, args.parties, s.party_rng(1))
+        for src, sh in ((0, x), (1, y)):
+            others = holders[holders != src]
+            s.net.send(np.full(others.size, src), others, sh[others], s.ring.bits)
     with s.net.phase("multiply"):
         z = multiply(s, x, y, holders)
     with s.net.phase("open"):

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+import sys
+
 from ..data.records import check_memory, split_list
 from ..reports.common import API_FLAGS, cli_words, strip_warning
 
-import argparse
-import math
-import os
-import sys
-
-__all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list",
-           "error_text", "strip_warning", "flagged", "with_flag_names", "cli_words", "API_FLAGS",
-           "EPSILON_RANGE",
-           "check_epsilon_option", "check_memory", "check_csv_flags", "installed",
-           "require_extra"]
+__all__ = [
+    "API_FLAGS",
+    "EPSILON_RANGE",
+    "Parser",
+    "UsageError",
+    "check_csv_flags",
+    "check_epsilon_option",
+    "check_memory",
+    "cli_words",
+    "error_text",
+    "flagged",
+    "float_arg",
+    "installed",
+    "int_arg",
+    "progress",
+    "require_extra",
+    "split_list",
+    "strip_warning",
+    "warn",
+    "with_flag_names",
+]
 
 
 class UsageError(Exception):
@@ -126,9 +141,9 @@ def check_csv_flags(args) -> None:
 
 def error_text(exc) -> str:
     """The one-line message of a user error, with command-line advice for data errors."""
-    from ..data import DataError
-
     import re
+
+    from ..data import DataError
 
     if isinstance(exc, DataError):
         return exc.for_cli()

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import math
 
-from .budget import check_options
-from .common import (UsageError, check_epsilon_option, progress, require_extra, warn,
-                     with_flag_names)
 from ..data.records import RecordSource
 from ..data.records import load_records as read_records
+from .budget import check_options
+from .common import UsageError, check_epsilon_option, progress, require_extra, warn, with_flag_names
 from .specs import UMPC_FLAGS, engine_options, executor, field_flags, umpc_spec
 
 __all__ = ["cmd_estimate", "edges_option", "umpc_run", "umpc_spec"]

@@ -10,13 +10,11 @@ spec the same flags build (:mod:`ustat.deploy`).
 
 from __future__ import annotations
 
-import math
-
 from ..executors import Dask, Executor, LocalProcesses, Simulator
 from ..specs import UMPCSpec
 from .common import UsageError, cli_words, flagged
 
-__all__ = ["umpc_spec", "executor", "engine_options", "spec_error", "field_flags", "UMPC_FLAGS"]
+__all__ = ["UMPC_FLAGS", "engine_options", "executor", "field_flags", "spec_error", "umpc_spec"]
 
 #: (flag, args attribute, spec field) of the U-MPC options (None on the parser: the spec's
 #: default applies)

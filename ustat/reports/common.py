@@ -3,9 +3,23 @@ totals of a run across processes, class and evaluation lines, the budget line.""
 
 from __future__ import annotations
 
-__all__ = ["cli_words", "strip_warning", "API_FLAGS", "public_meta", "fmt", "epsilon_text", "delta_text", "size_text", "traffic_text",
-           "wire_totals", "processes_text", "print_classes", "print_evaluation",
-           "print_budget", "present"]
+__all__ = [
+    "API_FLAGS",
+    "cli_words",
+    "delta_text",
+    "epsilon_text",
+    "fmt",
+    "present",
+    "print_budget",
+    "print_classes",
+    "print_evaluation",
+    "processes_text",
+    "public_meta",
+    "size_text",
+    "strip_warning",
+    "traffic_text",
+    "wire_totals",
+]
 
 
 def present(v):

@@ -13,9 +13,20 @@ import math
 
 from ..specs.umpc import UMPCSpec
 from ..umpc.privacy import umpc_trust
-from .common import (cli_words, delta_text, epsilon_text, present, print_budget, print_classes,
-                     print_evaluation, processes_text, public_meta, strip_warning, traffic_text,
-                     wire_totals)
+from .common import (
+    cli_words,
+    delta_text,
+    epsilon_text,
+    present,
+    print_budget,
+    print_classes,
+    print_evaluation,
+    processes_text,
+    public_meta,
+    strip_warning,
+    traffic_text,
+    wire_totals,
+)
 
 __all__ = ["estimate_output", "print_estimate", "wire_summary"]
 
@@ -48,7 +59,7 @@ def _epsilon_split(res) -> dict | None:
     if not math.isfinite(res.epsilon):
         return None
     out = {"statistic": res.epsilon - res.aux["epsilon"]}
-    out.update({name: res.aux["epsilon"] for name in res.aux["names"]})
+    out.update(dict.fromkeys(res.aux["names"], res.aux["epsilon"]))
     return out
 
 

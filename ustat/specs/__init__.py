@@ -13,4 +13,4 @@ Where a run executes is an executor's business (:mod:`ustat.executors`).
 from .base import Spec
 from .umpc import Design, Execution, Precision, Privacy, UMPCSpec
 
-__all__ = ["Spec", "UMPCSpec", "Privacy", "Precision", "Design", "Execution"]
+__all__ = ["Design", "Execution", "Precision", "Privacy", "Spec", "UMPCSpec"]
