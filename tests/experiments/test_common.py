@@ -80,7 +80,7 @@ def test_start_arguments(tmp_path, monkeypatch):
     # --data DIR: the data directory, checked to exist
     monkeypatch.setattr(_data, "DATA", _data.DATA)
     C.start("demo", "demo", ["--quick", "--out", str(tmp_path), "--data", str(tmp_path)])
-    assert _data.DATA == str(tmp_path)
+    assert str(tmp_path) == _data.DATA
     with pytest.raises(C.MissingData, match="data directory not found"):
         C.start("demo", "demo", ["--out", str(tmp_path), "--data", str(tmp_path / "nope")])
     assert run.seed_for("a", 1) == f"{C.DEFAULT_SEED}:demo:a:1"
@@ -119,10 +119,9 @@ def test_area_between_roc_curves():
 def test_smoothed_curves_equal_private_roc_smoothing(method):
     """Smoothing read back from the raw release = private_roc(smooth=m) with the same noise."""
     pytest.importorskip("clarabel")
+    from experiments.ecdf_roc import smoothed_curves
     from mpc.arith.rng import CSPRNG
     from ustat.ecdf import private_roc
-
-    from experiments.ecdf_roc import smoothed_curves
 
     g = CSPRNG(7)
     s = g.random(400)

@@ -15,13 +15,19 @@ import pytest
 import ustat.umpc.protocol as protocol
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat.secure import PrepTape, SecureOps
-from tests.api import flat_umpc
-from ustat.umpc.chunk import (ChunkSpec, PreparedChunk, can_prepare, finish_chunk,
-                              prepare_chunk, run_chunk)
+from ustat.umpc.chunk import (
+    ChunkSpec,
+    PreparedChunk,
+    can_prepare,
+    finish_chunk,
+    prepare_chunk,
+    run_chunk,
+)
 
 DEGREE2 = [n for n in K.names() if K.get(n).degree == 2]
 DEGREE3 = [n for n in K.names() if K.get(n).degree == 3]

@@ -18,8 +18,8 @@ import pytest
 import ustat.kernels as K
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 from ustat.secure import SecureOps
 from ustat.umpc.circuits import circuit_for, column_domain
 

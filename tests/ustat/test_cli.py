@@ -7,7 +7,6 @@ import pytest
 
 from tests.conftest import shared_data
 from ustat.cli import main
-from tests.api import flat_umpc
 
 REQUIRED = ("kernel", "estimate", "epsilon", "n", "edges", "max_degree", "online_bits",
             "offline_bits", "rounds", "seconds")
@@ -277,8 +276,6 @@ def test_epsilon_split_and_collusion_in_output(capsys):
 
 
 def test_collusion_flags_reach_run_umpc(capsys, monkeypatch):
-    from ustat import umpc
-
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all", "--seed", "1"])
     assert res["collusion"]["max_colluders"] == 29 and res["collusion"]["variance_factor"] == 30
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",

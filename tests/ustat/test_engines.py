@@ -10,14 +10,13 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from ustat import kernels as K
 from tests.api import flat_umpc
-from ustat.umpc import ChunkSpec, run_chunk
-from ustat.umpc import engines
+from ustat import kernels as K
+from ustat.umpc import ChunkSpec, engines, run_chunk
 from ustat.umpc.engines import run_chunks, warm_up
-from ustat.umpc.tasks import ChunkInputs
 from ustat.umpc.merge import add_shares, merge_chunk
 from ustat.umpc.progress import Progress, StageClock
+from ustat.umpc.tasks import ChunkInputs
 
 
 def _records(name, n, seed=1):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import ustat.kernels as K
-from mpc.comm.network import Network
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
+from mpc.comm.network import Network
 from tests.api import flat_umpc
 from ustat.umpc.chunk import BACKENDS, ChunkSpec, get_backend, run_chunk
 from ustat.umpc.gc_backend import GCBackend, edge_costs

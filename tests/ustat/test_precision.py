@@ -22,8 +22,8 @@ from scipy import stats
 from sklearn.metrics import rand_score, roc_auc_score
 
 from mpc.session import Session
-from ustat import kernels as K
 from tests.api import flat_umpc
+from ustat import kernels as K
 from ustat.umpc.precision import choose_precision
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data")

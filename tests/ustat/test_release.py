@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat import sampling
-from tests.api import flat_umpc
 from ustat.umpc.release import dlap_variance, release_fields
 
 

@@ -8,10 +8,10 @@ from sklearn.metrics import roc_auc_score
 
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat.sampling import Hypergraph
 from ustat.secure import narrow_bits
-from tests.api import flat_umpc
 from ustat.umpc import resolve_edges
 
 L = 40

@@ -7,8 +7,8 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from noise.mpc_sampler import MAX_DELTA
-from ustat.data import synthetic_uniform
 from tests.api import flat_umpc
+from ustat.data import synthetic_uniform
 
 
 def _auc_records(X):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.gc import bits_to_int, evaluate
 from mpc.arith.rng import CSPRNG
+from mpc.gc import bits_to_int, evaluate
 from ustat.baselines import _common as C
 from ustat.baselines.bell_2pc_circuits import kernel_spec, pair_circuit
 from ustat.baselines.bell_2pc_noise import (

@@ -23,8 +23,8 @@ from tests.process_helpers import (
     result,
     wire_mark,
 )
-from ustat.baselines.bell_2pc import run_bell_2pc
 from ustat.baselines import BaselineSpec
+from ustat.baselines.bell_2pc import run_bell_2pc
 
 from ._data import correlated_pairs, scored_labels
 

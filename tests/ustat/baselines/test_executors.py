@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from ustat.baselines import run_protocol
+from ustat.baselines import BaselineSpec, run_protocol
 from ustat.executors import LocalProcesses, Simulator
-from ustat.baselines import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 

@@ -10,11 +10,10 @@ import os
 import pytest
 
 from tests.conftest import REPO
-from ustat.baselines import PROTOCOLS, ProtocolInfo, register
+from ustat.baselines import PROTOCOLS, BaselineSpec, ProtocolInfo, register
 from ustat.baselines.options import Option, integer
-from ustat.baselines import BaselineSpec
-from ustat.specs import UMPCSpec
 from ustat.baselines.spec import UNIVERSAL
+from ustat.specs import UMPCSpec
 
 from ._data import correlated_pairs
 
