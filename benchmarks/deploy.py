@@ -50,8 +50,7 @@ import textwrap
 import time
 
 import numpy as np
-
-from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
+from _common import ROOT, emit  # importing it puts the repository on sys.path
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
 KENDALL = ["estimate", "kendall", "--columns", "age,balance", "--bounds", "18:95,-8019:102127",

@@ -107,9 +107,9 @@ class ReleaseLaw:
 
     def __init__(self, records, kernel, epsilon, bounds, threat_model):
         from ustat import kernels as K
-        from ustat.umpc import run_umpc
         from ustat.executors import Simulator
         from ustat.specs import UMPCSpec
+        from ustat.umpc import run_umpc
         from ustat.umpc.precision import reference_records
 
         first = run_umpc(
@@ -192,9 +192,9 @@ def protocol_coverage(all_cases: dict, runs: int, compare_law: bool = True,
     same setting's release law beside it, and (``extras``) the hf half-width over the noise
     sd and the class-count share's noise ratio. ``kernels``: a subset, to split the work."""
     from mpc.arith.rng import CSPRNG
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
     out = {}
     rng = CSPRNG()
     for kernel in kernels:

@@ -62,15 +62,24 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor
 
-from _common import cold_and_warm, emit  # noqa: E402  (adds the repo root to sys.path)
-from mpc.gc import (EVALUATOR, GARBLER, CircuitBuilder, bits_to_int, bytes_to_bits,  # noqa: E402
-                    decode, evaluate_garbled, read_bristol)
-from mpc.gc.garble import garble  # noqa: E402
-from mpc.gc.yao import yao  # noqa: E402
-from mpc.arith.rng import CSPRNG  # noqa: E402
-from mpc.session import Session  # noqa: E402
+from _common import cold_and_warm, emit  # adds the repo root to sys.path
+
+from mpc.arith.rng import CSPRNG
+from mpc.gc import (
+    EVALUATOR,
+    GARBLER,
+    CircuitBuilder,
+    bits_to_int,
+    bytes_to_bits,
+    decode,
+    evaluate_garbled,
+    read_bristol,
+)
+from mpc.gc.garble import garble
+from mpc.gc.yao import yao
+from mpc.session import Session
 
 CIRCUITS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                          "shared", "data", "circuits"))

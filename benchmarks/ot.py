@@ -39,12 +39,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mpc.ot import (DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot,  # noqa: E402
-                       correlated_ot, random_ot)
-from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix  # noqa: E402
-from mpc.ot.prg import hash_rows  # noqa: E402
-from mpc.arith.rng import CSPRNG  # noqa: E402
-from mpc.session import Session  # noqa: E402
+from mpc.arith.rng import CSPRNG
+from mpc.ot import DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot, correlated_ot, random_ot
+from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix
+from mpc.ot.prg import hash_rows
+from mpc.session import Session
 
 PUBLISHED = {
     "source": "emp-ot README, Performance section (v1.0.0-alpha.1): two AWS m8a.8xlarge "

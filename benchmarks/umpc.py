@@ -101,7 +101,6 @@ import time
 
 import _common  # noqa: F401
 import numpy as np
-
 from _common import ROOT, emit
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
