@@ -114,8 +114,7 @@ class Release:
 
 def protocol_run(scores, y, protocol: str, eps: float, seed, **kw):
     """One real protocol run on the simulated network (its costs)."""
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     X = np.column_stack([scores, np.asarray(y, dtype=np.float64)])
     return run_protocol(X, BaselineSpec.of(protocol, "auc", epsilon=eps, seed=seed, **kw))

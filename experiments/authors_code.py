@@ -60,7 +60,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C
 
 REPO_URL = "https://github.com/anonguest1398/federated-U-statistics"
 RESULTS_COMMIT = "0119b99ffe5ec1f534f36ed27523085c94364931"

@@ -54,7 +54,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0]
 PAIRS = [1, 2, 5]
@@ -84,8 +84,7 @@ def variants(pairs_list):
 
 
 def call(proto, X, eps, pairs, seed, engine="plain", evaluate=False):
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     if proto == "bell-ldp":
         spec = BaselineSpec.of(proto, "kendall", epsilon=eps, bins=LEVELS, seed=seed)

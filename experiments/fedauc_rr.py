@@ -32,8 +32,8 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _fedauc as F  # noqa: E402
+from experiments import _common as C
+from experiments import _fedauc as F
 
 EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, math.inf]
 #: Table 5 (small set, epoch 1): epsilon -> (mean AUC, std over 100 runs); truth 0.749383.

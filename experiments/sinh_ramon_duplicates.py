@@ -36,7 +36,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C
 
 SAMPLERS = ["balanced", "uniform", "bernoulli"]
 LAWS = {"default": {}, "paper": {"max_colluders": 0}}

@@ -40,9 +40,9 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _sinh_ramon as S  # noqa: E402
-from experiments._sinh_ramon import LABELS, pick  # noqa: E402
+from experiments import _common as C
+from experiments import _sinh_ramon as S
+from experiments._sinh_ramon import LABELS, pick
 
 EPSILON, BINS = 1.0, 256
 MAIN = ["umpc", "umpc-law", "bell-ldp", "ghazi", "ghazi-sm"]
