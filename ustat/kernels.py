@@ -282,9 +282,9 @@ def _renyi2_finalize(u, aux, n):
 def _renyi2_notes(u, aux, n):
     if u > 1.0 / (n * n):
         return []
-    return [f"the released collision rate {u:.3g} is at or below 1/n^2 = {1.0 / (n * n):.3g} (all or "
-            f"nearly all records distinct): the released ln(n^2) = {2 * math.log(n):.4g} nats is "
-            "a lower bound, the entropy may be larger"]
+    return [f"the released collision rate {u:.3g} is at or below 1/n^2 = {1.0 / (n * n):.3g} "
+            f"(all or nearly all records distinct): the released ln(n^2) = "
+            f"{2 * math.log(n):.4g} nats is a lower bound, the entropy may be larger"]
 
 
 def _rand_plain(X):

@@ -40,7 +40,7 @@ class Factorization:
     R: np.ndarray           # (d, T)
 
     @property
-    def T(self) -> int:
+    def T(self) -> int:  # noqa: N802 - the papers' T: the domain size, A is T x T
         return self.R.shape[1]
 
     def left(self, cells: np.ndarray) -> np.ndarray:

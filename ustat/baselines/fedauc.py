@@ -71,7 +71,7 @@ import numpy as np
 
 from noise.accounting import check_delta
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
 from .fedauc_release import (  # noqa: F401
     ALLOCATIONS,
     BETA_STEPS,
@@ -163,7 +163,7 @@ TRUST_EXACT = ("NOT label-DP as a whole: localP is released exactly (the paper's
 
 def midranks(values: np.ndarray) -> np.ndarray:
     """Ranks 0 .. M-1 in increasing order, ties sharing their mean rank (half-integers)."""
-    uniq, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     start = np.concatenate([[0], np.cumsum(counts)[:-1]])
     return (start + (counts - 1) / 2.0)[inverse]
 

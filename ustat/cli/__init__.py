@@ -24,6 +24,7 @@ traceback. Modules: :mod:`.parser` (options), :mod:`.records` (data),
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -173,10 +174,8 @@ def entry() -> int:
 
 def _exit_interrupted(signum, frame):
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(130)
 
 

@@ -1,4 +1,4 @@
-"""``ustat kernels`` and ``ustat protocols`` (what can be run) and ``ustat demo`` (the engine demo)."""
+"""``ustat kernels``, ``ustat protocols`` (what can be run) and ``ustat demo`` (the engine demo)."""
 
 from __future__ import annotations
 

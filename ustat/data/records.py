@@ -115,8 +115,8 @@ def label_options(args, kern) -> tuple:
     levels = kern.extra.get("levels", {})
     classes = split_list(args.classes)
     if (args.positive is not None or classes is not None) and not levels:
-        raise SourceError(f"--positive and --classes apply to kernels with class labels (auc, vus), "
-                         f"not {kern.name!r}")
+        raise SourceError("--positive and --classes apply to kernels with class labels "
+                          f"(auc, vus), not {kern.name!r}")
     if args.positive is not None and classes is not None:
         raise SourceError("give --positive or --classes, not both")
     want = next(iter(levels.values()), 0)
@@ -180,7 +180,8 @@ def _chooser(args, kern, notes):
         if args.columns:
             names = split_list(args.columns)
             if len(names) != kern.columns:
-                raise SourceError(f"kernel {kern.name!r} needs {want}, --columns gives {len(names)}")
+                raise SourceError(f"kernel {kern.name!r} needs {want}, "
+                                  f"--columns gives {len(names)}")
             return names
         if all(c in head for c in kern.column_names):
             if list(head) != list(kern.column_names):

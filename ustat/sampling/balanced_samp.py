@@ -186,7 +186,8 @@ class _SwitchState:
             acc = acc.copy()
             acc[owner[clash]] = False
         ev = acc & e_valid
-        old = np.concatenate([self.keys[rows_f[acc]], self.keys[rows_e[acc & ~self.is_bad[rows_e]]]])
+        old = np.concatenate([self.keys[rows_f[acc]],
+                              self.keys[rows_e[acc & ~self.is_bad[rows_e]]]])
         if old.size:
             self.valid = np.delete(self.valid, np.searchsorted(self.valid, old))
         self.edges[rows_e[acc]] = e2[acc]

@@ -154,7 +154,7 @@ def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
 
 @dataclass
 class PreparedChunk:
-    """A chunk whose dealer preprocessing is dealt (:func:`prepare_chunk`), waiting for its values."""
+    """A chunk whose dealer preprocessing is dealt (:func:`prepare_chunk`), awaiting its values."""
 
     spec: ChunkSpec
     index: int

@@ -60,7 +60,7 @@ _U64 = np.uint64
 
 @dataclass(frozen=True)
 class Operand:
-    """A linear form sum_c coef[c] x_c + const (mod 2^l) that enters the circuit as ``width`` bits."""
+    """A linear form sum_c coef[c] x_c + const (mod 2^l), entering the circuit as ``width`` bits."""
 
     coef: tuple
     const: int
@@ -117,7 +117,7 @@ class KernelCircuit:
         return [v for pair in zip(g, e) for v in pair]
 
     def evaluate_plain(self, shares: np.ndarray) -> np.ndarray:
-        """The circuit in the clear on both members' shares ``(2, 2 d, m)``: f as ``(m,)`` uint64."""
+        """The circuit in the clear on both members' shares ``(2, 2 d, m)``: f, ``(m,)`` uint64."""
         return bits_to_int(evaluate(self.circuit, self.inputs(shares))[0])
 
 
@@ -165,7 +165,7 @@ def _build(name, secure, columns, dom, bits, frac, in_frac, mode):
     try:
         out = secure(ops, x)
         word = ops.output(out)
-    except _NoCircuit as exc:
+    except _NoCircuitError as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: {exc}") from None
     except (AttributeError, TypeError) as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: its secure definition uses "
@@ -175,12 +175,12 @@ def _build(name, secure, columns, dom, bits, frac, in_frac, mode):
     return KernelCircuit(name, bits, frac, in_frac, mode, dom + dom, tuple(ops.operands), circuit)
 
 
-class _NoCircuit(Exception):
+class _NoCircuitError(Exception):
     pass
 
 
 class _Val:
-    """A traced value: linear (``coef``, ``const``) or a circuit word; ``iv`` its interval or None."""
+    """A traced value: linear (``coef``, ``const``) or a circuit word; ``iv``: interval or None."""
 
     __slots__ = ("coef", "const", "iv", "word")
 
@@ -234,7 +234,7 @@ class CircuitOps:
     def _wire(self, v: _Val) -> _Val:
         """``v`` as a circuit word (a linear value becomes an operand, once)."""
         if not isinstance(v, _Val):
-            raise _NoCircuit(f"an operation received {type(v).__name__}, not a traced value")
+            raise _NoCircuitError(f"an operation received {type(v).__name__}, not a traced value")
         if not v.linear:
             return v
         key = (v.coef, v.const)
@@ -292,7 +292,7 @@ class CircuitOps:
     def scale(self, factor: int, a):
         """Multiply by a public integer (linear values: locally; words: shifts and adds)."""
         if isinstance(factor, bool) or not isinstance(factor, numbers.Integral):
-            raise _NoCircuit(f"scale needs a public integer factor, got {factor!r}")
+            raise _NoCircuitError(f"scale needs a public integer factor, got {factor!r}")
         f = int(factor)
         iv = None if a.iv is None else self._fit(tuple(sorted((a.iv[0] * f, a.iv[1] * f))))
         if a.linear:
@@ -316,7 +316,8 @@ class CircuitOps:
     def const(self, value, fixed: bool = True):
         if fixed:
             if np.ndim(value):
-                raise _NoCircuit("const needs a scalar (the circuit is the same for every edge)")
+                raise _NoCircuitError("const needs a scalar "
+                                      "(the circuit is the same for every edge)")
             enc = int(self.fp.encode(np.array([float(value)]))[0])
         else:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -415,7 +416,7 @@ class CircuitOps:
         """[lo <= a <= hi] on the signed reading of a (public integer bounds)."""
         for v, nm in ((lo, "lo"), (hi, "hi")):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-                raise _NoCircuit(f"in_interval needs public integer bounds, got {nm}={v!r}")
+                raise _NoCircuitError(f"in_interval needs public integer bounds, got {nm}={v!r}")
         z = self._wire(a)
         w = max(z.word.width, _width(int(lo), int(hi))) + 1
         if z.iv is None:

@@ -168,6 +168,6 @@ def _loopback(address: str) -> bool:
 
 
 def _task(spec: ChunkSpec, index: int, values, mem: dict) -> ChunkResult:
-    """One chunk on a worker, under the client's memory policy (:func:`mpc.machine.memory.apply`)."""
+    """One chunk on a worker under the client's memory policy (:func:`mpc.machine.memory.apply`)."""
     memory.apply(mem)
     return run_chunk(spec, index, values)

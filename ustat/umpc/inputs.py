@@ -35,12 +35,14 @@ def resolve_edges(edges, n: int, k: int) -> int | None:
             try:
                 m = int(round(float(coef) * n))
             except (ValueError, OverflowError):
-                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+                raise ValueError("edges must be like '2n', an integer or 'all', "
+                                 f"got {edges!r}") from None
         else:
             try:
                 m = int(text)
             except ValueError:
-                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+                raise ValueError("edges must be like '2n', an integer or 'all', "
+                                 f"got {edges!r}") from None
     elif isinstance(edges, numbers.Integral) and not isinstance(edges, bool):
         m = int(edges)
     else:

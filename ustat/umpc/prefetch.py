@@ -39,6 +39,7 @@ simulated parties' process to the processes simulating the same parties
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -118,10 +119,9 @@ def in_idle_time(fn, *args):
     out = {}
 
     def work():
-        try:
+        # a sandbox refusing it (OSError): normal priority
+        with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except OSError:             # pragma: no cover - a sandbox refusing it: normal priority
-            pass
         try:
             out["value"] = fn(*args)
         except BaseException as exc:    # re-raised in the task's thread
@@ -213,10 +213,8 @@ class Prefetch:
         status[status == PENDING] = ABORTED
         self._mm.flush()
         self._mm = None
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.mailbox.path)
-        except FileNotFoundError:
-            pass
         if self._on_close is not None:
             self._on_close()
 
