@@ -106,7 +106,7 @@ class ReleaseLaw:
     public parameters of one real run, then releases drawn without the MPC (module docstring)."""
 
     def __init__(self, records, kernel, epsilon, bounds, threat_model):
-        from ustat import kernels as K
+        from ustat import kernels as K  # noqa: N812 - the codebase's short capital module alias
         from ustat.executors import Simulator
         from ustat.specs import UMPCSpec
         from ustat.umpc import run_umpc

@@ -32,8 +32,8 @@ import numpy as np
 
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from noise import distributed as D
-from noise import samplers as S
+from noise import distributed as D  # noqa: N812 - the codebase's short capital module alias
+from noise import samplers as S  # noqa: N812 - the codebase's short capital module alias
 
 SCALE = 2 ** 14  # fixed-point units of the paper's default c = 14 at epsilon = sensitivity
 

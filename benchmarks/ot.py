@@ -29,6 +29,7 @@ Times are medians of ``repeat`` (>= 3) warm runs; the first (cold) run of the
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import statistics
@@ -151,12 +152,12 @@ def bench_base(n, repeat):
         rs, rr = _streams("base", name)
         c = rr.bits((1, m))
         s = Session(2)
-        _, warm, _ = _timed(lambda: base_ot(s, [0], [1], c, rng_sender=rs, rng_receiver=rr,
-                                            group=name), repeat)
+        _, warm, _ = _timed(functools.partial(base_ot, s, [0], [1], c, rng_sender=rs,
+                                              rng_receiver=rr, group=name), repeat)
         out[name] = m / warm
         if name == available_groups()[0]:           # chosen 16-byte OTs, as otc does them
             x = rs.bytes_array(16 * m).reshape(1, m, 16)
-            _, warm, _ = _timed(lambda: chosen_ot(s, [0], [1], c, x, x, rng_sender=rs,
+            _, warm, _ = _timed(functools.partial(chosen_ot, s, [0], [1], c, x, x, rng_sender=rs,
                                                   rng_receiver=rr, method="base"), repeat)
             out["chosen_direct"] = m / warm
     return out

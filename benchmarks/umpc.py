@@ -187,7 +187,8 @@ print(json.dumps(out))
 """
 
 
-#: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
+#: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40,
+#: c = 14).
 GINI_ENCODING: dict = {}
 #: ``--memory retained``: the Gini processes call mpc.machine.memory.retain_freed_memory() first.
 RETAIN = [False]
