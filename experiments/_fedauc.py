@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from experiments import _common as C
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 #: The paper's Criteo sets (Table 4): M, P.
 CRITEO = {"small": (458407, 117317), "large": (4584062, 1173981)}

@@ -58,7 +58,7 @@ def rows(docs: dict) -> list:
         for key, sentence in doc.get("numbers", {}).get("facts", {}).items():
             facts[f"{name}:{key}"] = sentence
     out = []
-    for name, doc in docs.items():
+    for doc in docs.values():
         for it in doc.get("items", []):
             expl, missing = it["explanation"], []
             for ref in it.get("see", []):
