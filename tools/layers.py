@@ -64,8 +64,8 @@ LAYERS = (
                            "provider"),
     Layer("noise", ("mpc",), "exact DP samplers, distributed noise, accounting"),
     Layer("ustat", (), "the package itself: its version", exact=True),
-    Layer("ustat.kernels", ("mpc", "ustat"), "the U-statistic kernels (plain and secure), registered by "
-                                     "name", holds=("ustat.kernels",)),
+    Layer("ustat.kernels", ("mpc", "ustat"), "the U-statistic kernels (plain and secure), "
+                                             "registered by name", holds=("ustat.kernels",)),
     Layer("ustat.sampling", ("mpc",), "hypergraphs of edges: BalancedSamp, uniform, Bernoulli"),
     Layer("ustat.data", ("mpc",), "reading and checking records: files, labels, bounds, the "
                                   "synthetic default, data-set identity"),

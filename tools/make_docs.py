@@ -31,7 +31,8 @@ def render(text: str, generated: dict, samples: bool = True) -> str:
     """``text`` with every marked part replaced by its generated content."""
     for name, body in generated.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
-        text = pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+        text = pattern.sub(lambda m, body=body: m.group(1) + body.rstrip() + "\n" + m.group(2),
+                           text)
     if samples:
         text = SAMPLE.sub(_sample_block, text)
     return text
