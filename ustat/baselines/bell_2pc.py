@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .bell_2pc_circuits import kernel_spec, pair_circuit
 from .bell_2pc_noise import (
     DEFAULT_NOISE_BITS,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .bell_2pc_noise import noise_word
 
 SUPPORTED = ("kendall", "gini", "auc", "duplicate", "renyi2", "rand")

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import BITS, FRAC_BITS, Option, choice, resolved
 from .result import Released, build_result
 

@@ -71,7 +71,7 @@ import numpy as np
 
 from noise.accounting import check_delta
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .fedauc_release import (  # noqa: F401
     ALLOCATIONS,
     BETA_STEPS,

@@ -33,7 +33,7 @@ from noise.samplers import (
     round_scale_up,
 )
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import resolved
 
 if TYPE_CHECKING:

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
-from . import factor as F  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
+from . import factor as F  # noqa: N812 - the codebase's short capital module alias
 from .options import (
     AUX_FRACTION,
     BINS,

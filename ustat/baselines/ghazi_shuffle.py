@@ -78,7 +78,7 @@ from mpc.arith.sharing import additive_share
 from noise.accounting import discrete_laplace_scale
 from noise.samplers import discrete_laplace, polya
 
-from . import _common as C  # noqa: N812 - module alias as a short capital, the codebase's idiom
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .ghazi import FACTORIZATION, public_factorization, split_budget
 from .options import (
     AUX_FRACTION,
