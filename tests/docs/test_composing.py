@@ -14,7 +14,8 @@ def blocks():
 
 
 def test_the_tutorial_has_its_sections():
-    text = open(DOC).read()
+    with open(DOC) as f:
+        text = f.read()
     for title in ("three-party argmax", "DP mean over 10^4 parties", "new kernel through U-MPC",
                   "Yao circuit", "unit test for a primitive"):
         assert title in text

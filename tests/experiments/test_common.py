@@ -95,13 +95,13 @@ def test_split_is_a_partition():
     train, test = C.split(101, "s", 0.3)
     assert test.size == 30 and train.size == 71
     assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(101))
-    train2, test2 = C.split(101, "s", 30)
+    _train2, test2 = C.split(101, "s", 30)
     assert np.array_equal(test, test2)
 
 
 def test_missing_data_names_the_path(monkeypatch, tmp_path):
     monkeypatch.setattr(_data, "DATA", str(tmp_path))
-    with pytest.raises(C.MissingData, match="bank-full.csv"):
+    with pytest.raises(C.MissingData, match=r"bank-full\.csv"):
         C.bank_full()
 
 

@@ -63,7 +63,7 @@ def test_what_an_executor_cannot_do_is_refused():
         Simulator(pool="forks")
     with pytest.raises(ValueError, match="scheduler must be"):
         Dask("")
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.UMPCSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.UMPCSpec"):
         run_umpc(X, "kendall")
 
 

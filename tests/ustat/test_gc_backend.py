@@ -185,7 +185,7 @@ def _evaluator_labels(spec, values, res):
 
 
 def test_sub_batches_change_nothing(monkeypatch):
-    """Yao calls split into memory blocks: same release, bits and rounds (blocks run in parallel)."""
+    """Yao calls split into memory blocks: same release, bits, rounds (blocks run in parallel)."""
     import ustat.umpc.gc_backend as G
 
     X = records("gini", 30, 4)
