@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: How numeric inputs are used: ``"order"`` kernels only compare integer
 #: combinations of them (sign, <, =; invariant under x -> a x + b, a > 0), so
@@ -118,13 +119,13 @@ class Kernel:
             return (float(self.output_range[0]), float(self.output_range[1]))
         return (-math.inf, math.inf)
 
-    def release(self, u: float, aux_sums, n: int) -> float:
+    def release(self, u: float, aux_sums: ArrayLike | None, n: int) -> float:
         """The released statistic from the (noisy) U-statistic and aux sums."""
         if self.finalize is None:
             return float(u)
         return float(self.finalize(u, aux_sums, n))
 
-    def release_notes(self, u: float, aux_sums, n: int) -> list:
+    def release_notes(self, u: float, aux_sums: ArrayLike | None, n: int) -> list:
         """Remarks on the release from the same noisy values (e.g. a clamp that was active)."""
         return [] if self.notes is None else list(self.notes(u, aux_sums, n))
 
@@ -142,7 +143,7 @@ def register(kernel: Kernel, replace: bool = False) -> Kernel:
     return kernel
 
 
-def get(name) -> Kernel:
+def get(name: str | Kernel) -> Kernel:
     """The registered kernel ``name`` (a :class:`Kernel` is returned as is)."""
     if isinstance(name, Kernel):
         return name

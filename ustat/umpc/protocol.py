@@ -73,6 +73,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -362,12 +363,15 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) 
     """
     net = run.session.net
     tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
-    if net.link is not None:                # across processes: each chunk's members' processes
+    assert run.spec is not None             # prepare_run made it
+    link = net.link
+    if link is not None:                    # across processes: each chunk's members' processes
         roles = np.array([net.role(r) for r in run.spec.roles], dtype=np.int64)
-        run.spec = replace(run.spec, locate=lambda i: net.link.sub(
+        run.spec = replace(run.spec, locate=lambda i: link.sub(
             np.concatenate([tasks.edges_of(i).ravel(), roles])))
         engine = dict(engine, workers=1, scheduler=None)
-    todo, first = tasks, 0
+    todo: Iterable[tuple[int, np.ndarray]] = tasks
+    first = 0
     if run.prefetch is not None:            # the first chunks wait in their workers
         run.prefetch.post(tasks)
         first = len(run.prefetch)
