@@ -72,7 +72,7 @@ import numpy as np
 from noise.accounting import check_delta
 
 from . import _common as C  # noqa: N812 - the codebase's short capital module alias
-from .fedauc_release import (  # noqa: F401
+from .fedauc_release import (  # noqa: F401 - BETA_STEPS, delta_method_variance: re-exported
     ALLOCATIONS,
     BETA_STEPS,
     LapNoise,

@@ -75,8 +75,10 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import fss
 from mpc.comm.costs import Costs
@@ -94,6 +96,9 @@ from .release import release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
 from .tasks import ChunkInputs, default_workers
+
+if TYPE_CHECKING:
+    from ..sampling import Hypergraph
 
 __all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
            "UMPCResult", "run_umpc", "umpc_program"]
@@ -171,8 +176,9 @@ class _Noise:
     notes: list = field(default_factory=list)       # why the default method was not "mpc"
 
 
-def run_umpc(records, spec: UMPCSpec, executor: Executor | None = None, *,
-             session: Session | None = None, hypergraph=None, evaluate: bool | str = False,
+def run_umpc(records: ArrayLike, spec: UMPCSpec, executor: Executor | None = None, *,
+             session: Session | None = None, hypergraph: Hypergraph | None = None,
+             evaluate: bool | str = False,
              progress: bool = False, record_views: bool = False) -> UMPCResult:
     """Run Protocol 3.1 as ``spec`` says, where ``executor`` says; the release and its costs.
 
@@ -220,8 +226,9 @@ def run_umpc(records, spec: UMPCSpec, executor: Executor | None = None, *,
 ROLES = ("dealer", "aggregator")
 
 
-def umpc_program(records, spec: UMPCSpec, *, session: Session | None = None, hypergraph=None,
-                 evaluate: bool | str = False, progress: bool = False,
+def umpc_program(records: ArrayLike, spec: UMPCSpec, *, session: Session | None = None,
+                 hypergraph: Hypergraph | None = None, evaluate: bool | str = False,
+                 progress: bool = False,
                  record_views: bool = False) -> Program:
     """Protocol 3.1 on ``records`` as one SPMD program (:class:`ustat.executors.Program`):
     the records are the parties' private rows (a process of a run across processes holds

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -88,8 +88,9 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
     kernel, epsilon, edges, sampler = spec.kernel, pr.epsilon, ds.edges, ds.sampler
     threat_model, seed, chunk_size = pr.threat_model, ex.seed, ex.chunk_size
     aux_fraction, backend = pr.aux_epsilon_fraction, ex.backend
-    enc_kw = dict(bits=pc.bits, frac_bits=pc.frac_bits, input_frac_bits=pc.input_frac_bits,
-                  resolution=pc.resolution, bounds=pc.bounds)
+    enc_kw: dict[str, Any] = dict(bits=pc.bits, frac_bits=pc.frac_bits,
+                                  input_frac_bits=pc.input_frac_bits,
+                                  resolution=pc.resolution, bounds=pc.bounds)
     kern = kernel_registry.get(kernel)
     bounds = check_bounds(enc_kw.pop("bounds"), kern)
     X = validate_records(scale_records(records, bounds, kern), kern)
@@ -128,6 +129,7 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         nonlocal aux_fraction
         if given_fraction is None:      # from public parameters (ustat.umpc.release)
             aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
+        assert aux_fraction is not None
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
                                 aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
