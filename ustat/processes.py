@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["check_processes", "costs_of", "describe_group", "spread"]
 
 
-def check_processes(processes: int | None) -> int:
+def check_processes(processes: Any) -> int:
     """``processes`` as a positive int, else ValueError naming it."""
     if isinstance(processes, bool) or not isinstance(processes, numbers.Integral) \
             or processes < 1:

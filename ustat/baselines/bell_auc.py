@@ -67,8 +67,11 @@ from .options import BITS, FRAC_BITS, Option, choice, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG
     from mpc.session import Session
 
     from .result import ProtocolResult
@@ -122,7 +125,8 @@ def oracle_constant(epsilon: float) -> float:
     return 1.0 if not math.isfinite(epsilon) else (math.exp(epsilon) + 1) / math.expm1(epsilon)
 
 
-def theorem3_bound(n_pos: int, n_neg: int, alpha: int, c_const: float, a):
+def theorem3_bound(n_pos: int, n_neg: int, alpha: int, c_const: float,
+                   a: ArrayLike) -> float | np.ndarray:
     """Bell et al. Theorem 3: MSE of UAUC^ (unnormalized; divide by (n+ n-)^2 for the AUC).
 
     ``a`` may be an array (the bound is evaluated elementwise).
@@ -141,13 +145,14 @@ def default_threshold(n_pos: int, n_neg: int, alpha: int, c_const: float) -> flo
     return float(grid[int(np.argmin(theorem3_bound(n_pos, n_neg, alpha, c_const, grid)))])
 
 
-def level_groups(members: np.ndarray, alpha: int, coins) -> list:
+def level_groups(members: np.ndarray, alpha: int, coins: CSPRNG) -> list:
     """Random partition of ``members`` into alpha near-equal groups (public coins)."""
     perm = members[coins.permutation(members.size)]
     return np.array_split(perm, alpha)
 
 
-def oracle_estimates(groups, reports, rows, n_c, alpha, epsilon) -> list:
+def oracle_estimates(groups: Sequence[np.ndarray], reports: np.ndarray, rows: np.ndarray,
+                     n_c: float, alpha: int, epsilon: float) -> list:
     """h^ per level l = 1..alpha (list of arrays of length 2^l) from the one-bit reports."""
     c_eps = oracle_constant(epsilon)
     out = []

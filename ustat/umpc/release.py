@@ -41,7 +41,7 @@ import itertools
 import math
 from collections.abc import Iterable
 from statistics import NormalDist
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,7 +67,7 @@ BOOTSTRAP_DRAWS = 4000
 SIM_SEED = 20_240_601
 
 
-def check_confidence(confidence: float) -> float:
+def check_confidence(confidence: Any) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a level in (0, 1), e.g. 0.95, got {confidence!r}")
