@@ -23,7 +23,7 @@ kernel (plain TCP on loopback, no TLS).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,8 +52,9 @@ def check_processes(processes: Any) -> int:
 def spread(program: Callable[..., Any], *args: Any, n: int, roles: Iterable[str],
            processes: int | None = None,
            groups: Iterable[Iterable[GroupItem]] | None = None,
-           private: dict[str, tuple[ArrayLike, ArrayLike]] | None = None,
-           timeout: float | None = None, idle: dict[str, str] | None = None) -> tuple[Any, list]:
+           private: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+           timeout: float | None = None,
+           idle: Mapping[str, str] | None = None) -> tuple[Any, list]:
     """Run ``program(runtime, *args, **rows)`` in several processes; the released value.
 
     ``roles``: the session's roles in order (those of

@@ -24,6 +24,7 @@ traceback. Modules: :mod:`.parser` (options), :mod:`.records` (data),
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -69,14 +70,14 @@ _COMMANDS = {
 SHARED_HOST_COMMANDS = ("serve", "party", "deploy")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The ``ustat`` argument parser (extension subcommands registered too)."""
     from .parser import build_parser as _build
 
     return _build(_COMMANDS)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         from .parser import join_dash_values
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from .common import UsageError, warn
 
 __all__ = [
@@ -14,7 +16,7 @@ __all__ = [
 ]
 
 
-def cmd_demo(args) -> dict:
+def cmd_demo(args: argparse.Namespace) -> dict:
     import numpy as np
 
     from mpc.arith.sharing import additive_share
@@ -52,7 +54,7 @@ def cmd_demo(args) -> dict:
     }
 
 
-def print_demo(res: dict):
+def print_demo(res: dict) -> None:
     rep = res["communication"]
     print(f"Engine demo: {res['parties']} parties multiply {res['batch']} shared "
           f"fixed-point pairs in Z_2^{res['ring_bits']} (c = {res['frac_bits']})")
@@ -68,7 +70,7 @@ def print_demo(res: dict):
         print("  WARNING: seeded run (insecure randomness)")
 
 
-def cmd_kernels(args) -> dict:
+def cmd_kernels(args: argparse.Namespace) -> dict:
     from .. import kernels
 
     return {"kernels": [
@@ -78,13 +80,13 @@ def cmd_kernels(args) -> dict:
         for k in map(kernels.get, kernels.names())]}
 
 
-def print_kernels(res: dict):
+def print_kernels(res: dict) -> None:
     for k in res["kernels"]:
         print(f"{k['name']:<10} k={k['degree']}  columns={','.join(k['columns']):<12} "
               f"{k['description']}")
 
 
-def cmd_protocols(args) -> dict:
+def cmd_protocols(args: argparse.Namespace) -> dict:
     from ..baselines.registry import PROTOCOLS
 
     return {"protocols": [
@@ -93,6 +95,6 @@ def cmd_protocols(args) -> dict:
         for p in PROTOCOLS.values()]}
 
 
-def print_protocols(res: dict):
+def print_protocols(res: dict) -> None:
     for p in res["protocols"]:
         print(f"{p['name']:<11} {p['dp_model']:<12} {p['kernels']:<9} {p['description']}")

@@ -10,6 +10,9 @@ as text.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..specs.umpc import UMPCSpec
 from ..umpc.privacy import umpc_trust
@@ -27,6 +30,9 @@ from .common import (
     traffic_text,
     wire_totals,
 )
+
+if TYPE_CHECKING:
+    from ..umpc.protocol import UMPCResult
 
 __all__ = ["estimate_output", "print_estimate", "wire_summary"]
 
@@ -76,8 +82,8 @@ def _evaluation(kern, res, X) -> dict:
     return ev
 
 
-def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: float = 0.0,
-                    engine: dict | None = None) -> dict:
+def estimate_output(spec: UMPCSpec, res: UMPCResult, X: np.ndarray | None, meta: dict,
+                    notes: list, delta: float = 0.0, engine: dict | None = None) -> dict:
     """The report of ``res`` (a :class:`~ustat.umpc.UMPCResult` of ``spec``): ``X`` the
     records in [0, 1] (for the exact statistic of an evaluation; None without one),
     ``meta`` the data's public description, ``notes`` to add, ``delta`` the release's,
@@ -137,7 +143,7 @@ def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: floa
     return out
 
 
-def wire_summary(res) -> dict:
+def wire_summary(res: UMPCResult) -> dict:
     """What the run's processes wrote to their sockets, next to what the network counted."""
     return wire_totals(res.process_costs, res.online_bits + res.offline_bits)
 
@@ -183,7 +189,7 @@ _THREAT_TEXT = {
     "dis": "M_Dis: noise among all parties",
     "hf": "M_HF: honest fraction, noise by a random committee",
 }
-_METHOD_TEXT = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
+_METHOD_TEXT: dict[str | None, str] = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
 
 
 def _headline(res: dict) -> str:
@@ -236,7 +242,7 @@ def _precision_text(prec: dict) -> str:
     return text + "".join(f", {k} {v}" for k, v in rest.items())
 
 
-def print_estimate(res: dict):
+def print_estimate(res: dict) -> None:
     print(_headline(res))
     unc = _uncertainty(res)
     if unc:
