@@ -201,10 +201,11 @@ def violations(root: str = ROOT) -> list:
     graph = imports(root)
     placed = {m: _layer_or_none(m) for m in graph}
     for mod, targets in graph.items():
-        if placed[mod] is None:
+        layer = placed[mod]
+        if layer is None:
             out.append((mod, "(no layer)", 0, "table"))
             continue
-        ok = allowed(placed[mod])
+        ok = allowed(layer)
         for t, (line, how) in sorted(targets.items()):
             if how == "string" or placed.get(t) not in ok:
                 out.append((mod, t, line, how))
