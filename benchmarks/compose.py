@@ -55,11 +55,11 @@ from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.p
 
 import fss
 from mpc.protocols.providers import CircuitComparisons
+from mpc.run.launch import launch
+from mpc.session import Session
 
 #: FSS gates for two holders (one round), the p-party circuit for more
 COMPARISONS = (fss.FSSGates(), CircuitComparisons())
-from mpc.run.launch import launch  # noqa: E402
-from mpc.session import Session  # noqa: E402
 
 GROUPS_ARGMAX = [[0], [1], [2], ["dealer"]]
 GROUPS_LT = [[0], [1], ["dealer"]]

@@ -99,7 +99,7 @@ import subprocess
 import sys
 import time
 
-import _common  # noqa: F401
+import _common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 from _common import ROOT, emit
 

@@ -41,7 +41,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import _common  # noqa: F401
+import _common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 from _common import ROOT, emit
 

@@ -44,8 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from experiments import _data  # noqa: E402
-from experiments._data import (  # noqa: E402,F401
+from experiments import _data  # noqa: E402 (after the sys.path insert above)
+from experiments._data import (  # noqa: E402,F401 (after sys.path; re-exported for the scripts)
     BANK_FEATURES,
     DIABETES_FEATURES,
     HEART_COLUMNS,
@@ -66,7 +66,7 @@ from experiments._data import (  # noqa: E402,F401
     split,
     xpois,
 )
-from experiments._plots import (  # noqa: E402,F401
+from experiments._plots import (  # noqa: E402,F401 (after sys.path; re-exported for the scripts)
     dress,
     eps_axis,
     legend_below,

@@ -219,11 +219,17 @@ def main(argv=None) -> int:
     run = C.start("sinh_ramon_gini", __doc__.splitlines()[0], argv)
     if run.quick:
         sizes = [100, 300]
-        runs_of = lambda n: run.repeats(2, 2)                         # noqa: E731
+
+        def runs_of(n):
+            return run.repeats(2, 2)
+
     else:
         sizes = [100, 1000, 5000, 7000, 10_000, 30_000, 100_000]
         full = {100: 40, 1000: 40, 5000: 40, 7000: 20, 10_000: 20, 30_000: 10, 100_000: 6}
-        runs_of = lambda n: run.runs if run.runs is not None else full[n]   # noqa: E731
+
+        def runs_of(n):
+            return run.runs if run.runs is not None else full[n]
+
     rows, _refs = measure(run, sizes, runs_of)
     stats = S.summarize(rows, ["n"])
     samp = sampler_times(run, sizes, 2 if run.quick else 3)

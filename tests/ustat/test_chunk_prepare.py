@@ -367,7 +367,10 @@ def test_secure_ops_plan_then_replay_equals_a_single_pass():
         assert np.array_equal(u, v)
     assert sa.net.report() == sb.net.report()
     assert pickle.dumps(sa.net.traffic()) == pickle.dumps(sb.net.traffic())
-    op = lambda v: sb.ring.to_signed(sb.ring.sum(v, axis=0))   # noqa: E731
+
+    def op(v):
+        return sb.ring.to_signed(sb.ring.sum(v, axis=0))
+
     assert np.array_equal(op(replayed[0]), (x < y).astype(int))
     assert np.array_equal(op(replayed[2]), (x > y).astype(int))
     assert np.array_equal(op(replayed[3]), (x == y).astype(int))

@@ -60,7 +60,7 @@ import itertools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -113,8 +113,12 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
     elif pool == "threads":
         with ThreadPoolExecutor(workers) as ex:
             if isinstance(tasks, ChunkInputs):
-                submit = lambda i, _: ex.submit(_gathered_chunk, spec, tasks, i)  # noqa: E731
-                yield from windowed(submit, _indices(tasks), WINDOW_PER_WORKER * workers,
+                inputs = tasks
+
+                def submit(i: int, _: None) -> Future:
+                    return ex.submit(_gathered_chunk, spec, inputs, i)
+
+                yield from windowed(submit, _indices(inputs), WINDOW_PER_WORKER * workers,
                                     meanwhile)
             else:
                 yield from windowed(lambda i, v: ex.submit(run_chunk, spec, i, v), tasks,
