@@ -56,7 +56,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from benchmarks._common import ROOT, emit  # noqa: E402
+from benchmarks._common import ROOT, emit
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
 BANK_BOUNDS = [(18, 95), (-8019, 102127)]
@@ -82,8 +82,7 @@ def run(protocol: str, X, kernel: str, evaluate: bool = False, **params):
     """One run of ``protocol`` at epsilon = EPSILON (``params``: fields of its
     :class:`ustat.specs.BaselineSpec`), in this process. Timed as a whole: the spec is built
     inside, as the reference tree's keyword call built its arguments."""
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     return run_protocol(X, BaselineSpec.of(protocol, kernel, epsilon=EPSILON, **params),
                         evaluate=evaluate)

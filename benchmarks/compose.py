@@ -39,8 +39,8 @@ argmax_ratio_3proc_vs_mpyc_m3, trust (text), wire bytes of the 3-process runs.
 
 from __future__ import annotations
 
-import inspect
 import importlib.util
+import inspect
 import os
 import re
 import statistics
@@ -51,16 +51,15 @@ import textwrap
 import time
 
 import numpy as np
-
 from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
 
-import fss  # noqa: E402
-from mpc.protocols.providers import CircuitComparisons  # noqa: E402
+import fss
+from mpc.protocols.providers import CircuitComparisons
+from mpc.run.launch import launch
+from mpc.session import Session
 
 #: FSS gates for two holders (one round), the p-party circuit for more
 COMPARISONS = (fss.FSSGates(), CircuitComparisons())
-from mpc.run.launch import launch  # noqa: E402
-from mpc.session import Session  # noqa: E402
 
 GROUPS_ARGMAX = [[0], [1], [2], ["dealer"]]
 GROUPS_LT = [[0], [1], ["dealer"]]
@@ -219,7 +218,7 @@ def main(argv=None):
     res.update(lt_per_s_3proc=n_lt / run, lt_launch_seconds_3proc=launch_s, lt_wire_3proc=wire)
     if not args.no_mpyc:
         try:
-            import mpyc  # noqa: F401
+            import mpyc
         except ImportError:
             res["mpyc"] = "not installed (pip install mpyc)"
         else:

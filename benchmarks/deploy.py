@@ -50,8 +50,7 @@ import textwrap
 import time
 
 import numpy as np
-
-from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
+from _common import ROOT, emit  # importing it puts the repository on sys.path
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
 KENDALL = ["estimate", "kendall", "--columns", "age,balance", "--bounds", "18:95,-8019:102127",
@@ -70,7 +69,8 @@ def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
-    init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(), timeout=timeout)
+    init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(),
+         timeout=timeout)
     if delay:
         path = os.path.join(d, "deploy.toml")
         with open(path) as f:
@@ -246,7 +246,8 @@ def main(argv=None):
             try:
                 import mpyc
                 res["mpyc_version"] = mpyc.__version__
-                res["mpyc_gmpy2"] = importlib.util.find_spec("gmpy2") is not None   # MPyC's fast path
+                # MPyC's fast path
+                res["mpyc_gmpy2"] = importlib.util.find_spec("gmpy2") is not None
                 n_m = 10**3 if args.quick else 10**4
                 try:
                     res["mpyc_lt_per_s_m3"] = _mpyc_lt(n_m, args.repeats, tmp, ssl=True)

@@ -79,6 +79,11 @@ def _summary(hits, widths, degenerate=None):
     return d
 
 
+def _within(lo, x, hi):
+    """Elementwise lo <= x <= hi (arrays)."""
+    return (lo <= x) & (x <= hi)
+
+
 def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
     """Pointwise, band and quantile intervals of the ECDF release. Quantiles: the interval of
     the interpolated (grouped-data) quantile (``quantile_ci_coverage``) and, rounded up to the
@@ -112,16 +117,16 @@ def ecdf_coverage(data, runs, epsilons=EPSILONS) -> dict:
             for _ in range(runs):
                 r = release(x, spec)
                 iv = r.intervals()
-                pt.append(np.mean((iv["pointwise_lo"] <= F) & (F <= iv["pointwise_hi"])))
-                band.append(bool(np.all((iv["band_lo"] <= F) & (F <= iv["band_hi"]))))
+                pt.append(np.mean(_within(iv["pointwise_lo"], F, iv["pointwise_hi"])))
+                band.append(bool(np.all(_within(iv["band_lo"], F, iv["band_hi"]))))
                 if not located:
                     continue
                 qi = r.quantile_intervals(levels)
                 lo, hi = qi["interpolated_lo"], qi["interpolated_hi"]
-                q.extend((lo <= Q_int) & (Q_int <= hi))
+                q.extend(_within(lo, Q_int, hi))
                 qw.extend(hi - lo)
                 qd.extend((lo == tau[0]) & (hi == tau[-1]))
-                grid.extend((qi["lo"] <= Q) & (Q <= qi["hi"]))
+                grid.extend(_within(qi["lo"], Q, qi["hi"]))
             by[f"{name}_eps{eps:g}"] = {"pointwise": float(np.mean(pt)),
                                         "band": float(np.mean(band)),
                                         "band_halfwidth": iv["band_halfwidth_counts"] / r.n}

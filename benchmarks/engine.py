@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (puts the repo root on sys.path)
 import numpy as np
-
 from _common import cold_and_warm, emit, parse_args
-from mpc.protocols.beaver import multiply
-from mpc.comm.network import Network
+
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.comm.network import Network
+from mpc.protocols.beaver import multiply
+from mpc.session import Session
 
 
 def accounting(n_parties: int, chunks: int = 16, chunk: int = 1 << 17) -> float:

@@ -116,7 +116,7 @@ class ReleaseLaw:
     public parameters of one real run, then releases drawn without the MPC (module docstring)."""
 
     def __init__(self, records, kernel, epsilon, bounds, threat_model):
-        from ustat import kernels as K
+        from ustat import kernels as K  # noqa: N812 - the codebase's short capital module alias
         from ustat.umpc.precision import reference_records
 
         first = _run_umpc(records, kernel, epsilon=epsilon, bounds=tuple(bounds),

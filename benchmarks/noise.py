@@ -28,12 +28,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from mpc.arith.rng import CSPRNG  # noqa: E402
-from mpc.session import Session  # noqa: E402
-from noise import distributed as D  # noqa: E402
-from noise import samplers as S  # noqa: E402
+from mpc.arith.rng import CSPRNG
+from mpc.session import Session
+from noise import distributed as D  # noqa: N812 - the codebase's short capital module alias
+from noise import samplers as S  # noqa: N812 - the codebase's short capital module alias
 
 SCALE = 2 ** 14  # fixed-point units of the paper's default c = 14 at epsilon = sensitivity
 

@@ -29,6 +29,7 @@ Times are medians of ``repeat`` (>= 3) warm runs; the first (cold) run of the
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import statistics
@@ -39,12 +40,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from mpc.ot import (DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot,  # noqa: E402
-                       correlated_ot, random_ot)
-from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix  # noqa: E402
-from mpc.ot.prg import hash_rows  # noqa: E402
-from mpc.arith.rng import CSPRNG  # noqa: E402
-from mpc.session import Session  # noqa: E402
+from mpc.arith.rng import CSPRNG
+from mpc.ot import DEFAULT_CROSSOVER, available_groups, base_ot, chosen_ot, correlated_ot, random_ot
+from mpc.ot.iknp import KAPPA, Layout, receiver_matrix, rows, sender_matrix
+from mpc.ot.prg import hash_rows
+from mpc.session import Session
 
 PUBLISHED = {
     "source": "emp-ot README, Performance section (v1.0.0-alpha.1): two AWS m8a.8xlarge "
@@ -152,12 +152,12 @@ def bench_base(n, repeat):
         rs, rr = _streams("base", name)
         c = rr.bits((1, m))
         s = Session(2)
-        _, warm, _ = _timed(lambda: base_ot(s, [0], [1], c, rng_sender=rs, rng_receiver=rr,
-                                            group=name), repeat)
+        _, warm, _ = _timed(functools.partial(base_ot, s, [0], [1], c, rng_sender=rs,
+                                              rng_receiver=rr, group=name), repeat)
         out[name] = m / warm
         if name == available_groups()[0]:           # chosen 16-byte OTs, as otc does them
             x = rs.bytes_array(16 * m).reshape(1, m, 16)
-            _, warm, _ = _timed(lambda: chosen_ot(s, [0], [1], c, x, x, rng_sender=rs,
+            _, warm, _ = _timed(functools.partial(chosen_ot, s, [0], [1], c, x, x, rng_sender=rs,
                                                   rng_receiver=rr, method="base"), repeat)
             out["chosen_direct"] = m / warm
     return out

@@ -99,9 +99,8 @@ import subprocess
 import sys
 import time
 
-import _common  # noqa: F401
+import _common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
-
 from _common import ROOT, emit
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
@@ -188,7 +187,8 @@ print(json.dumps(out))
 """
 
 
-#: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40, c = 14).
+#: run_umpc keywords added to every Gini run (``--gini-encoding paper``: the paper's l = 40,
+#: c = 14).
 GINI_ENCODING: dict = {}
 #: ``--memory retained``: the Gini processes call mpc.machine.memory.retain_freed_memory() first.
 RETAIN = [False]

@@ -41,9 +41,8 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import _common  # noqa: F401
+import _common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
-
 from _common import ROOT, emit
 
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
@@ -59,9 +58,9 @@ def variance_ratio(threat_model: str, method: str, releases: int) -> dict:
     """Released noise over R whole releases of Kendall (n = 40, all edges), in ring units."""
     from mpc.arith.rng import CSPRNG
     from ustat.data import synthetic_uniform
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
 
     X = synthetic_uniform(40, 2, CSPRNG(1))
     spec = UMPCSpec.of("kendall", epsilon=1.0, edges="all", sampler="all",
@@ -89,9 +88,9 @@ def _bank_chunk(args):
     count, hg_seed = args
     from mpc.arith.rng import CSPRNG
     from ustat import sampling
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
 
     X = _bank()
     hg = sampling.sample("balanced", X.shape[0], 2 * X.shape[0], 2, CSPRNG(hg_seed))
@@ -129,9 +128,9 @@ def bank_central_law(runs: int) -> dict:
 
 def bank_noise_step() -> dict:
     """Bits, rounds and seconds of the noise phase of one Bank release per method and model."""
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
 
     X = _bank()
     out = {}
@@ -199,9 +198,9 @@ def audit(runs: int) -> dict:
 def release_audit(releases: int) -> dict:
     """The threshold audit on whole releases of two neighbouring data sets (docstring)."""
     from noise.audit import threshold_audit
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
 
     D0 = np.column_stack([np.arange(5) / 4, (np.arange(5) + 1) / 8])   # all pairs concordant
     D1 = D0.copy()

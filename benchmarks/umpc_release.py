@@ -24,7 +24,6 @@ import time
 
 import _common  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
-
 from _common import emit, parse_args
 
 
@@ -33,9 +32,9 @@ def precision_metrics() -> dict:
     import pytest
 
     from tests.ustat import test_precision as acc
-    from ustat.umpc import run_umpc
     from ustat.executors import Simulator
     from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
 
     t0 = time.perf_counter()
     worst, where, count = 0.0, None, 0

@@ -6,13 +6,12 @@ The score is the call duration normalized with the public bound 0:5000 s
 
 import os
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
-from ustat.baselines import run_protocol
+from ustat.baselines import BaselineSpec, run_protocol
 from ustat.data import load_csv, normalize
-from ustat.baselines import BaselineSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])

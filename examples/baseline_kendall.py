@@ -6,13 +6,12 @@ benchmarks/baselines.py repeats this 50 times at t = 64 for MSEs.
 
 import os
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
-from ustat.baselines import PROTOCOLS, run_protocol
+from ustat.baselines import PROTOCOLS, BaselineSpec, run_protocol
 from ustat.data import load_csv, normalize
-from ustat.baselines import BaselineSpec
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])

@@ -4,13 +4,13 @@ f(x, y) = [|x - y| <= 0.1], written from secure operations (abs, interval
 containment, conversion to fixed point) and run by the same protocol.
 """
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
 from ustat.kernels import Kernel
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 WIDTH = 0.1
 

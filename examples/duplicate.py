@@ -2,12 +2,12 @@
 
 import os
 
-import _paths  # noqa: F401
+import _paths
 
 from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 if os.path.exists(_paths.BANK):
     X, _ = load_csv(_paths.BANK, columns=["job"], categorical=True)

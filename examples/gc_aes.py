@@ -9,7 +9,7 @@ Needs ../shared/data/circuits/aes_128.txt (Bristol Fashion).
 import os
 import time
 
-import _paths  # noqa: F401
+import _paths
 
 from mpc.gc import bits_to_bytes, bytes_to_bits, read_bristol
 from mpc.gc.yao import yao

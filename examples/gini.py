@@ -1,12 +1,12 @@
 """Gini mean difference of 1000 parties' incomes (synthetic), epsilon = 1."""
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
 from ustat.data import normalize
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 rng = CSPRNG()
 income = 20_000 + 80_000 * rng.random(1000) ** 2        # one record per party

@@ -2,13 +2,13 @@
 
 import os
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
 from ustat.data import load_csv, normalize
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 if os.path.exists(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])

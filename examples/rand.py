@@ -1,11 +1,11 @@
 """Rand index between two clusterings held by 1000 parties, epsilon = 1."""
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 g = CSPRNG()
 a = g.integers(4, (1000,))

@@ -2,12 +2,12 @@
 
 import math
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 g = CSPRNG()
 X = np.minimum(g.integers(8, (2000,)), g.integers(8, (2000,))).astype(float)[:, None]

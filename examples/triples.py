@@ -1,10 +1,10 @@
 """Randles' triples statistic (degree 3) for asymmetry of a skewed sample, epsilon = 1."""
 
-import _paths  # noqa: F401
+import _paths
 
 from mpc.arith.rng import CSPRNG
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 g = CSPRNG()
 x = g.random(600) ** 3            # right-skewed in [0, 1]

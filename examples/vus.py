@@ -5,12 +5,12 @@ U * C(n,3) / (n0 n1 n2): at small n their noise dominates the error, so this
 example uses n = 3000.
 """
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
-from ustat.umpc import run_umpc
 from ustat.specs import UMPCSpec
+from ustat.umpc import run_umpc
 
 g = CSPRNG()
 n = 3000

@@ -123,7 +123,8 @@ def run_one(job: dict, data: dict) -> dict:
 
 
 def main(argv) -> int:
-    spec = json.load(open(argv[1]))
+    with open(argv[1]) as f:
+        spec = json.load(f)
     data = {k: np.load(v) for k, v in spec["data"].items()}
     reals: dict = {}
     from protocols.real import compute_real_U

@@ -44,14 +44,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from experiments import _data  # noqa: E402
-from experiments._data import (BANK_FEATURES, DIABETES_FEATURES, HEART_COLUMNS,  # noqa: E402,F401
-                               HEART_FEATURES, HEART_FILES, MissingData, bank_full, bank_jobs,
-                               bank_small, crossfit_dataset, crossfit_scores, data_file, diabetes,
-                               heart, heart_table, heldout_scores, logistic_scores, split, xpois)
-from experiments._plots import (dress, eps_axis, legend_below,  # noqa: E402,F401
-                               legend_outside, paper_legend, paper_style, pyplot, save_png,
-                               subplots)
+from experiments import _data  # noqa: E402 (after the sys.path insert above)
+from experiments._data import (  # noqa: E402,F401 (after sys.path; re-exported for the scripts)
+    BANK_FEATURES,
+    DIABETES_FEATURES,
+    HEART_COLUMNS,
+    HEART_FEATURES,
+    HEART_FILES,
+    MissingData,
+    bank_full,
+    bank_jobs,
+    bank_small,
+    crossfit_dataset,
+    crossfit_scores,
+    data_file,
+    diabetes,
+    heart,
+    heart_table,
+    heldout_scores,
+    logistic_scores,
+    split,
+    xpois,
+)
+from experiments._plots import (  # noqa: E402,F401 (after sys.path; re-exported for the scripts)
+    dress,
+    eps_axis,
+    legend_below,
+    legend_outside,
+    paper_legend,
+    paper_style,
+    pyplot,
+    save_png,
+    subplots,
+)
 
 RESULTS = os.path.join(ROOT, "experiments", "results")
 DEFAULT_SEED = 20240607

@@ -21,7 +21,7 @@ DEFAULT_DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
 DATA = os.environ.get("USTAT_DATA") or DEFAULT_DATA
 
 
-class MissingData(FileNotFoundError):
+class MissingData(FileNotFoundError):  # noqa: N818 - public name: run_all.py and the tests catch it
     """A data set of the data directory is not there (the message names the path)."""
 
 

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from experiments import _common as C
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 #: The paper's Criteo sets (Table 4): M, P.
 CRITEO = {"small": (458407, 117317), "large": (4584062, 1173981)}
@@ -114,8 +114,7 @@ class Release:
 
 def protocol_run(scores, y, protocol: str, eps: float, seed, **kw):
     """One real protocol run on the simulated network (its costs)."""
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     X = np.column_stack([scores, np.asarray(y, dtype=np.float64)])
     return run_protocol(X, BaselineSpec.of(protocol, "auc", epsilon=eps, seed=seed, **kw))

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from experiments import _common as C
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 #: The paper's threat model for the comparisons (Sec. 6.1: M_HF) and its encoding.
 THREAT_MODEL = "hf"

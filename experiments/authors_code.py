@@ -60,7 +60,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 REPO_URL = "https://github.com/anonguest1398/federated-U-statistics"
 RESULTS_COMMIT = "0119b99ffe5ec1f534f36ed27523085c94364931"
@@ -389,8 +389,8 @@ def main(argv=None) -> int:
     C.write_markdown(run.path(".md"), "The Sinh-Ramon authors' code on our inputs", run, sections)
     C.write_json(run, [], {"facts": fx, "code_commit": CODE_COMMIT,
                            "results_commit": RESULTS_COMMIT, "skipped": skipped,
-                           "tables": {g: [list(map(lambda c: c if not isinstance(c, float)
-                                                   else float(c), r)) for r in rs]
+                           "tables": {g: [[c if not isinstance(c, float) else float(c)
+                                           for c in r] for r in rs]
                                       for g, rs in tables.items()}})
     print(f"[{run.name}] done in {run.elapsed():.0f} s", file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0]
 BINS = [16, 64, 256, 1024]
@@ -91,8 +91,7 @@ def plot(run, stats, bins, eps_list, runs, n, n_pos, truth):
 def main(argv=None) -> int:
     from sklearn.metrics import roc_auc_score
 
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     run = C.start("bell_auc_rr", __doc__.splitlines()[0], argv)
     runs = run.repeats(3, 50)

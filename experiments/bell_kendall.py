@@ -54,7 +54,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [0.5, 1.0, 2.0, 5.0, 10.0]
 PAIRS = [1, 2, 5]
@@ -84,8 +84,7 @@ def variants(pairs_list):
 
 
 def call(proto, X, eps, pairs, seed, engine="plain", evaluate=False):
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     if proto == "bell-ldp":
         spec = BaselineSpec.of(proto, "kendall", epsilon=eps, bins=LEVELS, seed=seed)
@@ -225,7 +224,7 @@ def main(argv=None) -> int:
     _, keep_g = C.split(N, run.seed_for("subset-gc"), n_gc_all)
     gc_todo.append(("gc-all", "2pc-all", "all", X_all[keep_g], run.seed_for("gc-all", 1.0)))
     with C.Progress(len(gc_todo), "garbled-circuit runs") as bar:
-        for panel, v, p, X, seed in gc_todo:
+        for _panel, v, p, X, seed in gc_todo:
             g = call("bell-2pc", X, 1.0, p, seed, engine="gc")
             pl = call("bell-2pc", X, 1.0, p, seed, engine="plain")
             gc_rows.append({"panel": "gc", "variant": v, "protocol": "bell-2pc", "pairs": p,

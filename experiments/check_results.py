@@ -26,7 +26,7 @@ import tempfile
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 #: Columns that are measurements of time (they differ from run to run).
 TIMING = ("seconds",)

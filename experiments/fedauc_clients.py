@@ -37,8 +37,8 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _fedauc as F  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _fedauc as F  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [1.0, 2.0, 4.0, 8.0]
 T2_SPC = [45840.0, 458.4, 4.6, 1.0]

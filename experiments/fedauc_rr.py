@@ -23,6 +23,7 @@ Quick mode: 3000 records (and a tenth), 3 epsilons, 3 runs.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -32,8 +33,8 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _fedauc as F  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _fedauc as F  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, math.inf]
 #: Table 5 (small set, epoch 1): epsilon -> (mean AUC, std over 100 runs); truth 0.749383.
@@ -84,7 +85,7 @@ def measure(run, data, eps_list, runs):
 
 def summarize(rows, data, eps_list) -> dict:
     out = {}
-    for k, (s, y) in data.items():
+    for k, (_s, y) in data.items():
         M, P = y.size, int(y.sum())
         for e in eps_list:
             sel = [r for r in rows if r["set"] == k and r["epsilon"] == e]
@@ -118,10 +119,10 @@ def claims(stats, eps_list, pis) -> list:
               if stats[("tenth", e)]["std"] > 0 else math.nan for e in fin]
     paper_ratios = [PAPER_T6[e][1] / PAPER_T5[e][1] for e in fin if e in PAPER_T5]
     mono = all(stats[("main", a)]["std"] > stats[("main", b)]["std"]
-               for a, b in zip(fin, fin[1:]))
+               for a, b in itertools.pairwise(fin))
     t3 = [e for e in fin if e in PAPER_T3]
     drop = all(stats[("main", a)]["noisy_mean"] <= stats[("main", b)]["noisy_mean"] + 1e-9
-               for a, b in zip(t3, t3[1:]))
+               for a, b in itertools.pairwise(t3))
     bias = max(abs(stats[("main", e)]["mean"] - stats[("main", math.inf)]["mean"])
                / max(stats[("main", e)]["std"], 1e-12) * math.sqrt(stats[("main", e)]["runs"])
                for e in fin)

@@ -32,8 +32,8 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _fedauc as F  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _fedauc as F  # noqa: N812 - the codebase's short capital module alias
 
 TOP_K = [1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 50000, 100000]
 #: Table 8 (Criteo small): K -> (positives in top K, precision, recall).

@@ -32,7 +32,7 @@ import time
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments._common import DEFAULT_SEED, MissingData, scratch_dir  # noqa: E402
+from experiments._common import DEFAULT_SEED, MissingData, scratch_dir
 
 #: Every script, in the order of the README (one section per paper).
 SCRIPTS = [

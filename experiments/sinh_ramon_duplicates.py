@@ -27,6 +27,7 @@ records, 2 runs.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import sys
@@ -36,7 +37,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 SAMPLERS = ["balanced", "uniform", "bernoulli"]
 LAWS = {"default": {}, "paper": {"max_colluders": 0}}
@@ -123,7 +124,7 @@ def conclusions(stats, n) -> tuple[str, dict]:
     def differ(a, b):
         (ma, sa), (mb, sb) = law[a], law[b]
         return abs(ma - mb) > 2 * math.hypot(sa, sb)
-    strict = [(a, b) for a, b in zip(order, order[1:]) if differ(a, b)]
+    strict = [(a, b) for a, b in itertools.pairwise(order) if differ(a, b)]
     deg = {s: stats[s]["max_degree"] for s in SAMPLERS}
     spread = max(deg.values()) / min(deg.values())
     over = {s: AUTHORS_FILE[s][0] / paper_noise(n) for s in SAMPLERS}

@@ -11,13 +11,13 @@ authors' simulations (results/gini.txt: 7 runs per n at n = 100, 1000, 5000,
 
 Here every protocol runs for real on the simulated network (see
 :mod:`experiments._sinh_ramon`): U-MPC in the variants ``umpc`` (|E| = 2n,
-the toolkit's default noise: one discrete Laplace sampled inside MPC), ``umpc-law`` (|E| = 2n, the paper's
-law: one discrete Laplace), ``umpc-002`` (|E| = 0.02 C(n, 2) at the paper's
-law, the authors' comparison.py when their results were written; at the
-results file's n only) and ``umpc-default`` (the toolkit's encoding, 2 runs
-per n, for its communication); ``bell-ldp``, ``ghazi``, ``ghazi-sm`` with
-t = 256. Costs: the network's counters, wall time split at the data
-parties' last message.
+the toolkit's default noise: one discrete Laplace sampled inside MPC),
+``umpc-law`` (|E| = 2n, the paper's law: one discrete Laplace), ``umpc-002``
+(|E| = 0.02 C(n, 2) at the paper's law, the authors' comparison.py when
+their results were written; at the results file's n only) and
+``umpc-default`` (the toolkit's encoding, 2 runs per n, for its
+communication); ``bell-ldp``, ``ghazi``, ``ghazi-sm`` with t = 256. Costs:
+the network's counters, wall time split at the data parties' last message.
 
 Fig. 2's U-MPC wall time falls from n = 3 10^4 to 10^5: the table "sampler
 time" times BalancedSamp alone at each n, with its default mixing rule (5
@@ -40,9 +40,9 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _sinh_ramon as S  # noqa: E402
-from experiments._sinh_ramon import LABELS, pick  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments._sinh_ramon import LABELS, pick
 
 EPSILON, BINS = 1.0, 256
 MAIN = ["umpc", "umpc-law", "bell-ldp", "ghazi", "ghazi-sm"]
@@ -219,12 +219,18 @@ def main(argv=None) -> int:
     run = C.start("sinh_ramon_gini", __doc__.splitlines()[0], argv)
     if run.quick:
         sizes = [100, 300]
-        runs_of = lambda n: run.repeats(2, 2)                         # noqa: E731
+
+        def runs_of(n):
+            return run.repeats(2, 2)
+
     else:
         sizes = [100, 1000, 5000, 7000, 10_000, 30_000, 100_000]
         full = {100: 40, 1000: 40, 5000: 40, 7000: 20, 10_000: 20, 30_000: 10, 100_000: 6}
-        runs_of = lambda n: run.runs if run.runs is not None else full[n]   # noqa: E731
-    rows, refs = measure(run, sizes, runs_of)
+
+        def runs_of(n):
+            return run.runs if run.runs is not None else full[n]
+
+    rows, _refs = measure(run, sizes, runs_of)
     stats = S.summarize(rows, ["n"])
     samp = sampler_times(run, sizes, 2 if run.quick else 3)
     C.write_csv(run, rows)

@@ -39,9 +39,9 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _sinh_ramon as S  # noqa: E402
-from experiments._sinh_ramon import BASELINES, COLORS, LABELS, MARKERS, pick  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments._sinh_ramon import BASELINES, COLORS, LABELS, MARKERS, pick
 
 VARIANTS = ["umpc", "umpc-law", "umpc-002"]
 PROTOCOLS = VARIANTS + BASELINES

@@ -32,9 +32,9 @@ import sys
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
-from experiments import _sinh_ramon as S  # noqa: E402
-from experiments._sinh_ramon import BASELINES, LABELS, pick  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments._sinh_ramon import BASELINES, LABELS, pick
 
 EPSILONS = [0.1, 1.0]
 VARIANTS = ["umpc", "umpc-law", "umpc-002"]

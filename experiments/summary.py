@@ -27,7 +27,7 @@ import sys
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments._common import RESULTS  # noqa: E402
+from experiments._common import RESULTS
 
 START, END = "<!-- combined-table:start -->", "<!-- combined-table:end -->"
 COLUMNS = ["item", "what we ran (data, \\|E\\|, epsilon, runs)", "paper", "ours (+- s.e.)",
@@ -58,7 +58,7 @@ def rows(docs: dict) -> list:
         for key, sentence in doc.get("numbers", {}).get("facts", {}).items():
             facts[f"{name}:{key}"] = sentence
     out = []
-    for name, doc in docs.items():
+    for doc in docs.values():
         for it in doc.get("items", []):
             expl, missing = it["explanation"], []
             for ref in it.get("see", []):

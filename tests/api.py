@@ -59,8 +59,7 @@ def flat_protocol(name, records, kernel, **kw):
     """``run_protocol`` with flat keywords: the fields of :class:`ustat.specs.BaselineSpec`
     by their flat names, the executor's (``processes``, ``groups``, ``timeout``: local
     processes) and the call's own (``session``, ``evaluate``)."""
-    from ustat.baselines import run_protocol
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, run_protocol
 
     executor = executor_of(kw)
     options = {k: kw.pop(k) for k in PROTOCOL_OPTIONS if k in kw}
@@ -69,8 +68,7 @@ def flat_protocol(name, records, kernel, **kw):
 
 def flat_planned_delta(name, records, kernel, **kw):
     """``planned_delta`` of the spec of these flat keywords (as :func:`flat_protocol`)."""
-    from ustat.baselines import planned_delta
-    from ustat.baselines import BaselineSpec
+    from ustat.baselines import BaselineSpec, planned_delta
 
     return planned_delta(records, BaselineSpec.of(name, kernel, **kw))
 

@@ -68,15 +68,27 @@ def test_a_layer_checker_catches_what_it_must(tmp_path):
 #: self/cls apart): more is an options object waiting to be named (DESIGN.md, "Shape").
 MAX_PARAMETERS = 12
 #: Packages whose public functions are all annotated, every parameter and the return.
-ANNOTATED = ("mpc", "noise")
+ANNOTATED = ("mpc", "noise", "ustat")
+#: Modules (and packages) of ANNOTATED that the annotation test skips for now. Delete this
+#: allowance to make the test strict.
+NOT_YET_ANNOTATED = (
+    # ported by a colleague at the same time; removed at merge
+    "ustat.ecdf", "ustat.deploy", "ustat.specs.ecdf", "ustat.reports.ecdf", "ustat.cli.ecdf",
+    "ustat.cli.ecdf_options", "ustat.cli.deploy",
+)
 #: Packages that still have public functions over MAX_PARAMETERS today (the test skips them).
 OVER_THE_LIMIT = ("ustat",)  # removed when the run-spec work lands
 
 
-def _public_defs(package: str, root: str = ROOT) -> list:
+def _skipped(mod: str, skip: tuple) -> bool:
+    return any(mod == s or mod.startswith(s + ".") for s in skip)
+
+
+def _public_defs(package: str, root: str = ROOT, skip: tuple = ()) -> list:
     """``(where, qualified name, def node, is_method)`` for every public function and method of
     ``package``: module-level functions and the methods of classes (nested classes too) whose
-    names do not start with "_", in every module, private modules included."""
+    names do not start with "_", in every module, private modules included, but those of
+    ``skip`` (module or package names)."""
     out = []
 
     def walk(body, path, prefix, in_class):
@@ -88,7 +100,7 @@ def _public_defs(package: str, root: str = ROOT) -> list:
                 out.append((f"{path}:{node.lineno}", prefix + node.name, node, in_class))
 
     for mod, path in sorted(layers.modules(root).items()):
-        if mod == package or mod.startswith(package + "."):
+        if (mod == package or mod.startswith(package + ".")) and not _skipped(mod, skip):
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
             walk(tree.body, os.path.relpath(path, root), "", False)
@@ -105,9 +117,9 @@ def _parameters(node, is_method: bool) -> list:
     return params
 
 
-def _unannotated(package: str, root: str = ROOT) -> list:
+def _unannotated(package: str, root: str = ROOT, skip: tuple = ()) -> list:
     out = []
-    for where, name, node, is_method in _public_defs(package, root):
+    for where, name, node, is_method in _public_defs(package, root, skip):
         missing = [p.arg for p in _parameters(node, is_method) if p.annotation is None]
         missing += ["return"] if node.returns is None else []
         if missing:
@@ -123,8 +135,9 @@ def _too_many_parameters(package: str, root: str = ROOT) -> list:
 
 @pytest.mark.parametrize("package", ANNOTATED)
 def test_every_public_function_is_annotated(package):
-    """Every parameter (self/cls apart) and the return of every public function and method."""
-    bad = _unannotated(package)
+    """Every parameter (self/cls apart) and the return of every public function and method
+    (the modules of NOT_YET_ANNOTATED apart)."""
+    bad = _unannotated(package, skip=NOT_YET_ANNOTATED)
     assert not bad, "\n".join(bad)
 
 
@@ -157,5 +170,7 @@ def test_the_signature_checks_catch_what_they_must(tmp_path):
         "          h: int, i: int, j: int, k: int, l: int, **kw: int) -> None: ...\n")
     assert [line.split(" ", 1)[1] for line in _unannotated("mpc", str(tmp_path))] == [
         "f: no annotation on b", "C.m: no annotation on return"]
+    assert _unannotated("mpc", str(tmp_path), skip=("mpc._private",)) == []
+    assert len(_unannotated("mpc", str(tmp_path), skip=("mpc._priv",))) == 2   # whole names
     assert [line.split(" ", 1)[1] for line in _too_many_parameters("mpc", str(tmp_path))] == [
         "C.n: 14 parameters (at most 12)"]

@@ -64,8 +64,8 @@ LAYERS = (
                            "provider"),
     Layer("noise", ("mpc",), "exact DP samplers, distributed noise, accounting"),
     Layer("ustat", (), "the package itself: its version", exact=True),
-    Layer("ustat.kernels", ("mpc", "ustat"), "the U-statistic kernels (plain and secure), registered by "
-                                     "name", holds=("ustat.kernels",)),
+    Layer("ustat.kernels", ("mpc", "ustat"), "the U-statistic kernels (plain and secure), "
+                                             "registered by name", holds=("ustat.kernels",)),
     Layer("ustat.sampling", ("mpc",), "hypergraphs of edges: BalancedSamp, uniform, Bernoulli"),
     Layer("ustat.data", ("mpc",), "reading and checking records: files, labels, bounds, the "
                                   "synthetic default, data-set identity"),
@@ -201,10 +201,11 @@ def violations(root: str = ROOT) -> list:
     graph = imports(root)
     placed = {m: _layer_or_none(m) for m in graph}
     for mod, targets in graph.items():
-        if placed[mod] is None:
+        layer = placed[mod]
+        if layer is None:
             out.append((mod, "(no layer)", 0, "table"))
             continue
-        ok = allowed(placed[mod])
+        ok = allowed(layer)
         for t, (line, how) in sorted(targets.items()):
             if how == "string" or placed.get(t) not in ok:
                 out.append((mod, t, line, how))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 
 from tools import layers
 
@@ -27,11 +28,16 @@ def parts() -> dict:
     return {"layers": layers.markdown()}
 
 
+def _between_markers(body: str) -> Callable[[re.Match], str]:
+    """A substitution keeping a marked part's start and end markers around ``body``."""
+    return lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2)
+
+
 def render(text: str, generated: dict, samples: bool = True) -> str:
     """``text`` with every marked part replaced by its generated content."""
     for name, body in generated.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
-        text = pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+        text = pattern.sub(_between_markers(body), text)
     if samples:
         text = SAMPLE.sub(_sample_block, text)
     return text

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 #: How numeric inputs are used: ``"order"`` kernels only compare integer
 #: combinations of them (sign, <, =; invariant under x -> a x + b, a > 0), so
@@ -118,13 +119,13 @@ class Kernel:
             return (float(self.output_range[0]), float(self.output_range[1]))
         return (-math.inf, math.inf)
 
-    def release(self, u: float, aux_sums, n: int) -> float:
+    def release(self, u: float, aux_sums: ArrayLike | None, n: int) -> float:
         """The released statistic from the (noisy) U-statistic and aux sums."""
         if self.finalize is None:
             return float(u)
         return float(self.finalize(u, aux_sums, n))
 
-    def release_notes(self, u: float, aux_sums, n: int) -> list:
+    def release_notes(self, u: float, aux_sums: ArrayLike | None, n: int) -> list:
         """Remarks on the release from the same noisy values (e.g. a clamp that was active)."""
         return [] if self.notes is None else list(self.notes(u, aux_sums, n))
 
@@ -142,7 +143,7 @@ def register(kernel: Kernel, replace: bool = False) -> Kernel:
     return kernel
 
 
-def get(name) -> Kernel:
+def get(name: str | Kernel) -> Kernel:
     """The registered kernel ``name`` (a :class:`Kernel` is returned as is)."""
     if isinstance(name, Kernel):
         return name
@@ -282,9 +283,9 @@ def _renyi2_finalize(u, aux, n):
 def _renyi2_notes(u, aux, n):
     if u > 1.0 / (n * n):
         return []
-    return [f"the released collision rate {u:.3g} is at or below 1/n^2 = {1.0 / (n * n):.3g} (all or "
-            f"nearly all records distinct): the released ln(n^2) = {2 * math.log(n):.4g} nats is "
-            "a lower bound, the entropy may be larger"]
+    return [f"the released collision rate {u:.3g} is at or below 1/n^2 = {1.0 / (n * n):.3g} "
+            f"(all or nearly all records distinct): the released ln(n^2) = "
+            f"{2 * math.log(n):.4g} nats is a lower bound, the entropy may be larger"]
 
 
 def _rand_plain(X):

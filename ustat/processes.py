@@ -23,19 +23,25 @@ kernel (plain TCP on loopback, no TLS).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import fss
-
-from mpc.run.launch import groups_for, launch
 from mpc.comm.placement import Placement
+from mpc.run.launch import groups_for, launch
 from mpc.wire.transport import DEFAULT_TIMEOUT
 
-__all__ = ["spread", "check_processes", "describe_group", "costs_of"]
+if TYPE_CHECKING:
+    from mpc.comm.placement import GroupItem
+    from mpc.run.launch import ProcessResult
+
+__all__ = ["check_processes", "costs_of", "describe_group", "spread"]
 
 
-def check_processes(processes) -> int:
+def check_processes(processes: Any) -> int:
     """``processes`` as a positive int, else ValueError naming it."""
     if isinstance(processes, bool) or not isinstance(processes, numbers.Integral) \
             or processes < 1:
@@ -43,8 +49,12 @@ def check_processes(processes) -> int:
     return int(processes)
 
 
-def spread(program, *args, n: int, roles, processes=None, groups=None, private=None,
-           timeout=None, idle=None):
+def spread(program: Callable[..., Any], *args: Any, n: int, roles: Iterable[str],
+           processes: int | None = None,
+           groups: Iterable[Iterable[GroupItem]] | None = None,
+           private: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None,
+           timeout: float | None = None,
+           idle: Mapping[str, str] | None = None) -> tuple[Any, list]:
     """Run ``program(runtime, *args, **rows)`` in several processes; the released value.
 
     ``roles``: the session's roles in order (those of
@@ -87,12 +97,12 @@ def spread(program, *args, n: int, roles, processes=None, groups=None, private=N
     return released[0], costs_of(results)
 
 
-def costs_of(results) -> list:
+def costs_of(results: Sequence[ProcessResult]) -> list:
     """What every process of a launched run wrote to its sockets, and its wall time."""
     return [{"rank": r.rank, "holds": describe_group(r.holds), "wire": r.wire,
              "seconds": r.seconds} for r in results]
 
 
-def describe_group(group) -> list:
+def describe_group(group: Iterable[GroupItem]) -> list:
     """A group's items for a report: ``"parties 0-9"`` for a range, the rest as they are."""
     return [f"parties {g.start}-{g.stop - 1}" if isinstance(g, range) else g for g in group]

@@ -40,16 +40,23 @@ from __future__ import annotations
 import collections
 import math
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from fss import gates as fss_gates
 from mpc.protocols import compare as circuit_gates
 from mpc.protocols.beaver import multiply
 from mpc.protocols.dealer import check_holders
 
+if TYPE_CHECKING:
+    from mpc.arith.ring import FixedPoint
+    from mpc.session import Session
 
-def narrow_bits(input_frac_bits: int, bound, ring_bits: int):
+
+def narrow_bits(input_frac_bits: int, bound: float | None, ring_bits: int) -> int | None:
     """Bits that hold a gate operand with |a| <= ``bound`` input units, or None (the ring's).
 
     ``bound``: a public bound on the operand's magnitude in the units of the
@@ -86,11 +93,11 @@ class PrepTape:
     (k = 2) and products can be planned.
     """
 
-    def __init__(self):
-        self._items = collections.deque()
+    def __init__(self) -> None:
+        self._items: collections.deque[tuple[tuple, Any]] = collections.deque()
         self.recording = True
 
-    def record(self, key, prep) -> None:
+    def record(self, key: tuple, prep: Any) -> None:
         self._items.append((key, prep))
 
     def replay(self) -> PrepTape:
@@ -98,7 +105,7 @@ class PrepTape:
         self.recording = False
         return self
 
-    def take(self, key):
+    def take(self, key: tuple) -> Any:
         """The next dealt part, which must belong to an operation ``key`` (name, shape, options)."""
         if self.recording:
             raise RuntimeError("the tape is still recording: call replay() first")
@@ -122,8 +129,8 @@ class SecureOps:
     preprocessing from (replaying); None deals as it goes.
     """
 
-    def __init__(self, session, holders: np.ndarray, comparison: str = "auto", *,
-                 input_fp=None, tape: PrepTape = None):
+    def __init__(self, session: Session, holders: np.ndarray, comparison: str = "auto", *,
+                 input_fp: FixedPoint | None = None, tape: PrepTape | None = None):
         self.session = session
         self.ring = session.ring
         self.fp = session.fp
@@ -147,20 +154,21 @@ class SecureOps:
         self.tape = tape
 
     # -- local linear operations --------------------------------------------------
-    def add(self, a, b):
+    def add(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return self.ring.add(a, b)
 
-    def sub(self, a, b):
+    def sub(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return self.ring.sub(a, b)
 
-    def neg(self, a):
+    def neg(self, a: np.ndarray) -> np.ndarray:
         return self.ring.neg(a)
 
-    def scale(self, factor: int, a):
+    def scale(self, factor: int, a: np.ndarray) -> np.ndarray:
         """Multiply a shared value by a public integer."""
         return self.ring.smul(factor, a)
 
-    def const(self, value, fixed: bool = True, *, scale: str | None = None):
+    def const(self, value: ArrayLike, fixed: bool = True, *,
+              scale: str | None = None) -> np.ndarray:
         """A public constant as a sharing (member 0 holds it, the others 0).
 
         ``fixed=True`` encodes a real in fixed point, at ``scale``:
@@ -189,7 +197,7 @@ class SecureOps:
             out[0] = self.ring.from_signed(np.full(self.m, int(value), dtype=np.int64))
         return out
 
-    def to_fixed(self, a, numerator: int = 1, log2_denominator: int = 0):
+    def to_fixed(self, a: np.ndarray, numerator: int = 1, log2_denominator: int = 0) -> np.ndarray:
         """Fixed-point sharing of ``a * numerator / 2^log2_denominator`` for an integer ``a``.
 
         Exact (local scaling by 2^(c - log2_denominator)); needs
@@ -200,7 +208,7 @@ class SecureOps:
             raise ValueError(f"log2_denominator must be <= frac_bits={c}")
         return self.ring.smul(numerator << (c - log2_denominator), a)
 
-    def sum(self, values):
+    def sum(self, values: Sequence[np.ndarray]) -> np.ndarray:
         out = values[0]
         for v in values[1:]:
             out = self.ring.add(out, v)
@@ -223,7 +231,8 @@ class SecureOps:
         d = narrow_bits(self.input_fp.frac_bits, bound, self.ring.bits)
         return {} if d is None else {"in_bits": d}
 
-    def _batched(self, gate, operands, extra=(), kw=None):
+    def _batched(self, gate: Any, operands: list, extra: tuple = (),
+                 kw: dict | None = None) -> list[np.ndarray]:
         """Evaluate ``gate`` on several operand tuples in one call (one round)."""
         count = len(operands)
         holders = self.holders if count == 1 else np.tile(self.holders, (1, count))
@@ -242,7 +251,7 @@ class SecureOps:
             out = gate(self.session, *cat, *extra, holders, **kw)
         return [out] if count == 1 else np.split(out, count, axis=1)
 
-    def less_than(self, a, b, *, bound=None):
+    def less_than(self, a: np.ndarray, b: np.ndarray, *, bound: float | None = None) -> np.ndarray:
         """Integer sharing of [a < b] (signed values; |a - b| < 2^(l-1)).
 
         ``bound``: a public bound on |a - b| in input units, which lets the
@@ -251,43 +260,46 @@ class SecureOps:
         """
         return self.less_than_many([(a, b)], bound=bound)[0]
 
-    def less_than_many(self, pairs, *, bound=None):
+    def less_than_many(self, pairs: Iterable[tuple[np.ndarray, np.ndarray]], *,
+                       bound: float | None = None) -> list[np.ndarray]:
         return self._batched(self._gates.less_than, list(pairs),
                              kw=self._narrow(bound, self._gates.less_than))
 
-    def greater_than(self, a, b, *, bound=None):
+    def greater_than(self, a: np.ndarray, b: np.ndarray, *,
+                     bound: float | None = None) -> np.ndarray:
         """Integer sharing of [a > b]."""
         return self._batched(self._gates.greater_than, [(a, b)],
                              kw=self._narrow(bound, self._gates.greater_than))[0]
 
-    def equal(self, a, b):
+    def equal(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Integer sharing of [a == b]."""
         return self.equal_many([(a, b)])[0]
 
-    def equal_many(self, pairs):
+    def equal_many(self, pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         return self._batched(self._gates.equal, list(pairs))
 
-    def sign(self, a, *, bound=None):
+    def sign(self, a: np.ndarray, *, bound: float | None = None) -> np.ndarray:
         """Integer sharing of sign(a) in {-1, 0, 1} (``bound`` on |a|: :meth:`less_than`)."""
         return self.sign_many([a], bound=bound)[0]
 
-    def sign_many(self, values, *, bound=None):
+    def sign_many(self, values: Iterable[np.ndarray], *,
+                  bound: float | None = None) -> list[np.ndarray]:
         return self._batched(self._gates.sign, [(v,) for v in values], kw=self._narrow(bound))
 
-    def abs(self, a, *, bound=None):
+    def abs(self, a: np.ndarray, *, bound: float | None = None) -> np.ndarray:
         """Sharing of |a| (same scale as a; ``bound`` on |a|: :meth:`less_than`)."""
         return self._batched(self._gates.abs_value, [(a,)], kw=self._narrow(bound))[0]
 
-    def in_interval(self, a, lo: int, hi: int):
+    def in_interval(self, a: np.ndarray, lo: int, hi: int) -> np.ndarray:
         """Integer sharing of [lo <= a <= hi] for public ring integers lo, hi."""
         return self._batched(self._gates.in_interval, [(a,)], extra=(lo, hi))[0]
 
     # -- products -------------------------------------------------------------------
-    def mul(self, a, b):
+    def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Sharing of a * b (Beaver; see the module note on scales)."""
         return self.mul_many([(a, b)])[0]
 
-    def mul_many(self, pairs):
+    def mul_many(self, pairs: Iterable[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         """Several products in one Beaver round."""
         pairs = list(pairs)
         key = ("mul", (self.m, len(pairs)))

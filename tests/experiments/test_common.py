@@ -80,7 +80,7 @@ def test_start_arguments(tmp_path, monkeypatch):
     # --data DIR: the data directory, checked to exist
     monkeypatch.setattr(_data, "DATA", _data.DATA)
     C.start("demo", "demo", ["--quick", "--out", str(tmp_path), "--data", str(tmp_path)])
-    assert _data.DATA == str(tmp_path)
+    assert str(tmp_path) == _data.DATA
     with pytest.raises(C.MissingData, match="data directory not found"):
         C.start("demo", "demo", ["--out", str(tmp_path), "--data", str(tmp_path / "nope")])
     assert run.seed_for("a", 1) == f"{C.DEFAULT_SEED}:demo:a:1"
@@ -95,13 +95,13 @@ def test_split_is_a_partition():
     train, test = C.split(101, "s", 0.3)
     assert test.size == 30 and train.size == 71
     assert np.array_equal(np.sort(np.concatenate([train, test])), np.arange(101))
-    train2, test2 = C.split(101, "s", 30)
+    _train2, test2 = C.split(101, "s", 30)
     assert np.array_equal(test, test2)
 
 
 def test_missing_data_names_the_path(monkeypatch, tmp_path):
     monkeypatch.setattr(_data, "DATA", str(tmp_path))
-    with pytest.raises(C.MissingData, match="bank-full.csv"):
+    with pytest.raises(C.MissingData, match=r"bank-full\.csv"):
         C.bank_full()
 
 
@@ -119,11 +119,10 @@ def test_area_between_roc_curves():
 def test_smoothed_curves_equal_private_roc_smoothing(method):
     """Smoothing read back from the raw release = private_roc with smooth=m, the same noise."""
     pytest.importorskip("clarabel")
+    from experiments.ecdf_roc import smoothed_curves
     from mpc.arith.rng import CSPRNG
     from ustat.ecdf import private_roc
     from ustat.specs import ROCSpec
-
-    from experiments.ecdf_roc import smoothed_curves
 
     g = CSPRNG(7)
     s = g.random(400)

@@ -15,19 +15,25 @@ import pytest
 import ustat.umpc.protocol as protocol
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat.secure import PrepTape, SecureOps
-from tests.api import flat_umpc
-from ustat.umpc.chunk import (ChunkSpec, PreparedChunk, can_prepare, finish_chunk,
-                              prepare_chunk, run_chunk)
+from ustat.umpc.chunk import (
+    ChunkSpec,
+    PreparedChunk,
+    can_prepare,
+    finish_chunk,
+    prepare_chunk,
+    run_chunk,
+)
 
 DEGREE2 = [n for n in K.names() if K.get(n).degree == 2]
 DEGREE3 = [n for n in K.names() if K.get(n).degree == 3]
 
 
-# -- helpers ------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 def _spec(kernel, backend="dealer", record_views=False, bits=40, frac=14, in_frac=14, seed=4):
     kern = K.get(kernel) if isinstance(kernel, str) else kernel
     return ChunkSpec(kernel=kern, bits=bits, frac_bits=frac, input_frac_bits=in_frac,
@@ -68,7 +74,7 @@ def _opened(spec, res):
     return fp.decode(np.sum(res.shares, axis=0, dtype=np.uint64) & fp.ring.mask)
 
 
-# -- prepare-then-finish equals run_chunk ------------------------------------------------------------
+# -- prepare-then-finish equals run_chunk ----------------------------------------------------------
 def test_every_degree_two_kernel_is_covered():
     assert {"gini", "kendall", "auc", "duplicate", "rand", "renyi2"} <= set(DEGREE2)
     assert {"triples", "vus"} <= set(DEGREE3)
@@ -98,7 +104,7 @@ def test_prepared_chunks_equal_run_chunk(name):
 def test_prepared_chunks_equal_run_chunk_on_other_widths(name):
     kern = K.get(name)
     spec = _spec(name, bits=48, frac=16, in_frac=20, seed=9)
-    values, X = _values(kern, 25, seed=3, bits=48, in_frac=20)
+    values, _X = _values(kern, 25, seed=3, bits=48, in_frac=20)
     _same_result(finish_chunk(prepare_chunk(spec, 2, 25), values), run_chunk(spec, 2, values))
 
 
@@ -157,7 +163,7 @@ def test_prepared_chunks_of_a_real_run_equal_run_chunk(captured_runs, name):
         _same_result(finish_chunk(prepare_chunk(spec, i, v.shape[0]), v), run_chunk(spec, i, v))
 
 
-# -- can_prepare and errors ---------------------------------------------------------------------------
+# -- can_prepare and errors ------------------------------------------------------------------------
 @pytest.mark.parametrize("spec_kw", [
     {"kernel": "gini", "backend": "gc"},
     {"kernel": "auc", "backend": "gc"},
@@ -251,21 +257,21 @@ def test_finish_chunk_catches_a_kernel_that_runs_fewer_operations_than_planned()
     values, _ = _values(K.get("gini"), 7, seed=1)
     prepared = prepare_chunk(spec, 0, 7)
     assert len(prepared.tape) == 2
-    with pytest.raises(RuntimeError, match="1 more operations.*data-oblivious"):
+    with pytest.raises(RuntimeError, match=r"1 more operations.*data-oblivious"):
         finish_chunk(prepared, values)
 
 
 def test_finish_chunk_catches_a_kernel_that_runs_more_operations_than_planned():
     spec = _spec(_branchy(_abs, _abs_then_mul))
     values, _ = _values(K.get("gini"), 7, seed=1)
-    with pytest.raises(RuntimeError, match="after the operations it planned.*data-oblivious"):
+    with pytest.raises(RuntimeError, match=r"after the operations it planned.*data-oblivious"):
         finish_chunk(prepare_chunk(spec, 0, 7), values)
 
 
 def test_finish_chunk_catches_a_kernel_that_runs_another_operation():
     spec = _spec(_branchy(_abs, _sign))
     values, _ = _values(K.get("gini"), 7, seed=1)
-    with pytest.raises(RuntimeError, match="where it planned.*data-oblivious"):
+    with pytest.raises(RuntimeError, match=r"where it planned.*data-oblivious"):
         finish_chunk(prepare_chunk(spec, 0, 7), values)
 
 
@@ -278,7 +284,7 @@ def test_a_data_oblivious_custom_kernel_prepares_exactly():
     np.testing.assert_array_equal(_opened(spec, fin), np.abs(X[:, 0, 0] - X[:, 1, 0]))
 
 
-# -- PrepTape ---------------------------------------------------------------------------------------
+# -- PrepTape --------------------------------------------------------------------------------------
 def test_prep_tape_records_then_replays_in_order():
     tape = PrepTape()
     assert tape.recording and len(tape) == 0
@@ -292,7 +298,7 @@ def test_prep_tape_records_then_replays_in_order():
     assert len(tape) == 1
     assert tape.take(("mul", (3, 2))) == "b"
     assert len(tape) == 0
-    with pytest.raises(RuntimeError, match="after the operations it planned.*data-oblivious"):
+    with pytest.raises(RuntimeError, match=r"after the operations it planned.*data-oblivious"):
         tape.take(("mul", (3, 2)))
 
 
@@ -361,7 +367,10 @@ def test_secure_ops_plan_then_replay_equals_a_single_pass():
         assert np.array_equal(u, v)
     assert sa.net.report() == sb.net.report()
     assert pickle.dumps(sa.net.traffic()) == pickle.dumps(sb.net.traffic())
-    op = lambda v: sb.ring.to_signed(sb.ring.sum(v, axis=0))   # noqa: E731
+
+    def op(v):
+        return sb.ring.to_signed(sb.ring.sum(v, axis=0))
+
     assert np.array_equal(op(replayed[0]), (x < y).astype(int))
     assert np.array_equal(op(replayed[2]), (x > y).astype(int))
     assert np.array_equal(op(replayed[3]), (x == y).astype(int))

@@ -18,8 +18,8 @@ import pytest
 import ustat.kernels as K
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 from ustat.secure import SecureOps
 from ustat.umpc.circuits import circuit_for, column_domain
 
@@ -135,7 +135,8 @@ def random_records(kern, sp, m, rng):
 
 
 @pytest.mark.parametrize("name", K2)
-@pytest.mark.parametrize("bits,frac,in_frac", [(40, 14, 14), (40, 20, 12), (48, 16, 24), (64, 20, 30)])
+@pytest.mark.parametrize("bits,frac,in_frac",
+                         [(40, 14, 14), (40, 20, 12), (48, 16, 24), (64, 20, 30)])
 def test_randomized_full_width(name, bits, frac, in_frac):
     kern = K.get(name)
     sp = spec(bits, frac, in_frac)
@@ -171,7 +172,7 @@ def test_widths_follow_the_spec():
 
 
 def test_user_kernel_is_derived_from_its_secure_definition():
-    """A user kernel written from SecureOps gets a circuit: [|x - y| <= 1/4] via abs, in_interval."""
+    """A user kernel written from SecureOps gets a circuit: [|x - y| <= 1/4] by abs, in_interval."""
 
     def plain(X):
         return (np.abs(X[:, 0, 0] - X[:, 1, 0]) <= 0.25).astype(float)

@@ -7,7 +7,6 @@ import pytest
 
 from tests.conftest import shared_data
 from ustat.cli import main
-from tests.api import flat_umpc
 
 REQUIRED = ("kernel", "estimate", "epsilon", "n", "edges", "max_degree", "online_bits",
             "offline_bits", "rounds", "seconds")
@@ -184,7 +183,8 @@ def test_vus_class_order(tmp_path, capsys):
     c = [order.index(lab) for lab in labels]
     by = [[s[i] for i in range(24) if c[i] == k] for k in range(3)]
     vus = sum(a < b < d for a, b, d in itertools.product(*by)) / np.prod([len(b) for b in by])
-    assert res["estimate"] == pytest.approx(vus, abs=1e-9) and res["classes"]["rule"] == "given order"
+    assert res["estimate"] == pytest.approx(vus, abs=1e-9)
+    assert res["classes"]["rule"] == "given order"
 
 
 def test_default_columns_read_score_as_number(tmp_path, capsys):
@@ -195,18 +195,22 @@ def test_default_columns_read_score_as_number(tmp_path, capsys):
     res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1",
                                 "--epsilon", "inf", "--edges", "all"])
     want = roc_auc_score([i % 2 for i in range(30)], [(i * 37 % 101) / 101 for i in range(30)])
-    assert res["data"]["columns"] == ["score", "label"] and res["estimate"] == pytest.approx(want, abs=1e-3)
+    assert res["data"]["columns"] == ["score", "label"]
+    assert res["estimate"] == pytest.approx(want, abs=1e-3)
     g = tmp_path / "wide.csv"
     g.write_text("id,label,score,other\n" + "".join(f"{i},{i % 2},{i / 40},x\n" for i in range(30)))
-    res, err = _run_json(capsys, ["estimate", "auc", "--csv", str(g), "--bounds", "0:1", "--seed", "1"])
+    res, err = _run_json(capsys, ["estimate", "auc", "--csv", str(g), "--bounds", "0:1",
+                                  "--seed", "1"])
     assert res["data"]["columns"] == ["score", "label"] and "chosen by name" in err
 
 
 def test_no_clear_text_abort_on_class_counts(tmp_path, capsys):
     """All labels positive: no 'found 1' abort computed in the clear; the noisy count says it."""
     f = _scores_labels(tmp_path, ["yes"] * 30)
-    res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--seed", "3"])
-    assert any("noisy positive count" in n for n in res["notes"]) or 1 <= res["aux_noisy_sums"]["n_pos"] <= 29
+    res, _ = _run_json(capsys, ["estimate", "auc", "--csv", str(f), "--bounds", "0:1",
+                                "--seed", "3"])
+    assert (any("noisy positive count" in n for n in res["notes"])
+            or 1 <= res["aux_noisy_sums"]["n_pos"] <= 29)
     helptext = build_parser_help()
     assert "What is checked in the clear" in helptext and "class counts" in helptext
 
@@ -247,7 +251,8 @@ def test_budget_file(tmp_path, capsys):
     g = tmp_path / "copy.csv"
     g.write_bytes(f.read_bytes())
     code, _, err = _err(capsys, ["estimate", "gini", "--csv", str(g), "--bounds", "0:20",
-                                 "--budget-file", str(budget), "--epsilon", "0.5", "--edges", "1000"])
+                                 "--budget-file", str(budget), "--epsilon", "0.5",
+                                 "--edges", "1000"])
     assert code == 2 and "exceeds" in err
     doc = _json.loads(budget.read_text())
     (entry,) = doc["datasets"].values()
@@ -266,7 +271,8 @@ def test_epsilon_split_and_collusion_in_output(capsys):
     assert "up to 30 of the 60 parties" in out and "all but one contributor" in out
     res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1"] + polya)
     split = res["epsilon_split"]
-    assert split.pop("statistic") == pytest.approx(0.73) and sum(split.values()) == pytest.approx(0.27)
+    assert split.pop("statistic") == pytest.approx(0.73)
+    assert sum(split.values()) == pytest.approx(0.27)
     assert res["params"]["aux_epsilon_fraction"] == 0.27
     res, _ = _run_json(capsys, ["estimate", "auc", "--n", "60", "--seed", "1",
                                 "--aux-epsilon-fraction", "0.1"] + polya)
@@ -277,9 +283,8 @@ def test_epsilon_split_and_collusion_in_output(capsys):
 
 
 def test_collusion_flags_reach_run_umpc(capsys, monkeypatch):
-    from ustat import umpc
-
-    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all", "--seed", "1"])
+    res, _ = _run_json(capsys, ["estimate", "gini", "--n", "30", "--max-colluders", "all",
+                                "--seed", "1"])
     assert res["collusion"]["max_colluders"] == 29 and res["collusion"]["variance_factor"] == 30
     res, _ = _run_json(capsys, ["estimate", "gini", "--n", "300", "--threat-model", "hf",
                                 "--committee-size", "60", "--seed", "1", "--noise-method", "polya"])
@@ -347,7 +352,8 @@ def test_huge_values_run(tmp_path, capsys):
 def test_tiny_file_caps_edges(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("x\n1\n2\n3\n")
-    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "0:5", "--seed", "1"])
+    res, _ = _run_json(capsys, ["estimate", "gini", "--csv", str(f), "--bounds", "0:5",
+                                "--seed", "1"])
     assert res["edges"] == 3 and any("only C(3, 2) = 3" in n for n in res["notes"])
 
 
@@ -455,5 +461,5 @@ def test_ctrl_c_while_the_interpreter_shuts_down_is_quiet():
     first = p.stdout.readline()                     # the command has printed: shutting down
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    _out, err = p.communicate(timeout=30)
     assert first and p.returncode == 130 and "Traceback" not in err

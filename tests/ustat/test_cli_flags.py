@@ -114,7 +114,8 @@ def _newer_run_umpc(real, seen):
         res.ci = np.array([0.97, 1.0])                   # numpy values serialize too
         res.ci_method = "normal: DP noise + edge sampling"
         res.epsilon_split = {"statistic": 0.9, "class_counts": 0.1}
-        res.precision = {"bits": np.int64(40), "frac_bits": 14, "input_frac_bits": 30, "resolution": resolution}
+        res.precision = {"bits": np.int64(40), "frac_bits": 14, "input_frac_bits": 30,
+                         "resolution": resolution}
         res.warnings = ["warning: class-count noise dominates", "small classes"]
         if res.evaluation is not None:
             res.evaluation.update(exact_raw=0.75, exact_encoded=0.7499, encoding_error=-1e-4)
@@ -312,7 +313,8 @@ def test_bank_kendall_raw_reference(tmp_path, capsys):
     encoding the raw values itself (the spec's bounds), the eps = inf release equals it to
     1e-9."""
     path = shared_data("bank", "bank.csv")
-    lines = open(path).read().splitlines()[:301]
+    with open(path) as fh:
+        lines = fh.read().splitlines()[:301]
     f = tmp_path / "bank300.csv"
     f.write_text("\n".join(lines) + "\n")
     from ustat.data import load_csv

@@ -176,11 +176,11 @@ def test_the_flags_build_the_spec_the_run_records():
     """The flags of a baseline become a BaselineSpec (each through the option its protocol
     declares), run on the executor of the flags; the JSON's spec is that spec."""
     from ustat import kernels
+    from ustat.baselines import BaselineSpec
     from ustat.cli import build_parser
     from ustat.cli.protocols import baseline_spec
     from ustat.cli.specs import executor
     from ustat.executors import LocalProcesses, Simulator
-    from ustat.baselines import BaselineSpec
 
     args = build_parser().parse_args(["estimate", "auc", "--protocol", "fedauc-lap",
                                       "--mechanism", "gaussian", "--delta", "1e-7", "--bits",

@@ -10,14 +10,13 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
-from ustat import kernels as K
 from tests.api import flat_umpc
-from ustat.umpc import ChunkSpec, run_chunk
-from ustat.umpc import engines
+from ustat import kernels as K
+from ustat.umpc import ChunkSpec, engines, run_chunk
 from ustat.umpc.engines import run_chunks, warm_up
-from ustat.umpc.tasks import ChunkInputs
 from ustat.umpc.merge import add_shares, merge_chunk
 from ustat.umpc.progress import Progress, StageClock
+from ustat.umpc.tasks import ChunkInputs
 
 
 def _records(name, n, seed=1):
@@ -192,9 +191,9 @@ def test_add_shares_checks_its_arguments():
         add_shares(z, e, sh[:1])
     with pytest.raises(TypeError, match="shares must be uint64"):
         add_shares(z, e, sh.astype(np.int64))
-    with pytest.raises(ValueError, match="party ids in 0..4"):
+    with pytest.raises(ValueError, match=r"party ids in 0\.\.4"):
         add_shares(z, e + 1, sh)
-    with pytest.raises(ValueError, match="party ids in 0..4"):
+    with pytest.raises(ValueError, match=r"party ids in 0\.\.4"):
         add_shares(z, e - 1, sh)
     with pytest.raises(TypeError, match="z must be a writable, contiguous 1-d uint64"):
         add_shares(np.zeros(10, dtype=np.uint64)[::2], e, sh)
@@ -303,7 +302,8 @@ def test_warm_up_runs_once_and_leaves_tasks_and_results_alone(monkeypatch):
     tasks = warm_up(spec, iter([(0, values), (1, values)]))
     assert [i for i, _ in tasks] == [0, 1] and len(calls) == 1
     assert calls[0][0].streams is not spec.streams and calls[0][2].shape[0] == 9
-    assert list(warm_up(spec, iter([(0, values)])))[0][0] == 0 and len(calls) == 1
+    warmed = list(warm_up(spec, iter([(0, values)])))
+    assert warmed[0][0] == 0 and len(calls) == 1
     assert list(warm_up(spec, iter([]))) == []
     assert np.array_equal(run_chunk(spec, 0, values).shares, before.shares)
 

@@ -14,7 +14,7 @@ def test_a_seeded_spec_releases_the_same_bits_in_the_simulator_and_in_processes(
     spec = UMPCSpec.of("kendall", epsilon=1.0, seed=4)
     runs = [run_umpc(X, spec, ex) for ex in (Simulator(workers=1), Simulator(workers=2),
                                              LocalProcesses(2), LocalProcesses(4),
-                                             LocalProcesses(groups=([range(0, 30), "dealer"],
+                                             LocalProcesses(groups=([range(30), "dealer"],
                                                                     [range(30, 60)],
                                                                     ["aggregator"])))]
     assert len({r.estimate for r in runs}) == 1
@@ -43,7 +43,7 @@ def test_each_process_gets_only_its_own_rows():
     program = Program("echo", _echo, 10, ("dealer",), args=("t",), rows={"rows": (rows, -1.0)})
     sim = Simulator().run(program)
     assert sim.simulated and np.array_equal(sim.rows, rows) and sim.tag == "t"
-    got = LocalProcesses(groups=([range(0, 4)], [range(4, 10), "dealer"])).run(program)
+    got = LocalProcesses(groups=([range(4)], [range(4, 10), "dealer"])).run(program)
     assert not got.simulated
     assert np.array_equal(got.rows, np.where(np.arange(10) < 4, rows, -1.0))
     assert [c["holds"] for c in got.process_costs] == [["parties 0-3"], ["parties 4-9", "dealer"]]
@@ -63,7 +63,7 @@ def test_what_an_executor_cannot_do_is_refused():
         Simulator(pool="forks")
     with pytest.raises(ValueError, match="scheduler must be"):
         Dask("")
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.UMPCSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.UMPCSpec"):
         run_umpc(X, "kendall")
 
 

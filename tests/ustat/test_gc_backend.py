@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import ustat.kernels as K
-from mpc.comm.network import Network
 from mpc.arith.ring import fixed_point
 from mpc.arith.rng import CSPRNG
+from mpc.comm.network import Network
 from tests.api import flat_umpc
 from ustat.umpc.chunk import BACKENDS, ChunkSpec, get_backend, run_chunk
 from ustat.umpc.gc_backend import GCBackend, edge_costs
@@ -185,7 +185,7 @@ def _evaluator_labels(spec, values, res):
 
 
 def test_sub_batches_change_nothing(monkeypatch):
-    """Yao calls split into memory blocks: same release, bits and rounds (blocks run in parallel)."""
+    """Yao calls split into memory blocks: same release, bits, rounds (blocks run in parallel)."""
     import ustat.umpc.gc_backend as G
 
     X = records("gini", 30, 4)

@@ -16,10 +16,15 @@ import pytest
 
 from mpc.run.launch import launch
 from mpc.session import Session
-from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
-                                   result, wire_mark)
-from tests.ustat.test_gc_backend import _chunk_spec, _encoded
 from tests.api import flat_umpc
+from tests.process_helpers import (
+    assert_same_as_simulator,
+    assert_socket_bytes,
+    local_rows,
+    result,
+    wire_mark,
+)
+from tests.ustat.test_gc_backend import _chunk_spec, _encoded
 from ustat.umpc.chunk import compute_kernel, run_chunk, share_inputs
 
 N = 6

@@ -22,8 +22,8 @@ from scipy import stats
 from sklearn.metrics import rand_score, roc_auc_score
 
 from mpc.session import Session
-from ustat import kernels as K
 from tests.api import flat_umpc
+from ustat import kernels as K
 from ustat.umpc.precision import choose_precision
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data")
@@ -255,7 +255,7 @@ def test_precision_per_kernel():
     assert (p.bits, p.frac_bits, p.input_frac_bits) == (48, 10, 46)
     # a fine resolution widens a free ring; an explicit ring that cannot give it is refused
     assert _choose("kendall", resolution=2.0 ** -50).bits == 52
-    with pytest.raises(ValueError, match="resolution=.* cannot be met"):
+    with pytest.raises(ValueError, match=r"resolution=.* cannot be met"):
         _choose("kendall", bits=40, resolution=2.0 ** -50)
     # many edges: an arithmetic kernel keeps fewer fractional bits, never wraps
     big = _choose("gini", m=10 ** 12)
@@ -275,7 +275,7 @@ def test_precision_errors():
     s = Session(10, bits=40, frac_bits=14, seed=1)
     with pytest.raises(ValueError, match="bits=48 differs from the session's bits=40"):
         flat_umpc(X, "kendall", session=s, bits=48)
-    with pytest.raises(ValueError, match="row 3 is 200.0, outside the bounds"):
+    with pytest.raises(ValueError, match=r"row 3 is 200\.0, outside the bounds"):
         X2 = X * 100
         X2[3, 1] = 200.0
         flat_umpc(X2, "kendall", bounds=[(0, 100), (0, 100)], epsilon=math.inf)

@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
-from ustat import sampling
 from tests.api import flat_umpc
-from ustat.umpc import run_chunk
-from ustat.umpc import engines, prefetch, setup
-from ustat.umpc.engines import start_prefetch
-from ustat.umpc.tasks import ChunkInputs
-from ustat.umpc.prefetch import Prefetch
-
 from tests.ustat.test_engines import _records
 from tests.ustat.test_engines import _same as engines_same
+from ustat import sampling
+from ustat.umpc import engines, prefetch, run_chunk, setup
+from ustat.umpc.engines import start_prefetch
+from ustat.umpc.prefetch import Prefetch
+from ustat.umpc.tasks import ChunkInputs
 
 
 def _run(name, X, **kw):
@@ -100,7 +98,7 @@ def test_no_prefetch_where_the_engine_or_kernel_cannot(monkeypatch):
 
 
 def test_one_chunk_gets_no_prefetch():
-    spec, tasks = _spec("gini", _records("gini", 50), chunk_size=40)
+    spec, _tasks = _spec("gini", _records("gini", 50), chunk_size=40)
     assert start_prefetch(spec, [(0, 100)], workers=2) is None
     assert start_prefetch(spec, [(0, 50), (1, 50)], workers=2, scheduler="local") is None
     assert start_prefetch(spec, [(0, 50), (1, 50)], workers=2, pool="threads") is None
@@ -151,10 +149,9 @@ def test_closing_before_posting_aborts_the_waiting_tasks():
 
 def test_post_checks_the_shapes():
     spec, tasks = _spec("gini", _records("gini", 60))
-    with ThreadPoolExecutor(1) as ex:
-        with Prefetch(ex, spec, [(0, 5)], 2, 1) as pf:
-            with pytest.raises(ValueError, match="prefetched for values of shape"):
-                pf.post(tasks)
+    with (ThreadPoolExecutor(1) as ex, Prefetch(ex, spec, [(0, 5)], 2, 1) as pf,
+          pytest.raises(ValueError, match="prefetched for values of shape")):
+        pf.post(tasks)
 
 
 def test_a_failing_draw_aborts_the_prefetch_and_releases_the_pool(monkeypatch):
@@ -211,7 +208,7 @@ def test_dealing_runs_on_a_lowest_priority_thread_and_returns_or_raises():
 def test_a_failing_submit_leaves_no_mailbox_and_releases_the_kept_pool_once(monkeypatch):
     from ustat.umpc import worker_pool
 
-    spec, tasks = _spec("gini", _records("gini", 60))
+    spec, _tasks = _spec("gini", _records("gini", 60))
 
     class Refusing(ThreadPoolExecutor):
         calls = 0

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat import sampling
-from tests.api import flat_umpc
 from ustat.umpc.release import dlap_variance, release_fields
 
 
@@ -126,9 +126,11 @@ def test_result_fields_on_a_run():
     assert res.noise_std > res.noise_scale           # AUC units, not U units
     # the class-count share chosen from public parameters (BalancedSamp, |E| = 2n): 0.27
     assert res.aux_epsilon_fraction == 0.27
-    assert res.epsilon_split == {"statistic": pytest.approx(0.73), "class_counts": pytest.approx(0.27)}
+    assert res.epsilon_split == {"statistic": pytest.approx(0.73),
+                                 "class_counts": pytest.approx(0.27)}
     given = flat_umpc(X, "auc", epsilon=1.0, seed=5, workers=1, aux_epsilon_fraction=0.1)
-    assert given.epsilon_split == {"statistic": pytest.approx(0.9), "class_counts": pytest.approx(0.1)}
+    assert given.epsilon_split == {"statistic": pytest.approx(0.9),
+                                   "class_counts": pytest.approx(0.1)}
     assert set(res.precision) >= {"bits", "frac_bits", "input_frac_bits", "resolution"}
     assert isinstance(res.warnings, list) and len(res.ci) == 2
     d = res.to_dict()

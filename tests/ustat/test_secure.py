@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from mpc.arith.ring import fixed_point
-from mpc.session import Session
 from mpc.arith.sharing import additive_share
+from mpc.session import Session
 from ustat.secure import SecureOps, narrow_bits
 
 

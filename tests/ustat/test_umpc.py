@@ -8,10 +8,10 @@ from sklearn.metrics import roc_auc_score
 
 from mpc.arith.rng import CSPRNG
 from mpc.session import Session
+from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat.sampling import Hypergraph
 from ustat.secure import narrow_bits
-from tests.api import flat_umpc
 from ustat.umpc import resolve_edges
 
 L = 40
@@ -86,7 +86,7 @@ def test_sharing_and_aggregation_bits_match_the_paper(name, k, d):
 
 
 def test_computing_phase_bits_match_gate_costs():
-    """Kendall = 2 sign gates (one round) + 1 Beaver product per edge, by the documented formulas."""
+    """Kendall = 2 sign gates (one round) + 1 Beaver product per edge, by the documented formula."""
     from fss.gates import costs
 
     n = 20
@@ -108,7 +108,8 @@ def test_computing_phase_bits_match_gate_costs():
     ands = 2 * (L - 2) - 1
     per_cmp = 3 * 2 * (L + 2 * ands + 1)      # each of 3 members sends to 2 others
     assert res3.communication["phases"]["computing"]["online"]["bits"] == res3.edges * 6 * per_cmp
-    assert res3.communication["phases"]["computing"]["online"]["rounds"] == math.ceil(math.log2(L - 1)) + 2
+    assert (res3.communication["phases"]["computing"]["online"]["rounds"]
+            == math.ceil(math.log2(L - 1)) + 2)
 
 
 def test_noise_variance_matches_theory_fixed_edges():
@@ -196,7 +197,8 @@ def test_coalition_view_independent_of_honest_input(k, name):
     assert stats.chisquare(ca).pvalue > 1e-3
     if k > 2:   # the p-party circuit's masked bits: fair coins whatever x_0 is
         assert bits_a.size == bits_b.size > 1000
-        table = [[bits_a.sum(), bits_a.size - bits_a.sum()], [bits_b.sum(), bits_b.size - bits_b.sum()]]
+        table = [[bits_a.sum(), bits_a.size - bits_a.sum()],
+                 [bits_b.sum(), bits_b.size - bits_b.sum()]]
         assert stats.chi2_contingency(np.array(table))[1] > 1e-3
         assert abs(bits_a.mean() - 0.5) < 4 * 0.5 / np.sqrt(bits_a.size)
 
@@ -303,7 +305,7 @@ def test_two_runs_on_one_session_use_fresh_randomness():
 def test_inputs_outside_the_kernel_domain_are_refused():
     with pytest.raises(ValueError, match=r"normalized to \[0, 1\].*row 2"):
         flat_umpc(np.array([0.1, 0.5, 100.0, 0.3]), "gini")
-    with pytest.raises(ValueError, match="codes 0..1, row 1"):
+    with pytest.raises(ValueError, match=r"codes 0\.\.1, row 1"):
         flat_umpc(np.array([[0.1, 0], [0.2, 5], [0.3, 1]]), "auc")
     with pytest.raises(ValueError, match="integer codes, row 0"):
         flat_umpc(np.array([[0.5], [1.0], [2.0]]), "duplicate")
@@ -320,7 +322,7 @@ def test_empty_and_invalid_hypergraphs():
     empty = Hypergraph(edges=np.zeros((0, 2), np.int64), n=6, k=2, name="empty")
     with pytest.raises(ValueError, match="no edges"):
         flat_umpc(X, "gini", hypergraph=empty)
-    with pytest.raises(ValueError, match="ids in 0..5"):
+    with pytest.raises(ValueError, match=r"ids in 0\.\.5"):
         flat_umpc(X, "gini", hypergraph=Hypergraph(edges=np.array([[0, 9]]), n=10, k=2, name="x"))
 
 

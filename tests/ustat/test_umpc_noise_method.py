@@ -7,8 +7,8 @@ import pytest
 
 from mpc.arith.rng import CSPRNG
 from noise.mpc_sampler import MAX_DELTA
-from ustat.data import synthetic_uniform
 from tests.api import flat_umpc
+from ustat.data import synthetic_uniform
 
 
 def _auc_records(X):
@@ -158,7 +158,8 @@ def test_secure_mpc_noise_across_three_processes(tm):
 def test_audit_of_whole_releases_stays_at_the_claim():
     """The threshold audit on whole releases (M_Dis, noise sampled inside MPC) of Kendall on
     neighbours whose sum moves by its full sensitivity (200 per side; benchmarks/umpc_noise.py
-    runs 5000): at or below the claimed epsilon; releases at epsilon 6 are caught above 1 (power)."""
+    runs 5000): at or below the claimed epsilon; releases at epsilon 6 are caught above 1
+    (power)."""
     from noise.audit import threshold_audit
 
     D0 = np.column_stack([np.arange(5) / 4, (np.arange(5) + 1) / 8])     # all pairs concordant

@@ -57,7 +57,7 @@ def _views_program(rt, records, seed, threat_model="dis"):
 def test_every_party_sees_in_a_run_across_processes_what_it_sees_in_the_simulator(threat_model):
     records = X[:12]
     sim = _views_program(None, records, 9, threat_model)
-    groups = [[range(0, 6)], [range(6, 12)], ["dealer"], ["aggregator"]]
+    groups = [[range(6)], [range(6, 12)], ["dealer"], ["aggregator"]]
     res = launch(_views_program, records, 9, threat_model, groups=groups)
     seen = set()
     for r in res:

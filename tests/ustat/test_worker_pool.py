@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mpc.arith.rng import CSPRNG
-from ustat import kernels as K
 from tests.api import flat_umpc
+from ustat import kernels as K
 from ustat.umpc import worker_pool
 from ustat.umpc.chunk import ChunkSpec
 

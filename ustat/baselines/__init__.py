@@ -33,9 +33,9 @@ from .result import ProtocolResult
 from .spec import BaselineSpec
 
 __all__ = [
-           "BaselineSpec",
            "PROTOCOLS",
            "AcrossProcesses",
+           "BaselineSpec",
            "ProtocolInfo",
            "ProtocolResult",
            "planned_delta",

@@ -48,8 +48,10 @@ from .. import kernels as kernel_registry
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG, ShapeLike
     from mpc.session import Session
 
+    from ..kernels import Kernel
     from .spec import BaselineSpec
 
 #: Largest product domain T for which the T x T kernel matrix is built (512 MB).
@@ -58,14 +60,14 @@ _MATRIX_CACHE: dict = {}
 _MATRIX_CACHE_SIZE = 2
 
 
-def check_epsilon(epsilon) -> float:
+def check_epsilon(epsilon: Any) -> float:
     """epsilon > 0, finite or ``math.inf`` (privacy off); the same rule as U-MPC."""
     from ..umpc.inputs import check_epsilon as _check
 
     return _check(epsilon)
 
 
-def check_bins(bins, *, power_of_two: bool = False) -> int:
+def check_bins(bins: Any, *, power_of_two: bool = False) -> int:
     """The number of bins t per numeric column: an integer >= 2."""
     if isinstance(bins, bool) or not isinstance(bins, numbers.Integral):
         raise TypeError(f"bins must be an integer >= 2, got {bins!r}")
@@ -78,7 +80,7 @@ def check_bins(bins, *, power_of_two: bool = False) -> int:
     return t
 
 
-def check_int(value, name: str, lo: int = 1) -> int:
+def check_int(value: Any, name: str, lo: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {lo}, got {value!r}")
     if value < lo:
@@ -86,7 +88,7 @@ def check_int(value, name: str, lo: int = 1) -> int:
     return int(value)
 
 
-def check_kernel_degree2(kernel, protocol: str):
+def check_kernel_degree2(kernel: str | Kernel, protocol: str) -> Kernel:
     """The registered kernel, refused unless its degree is 2."""
     kern = kernel_registry.get(kernel)
     if kern.degree != 2:
@@ -95,7 +97,7 @@ def check_kernel_degree2(kernel, protocol: str):
     return kern
 
 
-def check_auc_kernel(kernel, protocol: str):
+def check_auc_kernel(kernel: str | Kernel, protocol: str) -> Kernel:
     """The AUC kernel, refused for any other kernel."""
     kern = kernel_registry.get(kernel)
     if kern.name != "auc":
@@ -104,7 +106,7 @@ def check_auc_kernel(kernel, protocol: str):
     return kern
 
 
-def validate_records(records, kern):
+def validate_records(records: ArrayLike, kern: Kernel) -> np.ndarray:
     """The records as float64 (n, d), checked like :func:`ustat.umpc.run_umpc` does."""
     from ..umpc.inputs import validate_records as _validate
 
@@ -154,7 +156,8 @@ class Grid:
         return self.representatives()[self.index(X)]
 
 
-def make_grid(X: np.ndarray, kern, bins: int, levels=None, notes=None) -> Grid:
+def make_grid(X: np.ndarray, kern: Kernel, bins: int, levels: int | dict | None = None,
+              notes: list | None = None) -> Grid:
     """The grid of ``kern`` on records ``X`` with t = ``bins`` per numeric column.
 
     Categorical columns use the kernel's declared levels, else ``levels``
@@ -198,7 +201,7 @@ def make_grid(X: np.ndarray, kern, bins: int, levels=None, notes=None) -> Grid:
     return grid
 
 
-def kernel_matrix(kern, grid: Grid) -> np.ndarray:
+def kernel_matrix(kern: Kernel, grid: Grid) -> np.ndarray:
     """A[x, y] = f(r_x, r_y) on the grid's representatives, (T, T) float64 (cached, read-only)."""
     key = (kern.name, id(kern.plain), grid.key)
     hit = _MATRIX_CACHE.get(key)
@@ -227,7 +230,8 @@ def pair_sum(A: np.ndarray, hist: np.ndarray) -> float:
 
 
 # -- exact randomized response ---------------------------------------------------------------
-def k_rr(values: np.ndarray, k: int, epsilon: float, rng, *, mine=None) -> np.ndarray:
+def k_rr(values: np.ndarray, k: int, epsilon: float, rng: CSPRNG, *,
+         mine: ArrayLike | None = None) -> np.ndarray:
     """k-ary randomized response of every value in [0, k), exact (see the module docstring).
 
     ``mine``: a boolean mask of the values whose reports are needed (a
@@ -249,7 +253,7 @@ def k_rr(values: np.ndarray, k: int, epsilon: float, rng, *, mine=None) -> np.nd
     return out
 
 
-def keep_sign(shape, epsilon: float, rng) -> np.ndarray:
+def keep_sign(shape: ShapeLike, epsilon: float, rng: CSPRNG) -> np.ndarray:
     """+1 with probability e^eps / (e^eps + 1), else -1 (exact: binary RR of the value +1).
 
     Every value is the same (+1), so the stream's use depends on no record: the rounds draw
@@ -268,7 +272,8 @@ def keep_sign(shape, epsilon: float, rng) -> np.ndarray:
 
 
 # -- evaluation -------------------------------------------------------------------------------
-def evaluation(kern, X: np.ndarray, Xq: np.ndarray | None = None, *, u_discretized=None) -> dict:
+def evaluation(kern: Kernel, X: np.ndarray, Xq: np.ndarray | None = None, *,
+               u_discretized: float | None = None) -> dict:
     """Exact complete U-statistics (raw values and discretized values) and the statistics released.
 
     Reads every record in the clear: for tests and experiments only.
@@ -392,7 +397,7 @@ def open_session(n: int, session: Session | None, seed: Any, *, label: str, role
     return session, run_rng
 
 
-def broadcast_seed(session, bits: int = 128):
+def broadcast_seed(session: Session, bits: int = 128) -> None:
     """The aggregator sends every party a public seed (offline: data independent, counted).
 
     The seed's ``bits`` (a multiple of 8) come from an agreed stream

@@ -62,11 +62,11 @@ from __future__ import annotations
 import math
 import numbers
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .bell_2pc_circuits import kernel_spec, pair_circuit
 from .bell_2pc_noise import (
     DEFAULT_NOISE_BITS,
@@ -78,12 +78,17 @@ from .options import AUX_FRACTION, BINS, LEVELS, Option, choice, real, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG
+    from mpc.gc.circuit import Circuit
     from mpc.session import Session
 
-    from .spec import BaselineSpec
+    from .bell_2pc_circuits import KernelSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("computational DP without a trusted curator: each pair of users evaluates "
          "f(x_i, x_j) + eta by Yao's garbled circuits (semi-honest, no dealer: OT between the "
@@ -97,7 +102,7 @@ ENGINES = ("gc", "plain")
 CHUNK_BYTES = 1 << 27
 
 
-def check_pairs_option(pairs: Any) -> int | str:
+def check_pairs_option(pairs: Any) -> int | Literal["all"]:
     """``pairs``: a positive integer (pairs per user) or ``"all"``."""
     if pairs == "all":
         return "all"
@@ -136,7 +141,8 @@ def across_processes(records: ArrayLike, spec: BaselineSpec) -> str | None:
     return None
 
 
-def make_pairs(n: int, pairs, rng) -> tuple[np.ndarray, np.ndarray]:
+def make_pairs(n: int, pairs: int | Literal["all"],
+               rng: CSPRNG) -> tuple[np.ndarray, np.ndarray]:
     """(garblers, evaluators): P permutations' consecutive pairs, or every i < j."""
     if pairs == "all":
         g, e = np.triu_indices(n, 1)
@@ -147,7 +153,7 @@ def make_pairs(n: int, pairs, rng) -> tuple[np.ndarray, np.ndarray]:
     return perm[:, 0:2 * m:2].ravel(), perm[:, 1:2 * m:2].ravel()
 
 
-def check_pairs(pairs: Any, n: int) -> int | str:
+def check_pairs(pairs: Any, n: int) -> int | Literal["all"]:
     """``pairs`` checked (:func:`check_pairs_option`) for a run on n records (n >= 2)."""
     pairs = check_pairs_option(pairs)
     if n < 2:
@@ -155,7 +161,7 @@ def check_pairs(pairs: Any, n: int) -> int | str:
     return pairs
 
 
-def pack_records(cells: np.ndarray, col_bits) -> np.ndarray:
+def pack_records(cells: np.ndarray, col_bits: Sequence[int]) -> np.ndarray:
     """Each record's cells as one integer, column 0 in the low bits."""
     out = np.zeros(cells.shape[0], dtype=np.uint64)
     at = 0
@@ -165,7 +171,8 @@ def pack_records(cells: np.ndarray, col_bits) -> np.ndarray:
     return out
 
 
-def privacy_plan(eps, pairs, n, delta, spec, noise_bits) -> dict:
+def privacy_plan(eps: float, pairs: int | Literal["all"], n: int, delta: float, spec: KernelSpec,
+                 noise_bits: int) -> dict:
     """eps per pair, composition rule, the noise plan and the total delta."""
     if not math.isfinite(eps):
         return {"eps_pair": math.inf, "composition": "none", "noise": None, "delta_total": 0.0}
@@ -184,7 +191,9 @@ def _coins(rng, count: int, width: int) -> np.ndarray:
     return rng.bits((count, width))
 
 
-def run_gc(session, circuit, g, e, inputs_g, inputs_e, rng) -> tuple[np.ndarray, dict | None]:
+def run_gc(session: Session, circuit: Circuit, g: np.ndarray, e: np.ndarray,
+           inputs_g: Sequence[np.ndarray], inputs_e: Sequence[np.ndarray],
+           rng: CSPRNG) -> tuple[np.ndarray, dict | None]:
     """All pairs by Yao (output ``xor``), chunked by table memory; shares opened by the aggregator.
 
     Returns the opened output bits (pairs, w) and the summed Yao cost formulas.
@@ -230,7 +239,8 @@ def _add_costs(acc, c):
     return acc
 
 
-def run_plain(session, circuit, g, e, inputs_g, inputs_e) -> np.ndarray:
+def run_plain(session: Session, circuit: Circuit, g: np.ndarray, e: np.ndarray,
+              inputs_g: Sequence[np.ndarray], inputs_e: Sequence[np.ndarray]) -> np.ndarray:
     """The same circuit in the clear (2PC simulated); each pair's garbler reports the value."""
     from mpc.gc import evaluate
 
@@ -240,7 +250,8 @@ def run_plain(session, circuit, g, e, inputs_g, inputs_e) -> np.ndarray:
         return net.send(g, np.full(g.size, net.role("aggregator")), out, 1)
 
 
-def theorem5_mse(A, hist, n, P, noise_var, scale) -> dict:
+def theorem5_mse(A: np.ndarray, hist: ArrayLike, n: int, P: int, noise_var: float,
+                 scale: float) -> dict:
     """Bell et al. Theorem 5's MSE at the data's zeta_1, zeta_2 (discretized values)."""
     h = np.asarray(hist, dtype=np.float64)
     occ = np.flatnonzero(h)
@@ -294,7 +305,8 @@ def run_bell_2pc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
                      "coins (2PC simulated, as in the paper's experiments); its garbled tables, "
                      "labels and OTs were not sent or counted")
     from mpc.gc import bits_to_int
-    values = bits_to_int(out_bits, signed=True).astype(np.int64)
+    # output_width(...) <= 64 bits: an array, not a list of ints
+    values = cast(np.ndarray, bits_to_int(out_bits, signed=True)).astype(np.int64)
     total = int(values.sum())
     u_hat = total / (kspec.scale * values.size)
 
@@ -325,14 +337,14 @@ def _plan(records: ArrayLike, spec: BaselineSpec, public_levels: bool = False) -
     pre = C.prepare_degree2(records, spec, public_levels=public_levels)
     kspec = kernel_spec(pre.kern, pre.grid)
     P = check_pairs(spec.options.pairs, pre.n)
-    R = spec.options.noise_bits
+    R = resolved(spec.options.noise_bits)
     from .ghazi import split_budget
     eps, eps_aux = pre.epsilon, 0.0
     if pre.kern.aux is not None:
         eps_aux, _ = split_budget(eps, pre.kern, resolved(spec.privacy.aux_epsilon_fraction))
     eps_pairs = eps - eps_aux if math.isfinite(eps) else eps
-    return pre, kspec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n, spec.privacy.delta,
-                                                   kspec, R)
+    return pre, kspec, P, R, eps_aux, privacy_plan(eps_pairs, P, pre.n,
+                                                   resolved(spec.privacy.delta), kspec, R)
 
 
 def planned_delta(records: ArrayLike, spec: BaselineSpec) -> float:

@@ -28,9 +28,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .bell_2pc_noise import noise_word
+
+if TYPE_CHECKING:
+    from mpc.gc import CircuitBuilder, Word
+    from mpc.gc.circuit import Circuit
+
+    from ..kernels import Kernel
 
 SUPPORTED = ("kendall", "gini", "auc", "duplicate", "renyi2", "rand")
 
@@ -54,7 +61,7 @@ class KernelSpec:
         return sum(self.col_bits)
 
 
-def kernel_spec(kern, grid) -> KernelSpec:
+def kernel_spec(kern: Kernel, grid: C.Grid) -> KernelSpec:
     """The integer form of ``kern`` on ``grid``; ValueError if it has no circuit here."""
     if kern.name not in SUPPORTED or kern.degree != 2:
         raise ValueError(f"protocol 'bell-2pc' has kernel circuits for {', '.join(SUPPORTED)}; "
@@ -81,7 +88,7 @@ def _sign_diff(b, a, c):
     return b.sign(b.sub(b.zext(a, w), b.zext(c, w)))
 
 
-def kernel_value(b, spec: KernelSpec, rec_g, rec_e):
+def kernel_value(b: CircuitBuilder, spec: KernelSpec, rec_g: Word, rec_e: Word) -> Word:
     """The signed integer kernel value v (its own width) from the two records."""
     from mpc.gc import Word
     from mpc.gc.builder import ZERO
@@ -116,7 +123,7 @@ def output_width(spec: KernelSpec, K: int) -> int:
 
 
 @functools.lru_cache(maxsize=16)
-def pair_circuit(spec: KernelSpec, table: tuple | None, noise_bits: int):
+def pair_circuit(spec: KernelSpec, table: tuple | None, noise_bits: int) -> Circuit:
     """The circuit of one pair: inputs (rec_g, [coins_g]) GARBLER, (rec_e, [coins_e]) EVALUATOR."""
     from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder
 
@@ -130,6 +137,7 @@ def pair_circuit(spec: KernelSpec, table: tuple | None, noise_bits: int):
     w = output_width(spec, K)
     v = v[:w] if v.width >= w else b.sext(v, w)      # v in [lo, hi] fits in w signed bits
     if table:
+        assert coins_g is not None and coins_e is not None     # inputs of a table's coins
         v = b.add(v, noise_word(b, coins_g, coins_e, table, w))
     b.output(v)
     return b.build()

@@ -45,8 +45,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpc.gc import CircuitBuilder, Word
 
 #: Default bits R of the uniform variable the magnitude is inverted from.
 DEFAULT_NOISE_BITS = 40
@@ -54,7 +59,7 @@ DEFAULT_NOISE_BITS = 40
 MAX_TABLE = 1 << 16
 
 
-def check_noise_bits(bits) -> int:
+def check_noise_bits(bits: Any) -> int:
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)):
         raise TypeError(f"noise_bits must be an integer in [8, 62], got {bits!r}")
     if not 8 <= bits <= 62:
@@ -86,7 +91,7 @@ def thresholds(alpha: float, noise_bits: int) -> tuple:
     return tuple(out)
 
 
-def noise_pmf(table, noise_bits: int) -> np.ndarray:
+def noise_pmf(table: Sequence[int], noise_bits: int) -> np.ndarray:
     """Exact pmf of eta on [-K, K] (index k + K), as float64 from the integer table."""
     R = check_noise_bits(noise_bits)
     T = np.array((0,) + tuple(table) + (1 << R,), dtype=object)
@@ -160,7 +165,7 @@ def noise_plan(eps_pair: float, kernel_delta: int, noise_bits: int) -> dict:
 
 
 # -- the sampler as a circuit fragment -------------------------------------------------------
-def ge_const_bits(b, U, table) -> list:
+def ge_const_bits(b: CircuitBuilder, U: Word, table: Sequence[int]) -> list:
     """Wires [U >= T_k] for the sorted constants T_k (MSB first, shared prefixes, 1 AND per node).
 
     Walking from the MSB with ``eq`` (U's prefix equals T's) and ``gt`` (U's
@@ -187,7 +192,8 @@ def ge_const_bits(b, U, table) -> list:
     return out
 
 
-def noise_word(b, coins_g, coins_e, table, width: int):
+def noise_word(b: CircuitBuilder, coins_g: Word, coins_e: Word, table: Sequence[int],
+               width: int) -> Word:
     """The signed ``width``-bit noise eta from both users' coins (module docstring, steps 1-3)."""
     from mpc.gc import Word
     from mpc.gc.builder import ZERO

@@ -62,17 +62,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import BITS, FRAC_BITS, Option, choice, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP for the scores: each party sends one randomized Hadamard bit of its score's "
          "node at one tree level (epsilon-LDP), so nobody has to be trusted for the scores; the "
@@ -113,7 +116,7 @@ def fwht(x: np.ndarray) -> np.ndarray:
 
 def hadamard_entry(j: np.ndarray, v: np.ndarray) -> np.ndarray:
     """H[j, v] = (-1)^popcount(j & v), elementwise, as int64 +-1."""
-    bits = np.bitwise_count((np.asarray(j, np.uint64) & np.asarray(v, np.uint64)))
+    bits = np.bitwise_count(np.asarray(j, np.uint64) & np.asarray(v, np.uint64))
     return 1 - 2 * (bits.astype(np.int64) & 1)
 
 
@@ -122,7 +125,8 @@ def oracle_constant(epsilon: float) -> float:
     return 1.0 if not math.isfinite(epsilon) else (math.exp(epsilon) + 1) / math.expm1(epsilon)
 
 
-def theorem3_bound(n_pos: int, n_neg: int, alpha: int, c_const: float, a):
+def theorem3_bound(n_pos: int, n_neg: int, alpha: int, c_const: float,
+                   a: ArrayLike) -> float | np.ndarray:
     """Bell et al. Theorem 3: MSE of UAUC^ (unnormalized; divide by (n+ n-)^2 for the AUC).
 
     ``a`` may be an array (the bound is evaluated elementwise).
@@ -141,13 +145,14 @@ def default_threshold(n_pos: int, n_neg: int, alpha: int, c_const: float) -> flo
     return float(grid[int(np.argmin(theorem3_bound(n_pos, n_neg, alpha, c_const, grid)))])
 
 
-def level_groups(members: np.ndarray, alpha: int, coins) -> list:
+def level_groups(members: np.ndarray, alpha: int, coins: CSPRNG) -> list:
     """Random partition of ``members`` into alpha near-equal groups (public coins)."""
     perm = members[coins.permutation(members.size)]
     return np.array_split(perm, alpha)
 
 
-def oracle_estimates(groups, reports, rows, n_c, alpha, epsilon) -> list:
+def oracle_estimates(groups: Sequence[np.ndarray], reports: np.ndarray, rows: np.ndarray,
+                     n_c: float, alpha: int, epsilon: float) -> list:
     """h^ per level l = 1..alpha (list of arrays of length 2^l) from the one-bit reports."""
     c_eps = oracle_constant(epsilon)
     out = []

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import BINS, BITS, FRAC_BITS, LEVELS, resolved
 from .result import Released, build_result
 
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
     from mpc.session import Session
 
-    from .spec import BaselineSpec
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP: each party randomizes its own binned record (T-ary randomized response) "
          "before sending it, so nobody has to be trusted; the aggregator sees every party's "

@@ -25,8 +25,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import CSPRNG
 
 
 @dataclass
@@ -40,7 +44,7 @@ class Factorization:
     R: np.ndarray           # (d, T)
 
     @property
-    def T(self) -> int:
+    def T(self) -> int:  # noqa: N802 - the papers' T: the domain size, A is T x T
         return self.R.shape[1]
 
     def left(self, cells: np.ndarray) -> np.ndarray:
@@ -83,7 +87,7 @@ def exact_factorization(A: np.ndarray) -> Factorization:
     return Factorization("exact", T, np.arange(T)[None, :], np.ones((1, T)), np.asarray(A))
 
 
-def jl_factorization(A: np.ndarray, dim: int, sparsity: int, rng) -> Factorization:
+def jl_factorization(A: np.ndarray, dim: int, sparsity: int, rng: CSPRNG) -> Factorization:
     """L = G, R = G A with G the block-sparse JL matrix drawn from ``rng`` (public coins)."""
     T = A.shape[0]
     s = max(1, min(int(sparsity), int(dim)))

@@ -33,10 +33,16 @@ from noise.samplers import (
     round_scale_up,
 )
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import resolved
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
+
+    from mpc.arith.rng import CSPRNG
+
     from .spec import BaselineSpec
 
 #: The budget allocations of FedAUC_Lap (see :mod:`.fedauc`).
@@ -68,7 +74,8 @@ def debias(auc_noisy: float, P_bar: float, N_bar: float, epsilon: float) -> tupl
     return auc, {"rho": rho, "P_est": P_est, "pi": pi, "alpha": a, "beta": b}
 
 
-def delta_method_variance(f, mean, cov) -> float:
+def delta_method_variance(f: Callable[[float, float], float], mean: ArrayLike,
+                          cov: ArrayLike) -> float:
     """Var f(S, P) ~ grad^T cov grad at the mean (central differences): the formula we test."""
     mean = np.asarray(mean, dtype=np.float64)
     grad = np.empty(2)
@@ -81,7 +88,8 @@ def delta_method_variance(f, mean, cov) -> float:
 
 
 # -- FedAUC_RR -------------------------------------------------------------------------------
-def rr_statistics(ranks, y, owner, K: int, epsilon: float, rng) -> np.ndarray:
+def rr_statistics(ranks: np.ndarray, y: ArrayLike, owner: np.ndarray, K: int, epsilon: float,
+                  rng: CSPRNG) -> np.ndarray:
     """Each client's (localSum, localP, localN) from its randomized labels (Algorithms 1-2)."""
     y_flip = C.k_rr(np.asarray(y, dtype=np.int64), 2, epsilon, rng)          # Algorithm 1
     stats = np.zeros((K, 3))
@@ -89,7 +97,8 @@ def rr_statistics(ranks, y, owner, K: int, epsilon: float, rng) -> np.ndarray:
     return stats
 
 
-def rr_release(ranks, y, epsilon: float, *, sums, formulas: bool = True) -> dict:
+def rr_release(ranks: np.ndarray, y: np.ndarray, epsilon: float, *, sums: np.ndarray,
+               formulas: bool = True) -> dict:
     """The server's step 4 and Algorithm 3 on the summed statistics, with the variance formulas.
 
     Returns ``auc`` (debiased), ``auc_noisy`` (Table 3: no debiasing), the
@@ -243,7 +252,8 @@ class LapNoise:
                    resolved(o.exact_counts))
 
 
-def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng,
+def lap_statistics(ranks: np.ndarray, y: ArrayLike, owner: np.ndarray, K: int, epsilon: float,
+                   *, rng: CSPRNG,
                    noise: LapNoise = LapNoise()) -> tuple[np.ndarray, dict]:
     """Each client's released (localSum', localP', localN') and the noise's covariance.
 
@@ -310,7 +320,8 @@ def lap_statistics(ranks, y, owner, K: int, epsilon: float, *, rng,
                    "exact_counts": bool(exact_counts), "cov": cov.tolist()}
 
 
-def lap_release(ranks, y, epsilon: float, *, sums, theory: dict, formulas: bool = True) -> dict:
+def lap_release(ranks: np.ndarray, y: np.ndarray, epsilon: float, *, sums: np.ndarray,
+                theory: dict, formulas: bool = True) -> dict:
     """The server's step 4 on the summed statistics, with the variance formulas.
 
     ``theory`` is :func:`lap_statistics`' second output. Adds the delta-method

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _common as C
-from . import factor as F
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
+from . import factor as F  # noqa: N812 - the codebase's short capital module alias
 from .options import (
     AUX_FRACTION,
     BINS,
@@ -69,10 +69,12 @@ from .result import Released, build_result
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG, ShapeLike
     from mpc.session import Session
 
-    from .spec import BaselineSpec
+    from ..kernels import Kernel
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("local DP: each party randomizes its two projected vectors itself (VRand, epsilon/2 "
          "each), so nobody has to be trusted; the aggregator sees every party's noisy vectors")
@@ -97,13 +99,13 @@ def vrand_kappa(epsilon: float) -> float:
     return math.sqrt(math.pi / 2) * (math.exp(epsilon) + 1) / math.expm1(epsilon)
 
 
-def uniform24(m: int, rng) -> np.ndarray:
+def uniform24(m: int, rng: CSPRNG) -> np.ndarray:
     """m uniforms on the grid 2^-24 in [0, 1) (exact in float32), two per CSPRNG word."""
     w = rng.uint64((m + 1) // 2).view(np.uint32)[:m] >> np.uint32(8)
     return w.astype(np.float32) * np.float32(2.0 ** -24)
 
 
-def symmetric_gaussian(shape, rng) -> np.ndarray:
+def symmetric_gaussian(shape: ShapeLike, rng: CSPRNG) -> np.ndarray:
     """N(0, 1) floats (float32 precision) with P(z) = P(-z) exactly.
 
     Box-Muller magnitude from 32-bit CSPRNG uniforms and an independent CSPRNG
@@ -120,7 +122,7 @@ def symmetric_gaussian(shape, rng) -> np.ndarray:
     return (sign * z).reshape(shape)
 
 
-def vrand(V: np.ndarray, epsilon: float, rng) -> np.ndarray:
+def vrand(V: np.ndarray, epsilon: float, rng: CSPRNG) -> np.ndarray:
     """VRand of every row of V (rows in the unit ball): unbiased, epsilon-LDP (module docstring)."""
     if not math.isfinite(epsilon):
         return np.array(V, dtype=np.float64)
@@ -141,7 +143,7 @@ def vrand(V: np.ndarray, epsilon: float, rng) -> np.ndarray:
     return (vrand_kappa(epsilon) * S)[:, None] * Z.astype(np.float64)
 
 
-def stochastic_round(values: np.ndarray, scale: int, limit: int, rng) -> np.ndarray:
+def stochastic_round(values: np.ndarray, scale: int, limit: int, rng: CSPRNG) -> np.ndarray:
     """Fixed-point integers round(values * scale), unbiased randomized rounding (post-processing).
 
     Returned as int64 two's-complement values of the l-bit ring (|v| < ``limit``).
@@ -155,7 +157,9 @@ def stochastic_round(values: np.ndarray, scale: int, limit: int, rng) -> np.ndar
     return out
 
 
-def public_factorization(session, run_rng, A, eps_vector, dim, sparsity, kind, notes):
+def public_factorization(session: Session, run_rng: CSPRNG, A: np.ndarray, eps_vector: float,
+                         dim: int | None, sparsity: int, kind: str,
+                         notes: list) -> tuple[F.Factorization, float]:
     """The factorization the run uses and the paper's d; a JL matrix comes from a public seed."""
     fac, d_paper = choose_factorization(A, session.n_parties, eps_vector, dim, sparsity, kind,
                                         session.agreed(run_rng.derive("public-coins")), notes)
@@ -164,7 +168,7 @@ def public_factorization(session, run_rng, A, eps_vector, dim, sparsity, kind, n
     return fac, d_paper
 
 
-def factor_dimension(T: int, n: int, eps_vector, dim, kind: str) -> tuple:
+def factor_dimension(T: int, n: int, eps_vector: float, dim: int | None, kind: str) -> tuple:
     """(d the run uses, the paper's d): the JL dimension, or T for the exact factorization
     (asked for, or when the JL dimension would not compress). Public parameters only."""
     d_paper = F.paper_dimension(T, n, eps_vector)
@@ -176,7 +180,9 @@ def factor_dimension(T: int, n: int, eps_vector, dim, kind: str) -> tuple:
     return (T if d >= T else int(d)), d_paper
 
 
-def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
+def choose_factorization(A: np.ndarray, n: int, eps_vector: float, dim: int | None,
+                         sparsity: int, kind: str, coins: CSPRNG,
+                         notes: list) -> tuple[F.Factorization, float]:
     """The factorization the run uses (see :mod:`ustat.baselines.factor`) and the paper's d."""
     T = A.shape[0]
     d, d_paper = factor_dimension(T, n, eps_vector, dim, kind)
@@ -190,7 +196,8 @@ def choose_factorization(A, n, eps_vector, dim, sparsity, kind, coins, notes):
     return F.jl_factorization(A, d, C.check_int(sparsity, "sparsity"), coins), d_paper
 
 
-def conditional_variance(hist, fac: F.Factorization, c_left, c_right, kappa) -> float:
+def conditional_variance(hist: np.ndarray, fac: F.Factorization, c_left: float, c_right: float,
+                         kappa: float) -> float:
     """Var(U^) given the data and the factorization (independent VRand noise; rounding ignored).
 
     Messages m_i have mean L e_x (R e_x) and covariance C^2 kappa^2 I - mean mean^T.
@@ -215,13 +222,15 @@ def conditional_variance(hist, fac: F.Factorization, c_left, c_right, kappa) -> 
     return float((hx @ lin + full - diag) / (n * (n - 1)) ** 2)
 
 
-def ldp_aux_sums(X, kern, epsilon, rng):
+def ldp_aux_sums(X: np.ndarray, kern: Kernel, epsilon: float,
+                 rng: CSPRNG) -> tuple[np.ndarray, np.ndarray]:
     """Unbiased LDP estimates of a kernel's auxiliary sums (values in [0, 1]).
 
     Each value is rounded to {0, 1} by randomized rounding and sent with binary
     randomized response at epsilon / (number of aux values). Returns
     (estimates, reports (n, a) in {0, 1}).
     """
+    assert kern.aux is not None         # called for kernels with auxiliary sums only
     vals = kern.aux(X)
     a = vals.shape[1]
     bit = (rng.random(vals.shape) < vals).astype(np.int64)
@@ -231,7 +240,7 @@ def ldp_aux_sums(X, kern, epsilon, rng):
     return aux_estimate(rep, epsilon), rep
 
 
-def aux_estimate(rep, epsilon) -> np.ndarray:
+def aux_estimate(rep: np.ndarray, epsilon: float) -> np.ndarray:
     """The aggregator's unbiased estimates of the aux sums from the reports ``(n, a)``
     (:func:`ldp_aux_sums`; epsilon infinite: the bits themselves)."""
     if not math.isfinite(epsilon):
@@ -241,7 +250,7 @@ def aux_estimate(rep, epsilon) -> np.ndarray:
     return (rep.sum(axis=0) - rep.shape[0] * (1 - keep)) / (2 * keep - 1)
 
 
-def split_budget(eps: float, kern, aux_fraction: float) -> tuple[float, float]:
+def split_budget(eps: float, kern: Kernel, aux_fraction: float) -> tuple[float, float]:
     """(epsilon for the aux sums, epsilon per vector): eps_aux = f eps, the rest split in two."""
     if not 0 < aux_fraction < 1:
         raise ValueError(f"aux_epsilon_fraction must be in (0, 1), got {aux_fraction}")
@@ -266,8 +275,9 @@ def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None
                                       bits=bits, frac_bits=frac_bits, runtime=runtime)
     net, fp, ring = session.net, session.fp, session.ring
     agg = net.role("aggregator")
-    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim, opt.sparsity,
-                                        opt.factorization, notes)
+    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim,
+                                        resolved(opt.sparsity), resolved(opt.factorization),
+                                        notes)
     c_left = float(fac.left_norms()[0].max())
     c_right = float(np.linalg.norm(fac.R, axis=0).max()) or 1.0
     cells = grid.index(X)
@@ -287,9 +297,8 @@ def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None
                 oR = c_right * vrand(fac.right(cx) / c_right, eps_vec, crng)
                 payload[:] = ring.from_signed(stochastic_round(
                     np.concatenate([oL, oR], axis=1), fp.scale, 1 << (ring.bits - 1), crng))
-            with net.lane():
-                with net.round():
-                    net.send(idx, agg, payload, ring.bits)
+            with net.lane(), net.round():
+                net.send(idx, agg, payload, ring.bits)
             if net.is_local(agg):
                 got = ring.to_signed(payload) / fp.scale   # what the aggregator received
                 gL, gR = got[:, :d], got[:, d:]

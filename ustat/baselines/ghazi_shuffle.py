@@ -78,7 +78,7 @@ from mpc.arith.sharing import additive_share
 from noise.accounting import discrete_laplace_scale
 from noise.samplers import discrete_laplace, polya
 
-from . import _common as C
+from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .ghazi import FACTORIZATION, public_factorization, split_budget
 from .options import (
     AUX_FRACTION,
@@ -95,12 +95,17 @@ from .options import (
 from .result import Released, build_result
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from numpy.typing import ArrayLike
 
+    from mpc.arith.rng import CSPRNG
     from mpc.session import Session
 
-    from .spec import BaselineSpec
+    from ..kernels import Kernel
+    from .factor import Factorization
     from .result import ProtocolResult
+    from .spec import BaselineSpec
 
 TRUST = ("shuffle model: each party splits its noisy encoded vectors into additive shares sent "
          "to a shuffler that hides their order; the analyzer learns only the sums with central "
@@ -153,7 +158,7 @@ def shuffle_delta(n: int, messages: int, bits: int, coordinates: int, epsilon: f
     return 1.0 if log2_delta >= 0 else 2.0 ** log2_delta
 
 
-def encode(values: np.ndarray, p: int, rng) -> np.ndarray:
+def encode(values: np.ndarray, p: int, rng: CSPRNG) -> np.ndarray:
     """Randomized rounding at precision p (Balle et al.): floor(p v) + Bernoulli(frac).
 
     One uniform per value, used or not, so that a party's coins sit at its own positions of
@@ -188,7 +193,8 @@ def l1_sensitivity(abs_l1: np.ndarray, nonint: np.ndarray, p: int) -> int:
     return int(math.ceil(2 * float((p * abs_l1 + nonint).max())))
 
 
-def private_sums(session, run_rng, groups, messages: int, materialize: bool) -> list:
+def private_sums(session: Session, run_rng: CSPRNG, groups: Sequence[tuple], messages: int,
+                 materialize: bool) -> list:
     """Shuffle-model sums of integer contributions, all groups in the same two rounds.
 
     ``groups``: list of (contributions (n, k), L1 sensitivity, epsilon). Each
@@ -238,7 +244,8 @@ def private_sums(session, run_rng, groups, messages: int, materialize: bool) -> 
     return out
 
 
-def sum_variance(fac, hist, scales, p: int, n: int) -> float:
+def sum_variance(fac: Factorization, hist: ArrayLike, scales: Sequence[float | Fraction], p: int,
+                 n: int) -> float:
     """Var(U^) given the data and factorization: DLap noise on both sums (rounding ignored).
 
     With S = mu + noise, noise iid per coordinate of variance s^2:
@@ -265,7 +272,7 @@ def _check_wrap(session, contributions_bound: float, scale, eps):
                          f"smaller precision (frac_bits)")
 
 
-def vector_sensitivities(fac, p: int) -> tuple[int, int]:
+def vector_sensitivities(fac: Factorization, p: int) -> tuple[int, int]:
     """L1 sensitivities of the encoded L e_x and R e_x (see :func:`l1_sensitivity`)."""
     l_scaled, r_scaled = fac.vals * p, fac.R * p
     sens_l = l1_sensitivity(np.abs(fac.vals).sum(axis=0),
@@ -275,7 +282,8 @@ def vector_sensitivities(fac, p: int) -> tuple[int, int]:
     return sens_l, sens_r
 
 
-def budgets(eps, kern, const_diag, aux_fraction, diag_fraction):
+def budgets(eps: float, kern: Kernel, const_diag: bool, aux_fraction: float,
+            diag_fraction: float) -> tuple[float, float, float]:
     """(eps_aux, eps per vector, eps_diag): aux share first, the diagonal's from the vectors'."""
     eps_aux, eps_vec = split_budget(eps, kern, aux_fraction)
     if not math.isfinite(eps):
@@ -301,15 +309,17 @@ def run_ghazi_sm(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     sigma, limit = resolved(opt.sigma), resolved(opt.materialize_limit)
     diag_a = np.diagonal(A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
-    eps_aux, eps_vec, eps_diag = budgets(eps, kern, const_diag, spec.privacy.aux_epsilon_fraction,
-                                         spec.privacy.diag_epsilon_fraction)
+    eps_aux, eps_vec, eps_diag = budgets(eps, kern, const_diag,
+                                         resolved(spec.privacy.aux_epsilon_fraction),
+                                         resolved(spec.privacy.diag_epsilon_fraction))
     m = default_messages(n, bits, sigma) if opt.messages is None else opt.messages
     session, run_rng = C.open_session(n, session, spec.execution.seed, label="ghazi-sm-run",
                                       roles=("shuffler",), bits=bits, frac_bits=frac_bits,
                                       runtime=runtime)
     ring, fp = session.ring, session.fp
-    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim, opt.sparsity,
-                                        opt.factorization, notes)
+    fac, d_paper = public_factorization(session, run_rng, A, eps_vec, opt.dim,
+                                        resolved(opt.sparsity), resolved(opt.factorization),
+                                        notes)
     p, d = fp.scale, fac.dim
     cells = grid.index(X)
     sens_l, sens_r = vector_sensitivities(fac, p)
@@ -388,8 +398,9 @@ def public_plan(records: ArrayLike, spec: BaselineSpec) -> dict:
     opt, bits = spec.options, resolved(spec.encoding.bits)
     diag_a = np.diagonal(pre.A)
     const_diag = bool(np.all(diag_a == diag_a[0]))
-    _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag, spec.privacy.aux_epsilon_fraction,
-                            spec.privacy.diag_epsilon_fraction)
+    _, eps_vec, _ = budgets(pre.epsilon, pre.kern, const_diag,
+                            resolved(spec.privacy.aux_epsilon_fraction),
+                            resolved(spec.privacy.diag_epsilon_fraction))
     n = pre.n
     m = default_messages(n, bits, resolved(opt.sigma)) if opt.messages is None else opt.messages
     d, _ = factor_dimension(pre.grid.domain, n, eps_vec, opt.dim, resolved(opt.factorization))

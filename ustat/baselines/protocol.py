@@ -39,10 +39,10 @@ from mpc.comm.network import DEFAULT_ROLES
 from mpc.session import Session
 
 from ..executors import Executor, Place, Program, Simulator
-from .spec import BaselineSpec
 from ._common import levels_arg, missing_levels, prepare_degree2, validate_records
 from .registry import ProtocolInfo, get
 from .result import ProtocolResult
+from .spec import BaselineSpec
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

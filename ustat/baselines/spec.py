@@ -179,7 +179,7 @@ class BaselineSpec(Spec):
     execution: Execution = field(default_factory=Execution)
 
     def __post_init__(self) -> None:
-        from .registry import get, owners      # the protocols' declarations
+        from .registry import get, owners  # the protocols' declarations
 
         if not isinstance(self.protocol, str):
             raise TypeError(f"protocol must be a protocol's name, got {self.protocol!r}")

@@ -24,6 +24,8 @@ traceback. Modules: :mod:`.parser` (options), :mod:`.records` (data),
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import signal
@@ -31,14 +33,20 @@ import sys
 
 from mpc.machine import memory
 
-from .commands import (cmd_demo, cmd_kernels, cmd_protocols, print_demo, print_kernels,
-                       print_protocols)
+from ..data.records import CLEAR_CHECKS
 from .budget import Charge
+from .commands import (
+    cmd_demo,
+    cmd_kernels,
+    cmd_protocols,
+    print_demo,
+    print_kernels,
+    print_protocols,
+)
 from .common import UsageError, check_csv_flags, error_text, warn
 from .estimate import cmd_estimate
-from ..data.records import CLEAR_CHECKS
 
-__all__ = ["main", "build_parser", "UsageError", "CLEAR_CHECKS"]
+__all__ = ["CLEAR_CHECKS", "UsageError", "build_parser", "main"]
 
 
 def _show_estimate(res: dict):
@@ -62,14 +70,14 @@ _COMMANDS = {
 SHARED_HOST_COMMANDS = ("serve", "party", "deploy")
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The ``ustat`` argument parser (extension subcommands registered too)."""
     from .parser import build_parser as _build
 
     return _build(_COMMANDS)
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     try:
         from .parser import join_dash_values
 
@@ -167,10 +175,8 @@ def entry() -> int:
 
 def _exit_interrupted(signum, frame):
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     os._exit(130)
 
 

@@ -13,15 +13,21 @@ epsilon, and the budget adds up by basic composition
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .common import UsageError, float_arg
 
-__all__ = ["Charge", "check_options", "budget_options"]
+if TYPE_CHECKING:
+    from noise.budget_file import BudgetFile, Reservation
+
+__all__ = ["Charge", "budget_options", "check_options"]
 
 
-def check_options(args) -> None:
+def check_options(args: argparse.Namespace) -> None:
     """Flag combinations and the budget file's path, before anything is read or computed."""
     path = getattr(args, "budget_file", None)
     if not path:
@@ -49,14 +55,14 @@ def check_options(args) -> None:
 class Charge:
     """One run's spend in ``--budget-file`` (nothing without the flag)."""
 
-    def __init__(self, args):
+    def __init__(self, args: argparse.Namespace):
         self.args = args
-        self.file = None
-        self.reservation = None
-        self.actual_delta = None
+        self.file: BudgetFile | None = None
+        self.reservation: Reservation | None = None
+        self.actual_delta: float | None = None
 
-    def reserve(self, columns, *, epsilon: float, delta: float = 0.0, label: str,
-                details: dict | None = None):
+    def reserve(self, columns: Sequence[str], *, epsilon: float, delta: float = 0.0, label: str,
+                details: dict | None = None) -> Reservation | None:
         """Reserve (epsilon, delta) on the data set of ``--csv`` (``columns``: the ones read);
         a no-op without ``--budget-file``. Refused (UsageError) when it would overspend."""
         args = self.args
@@ -84,12 +90,14 @@ class Charge:
 
     def settle(self, ok: bool) -> None:
         """Confirm the reservation (with the run's exact delta when it set one), or cancel it."""
-        if self.reservation is None:
+        file, reservation = self.file, self.reservation
+        if reservation is None:
             return
+        assert file is not None                 # reserve() opened it
         if ok:
-            self.file.confirm(self.reservation, delta=self.actual_delta)
+            file.confirm(reservation, delta=self.actual_delta)
         else:
-            self.file.cancel(self.reservation)
+            file.cancel(reservation)
 
     def summary(self) -> dict | None:
         r = self.reservation
@@ -114,7 +122,7 @@ def _budget_hint(text: str, delta: float) -> str:
     return text
 
 
-def budget_options(p):
+def budget_options(p: argparse.ArgumentParser) -> None:
     """``--budget-total`` and ``--budget-delta`` (every private release; :mod:`.budget`)."""
     p.add_argument("--budget-total", type=float_arg, metavar="EPS",
                    help="the data set's total epsilon, required when --budget-file first sees it")

@@ -1,19 +1,27 @@
-"""``ustat kernels`` and ``ustat protocols`` (what can be run) and ``ustat demo`` (the engine demo)."""
+"""``ustat kernels``, ``ustat protocols`` (what can be run) and ``ustat demo`` (the engine demo)."""
 
 from __future__ import annotations
 
+import argparse
+
 from .common import UsageError, warn
 
-__all__ = ["cmd_demo", "print_demo", "cmd_kernels", "print_kernels", "cmd_protocols",
-           "print_protocols"]
+__all__ = [
+    "cmd_demo",
+    "cmd_kernels",
+    "cmd_protocols",
+    "print_demo",
+    "print_kernels",
+    "print_protocols",
+]
 
 
-def cmd_demo(args) -> dict:
+def cmd_demo(args: argparse.Namespace) -> dict:
     import numpy as np
 
+    from mpc.arith.sharing import additive_share
     from mpc.protocols.beaver import multiply, open_shares
     from mpc.session import Session
-    from mpc.arith.sharing import additive_share
 
     if args.parties < 2:
         raise UsageError("--parties must be >= 2")
@@ -25,14 +33,13 @@ def cmd_demo(args) -> dict:
     holders = np.arange(args.parties)
     xs = s.fp.encode(np.linspace(-1.0, 1.0, args.batch))
     ys = s.ring.from_signed(np.arange(args.batch, dtype=np.int64) % 7 - 3)
-    with s.net.phase("sharing"):
-        with s.net.round():
-            # party 0 holds x, party 1 holds y; each shares among all parties
-            x = additive_share(s.ring, xs, args.parties, s.party_rng(0))
-            y = additive_share(s.ring, ys, args.parties, s.party_rng(1))
-            for src, sh in ((0, x), (1, y)):
-                others = holders[holders != src]
-                s.net.send(np.full(others.size, src), others, sh[others], s.ring.bits)
+    with s.net.phase("sharing"), s.net.round():
+        # party 0 holds x, party 1 holds y; each shares among all parties
+        x = additive_share(s.ring, xs, args.parties, s.party_rng(0))
+        y = additive_share(s.ring, ys, args.parties, s.party_rng(1))
+        for src, sh in ((0, x), (1, y)):
+            others = holders[holders != src]
+            s.net.send(np.full(others.size, src), others, sh[others], s.ring.bits)
     with s.net.phase("multiply"):
         z = multiply(s, x, y, holders)
     with s.net.phase("open"):
@@ -47,7 +54,7 @@ def cmd_demo(args) -> dict:
     }
 
 
-def print_demo(res: dict):
+def print_demo(res: dict) -> None:
     rep = res["communication"]
     print(f"Engine demo: {res['parties']} parties multiply {res['batch']} shared "
           f"fixed-point pairs in Z_2^{res['ring_bits']} (c = {res['frac_bits']})")
@@ -63,7 +70,7 @@ def print_demo(res: dict):
         print("  WARNING: seeded run (insecure randomness)")
 
 
-def cmd_kernels(args) -> dict:
+def cmd_kernels(args: argparse.Namespace) -> dict:
     from .. import kernels
 
     return {"kernels": [
@@ -73,13 +80,13 @@ def cmd_kernels(args) -> dict:
         for k in map(kernels.get, kernels.names())]}
 
 
-def print_kernels(res: dict):
+def print_kernels(res: dict) -> None:
     for k in res["kernels"]:
         print(f"{k['name']:<10} k={k['degree']}  columns={','.join(k['columns']):<12} "
               f"{k['description']}")
 
 
-def cmd_protocols(args) -> dict:
+def cmd_protocols(args: argparse.Namespace) -> dict:
     from ..baselines.registry import PROTOCOLS
 
     return {"protocols": [
@@ -88,6 +95,6 @@ def cmd_protocols(args) -> dict:
         for p in PROTOCOLS.values()]}
 
 
-def print_protocols(res: dict):
+def print_protocols(res: dict) -> None:
     for p in res["protocols"]:
         print(f"{p['name']:<11} {p['dp_model']:<12} {p['kernels']:<9} {p['description']}")

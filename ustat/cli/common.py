@@ -2,30 +2,49 @@
 
 from __future__ import annotations
 
+import argparse
+import math
+import sys
+from collections.abc import Callable, Iterable
+from typing import NoReturn, TypeVar
+
 from ..data.records import check_memory, split_list
 from ..reports.common import API_FLAGS, cli_words, strip_warning
 
-import argparse
-import math
-import os
-import sys
+T = TypeVar("T")
 
-__all__ = ["UsageError", "warn", "progress", "float_arg", "int_arg", "Parser", "split_list",
-           "error_text", "strip_warning", "flagged", "with_flag_names", "cli_words", "API_FLAGS",
-           "EPSILON_RANGE",
-           "check_epsilon_option", "check_memory", "check_csv_flags", "installed",
-           "require_extra"]
+__all__ = [
+    "API_FLAGS",
+    "EPSILON_RANGE",
+    "Parser",
+    "UsageError",
+    "check_csv_flags",
+    "check_epsilon_option",
+    "check_memory",
+    "cli_words",
+    "error_text",
+    "flagged",
+    "float_arg",
+    "installed",
+    "int_arg",
+    "progress",
+    "require_extra",
+    "split_list",
+    "strip_warning",
+    "warn",
+    "with_flag_names",
+]
 
 
 class UsageError(Exception):
     """A user mistake: reported in one line, exit status 2."""
 
 
-def warn(msg: str):
+def warn(msg: str) -> None:
     print(f"ustat: warning: {strip_warning(msg)}", file=sys.stderr)
 
 
-def progress(args, msg: str):
+def progress(args: argparse.Namespace, msg: str) -> None:
     """One line of progress on stderr (``ustat: ...``), unless ``--no-progress``."""
     if not getattr(args, "no_progress", False):
         print(f"ustat: {msg}", file=sys.stderr, flush=True)
@@ -58,7 +77,7 @@ class Parser(argparse.ArgumentParser):
     """argparse with the CLI's error convention: a mistake is one line (``ustat: error: ...``,
     exit status 2, raised as :class:`UsageError`) pointing at ``--help``, not a usage block."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -96,7 +115,7 @@ def installed(module: str) -> bool:
         return False
 
 
-def require_extra(flag: str, modules, extra: str) -> None:
+def require_extra(flag: str, modules: Iterable[str], extra: str) -> None:
     """UsageError naming the extra to install when ``flag`` needs a module that is missing."""
     missing = [m for m in modules if not installed(m)]
     if missing:
@@ -109,7 +128,7 @@ CSV_FLAGS = (("--sep", "sep", None), ("--no-header", "no_header", False),
              ("--encoding", "encoding", None))
 
 
-def check_csv_flags(args) -> None:
+def check_csv_flags(args: argparse.Namespace) -> None:
     """File-format options without ``--csv`` would be ignored: refused; then the encoding's
     default (UTF-8) is filled in."""
     if not hasattr(args, "csv"):
@@ -124,11 +143,11 @@ def check_csv_flags(args) -> None:
         args.encoding = "utf-8"
 
 
-def error_text(exc) -> str:
+def error_text(exc: BaseException) -> str:
     """The one-line message of a user error, with command-line advice for data errors."""
-    from ..data import DataError
-
     import re
+
+    from ..data import DataError
 
     if isinstance(exc, DataError):
         return exc.for_cli()
@@ -154,10 +173,10 @@ def flagged(exc: Exception, flags: dict) -> UsageError | None:
     return UsageError(text if text.startswith(flags[word]) else f"{flags[word]}: {text}")
 
 
-def with_flag_names(run, flags: dict):
+def with_flag_names(run: Callable[[], T], flags: dict) -> Callable[[], T]:
     """run() with a ValueError/TypeError about a keyword reported under its command-line flag
     (:func:`flagged`); ``flags``: keyword -> flag."""
-    def wrapped():
+    def wrapped() -> T:
         try:
             return run()
         except (ValueError, TypeError) as exc:

@@ -11,19 +11,25 @@ and runs :func:`ustat.baselines.run_protocol` on the same executor. The reports 
 
 from __future__ import annotations
 
+import argparse
 import math
+from typing import TYPE_CHECKING
 
-from .budget import check_options
-from .common import (UsageError, check_epsilon_option, progress, require_extra, warn,
-                     with_flag_names)
+import numpy as np
+
 from ..data.records import RecordSource
 from ..data.records import load_records as read_records
+from .budget import check_options
+from .common import UsageError, check_epsilon_option, progress, require_extra, warn, with_flag_names
 from .specs import UMPC_FLAGS, engine_options, executor, field_flags, umpc_spec
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
 
 __all__ = ["cmd_estimate", "edges_option", "umpc_run", "umpc_spec"]
 
 
-def edges_option(args, n: int, k: int, notes: list) -> tuple:
+def edges_option(args: argparse.Namespace, n: int, k: int, notes: list) -> tuple:
     """(edges, sampler): a relative count like 2n is capped at C(n, k) with a note."""
     edges = "2n" if args.edges is None else args.edges
     sampler = "balanced" if args.sampler is None else args.sampler
@@ -73,7 +79,8 @@ def _check_values(args):
                 raise UsageError(f"--processes runs each process on one core: drop {flag}")
 
 
-def umpc_run(args, kern, X, raw, meta, notes) -> tuple:
+def umpc_run(args: argparse.Namespace, kern: Kernel, X: np.ndarray, raw: tuple | None,
+             meta: dict, notes: list) -> tuple:
     """(spec, records) of a U-MPC run of the flags on these records: raw values with their
     public bounds when the run encodes them itself (inputs exact to the resolution in raw
     units), else the records in [0, 1] and ``--resolution`` converted into those units (the
@@ -90,12 +97,12 @@ def umpc_run(args, kern, X, raw, meta, notes) -> tuple:
     return umpc_spec(args, kern, edges=edges, sampler=sampler, resolution=resolution), X
 
 
-def load_records(args, kern):
+def load_records(args: argparse.Namespace, kern: Kernel) -> tuple:
     """The records of ``--csv`` (or the synthetic default) as the flags say."""
     return read_records(record_source(args), kern)
 
 
-def record_source(args) -> RecordSource:
+def record_source(args: argparse.Namespace) -> RecordSource:
     """The :class:`~ustat.data.records.RecordSource` of the data flags."""
     return RecordSource(csv=args.csv, columns=args.columns, sep=args.sep,
                         header=not args.no_header, encoding=args.encoding or "utf-8",
@@ -117,7 +124,7 @@ def _aux_kernels() -> list:
     return [name for name in kernels.names() if kernels.get(name).aux is not None]
 
 
-def cmd_estimate(args) -> dict:
+def cmd_estimate(args: argparse.Namespace) -> dict:
     from .. import kernels
     from . import protocols
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import re
 
+from ..data.records import CLEAR_CHECKS, SYNTHETIC_N
 from . import deploy, ecdf_options
 from .budget import budget_options
 from .common import Parser, float_arg, int_arg
-from ..data.records import CLEAR_CHECKS, SYNTHETIC_N
 
-__all__ = ["build_parser", "join_dash_values", "THREAT_HELP"]
+__all__ = ["THREAT_HELP", "build_parser", "join_dash_values"]
 
 THREAT_HELP = """\
 Who must collude. Input privacy: under dis (M_Dis) no coalition of up to
@@ -212,7 +212,8 @@ def build_parser(commands: dict) -> argparse.ArgumentParser:
 
     ap = Parser(
         prog="ustat", description="Private U-statistics and ECDFs among simulated parties.",
-        epilog=EXIT_CODES + " Reference: docs/cli.md", formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXIT_CODES + " Reference: docs/cli.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"ustat {__version__}")
     sub = ap.add_subparsers(dest="command")
     _estimate_parser(sub)

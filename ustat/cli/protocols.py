@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from ..reports.baselines import print_protocol
 from ..baselines.spec import BaselineSpec
+from ..reports.baselines import print_protocol
 from .common import UsageError
 from .specs import spec_error
 

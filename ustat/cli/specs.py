@@ -10,13 +10,17 @@ spec the same flags build (:mod:`ustat.deploy`).
 
 from __future__ import annotations
 
-import math
+import argparse
+from typing import TYPE_CHECKING
 
 from ..executors import Dask, Executor, LocalProcesses, Simulator
 from ..specs import UMPCSpec
 from .common import UsageError, cli_words, flagged
 
-__all__ = ["umpc_spec", "executor", "engine_options", "spec_error", "field_flags", "UMPC_FLAGS"]
+if TYPE_CHECKING:
+    from ..kernels import Kernel
+
+__all__ = ["UMPC_FLAGS", "engine_options", "executor", "field_flags", "spec_error", "umpc_spec"]
 
 #: (flag, args attribute, spec field) of the U-MPC options (None on the parser: the spec's
 #: default applies)
@@ -46,7 +50,8 @@ def spec_error(exc: Exception, flags: tuple) -> UsageError:
     return flagged(exc, field_flags(flags)) or UsageError(cli_words(str(exc)))
 
 
-def umpc_spec(args, kern, *, edges, sampler, bounds=None, resolution=None) -> UMPCSpec:
+def umpc_spec(args: argparse.Namespace, kern: Kernel, *, edges: str | int, sampler: str,
+              bounds: list | None = None, resolution: float | None = None) -> UMPCSpec:
     """The :class:`UMPCSpec` of ``ustat estimate``'s flags (``edges``/``sampler`` as resolved
     for the data's size, ``bounds`` of raw records, ``resolution`` in the records' units)."""
     given = {field: getattr(args, key) for _, key, field in UMPC_FLAGS
@@ -64,13 +69,13 @@ def umpc_spec(args, kern, *, edges, sampler, bounds=None, resolution=None) -> UM
         raise spec_error(exc, UMPC_FLAGS) from None
 
 
-def engine_options(args) -> dict:
+def engine_options(args: argparse.Namespace) -> dict:
     """The executor flags the user gave (``workers``, ``pool``, ``scheduler``), for reports."""
     return {key: getattr(args, key) for key in ("workers", "pool", "scheduler")
             if getattr(args, key, None) is not None}
 
 
-def executor(args) -> Executor:
+def executor(args: argparse.Namespace) -> Executor:
     """The executor of ``--processes``, ``--scheduler``, ``--workers`` and ``--pool``."""
     processes = getattr(args, "processes", None)
     workers, pool = getattr(args, "workers", None), getattr(args, "pool", None)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +28,9 @@ from .files import read_table
 from .scale import normalize, parse_bounds
 from .synthetic import synthetic_uniform
 from .values import category_codes, map_labels, parse_numeric
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
 
 __all__ = [
     "CLEAR_CHECKS",
@@ -69,7 +74,7 @@ class SourceError(ValueError):
     """A mistake in what the source names (the CLI reports it in one line, exit status 2)."""
 
 
-def check_memory(n: int, bytes_per_record: int, flag: str = "--n"):
+def check_memory(n: int, bytes_per_record: int, flag: str = "--n") -> None:
     """Refuse a size whose records alone exceed this machine's memory, before allocating."""
     need = int(n) * int(bytes_per_record)
     try:
@@ -110,13 +115,13 @@ required with --csv at a finite epsilon). A class that is empty or nearly
 so shows up in the released, noisy class counts (a note says so)."""
 
 
-def label_options(args, kern) -> tuple:
+def label_options(args: RecordSource, kern: Kernel) -> tuple[str | None, list | None]:
     """(positive, classes) for the kernel's ordered label column, checked against the kernel."""
     levels = kern.extra.get("levels", {})
     classes = split_list(args.classes)
     if (args.positive is not None or classes is not None) and not levels:
-        raise SourceError(f"--positive and --classes apply to kernels with class labels (auc, vus), "
-                         f"not {kern.name!r}")
+        raise SourceError("--positive and --classes apply to kernels with class labels "
+                          f"(auc, vus), not {kern.name!r}")
     if args.positive is not None and classes is not None:
         raise SourceError("give --positive or --classes, not both")
     want = next(iter(levels.values()), 0)
@@ -129,7 +134,7 @@ def label_options(args, kern) -> tuple:
     return args.positive, classes
 
 
-def require_bounds(args, roles) -> None:
+def require_bounds(args: RecordSource, roles: Sequence[str]) -> None:
     """Without ``--bounds`` a release would use, and print, the data's exact minimum and
     maximum outside the DP mechanism: refused at a finite epsilon (``--epsilon inf`` is not
     private anyway and may use them, with a warning)."""
@@ -166,7 +171,8 @@ def _synthetic(args, kern):
     for c in kern.categorical:
         X[:, c] = g.integers(levels.get(c, SYNTHETIC_LEVELS), (n,))
     numeric = [c for c in range(kern.columns) if c not in kern.categorical]
-    meta = {"source": f"synthetic: {n} uniform records", "bounds": [[0.0, 1.0]] * len(numeric)}
+    meta: dict[str, Any] = {"source": f"synthetic: {n} uniform records",
+                            "bounds": [[0.0, 1.0]] * len(numeric)}
     for c, k in levels.items():
         meta["classes"] = {"column": kern.column_names[c], "rule": "synthetic codes",
                            "classes": [str(i) for i in range(k)]}
@@ -179,8 +185,10 @@ def _chooser(args, kern, notes):
         want = f"{kern.columns} column(s) ({','.join(kern.column_names)})"
         if args.columns:
             names = split_list(args.columns)
+            assert names is not None            # args.columns is a non-empty string
             if len(names) != kern.columns:
-                raise SourceError(f"kernel {kern.name!r} needs {want}, --columns gives {len(names)}")
+                raise SourceError(f"kernel {kern.name!r} needs {want}, "
+                                  f"--columns gives {len(names)}")
             return names
         if all(c in head for c in kern.column_names):
             if list(head) != list(kern.column_names):
@@ -215,7 +223,7 @@ def _column_values(args, kern, table, c, name, by_default):
         raise SourceError(exc.for_cli(hint)) from None
 
 
-def load_records(args: RecordSource, kern, rows: range | None = None):
+def load_records(args: RecordSource, kern: Kernel, rows: range | None = None) -> tuple:
     """Records (n, d) normalized into [0, 1], warnings, metadata, and the raw records with
     their public bounds per kernel column (None for the synthetic default). ``rows``: only
     these records of the file (a party host's own, :mod:`ustat.deploy`)."""
@@ -260,7 +268,8 @@ def load_records(args: RecordSource, kern, rows: range | None = None):
     return X, warnings, meta, raw
 
 
-def raw_records(X, numeric, bounds, kern):
+def raw_records(X: np.ndarray, numeric: Sequence[int], bounds: Sequence,
+                kern: Kernel) -> tuple[np.ndarray, list] | None:
     """(records in raw units, clipped to the bounds; per kernel column (lo, hi) or None), for a
     run_umpc that encodes raw values itself; None when a column's width is 0 or overflows."""
     kb: list = [None] * kern.columns

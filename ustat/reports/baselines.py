@@ -43,6 +43,7 @@ def protocol_output(res: ProtocolResult, meta: dict, notes: list) -> dict:
                 "phases": res.communication.get("phases", {}), "warnings": []})
     out["notes"] = list(res.notes) + list(notes)
     if res.processes > 1:
+        assert res.process_costs is not None        # a run across processes reports them
         out["wire"] = wire_totals(res.process_costs, res.online_bits + res.offline_bits)
     if "classes" in meta:
         out["classes"] = meta["classes"]

@@ -3,12 +3,29 @@ totals of a run across processes, class and evaluation lines, the budget line.""
 
 from __future__ import annotations
 
-__all__ = ["cli_words", "strip_warning", "API_FLAGS", "public_meta", "fmt", "epsilon_text", "delta_text", "size_text", "traffic_text",
-           "wire_totals", "processes_text", "print_classes", "print_evaluation",
-           "print_budget", "present"]
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "API_FLAGS",
+    "cli_words",
+    "delta_text",
+    "epsilon_text",
+    "fmt",
+    "present",
+    "print_budget",
+    "print_classes",
+    "print_evaluation",
+    "processes_text",
+    "public_meta",
+    "size_text",
+    "strip_warning",
+    "traffic_text",
+    "wire_totals",
+]
 
 
-def present(v):
+def present(v: Any) -> Any:
     """A field's value, or None when it is unset (None, NaN, an empty list, dict or string)."""
     import math
 
@@ -19,7 +36,7 @@ def present(v):
     return v
 
 
-def wire_totals(process_costs, counted_bits: int) -> dict:
+def wire_totals(process_costs: Iterable[dict], counted_bits: int) -> dict:
     """Payload, framing and frames written by all processes of a run, and the counted bytes."""
     pay = sum(p["wire"]["payload_bytes_sent"] for p in process_costs)
     head = sum(p["wire"]["header_bytes_sent"] for p in process_costs)
@@ -46,11 +63,11 @@ def public_meta(meta: dict) -> dict:
 _SPLIT_NAMES = {"statistic": "statistic", "class_counts": "class counts"}
 
 
-def fmt(v) -> str:
+def fmt(v: float | None) -> str:
     return "n/a" if v is None else format(v, ".6g")
 
 
-def epsilon_text(eps, split: dict | None) -> str:
+def epsilon_text(eps: float | str, split: dict | None) -> str:
     """"epsilon 1 = 0.9 statistic + 0.1 class counts (n_pos)", or "epsilon 1"."""
     head = f"epsilon {eps:g}" if isinstance(eps, (int, float)) else f"epsilon {eps}"
     if not split or len(split) < 2:
@@ -62,12 +79,12 @@ def epsilon_text(eps, split: dict | None) -> str:
     return head + " = " + " + ".join(parts)
 
 
-def delta_text(delta) -> str:
+def delta_text(delta: float | None) -> str:
     """", delta 7.3e-13" for a release that spends one, else ""."""
     return f", delta {delta:.3g}" if delta else ""
 
 
-def size_text(bits) -> str:
+def size_text(bits: float) -> str:
     """A bit count in readable units: 6 kB, 1.25 MB, 3.1 GB (bytes, powers of 1000)."""
     b = bits / 8
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
@@ -84,14 +101,15 @@ def traffic_text(res: dict) -> str:
             + f", max per party {size_text(res['max_party_bits'])}")
 
 
-def print_classes(res: dict):
+def print_classes(res: dict) -> None:
     if "classes" in res:
         c = res["classes"]
         pairs = ", ".join(f"{lab} -> {i}" for i, lab in enumerate(c["classes"]))
         print(f"  classes   : {c['column']}: {pairs} ({c['rule']})")
 
 
-def print_evaluation(res: dict, sampled: str | None = None, encoded: str = "the encoded inputs"):
+def print_evaluation(res: dict, sampled: str | None = None,
+                     encoded: str = "the encoded inputs") -> None:
     """Exact statistic on the raw values, on what the protocol computed on, and their gap."""
     ev, stat = res["evaluation"], res["statistic"]
     line = (f"  evaluation: exact {stat} on the raw values = {fmt(ev.get('exact_raw'))}, on "
@@ -104,7 +122,7 @@ def print_evaluation(res: dict, sampled: str | None = None, encoded: str = "the 
         print("              read in the clear (not private)")
 
 
-def print_budget(res: dict):
+def print_budget(res: dict) -> None:
     """The text line of a run's budget (every command)."""
     if "budget" in res:
         b = res["budget"]

@@ -10,12 +10,29 @@ as text.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..specs.umpc import UMPCSpec
 from ..umpc.privacy import umpc_trust
-from .common import (cli_words, delta_text, epsilon_text, present, print_budget, print_classes,
-                     print_evaluation, processes_text, public_meta, strip_warning, traffic_text,
-                     wire_totals)
+from .common import (
+    cli_words,
+    delta_text,
+    epsilon_text,
+    present,
+    print_budget,
+    print_classes,
+    print_evaluation,
+    processes_text,
+    public_meta,
+    strip_warning,
+    traffic_text,
+    wire_totals,
+)
+
+if TYPE_CHECKING:
+    from ..umpc.protocol import UMPCResult
 
 __all__ = ["estimate_output", "print_estimate", "wire_summary"]
 
@@ -48,7 +65,7 @@ def _epsilon_split(res) -> dict | None:
     if not math.isfinite(res.epsilon):
         return None
     out = {"statistic": res.epsilon - res.aux["epsilon"]}
-    out.update({name: res.aux["epsilon"] for name in res.aux["names"]})
+    out.update(dict.fromkeys(res.aux["names"], res.aux["epsilon"]))
     return out
 
 
@@ -65,8 +82,8 @@ def _evaluation(kern, res, X) -> dict:
     return ev
 
 
-def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: float = 0.0,
-                    engine: dict | None = None) -> dict:
+def estimate_output(spec: UMPCSpec, res: UMPCResult, X: np.ndarray | None, meta: dict,
+                    notes: list, delta: float = 0.0, engine: dict | None = None) -> dict:
     """The report of ``res`` (a :class:`~ustat.umpc.UMPCResult` of ``spec``): ``X`` the
     records in [0, 1] (for the exact statistic of an evaluation; None without one),
     ``meta`` the data's public description, ``notes`` to add, ``delta`` the release's,
@@ -126,7 +143,7 @@ def estimate_output(spec: UMPCSpec, res, X, meta: dict, notes: list, delta: floa
     return out
 
 
-def wire_summary(res) -> dict:
+def wire_summary(res: UMPCResult) -> dict:
     """What the run's processes wrote to their sockets, next to what the network counted."""
     return wire_totals(res.process_costs, res.online_bits + res.offline_bits)
 
@@ -172,7 +189,7 @@ _THREAT_TEXT = {
     "dis": "M_Dis: noise among all parties",
     "hf": "M_HF: honest fraction, noise by a random committee",
 }
-_METHOD_TEXT = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
+_METHOD_TEXT: dict[str | None, str] = {"mpc": "sampled inside MPC", "polya": "Polya shares"}
 
 
 def _headline(res: dict) -> str:
@@ -225,7 +242,7 @@ def _precision_text(prec: dict) -> str:
     return text + "".join(f", {k} {v}" for k, v in rest.items())
 
 
-def print_estimate(res: dict):
+def print_estimate(res: dict) -> None:
     print(_headline(res))
     unc = _uncertainty(res)
     if unc:

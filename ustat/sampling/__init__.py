@@ -36,11 +36,16 @@ is importable from ``ustat.sampling``.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .balanced_samp import balanced
 from .combinatorics import _lex_ranks, _random_ksubsets, _unrank_lex  # noqa: F401 (tests)
 from .hypergraph import ENUMERATION_LIMIT, Hypergraph, n_subsets
-from .without_replacement import _binomial, all_edges, bernoulli, uniform  # noqa: F401
+from .without_replacement import _binomial, all_edges, bernoulli, uniform  # noqa: F401 (tests)
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import RngLike
 
 __all__ = [
     "ENUMERATION_LIMIT",
@@ -57,14 +62,14 @@ __all__ = [
 #: Names accepted by :func:`sample`.
 SAMPLERS = ("balanced", "uniform", "bernoulli", "all")
 
-_DISPATCH = {
+_DISPATCH: dict[str, Callable[..., Hypergraph]] = {
     "balanced": balanced,
     "uniform": uniform,
     "bernoulli": bernoulli,
 }
 
 
-def sample(name: str, n: int, m, k: int, rng=None) -> Hypergraph:
+def sample(name: str, n: int, m: int | float | None, k: int, rng: RngLike = None) -> Hypergraph:
     """Dispatch to a sampler by name: "balanced", "uniform", "bernoulli" or "all".
 
     For "bernoulli", ``m`` is passed as ``p_or_m`` (an integer is the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mpc.arith.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, RngLike, as_rng
 
 from .combinatorics import (
     _canonical,
@@ -24,7 +24,7 @@ from .combinatorics import (
 from .hypergraph import ENUMERATION_LIMIT, Hypergraph, _check_int, _check_m, _check_nk
 
 
-def balanced(n: int, m: int, k: int, rng=None, *, max_rounds: int = 10_000,
+def balanced(n: int, m: int, k: int, rng: RngLike = None, *, max_rounds: int = 10_000,
              mix_sweeps: int | None = None) -> Hypergraph:
     """BalancedSamp: m distinct k-subsets with every degree floor(km/n) or ceil(km/n).
 
@@ -186,7 +186,8 @@ class _SwitchState:
             acc = acc.copy()
             acc[owner[clash]] = False
         ev = acc & e_valid
-        old = np.concatenate([self.keys[rows_f[acc]], self.keys[rows_e[acc & ~self.is_bad[rows_e]]]])
+        old = np.concatenate([self.keys[rows_f[acc]],
+                              self.keys[rows_e[acc & ~self.is_bad[rows_e]]]])
         if old.size:
             self.valid = np.delete(self.valid, np.searchsorted(self.valid, old))
         self.edges[rows_e[acc]] = e2[acc]
@@ -205,7 +206,7 @@ class _SwitchState:
         uniq[first] = True
         return p, uniq & ~self.is_bad[p]
 
-    def repair(self, rng, max_rounds: int) -> bool:
+    def repair(self, rng: CSPRNG, max_rounds: int) -> bool:
         for _ in range(max_rounds):
             if self.bad.size == 0:
                 return True
@@ -225,7 +226,7 @@ class _SwitchState:
             self.bad = rows_e[~fixed]
         return False
 
-    def mix(self, rng, attempts: int, max_rounds: int = 300) -> None:
+    def mix(self, rng: CSPRNG, attempts: int, max_rounds: int = 300) -> None:
         """About ``attempts`` switch proposals between random pairs of (valid) rows.
 
         Each round draws h disjoint row pairs and keeps the *active* ones:

@@ -1,4 +1,4 @@
-"""Combinatorial helpers of the samplers: ranking and unranking k-subsets, canonical form, duplicates.
+"""Combinatorics of the samplers: ranking and unranking k-subsets, canonical form, duplicates.
 
 Part of :mod:`ustat.sampling`. Rows are k-subsets of [n] stored as sorted
 int64 rows; the lexicographic rank of a row is computed in the

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from mpc.arith.rng import CSPRNG, as_rng
+from mpc.arith.rng import CSPRNG, RngLike, as_rng
 
 from .combinatorics import (
     _RANK_LIMIT,
@@ -40,7 +40,7 @@ def all_edges(n: int, k: int, *, limit: int = ENUMERATION_LIMIT) -> Hypergraph:
     return Hypergraph(_enumerate(n, k), n, k, "all")
 
 
-def uniform(n: int, m: int, k: int, rng=None) -> Hypergraph:
+def uniform(n: int, m: int, k: int, rng: RngLike = None) -> Hypergraph:
     """m distinct k-subsets of [n], uniformly without replacement ("sampling without replacement").
 
     If C(n, k) < 2^61: draw m distinct ranks with ``rng.choice`` (rejection of
@@ -82,7 +82,7 @@ def _uniform_edges(n: int, m: int, k: int, N: int, rng: CSPRNG) -> np.ndarray:
     return edges[np.sort(rng.choice(edges.shape[0], m))]
 
 
-def bernoulli(n: int, p_or_m, k: int, rng=None) -> Hypergraph:
+def bernoulli(n: int, p_or_m: float | int, k: int, rng: RngLike = None) -> Hypergraph:
     """Each k-subset of [n] independently with probability p ("Bernoulli sampling").
 
     ``p_or_m``: a float is the probability p in (0, 1]; an integer m in

@@ -14,10 +14,35 @@ Where a run executes is an executor's business (:mod:`ustat.executors`).
 """
 
 from .base import Spec
-from .ecdf import (ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec, HLDesign,
-                   HLPrecision, HLSpec, QuantileSpec, ROCSpec)
+from .ecdf import (
+                   ECDFDesign,
+                   ECDFExecution,
+                   ECDFPrecision,
+                   ECDFPrivacy,
+                   ECDFSpec,
+                   HLDesign,
+                   HLPrecision,
+                   HLSpec,
+                   QuantileSpec,
+                   ROCSpec,
+)
 from .umpc import Design, Execution, Precision, Privacy, UMPCSpec
 
-__all__ = ["Spec", "UMPCSpec", "Privacy", "Precision", "Design", "Execution",
-           "ECDFSpec", "QuantileSpec", "ROCSpec", "HLSpec", "ECDFPrivacy", "ECDFPrecision",
-           "ECDFDesign", "ECDFExecution", "HLPrecision", "HLDesign"]
+__all__ = [
+                   "Design",
+                   "ECDFDesign",
+                   "ECDFExecution",
+                   "ECDFPrecision",
+                   "ECDFPrivacy",
+                   "ECDFSpec",
+                   "Execution",
+                   "HLDesign",
+                   "HLPrecision",
+                   "HLSpec",
+                   "Precision",
+                   "Privacy",
+                   "QuantileSpec",
+                   "ROCSpec",
+                   "Spec",
+                   "UMPCSpec",
+]

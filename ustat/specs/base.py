@@ -41,11 +41,14 @@ class Spec:
 
     #: how the group is named in messages and printing ("" for a statistic's spec)
     GROUP: ClassVar[str] = ""
+    #: set by @dataclass on every subclass; declared (not assigned) so that type checkers
+    #: take a Spec for the dataclass it always is (dataclasses.fields, dataclasses.replace)
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     # -- conversion --------------------------------------------------------------------------
     def to_dict(self) -> dict:
         """The spec as nested plain values (tuples as lists), every field included."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_dict(cls: type[S], data: Any, where: str = "") -> S:
@@ -54,7 +57,7 @@ class Spec:
         here = where or cls.__name__
         if not isinstance(data, dict):
             raise ValueError(f"{here}: expected a table of fields, got {data!r}")
-        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
         if unknown:
             raise ValueError(f"{here}: unknown field {unknown[0]!r}; fields: "
@@ -74,12 +77,12 @@ class Spec:
     def flat_names(cls) -> dict:
         """Flat keyword -> (group field or None, field) for :meth:`of` and :meth:`replace`."""
         out: dict = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for f in dataclasses.fields(cls):
             group = _group_type(cls, f.name)
             if group is None:
                 out[f.name] = (None, f.name)
             else:
-                for g in dataclasses.fields(group):  # type: ignore[arg-type]
+                for g in dataclasses.fields(group):
                     if g.name in out:
                         raise TypeError(f"{cls.__name__}: field {g.name!r} is in two groups")
                     out[g.name] = (f.name, g.name)
@@ -100,7 +103,7 @@ class Spec:
         names = cls.flat_names()
         top: dict = {}
         groups: dict = {}
-        positional = [f.name for f in dataclasses.fields(cls)][:len(args)]  # type: ignore[arg-type]
+        positional = [f.name for f in dataclasses.fields(cls)][:len(args)]
         top.update(zip(positional, args))
         for key, value in flat.items():
             if key not in names:
@@ -112,7 +115,12 @@ class Spec:
             else:
                 groups.setdefault(group, {})[name] = value
         for group, values in groups.items():
-            current = getattr(base, group) if base is not None else _group_type(cls, group)()
+            if base is not None:
+                current = getattr(base, group)
+            else:
+                group_type = _group_type(cls, group)
+                assert group_type is not None       # flat_names lists groups only
+                current = group_type()
             top[group] = dataclasses.replace(current, **values)
         if base is not None:
             return dataclasses.replace(base, **top)
@@ -122,7 +130,7 @@ class Spec:
     def describe(self) -> str:
         """One line for the top-level fields, then one per group."""
         top, lines = [], []
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, Spec):
                 lines.append(f"  {f.name:<10}: {value._fields_text()}")
@@ -132,13 +140,13 @@ class Spec:
 
     def _fields_text(self) -> str:
         return ", ".join(f"{f.name}={_text(getattr(self, f.name))}"
-                         for f in dataclasses.fields(self))  # type: ignore[arg-type]
+                         for f in dataclasses.fields(self))
 
     def __str__(self) -> str:
         return self.describe()
 
 
-def _group_type(cls: type, name: str) -> type | None:
+def _group_type(cls: type, name: str) -> type[Spec] | None:
     """The Spec subclass of field ``name`` of ``cls`` (None for a plain field)."""
     hints = getattr(cls, "GROUPS", {})
     return hints.get(name)

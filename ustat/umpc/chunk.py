@@ -53,11 +53,13 @@ machines it runs on.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mpc.arith.ring import fixed_point
+from mpc.arith.ring import FixedPoint, fixed_point
 from mpc.arith.rng import CSPRNG
 from mpc.arith.sharing import additive_share
 from mpc.comm.network import Traffic
@@ -65,6 +67,11 @@ from mpc.session import Session
 
 from ..secure import PrepTape, SecureOps
 from .gc_backend import GCBackend
+
+if TYPE_CHECKING:
+    from mpc.run.routing import Link
+
+    from ..kernels import Kernel
 
 
 class DealerBackend:
@@ -80,11 +87,12 @@ class DealerBackend:
     name = "dealer"
     trust = "trusted dealer for preprocessing (FSS keys, Beaver triples, masks)"
 
-    def check(self, kernel) -> None:
+    def check(self, kernel: Kernel) -> None:
         """Every registered kernel is written from :class:`SecureOps`: nothing to refuse."""
 
-    def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp,
-                tape=None) -> np.ndarray:
+    def compute(self, session: Session, kernel: Kernel, holders: np.ndarray,
+                x: Sequence[Sequence[np.ndarray]], input_fp: FixedPoint,
+                tape: PrepTape | None = None) -> np.ndarray:
         """``tape``: a replaying :class:`~ustat.secure.PrepTape` (:func:`prepare_chunk`)."""
         ops = SecureOps(session, holders, input_fp=input_fp, tape=tape)
         return kernel.secure(ops, x)
@@ -95,10 +103,10 @@ class DealerBackend:
 #: kernel) and ``compute(session, kernel, holders, x, input_fp) -> (k, m_c) uint64 shares``,
 #: sending everything through ``session.net``: the trusted dealer's (FSS gates, circuits,
 #: Beaver triples) and the garbled-circuit 2PC backend for k = 2 (:mod:`.gc_backend`).
-BACKENDS = {"dealer": DealerBackend(), "gc": GCBackend()}
+BACKENDS: dict[str, DealerBackend | GCBackend] = {"dealer": DealerBackend(), "gc": GCBackend()}
 
 
-def get_backend(name: str):
+def get_backend(name: str) -> DealerBackend | GCBackend:
     try:
         return BACKENDS[name]
     except (KeyError, TypeError):
@@ -113,7 +121,7 @@ class ChunkSpec:
     only to the machines that simulate the parties.
     """
 
-    kernel: object              # a ustat.kernels.Kernel
+    kernel: Kernel
     bits: int                   # ring Z_2^bits
     frac_bits: int              # fixed-point bits of the output shares
     input_frac_bits: int        # fixed-point bits the numeric inputs were encoded with
@@ -123,7 +131,7 @@ class ChunkSpec:
     record_views: bool = False
     #: in a run across processes: chunk index -> the chunk network's mpc.run.routing.Link (the
     #: members' and roles' processes); None in the simulator. In-process only (not pickled).
-    locate: object = None
+    locate: Callable[[int], Link] | None = None
 
 
 @dataclass
@@ -154,7 +162,7 @@ def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
 
 @dataclass
 class PreparedChunk:
-    """A chunk whose dealer preprocessing is dealt (:func:`prepare_chunk`), waiting for its values."""
+    """A chunk whose dealer preprocessing is dealt (:func:`prepare_chunk`), awaiting its values."""
 
     spec: ChunkSpec
     index: int
@@ -232,7 +240,8 @@ def _check_values(values) -> np.ndarray:
     return values.astype(np.uint64, copy=False)
 
 
-def _chunk_session(spec: ChunkSpec, index: int, m_c: int):
+def _chunk_session(spec: ChunkSpec, index: int,
+                   m_c: int) -> tuple[Session, np.ndarray, CSPRNG]:
     """Chunk ``index``'s session of m_c k local parties, its holders (k, m_c) and its stream."""
     k = spec.kernel.degree
     rng = spec.streams.derive("chunk", int(index))
@@ -243,7 +252,8 @@ def _chunk_session(spec: ChunkSpec, index: int, m_c: int):
     return session, np.arange(m_c * k, dtype=np.int64).reshape(m_c, k).T, rng
 
 
-def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray, rng: CSPRNG):
+def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray,
+                 rng: CSPRNG) -> list[list[np.ndarray]]:
     """Step 1: every member shares its d values among the k members of its edge (1 round).
 
     Returns ``x`` with ``x[i][c]`` the ``(k, m_c)`` sharing of column c of
@@ -261,8 +271,8 @@ def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray, rng:
     return [[S[:, i, c, :] for c in range(d)] for i in range(k)]
 
 
-def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray, x,
-                   tape=None) -> np.ndarray:
+def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray,
+                   x: Sequence[Sequence[np.ndarray]], tape: PrepTape | None = None) -> np.ndarray:
     """Step 2: the backend's secure evaluation of f on the shares, ``(k, m_c)`` uint64 shares.
 
     ``tape``: the dealt preprocessing of a prepared chunk (dealer backend only)."""

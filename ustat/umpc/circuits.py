@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import functools
 import numbers
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
@@ -54,13 +56,35 @@ from mpc.gc.builder import ZERO
 
 from ..secure import narrow_bits
 
+if TYPE_CHECKING:
+    from mpc.gc.circuit import Circuit
+
+    from ..kernels import Kernel
+
 DOMAINS = ("validated", "ring")
 _U64 = np.uint64
+
+#: An integer interval (lo, hi) of a value, or None (unknown: the whole ring).
+Interval = tuple[int, int] | None
+
+
+class Widths(Protocol):
+    """What :func:`circuit_for` reads of a spec: the ring and fixed-point widths
+    (a :class:`ustat.umpc.chunk.ChunkSpec`, or a ``SimpleNamespace`` of the three)."""
+
+    @property
+    def bits(self) -> int: ...
+
+    @property
+    def frac_bits(self) -> int: ...
+
+    @property
+    def input_frac_bits(self) -> int: ...
 
 
 @dataclass(frozen=True)
 class Operand:
-    """A linear form sum_c coef[c] x_c + const (mod 2^l) that enters the circuit as ``width`` bits."""
+    """A linear form sum_c coef[c] x_c + const (mod 2^l), entering the circuit as ``width`` bits."""
 
     coef: tuple
     const: int
@@ -85,7 +109,7 @@ class KernelCircuit:
     domain_mode: str
     domain: tuple
     operands: tuple
-    circuit: object
+    circuit: Circuit
 
     @property
     def n_and(self) -> int:
@@ -117,16 +141,17 @@ class KernelCircuit:
         return [v for pair in zip(g, e) for v in pair]
 
     def evaluate_plain(self, shares: np.ndarray) -> np.ndarray:
-        """The circuit in the clear on both members' shares ``(2, 2 d, m)``: f as ``(m,)`` uint64."""
-        return bits_to_int(evaluate(self.circuit, self.inputs(shares))[0])
+        """The circuit in the clear on both members' shares ``(2, 2 d, m)``: f, ``(m,)`` uint64."""
+        # an l-bit output (l <= 64): an array, not a list of ints
+        return cast(np.ndarray, bits_to_int(evaluate(self.circuit, self.inputs(shares))[0]))
 
 
-def column_domain(kernel, input_frac_bits: int, mode: str) -> tuple:
+def column_domain(kernel: Kernel, input_frac_bits: int, mode: str) -> tuple:
     """Interval of each encoded input column of one record (None: unknown, the whole ring)."""
     if mode not in DOMAINS:
         raise ValueError(f"domain must be one of {DOMAINS}, got {mode!r}")
     levels = kernel.extra.get("levels", {})
-    out = []
+    out: list[Interval] = []
     for c in range(kernel.columns):
         if mode == "ring":
             out.append(None)
@@ -139,7 +164,7 @@ def column_domain(kernel, input_frac_bits: int, mode: str) -> tuple:
     return tuple(out)
 
 
-def circuit_for(kernel, spec, domain: str = "validated") -> KernelCircuit:
+def circuit_for(kernel: Kernel, spec: Widths, domain: str = "validated") -> KernelCircuit:
     """The circuit of a k = 2 kernel under ``spec``'s widths (bits, frac_bits, input_frac_bits).
 
     ``spec``: a :class:`ustat.umpc.chunk.ChunkSpec` (or anything with those
@@ -165,7 +190,7 @@ def _build(name, secure, columns, dom, bits, frac, in_frac, mode):
     try:
         out = secure(ops, x)
         word = ops.output(out)
-    except _NoCircuit as exc:
+    except _NoCircuitError as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: {exc}") from None
     except (AttributeError, TypeError) as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: its secure definition uses "
@@ -175,12 +200,12 @@ def _build(name, secure, columns, dom, bits, frac, in_frac, mode):
     return KernelCircuit(name, bits, frac, in_frac, mode, dom + dom, tuple(ops.operands), circuit)
 
 
-class _NoCircuit(Exception):
+class _NoCircuitError(Exception):
     pass
 
 
 class _Val:
-    """A traced value: linear (``coef``, ``const``) or a circuit word; ``iv`` its interval or None."""
+    """A traced value: linear (``coef``, ``const``) or a circuit word; ``iv``: interval or None."""
 
     __slots__ = ("coef", "const", "iv", "word")
 
@@ -226,7 +251,7 @@ class CircuitOps:
         return v % (1 << self.bits)
 
     # -- values ---------------------------------------------------------------------------
-    def input_column(self, index: int, iv) -> _Val:
+    def input_column(self, index: int, iv: Interval) -> _Val:
         coef = [0] * self.n_cols
         coef[index] = 1
         return _Val(tuple(coef), 0, None, iv)
@@ -234,7 +259,7 @@ class CircuitOps:
     def _wire(self, v: _Val) -> _Val:
         """``v`` as a circuit word (a linear value becomes an operand, once)."""
         if not isinstance(v, _Val):
-            raise _NoCircuit(f"an operation received {type(v).__name__}, not a traced value")
+            raise _NoCircuitError(f"an operation received {type(v).__name__}, not a traced value")
         if not v.linear:
             return v
         key = (v.coef, v.const)
@@ -255,7 +280,7 @@ class CircuitOps:
     def _resize(self, word: Word, w: int) -> Word:
         return word[:w] if word.width >= w else self.b.sext(word, w)
 
-    def output(self, v) -> Word:
+    def output(self, v: _Val) -> Word:
         """The kernel's value as an l-bit word."""
         return self._resize(self._wire(v).word, self.bits)
 
@@ -280,19 +305,19 @@ class CircuitOps:
         x, y = self._resize(a.word, w), self._resize(b.word, w)
         return _Val(word=self.b.add(x, y) if sign > 0 else self.b.sub(x, y), iv=iv)
 
-    def add(self, a, b):
+    def add(self, a: _Val, b: _Val) -> _Val:
         return self._arith(a, b, 1)
 
-    def sub(self, a, b):
+    def sub(self, a: _Val, b: _Val) -> _Val:
         return self._arith(a, b, -1)
 
-    def neg(self, a):
+    def neg(self, a: _Val) -> _Val:
         return self.scale(-1, a)
 
-    def scale(self, factor: int, a):
+    def scale(self, factor: int, a: _Val) -> _Val:
         """Multiply by a public integer (linear values: locally; words: shifts and adds)."""
         if isinstance(factor, bool) or not isinstance(factor, numbers.Integral):
-            raise _NoCircuit(f"scale needs a public integer factor, got {factor!r}")
+            raise _NoCircuitError(f"scale needs a public integer factor, got {factor!r}")
         f = int(factor)
         iv = None if a.iv is None else self._fit(tuple(sorted((a.iv[0] * f, a.iv[1] * f))))
         if a.linear:
@@ -313,10 +338,11 @@ class CircuitOps:
         acc = self.b.const(0, w) if acc is None else acc
         return self.b.neg(acc) if neg else acc
 
-    def const(self, value, fixed: bool = True):
+    def const(self, value: float, fixed: bool = True) -> _Val:
         if fixed:
             if np.ndim(value):
-                raise _NoCircuit("const needs a scalar (the circuit is the same for every edge)")
+                raise _NoCircuitError("const needs a scalar "
+                                      "(the circuit is the same for every edge)")
             enc = int(self.fp.encode(np.array([float(value)]))[0])
         else:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -325,13 +351,13 @@ class CircuitOps:
         signed = enc - (1 << self.bits) if enc >> (self.bits - 1) else enc
         return _Val((0,) * self.n_cols, enc, None, self._fit((signed, signed)))
 
-    def to_fixed(self, a, numerator: int = 1, log2_denominator: int = 0):
+    def to_fixed(self, a: _Val, numerator: int = 1, log2_denominator: int = 0) -> _Val:
         c = self.fp.frac_bits
         if log2_denominator > c:
             raise ValueError(f"log2_denominator must be <= frac_bits={c}")
         return self.scale(numerator << (c - log2_denominator), a)
 
-    def sum(self, values):
+    def sum(self, values: Sequence[_Val]) -> _Val:
         out = values[0]
         for v in values[1:]:
             out = self.add(out, v)
@@ -346,7 +372,7 @@ class CircuitOps:
     def _bit(self, wire: int) -> _Val:
         return self._small([wire, ZERO], 0, 1)
 
-    def less_than(self, a, b, *, bound=None):
+    def less_than(self, a: _Val, b: _Val, *, bound: float | None = None) -> _Val:
         """[a < b] as the dealer computes it: MSB(a - b mod 2^l), or with an operand
         ``bound`` (:func:`ustat.secure.narrow_bits`, d bits) bit d - 1 (the dealer's
         narrow gate); on the validated domain the builder's interval gives the same."""
@@ -360,13 +386,14 @@ class CircuitOps:
         d = narrow_bits(self.input_fp.frac_bits, bound, self.bits) if z.iv is None else None
         return word.wires[-1] if d is None else word.wires[d - 1]
 
-    def less_than_many(self, pairs, *, bound=None):
+    def less_than_many(self, pairs: Iterable[tuple[_Val, _Val]], *,
+                       bound: float | None = None) -> list[_Val]:
         return [self.less_than(a, b, bound=bound) for a, b in pairs]
 
-    def greater_than(self, a, b, *, bound=None):
+    def greater_than(self, a: _Val, b: _Val, *, bound: float | None = None) -> _Val:
         return self.less_than(b, a, bound=bound)
 
-    def equal(self, a, b):
+    def equal(self, a: _Val, b: _Val) -> _Val:
         """[a - b = 0 mod 2^l]; a linear difference is tested as g = -e (no adder)."""
         d = self.sub(a, b)
         if d.linear and any(d.coef) and (d.coef, d.const) not in self._materialized:
@@ -381,10 +408,10 @@ class CircuitOps:
         z = self._wire(d)
         return self._bit(self.b.is_zero(z.word).wires[0])
 
-    def equal_many(self, pairs):
+    def equal_many(self, pairs: Iterable[tuple[_Val, _Val]]) -> list[_Val]:
         return [self.equal(a, b) for a, b in pairs]
 
-    def sign(self, a, *, bound=None):
+    def sign(self, a: _Val, *, bound: float | None = None) -> _Val:
         """1 - MSB(z) - MSB(z - 1) mod 2^l: the true sign, and 0 at z = -2^(l-1)."""
         z = self._wire(a)
         if z.iv is not None:                 # |z| < 2^(w-1): the word's sign is exact
@@ -394,10 +421,10 @@ class CircuitOps:
         same = self.b.not_bit(self.b.xor_bit(m0, m1))
         return self._small([same, self.b.and_bit(m0, m1)], -1, 1)
 
-    def sign_many(self, values, *, bound=None):
+    def sign_many(self, values: Iterable[_Val], *, bound: float | None = None) -> list[_Val]:
         return [self.sign(v, bound=bound) for v in values]
 
-    def abs(self, a, *, bound=None):
+    def abs(self, a: _Val, *, bound: float | None = None) -> _Val:
         """z - 2 z MSB(z) mod 2^l (the builder's abs; -2^(l-1) maps to itself, as the dealer's)."""
         z = self._wire(a)
         if z.iv is None:                     # negate where the dealer's gate reads a sign
@@ -411,11 +438,11 @@ class CircuitOps:
         return _Val(word=self._resize(self.b.zext(self.b.abs(z.word), z.word.width + 1), w),
                     iv=iv)
 
-    def in_interval(self, a, lo: int, hi: int):
+    def in_interval(self, a: _Val, lo: int, hi: int) -> _Val:
         """[lo <= a <= hi] on the signed reading of a (public integer bounds)."""
         for v, nm in ((lo, "lo"), (hi, "hi")):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-                raise _NoCircuit(f"in_interval needs public integer bounds, got {nm}={v!r}")
+                raise _NoCircuitError(f"in_interval needs public integer bounds, got {nm}={v!r}")
         z = self._wire(a)
         w = max(z.word.width, _width(int(lo), int(hi))) + 1
         if z.iv is None:
@@ -428,7 +455,7 @@ class CircuitOps:
         le = self.b.le(x, self.b.const(int(hi), w), signed=True).wires[0]
         return self._bit(self.b.and_bit(ge, le))
 
-    def mul(self, a, b):
+    def mul(self, a: _Val, b: _Val) -> _Val:
         """a b mod 2^l (exact product when both intervals are known and it fits)."""
         x, y = self._wire(a), self._wire(b)
         if x.iv is not None and y.iv is not None:
@@ -458,7 +485,7 @@ class CircuitOps:
             acc = self.b.sub(acc, row) if i == s.width - 1 else self.b.add(acc, row)
         return acc
 
-    def mul_many(self, pairs):
+    def mul_many(self, pairs: Iterable[tuple[_Val, _Val]]) -> list[_Val]:
         return [self.mul(a, b) for a, b in pairs]
 
 

@@ -29,12 +29,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from mpc.machine import memory
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 from .tasks import WINDOW_PER_WORKER, default_workers, windowed
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from .prefetch import Prefetch
 
 
 def _import_distributed():
@@ -78,7 +86,7 @@ LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 @contextlib.contextmanager
-def connect(scheduler, workers=None):
+def connect(scheduler: str | Client, workers: int | None = None) -> Iterator[Client]:
     """A :class:`distributed.Client` for ``scheduler`` ("local", an address, or a Client).
 
     ``"local"`` starts a :class:`distributed.LocalCluster` of ``workers``
@@ -107,8 +115,9 @@ def connect(scheduler, workers=None):
             yield client
 
 
-def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler, workers=None,
-               meanwhile=None, prefetch=None) -> Iterator[ChunkResult]:
+def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler: str | Client,
+               workers: int | None = None, meanwhile: Callable[[], object] | None = None,
+               prefetch: Prefetch | None = None) -> Iterator[ChunkResult]:
     """Run the chunks of ``tasks`` ((index, values) pairs) as Dask tasks; yield results in order.
 
     ``meanwhile``: see :func:`ustat.umpc.engines.run_chunks`. ``prefetch``: the
@@ -130,14 +139,15 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, *, scheduler, workers=None,
 class _Submitter:
     """A Dask client seen as an executor (``submit(fn, *args)``) for :class:`Prefetch`."""
 
-    def __init__(self, client):
+    def __init__(self, client: Client):
         self.client = client
 
-    def submit(self, fn, *args):
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any:
         return self.client.submit(fn, *args, pure=False)
 
 
-def start_prefetch(spec: ChunkSpec, sizes: list, scheduler):
+def start_prefetch(spec: ChunkSpec, sizes: list[tuple[int, int]],
+                   scheduler: str | Client) -> Prefetch | None:
     """Prefetched chunks (:mod:`ustat.umpc.prefetch`) on a Dask cluster whose workers all run
     on this machine, or None.
 
@@ -167,7 +177,7 @@ def _loopback(address: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
-def _task(spec: ChunkSpec, index: int, values, mem: dict) -> ChunkResult:
-    """One chunk on a worker, under the client's memory policy (:func:`mpc.machine.memory.apply`)."""
+def _task(spec: ChunkSpec, index: int, values: np.ndarray, mem: dict) -> ChunkResult:
+    """One chunk on a worker under the client's memory policy (:func:`mpc.machine.memory.apply`)."""
     memory.apply(mem)
     return run_chunk(spec, index, values)

@@ -60,8 +60,9 @@ import itertools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -69,19 +70,24 @@ from . import worker_pool
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 from .tasks import WINDOW_PER_WORKER, ChunkInputs, _Done, _init_worker, _worker_chunk, windowed
 
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from .prefetch import Prefetch
+
 POOLS = ("processes", "threads")
 
 #: Edges of the chunk run in the calling process before a pool is forked (loads the
 #: compiled kernels once, so the workers inherit them; above the FSS small-batch path).
 WARM_UP_EDGES = 64
 
-_WARM = set()              # (kernel, backend, widths) already run in this process
+_WARM: set[tuple] = set()  # (kernel, backend, widths) already run in this process
 
 
 def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
-               pool: str = "processes", scheduler=None,
+               pool: str = "processes", scheduler: str | Client | None = None,
                meanwhile: Callable[[], None] | None = None,
-               prefetch=None) -> Iterator[ChunkResult]:
+               prefetch: Prefetch | None = None) -> Iterator[ChunkResult]:
     """Run ``run_chunk(spec, index, values)`` for every ``(index, values)`` of ``tasks``.
 
     Yields the results in the order of ``tasks``. ``tasks`` is consumed
@@ -107,8 +113,12 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
     elif pool == "threads":
         with ThreadPoolExecutor(workers) as ex:
             if isinstance(tasks, ChunkInputs):
-                submit = lambda i, _: ex.submit(_gathered_chunk, spec, tasks, i)  # noqa: E731
-                yield from windowed(submit, _indices(tasks), WINDOW_PER_WORKER * workers,
+                inputs = tasks
+
+                def submit(i: int, _: None) -> Future:
+                    return ex.submit(_gathered_chunk, spec, inputs, i)
+
+                yield from windowed(submit, _indices(inputs), WINDOW_PER_WORKER * workers,
                                     meanwhile)
             else:
                 yield from windowed(lambda i, v: ex.submit(run_chunk, spec, i, v), tasks,
@@ -138,8 +148,9 @@ def _process_pool(spec, tasks, workers, meanwhile) -> Iterator[ChunkResult]:
                                 WINDOW_PER_WORKER * workers, meanwhile)
 
 
-def start_prefetch(spec: ChunkSpec, sizes: list, *, workers: int, pool: str = "processes",
-                   scheduler=None):
+def start_prefetch(spec: ChunkSpec, sizes: list[tuple[int, int]], *, workers: int,
+                   pool: str = "processes",
+                   scheduler: str | Client | None = None) -> Prefetch | None:
     """Start dealing the first chunks' preprocessing on the kept workers, before E is drawn.
 
     ``sizes``: ``(index, m_c)`` of every chunk of the run, in order. Returns a
@@ -170,7 +181,7 @@ def start_prefetch(spec: ChunkSpec, sizes: list, *, workers: int, pool: str = "p
     return worker_pool.start_prefetch(spec, sizes[:WINDOW_PER_WORKER * workers], workers)
 
 
-def warm_up(spec: ChunkSpec, tasks):
+def warm_up(spec: ChunkSpec, tasks: Iterable) -> Iterable:
     """Run a small chunk in this process once per kernel and ring, so forked workers start warm.
 
     A worker process forked before the compiled FSS kernels were loaded in

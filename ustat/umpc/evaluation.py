@@ -7,14 +7,20 @@ never part of a private release. Cost: O(|E| + C(n, k)) kernel evaluations
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .. import kernels as kernel_registry
 from .inputs import decode_records
 from .precision import input_fp, reference_records
 
+if TYPE_CHECKING:
+    from .setup import Run
 
-def evaluate_run(run, aux_values, evaluate, chunk_size) -> dict:
+
+def evaluate_run(run: Run, aux_values: np.ndarray, evaluate: bool | str,
+                 chunk_size: int) -> dict:
     """Exact statistics on the raw and on the encoded records (reads them in the clear).
 
     ``exact_raw`` / ``exact_encoded``: the complete statistic (None if
@@ -26,7 +32,7 @@ def evaluate_run(run, aux_values, evaluate, chunk_size) -> dict:
     Xq = decode_records(run.session, run.enc, kern, input_fp(run.precision))
     Xr = reference_records(run.X_raw, run.bounds, kern)
     exact_aux = list(aux_values.sum(axis=0)) if aux_values.shape[1] else []
-    out = {"aux_exact": exact_aux}
+    out: dict[str, Any] = {"aux_exact": exact_aux}
     for label, X in (("encoded", Xq), ("raw", Xr)):
         vals = np.concatenate([kern.plain(X[run.E[i:i + chunk_size]])
                                for i in range(0, run.m, chunk_size)])

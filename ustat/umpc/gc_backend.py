@@ -49,7 +49,9 @@ dealer instead (FSS keys, masks, Beaver triples).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -57,7 +59,12 @@ from mpc.ot import DEFAULT_CROSSOVER
 from mpc.ot.group import POINT_BITS
 from mpc.session import Session
 
-from .circuits import circuit_for
+from .circuits import KernelCircuit, Widths, circuit_for
+
+if TYPE_CHECKING:
+    from mpc.arith.ring import FixedPoint, Ring
+
+    from ..kernels import Kernel
 
 _U64 = np.uint64
 #: Bounds on one Yao call (garbled-table bytes, edges: the base OTs hold Python objects per OT).
@@ -72,7 +79,7 @@ class GCBackend:
     trust = ("no dealer: semi-honest members; each edge's two members run Yao's garbled "
              "circuits with oblivious transfer between them (computational security)")
 
-    def check(self, kernel) -> None:
+    def check(self, kernel: Kernel) -> None:
         """Raise ValueError unless ``kernel`` has degree 2 and a circuit (traced at l = 40)."""
         if getattr(kernel, "degree", None) != 2:
             raise ValueError(f"backend 'gc' evaluates k = 2 kernels only; kernel "
@@ -80,11 +87,12 @@ class GCBackend:
                              f"{getattr(kernel, 'degree', None)} (use backend 'dealer')")
         circuit_for(kernel, SimpleNamespace(bits=40, frac_bits=14, input_frac_bits=14))
 
-    def edge_costs(self, kernel, spec) -> dict:
+    def edge_costs(self, kernel: Kernel, spec: Widths) -> dict:
         """Per-edge bits, rounds, ANDs and base OTs under ``spec``'s widths (:func:`edge_costs`)."""
         return edge_costs(kernel, spec)
 
-    def compute(self, session: Session, kernel, holders: np.ndarray, x, input_fp) -> np.ndarray:
+    def compute(self, session: Session, kernel: Kernel, holders: np.ndarray,
+                x: Sequence[Sequence[np.ndarray]], input_fp: FixedPoint) -> np.ndarray:
         """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once.
 
         Each call takes its garbler and evaluator streams from ``session.rng.fresh``: two
@@ -115,16 +123,19 @@ class GCBackend:
                               output="additive", phase=net.current_phase[0],
                               rng_garbler=call.derive("garblers", at),
                               rng_evaluator=call.derive("evaluators", at))
-                out[0, sl], out[1, sl] = res.garbler[0], res.evaluator[0]
+                garbler, evaluator = res.garbler, res.evaluator
+                assert garbler is not None and evaluator is not None   # additive: both hold one
+                out[0, sl], out[1, sl] = garbler[0], evaluator[0]
         return out & session.ring.mask
 
 
-def _widths(session, input_fp):
+def _widths(session: Session, input_fp: FixedPoint) -> SimpleNamespace:
     return SimpleNamespace(bits=session.ring.bits, frac_bits=session.fp.frac_bits,
                            input_frac_bits=input_fp.frac_bits)
 
 
-def check_domain(kc, cols: np.ndarray, ring, local=True) -> None:
+def check_domain(kc: KernelCircuit, cols: np.ndarray, ring: Ring,
+                 local: bool | np.ndarray = True) -> None:
     """Each member checks its own encoded record against the circuit's domain (local).
 
     ``cols``: ``(2, 2 d, m)`` shares; ``local``: ``(2, m)`` mask of the
@@ -147,7 +158,7 @@ def check_domain(kc, cols: np.ndarray, ring, local=True) -> None:
                 f"within their levels)")
 
 
-def edge_costs(kernel, spec) -> dict:
+def edge_costs(kernel: Kernel, spec: Widths) -> dict:
     """Per-edge cost formula of the gc backend (bits, rounds) for ``kernel`` under ``spec``.
 
     Offline: garbled tables of the additive-output circuit, l decoding

@@ -12,18 +12,25 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mpc.session import Session
 
 from ..specs.base import check_epsilon, check_positive_int  # noqa: F401 (re-exported)
 
+if TYPE_CHECKING:
+    from mpc.arith.ring import FixedPoint
+
+    from ..kernels import Kernel
+
 #: Rows of E checked per block (bounds the temporary copy of the distinctness check).
 _CHECK_BLOCK = 1 << 20
 
 
-def resolve_edges(edges, n: int, k: int) -> int | None:
+def resolve_edges(edges: str | int, n: int, k: int) -> int | None:
     """Number of edges from ``"2n"``-style multiples, an int, or ``"all"`` (None)."""
     total = math.comb(n, k)
     if isinstance(edges, str):
@@ -35,12 +42,14 @@ def resolve_edges(edges, n: int, k: int) -> int | None:
             try:
                 m = int(round(float(coef) * n))
             except (ValueError, OverflowError):
-                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+                raise ValueError("edges must be like '2n', an integer or 'all', "
+                                 f"got {edges!r}") from None
         else:
             try:
                 m = int(text)
             except ValueError:
-                raise ValueError(f"edges must be like '2n', an integer or 'all', got {edges!r}") from None
+                raise ValueError("edges must be like '2n', an integer or 'all', "
+                                 f"got {edges!r}") from None
     elif isinstance(edges, numbers.Integral) and not isinstance(edges, bool):
         m = int(edges)
     else:
@@ -52,7 +61,8 @@ def resolve_edges(edges, n: int, k: int) -> int | None:
     return m
 
 
-def encode_records(session: Session, records: np.ndarray, kernel, input_fp=None) -> np.ndarray:
+def encode_records(session: Session, records: np.ndarray, kernel: Kernel,
+                   input_fp: FixedPoint | None = None) -> np.ndarray:
     """Ring encoding of the records: fixed point, categorical columns as integers.
 
     ``input_fp``: the numeric inputs' :class:`mpc.arith.ring.FixedPoint` (default
@@ -71,7 +81,8 @@ def encode_records(session: Session, records: np.ndarray, kernel, input_fp=None)
     return enc
 
 
-def decode_records(session: Session, enc: np.ndarray, kernel, input_fp=None) -> np.ndarray:
+def decode_records(session: Session, enc: np.ndarray, kernel: Kernel,
+                   input_fp: FixedPoint | None = None) -> np.ndarray:
     """The real values the protocol actually computes on (fixed-point rounded)."""
     fp = session.fp if input_fp is None else input_fp
     out = np.empty(enc.shape, dtype=np.float64)
@@ -83,7 +94,7 @@ def decode_records(session: Session, enc: np.ndarray, kernel, input_fp=None) -> 
     return out
 
 
-def validate_records(records, kernel) -> np.ndarray:
+def validate_records(records: ArrayLike, kernel: Kernel) -> np.ndarray:
     """The records as float64 ``(n, d)``, in the domain the kernel's range assumes."""
     X = np.asarray(records)
     if X.ndim == 1 and kernel.columns == 1:
@@ -127,7 +138,7 @@ def _check_column(col, c, kernel, levels):
                              f"{col[bad[0]]}")
 
 
-def check_edges(edges, n: int, k: int) -> np.ndarray:
+def check_edges(edges: ArrayLike, n: int, k: int) -> np.ndarray:
     """The hypergraph's edges as int64 ``(m, k)``: non-empty, ids in 0..n-1, k distinct members."""
     E = np.asarray(edges, dtype=np.int64)
     if E.ndim != 2 or E.shape[1] != k:
@@ -149,7 +160,8 @@ def check_edges(edges, n: int, k: int) -> np.ndarray:
     return E
 
 
-def check_no_wrap(session, kern, m, n, delta_max, eps, aux_fraction):
+def check_no_wrap(session: Session, kern: Kernel, m: int, n: int, delta_max: int, eps: float,
+                  aux_fraction: float) -> None:
     """Refuse runs whose aggregate could wrap mod 2^l (the release would be wrong).
 
     Bound: |sum of kernel values| <= m max(|lo|, |hi|) 2^c, plus a discrete

@@ -28,7 +28,14 @@ shares (simulated in one process).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpc.comm.network import Network
+
+    from .chunk import ChunkResult
 
 
 def add_shares(z: np.ndarray, edges: np.ndarray, shares: np.ndarray) -> np.ndarray:
@@ -58,7 +65,7 @@ def add_shares(z: np.ndarray, edges: np.ndarray, shares: np.ndarray) -> np.ndarr
     return z
 
 
-def merge_chunk(net, z: np.ndarray, edges: np.ndarray, result) -> None:
+def merge_chunk(net: Network, z: np.ndarray, edges: np.ndarray, result: ChunkResult) -> None:
     """Merge one chunk's result: its traffic into ``net`` (in a lane), its shares into ``z``.
 
     ``edges``: the chunk's (m_c, k) global party ids (slot ``e k + j`` of the

@@ -42,11 +42,17 @@ here depends on the records (only their public bounds).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.arith.ring import fixed_point
+from mpc.arith.ring import FixedPoint, fixed_point
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
 
 #: Ring width when ``bits`` is free: order kernels / arithmetic kernels.
 ORDER_BITS, ARITH_BITS = 40, 64
@@ -91,7 +97,8 @@ def _unit_bound(kern, m, n, delta_max, eps, aux_fraction) -> float:
     return max(bound, aux)
 
 
-def max_frac_bits(bits, kern, m, n, delta_max, eps, aux_fraction) -> int:
+def max_frac_bits(bits: int, kern: Kernel, m: int, n: int, delta_max: int, eps: float,
+                  aux_fraction: float) -> int:
     """The largest c with the aggregate below 2^(l-1) (one bit of margin); may be negative."""
     b = _unit_bound(kern, m, n, delta_max, eps, aux_fraction)
     return int(math.floor(bits - 2 - math.log2(b)))
@@ -114,8 +121,10 @@ def _widths(bounds, kern) -> list:
     return out
 
 
-def choose_precision(kern, *, m, n, delta_max, eps, aux_fraction, bits=None, frac_bits=None,
-                     input_frac_bits=None, resolution=None, bounds=None,
+def choose_precision(kern: Kernel, *, m: int, n: int, delta_max: int, eps: float,
+                     aux_fraction: float, bits: int | None = None, frac_bits: int | None = None,
+                     input_frac_bits: int | None = None, resolution: float | None = None,
+                     bounds: Sequence | None = None,
                      session_widths: tuple | None = None) -> Precision:
     """The encoding of a run (module docstring); ValueError naming what cannot be met.
 
@@ -197,7 +206,7 @@ def _arithmetic(kern, args, bits, frac_bits, c_in, units) -> Precision:
                      _resolution(kern, frac_bits, units), "arithmetic", tuple(units))
 
 
-def check_bounds(bounds, kern) -> list | None:
+def check_bounds(bounds: Sequence | None, kern: Kernel) -> list | None:
     """The public (lo, hi) of each numeric column, None for categorical ones (``bounds``: a
     spec's, :class:`ustat.specs.umpc.Precision`, checked there: one pair per column)."""
     if bounds is None:
@@ -205,13 +214,13 @@ def check_bounds(bounds, kern) -> list | None:
     return [None if c in kern.categorical else b for c, b in enumerate(bounds)]
 
 
-def input_fp(precision: Precision):
+def input_fp(precision: Precision) -> FixedPoint:
     """The fixed-point encoding of the numeric inputs."""
     return fixed_point(precision.bits, precision.input_frac_bits)
 
 
-def scale_records(X, bounds, kern) -> np.ndarray:
-    """Raw records into [0, 1]: (x - lo) / unit per numeric column (:func:`_widths`).
+def scale_records(X: ArrayLike, bounds: Sequence | None, kern: Kernel) -> ArrayLike:
+    """Raw records into [0, 1], float64: (x - lo) / unit per numeric column (:func:`_widths`).
 
     ``bounds`` None returns ``X`` as given. ValueError naming the row and
     column of a value outside its bounds.
@@ -235,7 +244,7 @@ def scale_records(X, bounds, kern) -> np.ndarray:
     return out
 
 
-def reference_records(raw, bounds, kern):
+def reference_records(raw: np.ndarray, bounds: Sequence | None, kern: Kernel) -> np.ndarray:
     """The records the exact_raw evaluation uses: the raw values for order kernels
     (their statistic does not change under x -> a x + b), (x - lo) / (hi - lo) for
     arithmetic ones (the statistic in the units it is released in)."""

@@ -39,17 +39,33 @@ simulated parties' process to the processes simulating the same parties
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from .chunk import ChunkResult, ChunkSpec, finish_chunk, prepare_chunk
+
+if TYPE_CHECKING:
+    from .tasks import ChunkInputs
+
+T = TypeVar("T")
+
+
+class Submitter(Protocol):
+    """Where prefetched tasks run: an executor's ``submit(fn, *args) -> future``
+    (:class:`concurrent.futures.Executor`, or a Dask client through
+    :class:`ustat.umpc.dask_runner._Submitter`)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Any: ...
 
 PENDING, READY, ABORTED = 0, 1, 2
 #: How often a waiting task looks at its status byte.
@@ -101,7 +117,7 @@ def prefetched_chunk(spec: ChunkSpec, index: int, edges: int, mailbox: Mailbox,
     return finish_chunk(prepared, mailbox.wait(slot))
 
 
-def in_idle_time(fn, *args):
+def in_idle_time(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` on a thread of the lowest priority (niceness 19), waited for.
 
     While the caller draws E it needs its core: dealing at normal priority,
@@ -115,13 +131,12 @@ def in_idle_time(fn, *args):
     """
     if not sys.platform.startswith("linux"):
         return fn(*args)
-    out = {}
+    out: dict[str, Any] = {}
 
     def work():
-        try:
+        # a sandbox refusing it (OSError): normal priority
+        with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except OSError:             # pragma: no cover - a sandbox refusing it: normal priority
-            pass
         try:
             out["value"] = fn(*args)
         except BaseException as exc:    # re-raised in the task's thread
@@ -164,7 +179,8 @@ class Prefetch:
     ``on_close`` (the kept pool's release).
     """
 
-    def __init__(self, pool, spec: ChunkSpec, sizes: list, k: int, d: int, on_close=None):
+    def __init__(self, pool: Submitter, spec: ChunkSpec, sizes: list[tuple[int, int]], k: int,
+                 d: int, on_close: Callable[[], None] | None = None):
         self.pool, self._on_close = pool, None       # on_close: only once started
         self.indices = [int(i) for i, _ in sizes]
         shapes = tuple((int(m_c), k, d) for _, m_c in sizes)
@@ -174,7 +190,8 @@ class Prefetch:
             at = _aligned(at + 8 * int(np.prod(shape)))
         path = _new_file(at)
         self.mailbox = Mailbox(path, tuple(offsets), shapes)
-        self.futures, self._mm = [], None
+        self.futures: list = []                        # concurrent or Dask futures
+        self._mm: np.memmap | None = None
         try:
             self._mm = np.memmap(path, dtype=np.uint8, mode="r+")
             for slot, (i, shape) in enumerate(zip(self.indices, shapes)):
@@ -191,9 +208,10 @@ class Prefetch:
     def __len__(self) -> int:
         return len(self.indices)
 
-    def post(self, inputs) -> None:
+    def post(self, inputs: ChunkInputs) -> None:
         """Write each prefetched chunk's values (``inputs.values(index)``) and mark it ready."""
         mm, box = self._mm, self.mailbox
+        assert mm is not None, "post() after close()"
         for slot, index in enumerate(self.indices):
             values = np.asarray(inputs.values(index))
             if values.shape != box.shapes[slot]:
@@ -213,15 +231,13 @@ class Prefetch:
         status[status == PENDING] = ABORTED
         self._mm.flush()
         self._mm = None
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(self.mailbox.path)
-        except FileNotFoundError:
-            pass
         if self._on_close is not None:
             self._on_close()
 
     def __enter__(self) -> Prefetch:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

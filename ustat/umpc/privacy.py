@@ -20,6 +20,14 @@ never above this bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from noise.shares import NoiseShares
+
+    from ..kernels import Kernel
+    from ..specs.umpc import UMPCSpec
 
 __all__ = [
     "MPC_MAX_EPSILON",
@@ -37,8 +45,9 @@ __all__ = [
 MPC_MAX_EPSILON = 12.0
 
 
-def resolve_noise_method(method, backend: str = "dealer", max_colluders=None,
-                         epsilon=1.0) -> tuple:
+def resolve_noise_method(method: str | None, backend: str = "dealer",
+                         max_colluders: int | str | None = None,
+                         epsilon: float = 1.0) -> tuple[str, str | None]:
     """``(method, note)``: the noise method of a run, and why when the default is not "mpc".
 
     ``method`` given: itself. None (the default): "mpc" (one discrete Laplace
@@ -63,7 +72,7 @@ def resolve_noise_method(method, backend: str = "dealer", max_colluders=None,
     return "mpc", None
 
 
-def noise_draws(kernel) -> int:
+def noise_draws(kernel: str | Kernel) -> int:
     """Noisy sums of a release: the U-statistic and each auxiliary sum of the kernel."""
     from .. import kernels
 
@@ -71,14 +80,15 @@ def noise_draws(kernel) -> int:
     return 1 + (len(kern.aux_names) if kern.aux is not None else 0)
 
 
-def delta_spent(kernel, n: int, epsilon, *, threat_model: str = "dis", committee_size=None,
-                fail=2.0 ** -40, f_h=0.5, noise_method=None, backend: str = "dealer",
-                max_colluders=None, **_) -> float:
+def delta_spent(kernel: str | Kernel, n: int, epsilon: float, *, threat_model: str = "dis",
+                committee_size: int | None = None, fail: float = 2.0 ** -40, f_h: float = 0.5,
+                noise_method: str | None = None, backend: str = "dealer",
+                max_colluders: int | str | None = None, **_: Any) -> float:
     """The delta of a :func:`ustat.umpc.run_umpc` release with these arguments (a bound: the
     in-MPC sampler's delta is at most 2^-40 per draw; the run reports the exact one)."""
     if not math.isfinite(float(epsilon)):
         return 0.0
-    method, _ = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
+    method, _note = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
     draws = noise_draws(kernel)
     if method == "mpc":
         from noise.mpc_sampler import MAX_DELTA
@@ -98,7 +108,7 @@ def delta_spent(kernel, n: int, epsilon, *, threat_model: str = "dis", committee
     return min(1.0, draws * plan.fail_probability)
 
 
-def noise_guarantee(noises) -> dict:
+def noise_guarantee(noises: Sequence[NoiseShares]) -> dict:
     """A release's (epsilon, delta) against its stated coalition, and its noise variance.
 
     ``noises``: the :class:`noise.distributed.NoiseShares` of the release (the
@@ -112,6 +122,7 @@ def noise_guarantee(noises) -> dict:
     from noise.mpc_sampler import MAX_DELTA
 
     plan = noises[0].collusion
+    assert plan is not None         # shared_dlap_noises plans every noise's collusion
     method = noises[0].method
     sampler = float(sum(nz.delta for nz in noises))
     hf = plan.threat_model == "hf"
@@ -127,7 +138,7 @@ def noise_guarantee(noises) -> dict:
             "variance_ratio": plan.variance_factor, "coalition": plan.describe()}
 
 
-def planned_delta(spec, n: int) -> float:
+def planned_delta(spec: UMPCSpec, n: int) -> float:
     """:func:`delta_spent` of a :class:`ustat.specs.UMPCSpec` run on ``n`` records."""
     pr = spec.privacy
     return delta_spent(spec.kern, n, pr.epsilon, threat_model=pr.threat_model,

@@ -33,7 +33,7 @@ class Progress:
         self._t0 = time.perf_counter()
         self._stop = threading.Event()
         self._shown = False
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def __enter__(self):
         if self.enabled:

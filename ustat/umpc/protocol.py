@@ -73,9 +73,12 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import fss
 from mpc.comm.costs import Costs
@@ -93,6 +96,9 @@ from .release import release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
 from .tasks import ChunkInputs, default_workers
+
+if TYPE_CHECKING:
+    from ..sampling import Hypergraph
 
 __all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
            "UMPCResult", "run_umpc", "umpc_program"]
@@ -170,8 +176,9 @@ class _Noise:
     notes: list = field(default_factory=list)       # why the default method was not "mpc"
 
 
-def run_umpc(records, spec: UMPCSpec, executor: Executor | None = None, *,
-             session: Session | None = None, hypergraph=None, evaluate: bool | str = False,
+def run_umpc(records: ArrayLike, spec: UMPCSpec, executor: Executor | None = None, *,
+             session: Session | None = None, hypergraph: Hypergraph | None = None,
+             evaluate: bool | str = False,
              progress: bool = False, record_views: bool = False) -> UMPCResult:
     """Run Protocol 3.1 as ``spec`` says, where ``executor`` says; the release and its costs.
 
@@ -219,8 +226,9 @@ def run_umpc(records, spec: UMPCSpec, executor: Executor | None = None, *,
 ROLES = ("dealer", "aggregator")
 
 
-def umpc_program(records, spec: UMPCSpec, *, session: Session | None = None, hypergraph=None,
-                 evaluate: bool | str = False, progress: bool = False,
+def umpc_program(records: ArrayLike, spec: UMPCSpec, *, session: Session | None = None,
+                 hypergraph: Hypergraph | None = None, evaluate: bool | str = False,
+                 progress: bool = False,
                  record_views: bool = False) -> Program:
     """Protocol 3.1 on ``records`` as one SPMD program (:class:`ustat.executors.Program`):
     the records are the parties' private rows (a process of a run across processes holds
@@ -362,12 +370,15 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) 
     """
     net = run.session.net
     tasks = ChunkInputs.of_run(run.enc, run.E, chunk_size)
-    if net.link is not None:                # across processes: each chunk's members' processes
+    assert run.spec is not None             # prepare_run made it
+    link = net.link
+    if link is not None:                    # across processes: each chunk's members' processes
         roles = np.array([net.role(r) for r in run.spec.roles], dtype=np.int64)
-        run.spec = replace(run.spec, locate=lambda i: net.link.sub(
+        run.spec = replace(run.spec, locate=lambda i: link.sub(
             np.concatenate([tasks.edges_of(i).ravel(), roles])))
         engine = dict(engine, workers=1, scheduler=None)
-    todo, first = tasks, 0
+    todo: Iterable[tuple[int, np.ndarray]] = tasks
+    first = 0
     if run.prefetch is not None:            # the first chunks wait in their workers
         run.prefetch.post(tasks)
         first = len(run.prefetch)

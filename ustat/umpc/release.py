@@ -39,13 +39,18 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterable
 from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from noise.distributed import noise_tail_bound
 
 from .sampling_error import Design, sampling_sd
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
 
 __all__ = [
     "BOOTSTRAP_DRAWS",
@@ -62,7 +67,7 @@ BOOTSTRAP_DRAWS = 4000
 SIM_SEED = 20_240_601
 
 
-def check_confidence(confidence) -> float:
+def check_confidence(confidence: Any) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a level in (0, 1), e.g. 0.95, got {confidence!r}")
@@ -320,7 +325,7 @@ def _aux_fraction(kern, n: int, m: int, delta_max: int) -> float:
     return round(float(F[int(np.argmin(regret))]), 4)
 
 
-def choose_aux_fraction(kern, n: int, m: int, delta_max: int) -> float:
+def choose_aux_fraction(kern: Kernel, n: int, m: int, delta_max: int) -> float:
     """The class-count share of epsilon from public parameters (n, |E|, largest degree).
 
     The released statistic's noise variance by the delta method is
@@ -341,7 +346,7 @@ def choose_aux_fraction(kern, n: int, m: int, delta_max: int) -> float:
     return _AUX_CACHE[key]
 
 
-def epsilon_split(kern, eps, eps_u, eps_aux) -> dict:
+def epsilon_split(kern: Kernel, eps: float, eps_u: float, eps_aux: float) -> dict:
     if not math.isfinite(eps):
         return {}
     out = {"statistic": float(eps_u)}
@@ -350,8 +355,9 @@ def epsilon_split(kern, eps, eps_u, eps_aux) -> dict:
     return out
 
 
-def release_fields(kern, *, u, aux, n, m, eps, eps_u, eps_aux, info, frac_bits,
-                   confidence, design: Design | None = None) -> dict:
+def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: int, eps: float,
+                   eps_u: float, eps_aux: float, info: dict, frac_bits: int, confidence: float,
+                   design: Design | None = None) -> dict:
     """The result fields of section 4 (module docstring) from released values only.
 
     ``design``: the public facts of the hypergraph (:class:`ustat.umpc.sampling_error.Design`;

@@ -57,9 +57,14 @@ of released values and public parameters (n, m, k, the degrees of E).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..kernels import Kernel
 
 __all__ = ["Design", "class_sizes", "sampling_sd"]
 
@@ -87,7 +92,7 @@ class Design:
         return cls(int(m), k * m / n * (1.0 - k / n), "uniform (assumed)")
 
 
-def class_sizes(kern, aux, n):
+def class_sizes(kern: Kernel, aux: Iterable[float], n: int) -> list[float]:
     """The class sizes of a class kernel from its released counts (AUC: n+, and n - n+)."""
     aux = [float(a) for a in aux]
     return aux + [n - sum(aux)] if len(aux) == kern.degree - 1 else aux
@@ -108,7 +113,8 @@ def _between_factor(kern, n, aux_box) -> float:
     return max(0.0, n / k ** 2 * sum(1.0 / h for h in his) - 1.0)
 
 
-def sampling_sd(kern, n: int, design: Design, u_range, aux_box=()) -> float:
+def sampling_sd(kern: Kernel, n: int, design: Design, u_range: Sequence[float],
+                aux_box: Sequence[tuple[float, float]] = ()) -> float:
     """Upper bound on the sd of U_E - U (U units) over U in ``u_range`` and class sizes in
     ``aux_box`` (one (lo, hi) per aux sum), by the module docstring's formula."""
     k = kern.degree

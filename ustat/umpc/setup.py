@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from mpc.arith.rng import as_rng
+from mpc.arith.rng import CSPRNG, as_rng
 from mpc.session import Session, agreed_stream
 from noise.mpc_noise import MPC_DIS_MAX_PARTIES
 
@@ -32,6 +34,11 @@ from .inputs import check_edges, check_no_wrap, encode_records, resolve_edges, v
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
 from .release import choose_aux_fraction
 
+if TYPE_CHECKING:
+    from ..kernels import Kernel
+    from ..sampling import Hypergraph
+    from .prefetch import Prefetch
+
 #: Pi_DLap sends n^2 ring elements; above this n it is refused (use "hf").
 PIDLAP_MAX_PARTIES = 20_000
 
@@ -40,12 +47,12 @@ PIDLAP_MAX_PARTIES = 20_000
 class Run:
     """The public setup every step reads (records, session, edges, encoding)."""
 
-    kern: object
+    kern: Kernel
     X: np.ndarray                   # records in [0, 1] (scaled from raw with bounds)
     eps: float
     session: Session
-    rng: object                     # the run's fresh stream
-    hypergraph: object
+    rng: CSPRNG                     # the run's fresh stream
+    hypergraph: Hypergraph
     E: np.ndarray
     delta_max: int
     enc: np.ndarray
@@ -53,7 +60,7 @@ class Run:
     X_raw: np.ndarray               # the records as the caller gave them (exact_raw evaluation)
     bounds: list | None = None
     spec: ChunkSpec | None = None    # what every chunk needs besides its inputs
-    prefetch: object = None         # chunks dealt while E was drawn (ustat.umpc.prefetch)
+    prefetch: Prefetch | None = None  # chunks dealt while E was drawn (ustat.umpc.prefetch)
     aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
 
     @property
@@ -65,8 +72,8 @@ class Run:
         return self.E.shape[0]
 
 
-def prepare_run(records, spec: UMPCSpec, session: Session | None, hypergraph,
-                engine: dict) -> Run:
+def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
+                hypergraph: Hypergraph | None, engine: dict) -> Run:
     """Check the records against ``spec``, make the run's stream, draw E, choose the
     precision, encode.
 
@@ -81,8 +88,9 @@ def prepare_run(records, spec: UMPCSpec, session: Session | None, hypergraph,
     kernel, epsilon, edges, sampler = spec.kernel, pr.epsilon, ds.edges, ds.sampler
     threat_model, seed, chunk_size = pr.threat_model, ex.seed, ex.chunk_size
     aux_fraction, backend = pr.aux_epsilon_fraction, ex.backend
-    enc_kw = dict(bits=pc.bits, frac_bits=pc.frac_bits, input_frac_bits=pc.input_frac_bits,
-                  resolution=pc.resolution, bounds=pc.bounds)
+    enc_kw: dict[str, Any] = dict(bits=pc.bits, frac_bits=pc.frac_bits,
+                                  input_frac_bits=pc.input_frac_bits,
+                                  resolution=pc.resolution, bounds=pc.bounds)
     kern = kernel_registry.get(kernel)
     bounds = check_bounds(enc_kw.pop("bounds"), kern)
     X = validate_records(scale_records(records, bounds, kern), kern)
@@ -121,6 +129,7 @@ def prepare_run(records, spec: UMPCSpec, session: Session | None, hypergraph,
         nonlocal aux_fraction
         if given_fraction is None:      # from public parameters (ustat.umpc.release)
             aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
+        assert aux_fraction is not None
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
                                 aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
@@ -144,16 +153,17 @@ def prepare_run(records, spec: UMPCSpec, session: Session | None, hypergraph,
         E = check_edges(hypergraph.edges, n, k)
         delta_max = int(np.bincount(E.ravel(), minlength=n).max())
         if early is None:
-            prec, session, spec = ring_and_spec(E.shape[0], delta_max)
+            prec, session, chunk_spec = ring_and_spec(E.shape[0], delta_max)
         elif early[:2] != (E.shape[0], delta_max):
             raise RuntimeError(f"BalancedSamp drew {E.shape[0]} edges of largest degree "
                                f"{delta_max}, not the {early[0]} and {early[1]} it guarantees")
         else:
-            prec, session, spec = early[2:]
+            prec, session, chunk_spec = early[2:]
+        assert aux_fraction is not None     # resolved by ring_and_spec
         check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
         return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
                    encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
-                   spec, prefetch, aux_fraction)
+                   chunk_spec, prefetch, aux_fraction)
     except BaseException:
         if prefetch is not None:
             prefetch.close()

@@ -16,8 +16,9 @@ import collections
 import itertools
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -83,7 +84,7 @@ class ChunkInputs:
         """``values[e, j]``: member j's encoded record of edge e of chunk ``index``, (m_c, k, d)."""
         return np.take(self.enc, self.edges_of(index), axis=0)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
         return ((i, self.values(i)) for i in range(len(self)))
 
 
@@ -95,8 +96,9 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def windowed(submit, tasks: Iterable, window: int, meanwhile=None,
-             background: bool = True, started=()) -> Iterator:
+def windowed(submit: Callable[[int, Any], Any], tasks: Iterable, window: int,
+             meanwhile: Callable[[], object] | None = None, background: bool = True,
+             started: Iterable = ()) -> Iterator:
     """Submit tasks keeping at most ``window`` running; yield results in task order.
 
     ``started``: futures of the tasks before ``tasks``, already submitted
@@ -165,11 +167,11 @@ def _keep_busy(meanwhile, submit, tasks, pending, window) -> None:
 class _Done:
     """A future that runs its chunk when its result is asked for (the in-process loop)."""
 
-    def __init__(self, spec, index, values):
+    def __init__(self, spec: ChunkSpec, index: int, values: np.ndarray):
         self.args = (spec, index, values)
 
     @classmethod
-    def run(cls, spec):
+    def run(cls, spec: ChunkSpec) -> Callable[[int, np.ndarray], _Done]:
         return lambda index, values: cls(spec, index, values)
 
     def result(self) -> ChunkResult:
@@ -179,14 +181,18 @@ class _Done:
         return True
 
 
-def _init_worker(spec: ChunkSpec, inputs: ChunkInputs | None = None) -> None:
+def _init_worker(spec: ChunkSpec | None, inputs: ChunkInputs | None = None) -> None:
     global _WORKER_SPEC, _WORKER_INPUTS
     _WORKER_SPEC, _WORKER_INPUTS = spec, inputs
     if memory.wanted():
         memory.retain_freed_memory()
 
 
-def _worker_chunk(index: int, values) -> ChunkResult:
+def _worker_chunk(index: int, values: np.ndarray | None) -> ChunkResult:
+    # a pool whose tasks are _worker_chunk was started with the run's spec (and its inputs when
+    # a task carries only its index)
+    assert _WORKER_SPEC is not None
     if values is None:
+        assert _WORKER_INPUTS is not None
         values = _WORKER_INPUTS.values(index)
     return run_chunk(_WORKER_SPEC, index, values)

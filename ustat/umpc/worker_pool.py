@@ -28,14 +28,20 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .chunk import ChunkResult, ChunkSpec, run_chunk
 
+if TYPE_CHECKING:
+    from .prefetch import Prefetch
+
 #: Seconds without a run after which the kept workers stop.
 IDLE_SECONDS = 60.0
-_REUSED = {"pool": None, "workers": 0, "timer": None, "busy": 0}
+_REUSED: dict[str, Any] = {"pool": None, "workers": 0, "timer": None, "busy": 0}
 _REUSED_LOCK = threading.Lock()
 
 
@@ -54,7 +60,7 @@ def reusable(spec: ChunkSpec) -> bool:
     return True
 
 
-def _acquire(workers: int):
+def _acquire(workers: int) -> ProcessPoolExecutor | None:
     """The kept pool of ``workers`` processes, marked busy (forked if needed), or None when
     another run is using it."""
     with _REUSED_LOCK:
@@ -77,7 +83,7 @@ def _acquire(workers: int):
         return pool
 
 
-def _release(pool) -> None:
+def _release(pool: ProcessPoolExecutor) -> None:
     with _REUSED_LOCK:
         _REUSED["busy"] -= 1
         if _REUSED["pool"] is pool and not _REUSED["busy"]:
@@ -99,7 +105,8 @@ def shutdown_workers() -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def start_prefetch(spec, sizes, workers):
+def start_prefetch(spec: ChunkSpec, sizes: list[tuple[int, int]],
+                   workers: int) -> Prefetch | None:
     """A :class:`~ustat.umpc.prefetch.Prefetch` of chunks ``sizes`` on the kept pool, which
     stays acquired until the prefetch is closed; None if the pool is busy."""
     from .prefetch import Prefetch
@@ -115,7 +122,9 @@ def start_prefetch(spec, sizes, workers):
         raise
 
 
-def run_chunks(spec, tasks, workers, meanwhile, prefetch=None) -> Iterator[ChunkResult]:
+def run_chunks(spec: ChunkSpec, tasks: Iterable[tuple[int, np.ndarray]], workers: int,
+               meanwhile: Callable[[], object] | None,
+               prefetch: Prefetch | None = None) -> Iterator[ChunkResult]:
     """:func:`ustat.umpc.tasks.windowed` over the kept pool; ``tasks``: (index, values) pairs
     (the chunks after ``prefetch``'s, whose results come first)."""
     from .tasks import WINDOW_PER_WORKER, _init_worker, _worker_chunk, windowed

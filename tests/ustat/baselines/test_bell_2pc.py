@@ -1,4 +1,5 @@
-"""bell-2pc: kernel circuits, exactness at eps = inf, GC = plain, measured bits, unbiasedness, errors."""
+"""bell-2pc: kernel circuits, exactness at eps = inf, GC = plain, measured bits, unbiasedness,
+errors."""
 
 import json
 import math
@@ -36,7 +37,7 @@ def _records(kernel, n, seed=1):
 
 @pytest.mark.parametrize("kernel", SUPPORTED)
 def test_kernel_circuit_equals_the_kernel_on_every_pair_of_cells(kernel):
-    """Exhaustive on the grid (t = 4): circuit value / scale == kern.plain on the representatives."""
+    """Exhaustive on the grid (t = 4): circuit value / scale == kern.plain on representatives."""
     kern = K.get(kernel)
     X = _records(kernel, 50)
     grid = C.make_grid(X, kern, 4, levels=None if kernel == "auc" else 5)
@@ -181,7 +182,7 @@ def test_errors_name_the_parameter():
 
 
 def test_chunked_yao_calls_count_rounds_once(monkeypatch):
-    """Pairs split over several Yao calls (small table budget): same output, same rounds, bits add."""
+    """Pairs split over several Yao calls (small table budget): same output and rounds, bits add."""
     from ustat.baselines import bell_2pc
 
     X = correlated_pairs(40, 16)

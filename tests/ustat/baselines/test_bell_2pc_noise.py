@@ -1,4 +1,5 @@
-"""The in-circuit noise of bell-2pc: exact pmf, the circuit's samples, DP calibration, composition."""
+"""The in-circuit noise of bell-2pc: exact pmf, the circuit's samples, DP calibration,
+composition."""
 
 import itertools
 import math
@@ -7,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc.gc import bits_to_int, evaluate
 from mpc.arith.rng import CSPRNG
+from mpc.gc import bits_to_int, evaluate
 from ustat.baselines import _common as C
 from ustat.baselines.bell_2pc_circuits import kernel_spec, pair_circuit
 from ustat.baselines.bell_2pc_noise import (
@@ -61,7 +62,7 @@ def _noise_samples(kernel, cells_g, cells_e, count, eps_pair, noise_bits, seed):
 
 
 def test_circuit_noise_has_the_claimed_distribution():
-    """Chi-square of 200 000 circuit samples (v = 0) against the exact pmf, bins with >= 20 expected."""
+    """Chi-square of 200 000 circuit samples (v = 0) against the exact pmf, bins >= 20 expected."""
     n = 200_000
     out, plan = _noise_samples("kendall", (1, 1), (1, 1), n, 1.0, 40, seed=11)   # equal -> v = 0
     K = plan["K"]

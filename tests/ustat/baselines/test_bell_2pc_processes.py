@@ -23,8 +23,8 @@ from tests.process_helpers import (
     result,
     wire_mark,
 )
-from ustat.baselines.bell_2pc import run_bell_2pc
 from ustat.baselines import BaselineSpec
+from ustat.baselines.bell_2pc import run_bell_2pc
 
 from ._data import correlated_pairs, scored_labels
 
@@ -69,7 +69,7 @@ def test_processes_give_the_simulators_release(runs, procs):
 
 def test_secure_run_releases_the_exact_statistic(runs):
     sec = runs["secure"]
-    (idx, rows), = [r.value["outputs"]["kendall"] for r in sec
+    (_idx, rows), = [r.value["outputs"]["kendall"] for r in sec
                     if r.value["outputs"]["kendall"][0].size]
     np.testing.assert_array_equal(rows, runs["exact"]["outputs"]["kendall"][1])
     assert_socket_bytes(sec, sec[0].value["report"]["total_bits"])

@@ -102,7 +102,10 @@ def test_bits_rounds_and_trust():
 
 def test_default_threshold_minimizes_bound():
     a = BA.default_threshold(500, 1500, 6, 4.7)
-    f = lambda z: BA.theorem3_bound(500, 1500, 6, 4.7, z)   # noqa: E731
+
+    def f(z):
+        return BA.theorem3_bound(500, 1500, 6, 4.7, z)
+
     assert a > 1 and f(a) <= f(a * 1.05) and f(a) <= f(1 + (a - 1) / 1.05)
 
 

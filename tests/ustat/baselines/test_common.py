@@ -59,7 +59,7 @@ def test_grid_categorical_levels():
     g = C.make_grid(D, K.get("duplicate"), 8, None, notes)
     assert g.sizes == (4,) and "leaks" in notes[0]
     assert C.make_grid(D, K.get("duplicate"), 8, 6).sizes == (6,)
-    with pytest.raises(ValueError, match="codes 0..1"):
+    with pytest.raises(ValueError, match=r"codes 0\.\.1"):
         C.make_grid(D, K.get("duplicate"), 8, 2)
 
 
@@ -75,7 +75,7 @@ def test_pair_sum_against_loops():
 @pytest.mark.parametrize("proto", ["bell-ldp", "ghazi", "ghazi-sm"])
 def test_degree3_kernels_refused(proto):
     X = CSPRNG(4).random((20, 1))
-    with pytest.raises(ValueError, match="degree-2 U-statistics only.*degree 3"):
+    with pytest.raises(ValueError, match=r"degree-2 U-statistics only.*degree 3"):
         flat_protocol(proto, X, "triples", epsilon=1.0, seed=1)
 
 

@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from ustat.baselines import run_protocol
+from ustat.baselines import BaselineSpec, run_protocol
 from ustat.executors import LocalProcesses, Simulator
-from ustat.baselines import BaselineSpec
 
 from ._data import correlated_pairs, scored_labels
 
@@ -33,7 +32,10 @@ def test_a_seeded_release_is_the_same_under_both_executors(name, kernel, flat, p
     many = run_protocol(X, spec, LocalProcesses(procs))
     assert many.released and many.processes == procs and len(many.process_costs) == procs
     assert one.processes == 1 and "process_costs" not in one.to_dict()
-    same = lambda v: v if not (isinstance(v, float) and math.isnan(v)) else "nan"  # noqa: E731
+
+    def same(v):
+        return v if not (isinstance(v, float) and math.isnan(v)) else "nan"
+
     assert same(many.estimate) == same(one.estimate) and same(many.u_hat) == same(one.u_hat)
     assert many.delta == one.delta and many.params == one.params and many.spec == one.spec
     assert many.communication["phases"] == one.communication["phases"]

@@ -62,9 +62,9 @@ def program(rt, seed):
 @pytest.fixture(scope="module")
 def runs():
     return {"sim": program(None, 7),
-            2: launch(program, 7, groups=[[range(0, 6), "aggregator", "dealer"],
+            2: launch(program, 7, groups=[[range(6), "aggregator", "dealer"],
                                           [range(6, 12), "shuffler"]]),
-            3: launch(program, 7, groups=[[range(0, 4), "shuffler"], [range(4, 12)],
+            3: launch(program, 7, groups=[[range(4), "shuffler"], [range(4, 12)],
                                           ["aggregator", "dealer"]])}
 
 

@@ -11,8 +11,7 @@ import pytest
 from mpc.comm.costs import Costs
 from tests.api import flat_protocol
 from tests.conftest import REPO, shared_data
-from ustat.baselines import PROTOCOLS, ProtocolInfo, ProtocolResult, register
-from ustat.baselines import BaselineSpec
+from ustat.baselines import PROTOCOLS, BaselineSpec, ProtocolInfo, ProtocolResult, register
 
 from ._data import correlated_pairs, scored_labels
 

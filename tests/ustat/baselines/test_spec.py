@@ -10,11 +10,10 @@ import os
 import pytest
 
 from tests.conftest import REPO
-from ustat.baselines import PROTOCOLS, ProtocolInfo, register
+from ustat.baselines import PROTOCOLS, BaselineSpec, ProtocolInfo, register
 from ustat.baselines.options import Option, integer
-from ustat.baselines import BaselineSpec
-from ustat.specs import UMPCSpec
 from ustat.baselines.spec import UNIVERSAL
+from ustat.specs import UMPCSpec
 
 from ._data import correlated_pairs
 
@@ -125,7 +124,7 @@ def test_round_trip_through_json(name, kernel, flat):
     text = str(spec)
     assert text.startswith(f"BaselineSpec(protocol={name}, kernel={kernel})")
     assert all(f"{k}=" in text for k in flat if k != "epsilon")
-    with pytest.raises(ValueError, match="BaselineSpec.options: unknown field 'color'"):
+    with pytest.raises(ValueError, match=r"BaselineSpec\.options: unknown field 'color'"):
         BaselineSpec.from_dict({**d, "options": {"color": 1}})
 
 
@@ -190,12 +189,13 @@ def test_the_run_records_the_spec_it_ran():
     res = run_protocol(X, spec)
     assert res.spec == spec.to_dict() and res.to_dict()["spec"] == spec.to_dict()
     assert run_protocol(X, BaselineSpec.from_dict(res.spec)).estimate == res.estimate
-    with pytest.raises(TypeError, match="spec must be a ustat.specs.BaselineSpec"):
+    with pytest.raises(TypeError, match=r"spec must be a ustat\.specs\.BaselineSpec"):
         run_protocol(X, UMPCSpec.of("kendall"))
 
 
 def _public_functions(path):
-    tree = ast.parse(open(path).read())
+    with open(path) as f:
+        tree = ast.parse(f.read())
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 not node.name.startswith("_"):
@@ -215,4 +215,5 @@ def test_no_public_function_takes_more_than_12_parameters_nor_probes_signatures(
     path = os.path.join(REPO, module)
     wide = [(name, n) for name, n in _public_functions(path) if n > 12]
     assert not wide, wide
-    assert "inspect" not in open(path).read().replace("inspected", "")
+    with open(path) as f:
+        assert "inspect" not in f.read().replace("inspected", "")
