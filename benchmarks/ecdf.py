@@ -53,8 +53,8 @@ import time
 
 import _common  # noqa: F401  (puts the repo on sys.path)
 import numpy as np
-
 from _common import emit, parse_args
+
 from fss import dcf
 from mpc.arith.rng import CSPRNG
 from noise.samplers import discrete_laplace
@@ -199,7 +199,7 @@ def bench_smooth(N, repeat):
     F = (np.searchsorted(x, np.linspace(0, 1, N), side="right") + nz.at(np.arange(N))) / x.size
     out = {"smooth_points": N}
     for m in ("l1", "l2", "isotonic"):
-        _, w = _times(lambda: smooth(F, t, m), max(1, repeat - 2))
+        _, w = _times(lambda m=m: smooth(F, t, m), max(1, repeat - 2))
         out[f"smooth_{m}_seconds"] = w
     return out
 

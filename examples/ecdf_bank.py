@@ -8,7 +8,7 @@ smoothing, any number of quantiles and the histogram cost epsilon once.
 import os
 import tempfile
 
-import _paths  # noqa: F401
+import _paths
 import numpy as np
 
 from mpc.arith.rng import CSPRNG
@@ -40,7 +40,8 @@ iv = rel.intervals(0.95)                                # from the release's nod
 print(f"  uncertainty: noise std {iv['noise_std']:.4f} per point; 95% pointwise "
       f"+-{iv['pointwise_halfwidth_counts'] / rel.n:.4f}, simultaneous band "
       f"+-{iv['band_halfwidth_counts'] / rel.n:.4f}; F(40) = {rel.values[22]:.4f} in "
-      f"[{iv['pointwise_lo'][22]:.4f}, {iv['pointwise_hi'][22]:.4f}] (true {rel.exact[22] / rel.n:.4f})")
+      f"[{iv['pointwise_lo'][22]:.4f}, {iv['pointwise_hi'][22]:.4f}] "
+      f"(true {rel.exact[22] / rel.n:.4f})")
 F = smooth(rel.values, Tree(tau.size), "l2")            # post-processing, no epsilon
 exact = rel.exact / rel.n
 print(f"  max |F - F_true|: noisy {np.abs(rel.values - exact).max():.4f}, "

@@ -7,7 +7,7 @@ alone to print a summary.
 
 import os
 
-import _paths  # noqa: F401
+import _paths
 
 from mpc.arith.rng import CSPRNG
 

@@ -25,6 +25,7 @@ Quick mode: 3000 Bank records, N = 64, 3 epsilons, 3 runs; curves on subsets.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -34,7 +35,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
 METHODS = ("isotonic", "l1", "l2")
@@ -205,7 +206,7 @@ def main(argv=None) -> int:
         [[s["epsilon"], s["l1dist_l1"][0], s["l1dist_l2"][0], s["l1dist_isotonic"][0],
           s["auc_err_raw"][0], s["auc_err_l1"][0], s["auc_err_l2"][0]] for s in stats])
     ratio = [s["l1dist_l1"][0] / s["l1dist_l2"][0] for s in stats]
-    dec = all(a["l1dist_l2"][0] >= b["l1dist_l2"][0] for a, b in zip(stats, stats[1:]))
+    dec = all(a["l1dist_l2"][0] >= b["l1dist_l2"][0] for a, b in itertools.pairwise(stats))
     cl = [
         ("the error decreases with epsilon", "area (l2) non-increasing in epsilon: "
          + C.verdict(dec), C.verdict(dec)),

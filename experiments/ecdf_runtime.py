@@ -31,10 +31,11 @@ import sys
 import numpy as np
 
 from benchmarks._common import cold_and_warm
+
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 SMOOTH_N = [2 ** 8, 2 ** 10, 2 ** 12, 2 ** 14, 2 ** 16]
 FSS_N = [1000, 10000, 100000]
@@ -56,7 +57,8 @@ def smoothing_times(run, sizes) -> list:
                                      bounds=(1, N), seed=run.seed_for("rel", N)))
         tree = Tree(N)
         for m in METHODS:
-            cold, warm, _ = cold_and_warm(lambda: smooth(rel.values, tree, m), repeat=3)
+            cold, warm, _ = cold_and_warm(lambda r=rel, t=tree, m=m: smooth(r.values, t, m),
+                                          repeat=3)
             rows.append({"panel": "smoothing", "N": N, "method": m, "seconds": warm,
                          "cold_seconds": cold})
     return rows
@@ -94,11 +96,10 @@ def fss_times(run, n: int, n_points: int) -> dict:
 
 
 def traffic(run, n: int, n_points: int, queries) -> list:
+    from mpc.arith.rng import CSPRNG
     from ustat.ecdf import deploy
     from ustat.ecdf.servers import index_bits, key_upload_bits
     from ustat.specs import ECDFSpec
-
-    from mpc.arith.rng import CSPRNG
 
     x = CSPRNG(run.seed_for("traffic-data", n)).random(n)
     rows = []

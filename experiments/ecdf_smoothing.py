@@ -41,7 +41,7 @@ import numpy as np
 if __package__ in (None, ""):                       # run as a file: make the repo importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from experiments import _common as C  # noqa: E402
+from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0]
 LAMBDAS = [0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
@@ -141,7 +141,7 @@ def tolerance_sweep(run, n_points, eps_list, runs) -> list:
         raw = float(np.sum((F - rel.values) ** 2))
         G, h, A, _ = smooth_problem(tree, rel.values)
         out = {}
-        for j, (label, units, tol, it) in enumerate(SWEEP):
+        for j, (_label, units, tol, it) in enumerate(SWEEP):
             nu, status = cvxopt_l2(G, h, rel.n if units == "counts" else 1.0, tol, it)
             out[f"ratio_{j}"] = float(np.sum((F - rel.values - A @ nu) ** 2)) / raw
             out[f"status_{j}"] = status
@@ -232,7 +232,7 @@ def sweep_text(sweep, fig2) -> tuple[str, list]:
     eps = sorted({r["epsilon"] for r in sweep})
     l2 = {s[0]: s[2]["l2"][0] for s in fig2}
     body, above = [], []
-    for j, (label, units, tol, it) in enumerate(SWEEP):
+    for j, (label, *_) in enumerate(SWEEP):
         cells = []
         for e in eps:
             v = [r[f"ratio_{j}"] for r in sweep if r["epsilon"] == e]

@@ -68,16 +68,7 @@ def test_a_layer_checker_catches_what_it_must(tmp_path):
 #: self/cls apart): more is an options object waiting to be named (DESIGN.md, "Shape").
 MAX_PARAMETERS = 12
 #: Packages whose public functions are all annotated, every parameter and the return.
-ANNOTATED = ("mpc", "noise", "ustat")
-#: Modules (and packages) of ANNOTATED that the annotation test skips for now. Delete this
-#: allowance to make the test strict.
-NOT_YET_ANNOTATED = (
-    # ported by a colleague at the same time; removed at merge
-    "ustat.ecdf", "ustat.deploy", "ustat.specs.ecdf", "ustat.reports.ecdf", "ustat.cli.ecdf",
-    "ustat.cli.ecdf_options", "ustat.cli.deploy",
-)
-#: Packages that still have public functions over MAX_PARAMETERS today (the test skips them).
-OVER_THE_LIMIT = ("ustat",)  # removed when the run-spec work lands
+ANNOTATED = ("mpc", "fss", "noise", "ustat")
 
 
 def _skipped(mod: str, skip: tuple) -> bool:
@@ -135,18 +126,12 @@ def _too_many_parameters(package: str, root: str = ROOT) -> list:
 
 @pytest.mark.parametrize("package", ANNOTATED)
 def test_every_public_function_is_annotated(package):
-    """Every parameter (self/cls apart) and the return of every public function and method
-    (the modules of NOT_YET_ANNOTATED apart)."""
-    bad = _unannotated(package, skip=NOT_YET_ANNOTATED)
+    """Every parameter (self/cls apart) and the return of every public function and method."""
+    bad = _unannotated(package)
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("package", [
-    pytest.param(p, marks=pytest.mark.skip(reason=f"{p} has public functions over "
-                                                  f"{MAX_PARAMETERS} parameters until the "
-                                                  "run-spec work lands"))
-    if p in OVER_THE_LIMIT else p
-    for p in layers.PACKAGES])
+@pytest.mark.parametrize("package", layers.PACKAGES)
 def test_no_public_function_takes_more_than_twelve_parameters(package):
     bad = _too_many_parameters(package)
     assert not bad, "\n".join(bad)

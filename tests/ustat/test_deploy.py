@@ -19,9 +19,9 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from ustat.cli import main  # noqa: E402
+from ustat.cli import main
 from ustat.cli.deploy import job_from_command
-from ustat.deploy import DeployError, init, load, run_local  # noqa: E402
+from ustat.deploy import DeployError, init, load, run_local
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
@@ -98,8 +98,8 @@ def _wait_for(logs, name, text, limit=60.0):
 def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path, fault):
     csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the fault's moment
     d = str(tmp_path / "dep")
-    init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=2, base_port=_ports(), timeout=3.0,
-         connect_timeout=30.0)
+    init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=2, base_port=_ports(),
+         timeout=3.0, connect_timeout=30.0)
     seen = {}
 
     def inject(procs, logs):
@@ -138,7 +138,8 @@ def test_kendall_on_bank_deployed_over_4_hosts_releases_ustat_estimates_bits(tmp
     if not os.path.exists(BANK):
         pytest.skip("../shared/data/bank/bank.csv is absent")
     d = str(tmp_path / "dep")
-    init(d, 4521, job_from_command(["estimate", *KENDALL, *extra], 4521), hosts=4, base_port=_ports())
+    init(d, 4521, job_from_command(["estimate", *KENDALL, *extra], 4521), hosts=4,
+         base_port=_ports())
     got = _deploy_cli(d, BANK)
     want = _estimate(BANK, KENDALL + extra, capsys)
     for key in ("estimate", "u_hat", "ci", "online_bits", "offline_bits", "rounds"):

@@ -15,11 +15,11 @@ import pytest
 
 pytest.importorskip("cryptography")
 
-from ustat.cli import main  # noqa: E402
+from ustat.cli import main
 from ustat.cli.deploy import job_from_command
-from ustat.deploy import init, load  # noqa: E402
+from ustat.deploy import init, load
 
-from .test_deploy import BANK, _bank_rows, _deploy_cli, _ports  # noqa: E402
+from .test_deploy import BANK, _bank_rows, _deploy_cli, _ports
 
 ECDF = ["--column", "age", "--bounds", "18:95", "--epsilon", "1", "--seed", "3"]
 
@@ -98,8 +98,8 @@ def test_init_refuses_roles_of_the_other_protocol(tmp_path):
         init(str(tmp_path / "a"), 10, job_from_command(["ecdf", *ECDF], 10), hosts=1,
              roles=["server-0", "server-1", "analyst", "dealer"])
     with pytest.raises(ValueError, match="missing analyst"):
-        init(str(tmp_path / "b"), 10, job_from_command(["quantile", *ECDF], 10), hosts=1, roles=["server-0",
-                                                                            "server-1"])
+        init(str(tmp_path / "b"), 10, job_from_command(["quantile", *ECDF], 10), hosts=1,
+             roles=["server-0", "server-1"])
 
 
 def test_a_roc_deployment_releases_what_ustat_roc_releases(tmp_path, capsys):

@@ -185,3 +185,10 @@ def with_flag_names(run: Callable[[], T], flags: dict) -> Callable[[], T]:
                 raise
             raise err from None
     return wrapped
+
+
+EXIT_CODES = """\
+Exit status: 0 success; 2 a user mistake (bad option, data or parameter;
+one line on stderr, no traceback); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM); 141 the reader of stdout went away (e.g. `ustat
+kernels | head`)."""

@@ -1,4 +1,4 @@
-"""``ustat deploy init|run``, ``ustat serve`` and ``ustat party``: a deployment from the command line.
+"""``ustat deploy init|run``, ``ustat serve``, ``ustat party``: a deployment from the command line.
 
 - ``ustat deploy init --parties N [--hosts H] --out DIR -- estimate KERNEL --columns ...
   --bounds ...`` (or ``-- quantile --column C --bounds lo:hi --q ...``, or
@@ -295,11 +295,11 @@ def _estimate_job(command: list, parties: int):
     from .. import kernels
     from ..data.records import bounds_option
     from ..deploy.config import Job
+    from . import estimate_options
     from .estimate import edges_option, umpc_spec
-    from .parser import build_parser
 
     try:
-        args = build_parser({}).parse_args(command)
+        args = estimate_options.parse(command)
     except SystemExit:
         raise ValueError(f"the protocol {' '.join(command)!r} is not a valid `ustat estimate` "
                          "command (see the message above)") from None

@@ -367,21 +367,21 @@ def _smoothing(args) -> str:
 
 
 def _plot(fn) -> None:
-    from ..ecdf.smoothing import MissingDependency
+    from ..ecdf.smoothing import MissingDependencyError
 
     try:
         fn()
-    except MissingDependency as exc:
+    except MissingDependencyError as exc:
         raise UsageError(str(exc)) from None
 
 
 def _computed(fn):
     """fn() with a missing optional package (smoothing) reported as a usage error."""
-    from ..ecdf.smoothing import MissingDependency
+    from ..ecdf.smoothing import MissingDependencyError
 
     try:
         return fn()
-    except MissingDependency as exc:
+    except MissingDependencyError as exc:
         raise UsageError(str(exc)) from None
 
 

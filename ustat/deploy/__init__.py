@@ -22,4 +22,4 @@ from .create import init
 from .local import DeployError, run_local
 from .runner import run_participant
 
-__all__ = ["Config", "Job", "load", "init", "run_local", "run_participant", "DeployError"]
+__all__ = ["Config", "DeployError", "Job", "init", "load", "run_local", "run_participant"]

@@ -154,10 +154,11 @@ class Config:
         ranked = self.ranked
         relay = self.relay
         hosts = [r for r, p in enumerate(ranked) if p.parties is not None]
+        relayed = frozenset(hosts) if relay is not None and len(hosts) > 1 else frozenset()
         return Plan(names=[p.name for p in ranked], groups=self.groups(),
                     addresses=[p.address for p in ranked], session=self.session,
                     relay=relay.address if relay is not None else None,
-                    relayed=hosts if relay is not None and len(hosts) > 1 else (),
+                    relayed=relayed,
                     relay_name=relay.name if relay is not None else "relay",
                     timeout=self.timeout, connect_timeout=self.connect_timeout,
                     delay=self.delay)
@@ -177,8 +178,8 @@ class Config:
         from ..specs import Spec, UMPCSpec
         from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
 
-        kinds: dict[str, type[Spec]] = {"estimate": UMPCSpec, "ecdf": ECDFSpec, "quantile": QuantileSpec,
-                 "roc": ROCSpec, "hl": HLSpec}
+        kinds: dict[str, type[Spec]] = {"estimate": UMPCSpec, "ecdf": ECDFSpec,
+                                        "quantile": QuantileSpec, "roc": ROCSpec, "hl": HLSpec}
         if self.command not in kinds:
             raise ValueError(f"{self.path}: [run] command {self.command!r} has no spec here")
         return kinds[self.command].from_dict(self.run.get("spec", {}),
@@ -240,7 +241,7 @@ def load(path: str) -> Config:
     with open(path, "rb") as f:
         try:
             doc = _toml().load(f)
-        except Exception as e:                      # noqa: BLE001 - TOMLDecodeError
+        except Exception as e:
             raise ValueError(f"{path}: not valid TOML ({e})") from None
     base = os.path.dirname(path)
     dep, run = doc.get("deployment", {}), doc.get("run", {})

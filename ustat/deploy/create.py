@@ -13,6 +13,7 @@ sets one at init).
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from .config import FILE, ROLES, Config, Job, dump, load
@@ -62,8 +63,9 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles=None,
         raise ValueError(f"`ustat {command}` has no role {', '.join(extra)} (its roles: "
                          f"{', '.join(needed)}, and the relay)")
     cuts = [round(i * parties / hosts) for i in range(hosts + 1)]
-    people = [(f"host-{i}", "parties", f"{a}-{b - 1}" if b - a > 1 else f"{a}")
-              for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))]
+    people: list[tuple[str, str, str | None]] = [
+        (f"host-{i}", "parties", f"{a}-{b - 1}" if b - a > 1 else f"{a}")
+        for i, (a, b) in enumerate(itertools.pairwise(cuts))]
     people += [(r, r, None) for r in roles]
     if os.path.exists(os.path.join(out, FILE)):
         raise ValueError(f"{os.path.join(out, FILE)} exists: choose another --out")

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 
 from .config import Config, load
 
@@ -71,13 +72,13 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
     """
     cfg = load(directory)
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="ustat-deploy-") as reports:
+    with tempfile.TemporaryDirectory(prefix="ustat-deploy-") as reports, ExitStack() as files:
         argv = commands(cfg, csv, reports)
         procs = {}
         logs = {}
         try:
             for name, cmd in argv.items():
-                logs[name] = tempfile.TemporaryFile()
+                logs[name] = files.enter_context(tempfile.TemporaryFile())
                 procs[name] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                                stderr=logs[name], stdin=subprocess.DEVNULL,
                                                env=env)
@@ -90,8 +91,6 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
                     p.kill()
                     p.wait(10)
         errors = {n: _last_error(logs[n]) for n, s in statuses.items() if s != 0}
-        for f in logs.values():
-            f.close()
         if errors:
             lines = [f"{n} (exit status {statuses[n]}"
                      + (", killed by the supervisor" if n in killed else "") + f"): {errors[n]}"
@@ -113,7 +112,8 @@ def _wait(procs, stop_limit):
     stop by themselves, then kill them. When every process but one has ended well, the last
     one (a stalled relay, say) also gets ``stop_limit`` s. Returns (exit statuses, names
     killed)."""
-    statuses, killed = {}, set()
+    statuses: dict[str, int] = {}
+    killed: set[str] = set()
     first_fail = last_but_one = None
     while len(statuses) < len(procs):
         for name, p in procs.items():

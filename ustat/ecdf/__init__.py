@@ -34,7 +34,7 @@ from .hosmer_lemeshow import HLResult, chi2_sf, hl_program, private_hosmer_lemes
 from .quantiles import QuantileRelease, histogram, private_quantiles, quantile_program, quantiles
 from .release import BACKENDS, Deployment, ECDFRelease, deploy, ecdf_program, release
 from .roc import ROCRelease, private_roc, roc_program
-from .smoothing import MissingDependency, isotonic, smooth
+from .smoothing import MissingDependencyError, isotonic, smooth
 from .thresholds import check_thresholds, geometric, grid_rank, regular
 from .tree import Tree, TreeNoise, best_branching, draw_noise, interval_sensitivity
 
@@ -45,7 +45,7 @@ __all__ = [
     "ECDFSpec",
     "HLResult",
     "HLSpec",
-    "MissingDependency",
+    "MissingDependencyError",
     "QuantileRelease",
     "QuantileSpec",
     "ROCRelease",

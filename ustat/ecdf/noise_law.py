@@ -32,7 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["NodeNoiseLaw", "SIM_SEED"]
+__all__ = ["SIM_SEED", "NodeNoiseLaw"]
 
 #: Seed of the public Monte Carlo simulations (bands, bootstrap, HL null): intervals are a
 #: deterministic function of the released values and public parameters.
@@ -59,7 +59,7 @@ class NodeNoiseLaw:
             raise ValueError(f"copies must be >= 1, got {self.copies}")
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "NodeNoiseLaw":
+    def from_dict(cls, d: dict | None) -> NodeNoiseLaw:
         if not d:
             return cls(None)
         return cls(d.get("scale"), int(d.get("copies", 1)),
@@ -75,15 +75,22 @@ class NodeNoiseLaw:
         return self.scale is None
 
     @property
+    def t(self) -> float:
+        """The scale as a float (ValueError for the noiseless law, which has none)."""
+        if self.scale is None:
+            raise ValueError("the noiseless law has no scale")
+        return float(self.scale)
+
+    @property
     def a(self) -> float:
-        return math.exp(-1.0 / float(self.scale))
+        return math.exp(-1.0 / self.t)
 
     @property
     def variance(self) -> float:
         """Variance of one node's noise: copies * 2a / (1 - a)^2."""
         if self.noiseless:
             return 0.0
-        t = float(self.scale)
+        t = self.t
         one_minus_a = -math.expm1(-1.0 / t)
         return self.copies * 2.0 * math.exp(-1.0 / t) / (one_minus_a * one_minus_a)
 
@@ -92,7 +99,7 @@ class NodeNoiseLaw:
 
     def pmf(self, terms: int = 1) -> tuple[int, np.ndarray]:
         """(offset, p): P(sum of ``terms`` node noises = offset + j) = p[j] (float64)."""
-        return _pmf(None if self.noiseless else float(self.scale), self.copies * int(terms))
+        return _pmf(None if self.noiseless else self.t, self.copies * int(terms))
 
     def quantile(self, alpha: float, terms: int = 1, two_sided: bool = True) -> int:
         """Smallest integer q >= 0 with P(|Z| > q) <= alpha (two-sided) or P(Z > q) <= alpha."""
@@ -112,7 +119,7 @@ class NodeNoiseLaw:
         shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
         if self.noiseless:
             return np.zeros(shape, dtype=np.int64)
-        q = -math.expm1(-1.0 / float(self.scale))     # success probability 1 - a
+        q = -math.expm1(-1.0 / self.t)     # success probability 1 - a
         out = np.zeros(shape, dtype=np.int64)
         for _ in range(self.copies):                   # copies is small (the servers)
             out += gen.geometric(q, shape) - gen.geometric(q, shape)

@@ -2,7 +2,7 @@
 
 Every figure names its axes with units, says epsilon in the title, and in
 evaluation mode draws the true curve beside the private one. A missing
-matplotlib raises :class:`~ustat.ecdf.smoothing.MissingDependency` with a
+matplotlib raises :class:`~ustat.ecdf.smoothing.MissingDependencyError` with a
 one-line install hint.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .quantiles import histogram
-from .smoothing import MissingDependency
+from .smoothing import MissingDependencyError
 
-__all__ = ["plot_ecdf", "plot_roc", "plot_hl"]
+__all__ = ["plot_ecdf", "plot_hl", "plot_roc"]
 
 
 def _plt():
@@ -22,7 +22,7 @@ def _plt():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise MissingDependency("plots need matplotlib: pip install 'ustat-mpc[plots]' "
+        raise MissingDependencyError("plots need matplotlib: pip install 'ustat-mpc[plots]' "
                                 "(or pip install matplotlib)") from None
     return plt
 

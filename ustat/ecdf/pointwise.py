@@ -40,7 +40,14 @@ import numpy as np
 
 from mpc.arith.sharing import additive_share
 
-from .servers import QUERY_CHUNK, check_query, index_bits, noise_share_ring, open_to_analyst, server_ids
+from .servers import (
+    QUERY_CHUNK,
+    check_query,
+    index_bits,
+    noise_share_ring,
+    open_to_analyst,
+    server_ids,
+)
 from .tree import Tree, TreeNoise
 
 __all__ = ["PointwiseServers"]

@@ -33,7 +33,7 @@ import functools
 
 import numpy as np
 
-__all__ = ["tree_sensitivity", "brute_force_sensitivity", "boundary_edges"]
+__all__ = ["boundary_edges", "brute_force_sensitivity", "tree_sensitivity"]
 
 _LEAF = (frozenset({(0, 1), (1, 0)}), 1)
 
@@ -51,14 +51,15 @@ def _combine(b_children, states):
     c = len(states)
     cyc = np.array([[min(abs(i - j), c + 1 - abs(i - j)) for j in range(c + 1)]
                     for i in range(c + 1)])
-    rows, child = [], []
+    rows: list[np.ndarray] = []
+    owner: list[int] = []
     diam = max(d for _, d in states)
     for k, (pairs, _) in enumerate(states):
         for p, q in pairs:
             rows.append(np.minimum(p + cyc[k], q + cyc[k + 1]))
-            child.append(k)
+            owner.append(k)
     d = np.array(rows)                                   # (points, c + 1) distances to boundaries
-    child = np.array(child)
+    child = np.array(owner)
     best = np.full((d.shape[0], d.shape[0]), np.iinfo(np.int64).max)
     for e in range(c + 1):
         best = np.minimum(best, d[:, e][:, None] + d[:, e][None, :])
@@ -71,7 +72,7 @@ def _combine(b_children, states):
     return pairs, diam
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _full(b: int, depth: int):
     if depth == 0:
         return _LEAF

@@ -71,6 +71,7 @@ are recorded).
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,18 @@ from mpc.session import Session
 
 from .tree import Tree, TreeNoise
 
-__all__ = ["make_session", "roles_of", "FSSServers", "open_to_analyst", "server_ids", "index_bits",
-           "key_upload_bits", "domain_bits", "check_query", "QUERY_CHUNK"]
+__all__ = [
+    "QUERY_CHUNK",
+    "FSSServers",
+    "check_query",
+    "domain_bits",
+    "index_bits",
+    "key_upload_bits",
+    "make_session",
+    "open_to_analyst",
+    "roles_of",
+    "server_ids",
+]
 
 #: Key-evaluations per chunk of a query batch (bounds the memory of a batch).
 QUERY_CHUNK = 1 << 22
@@ -164,7 +175,7 @@ class FSSServers:
         self._eval_options = {"workers": workers} if use else {}
 
     @classmethod
-    def setup(cls, session, ranks, tree: Tree, noise: TreeNoise, weights=None) -> "FSSServers":
+    def setup(cls, session, ranks, tree: Tree, noise: TreeNoise, weights=None) -> FSSServers:
         """Offline phase: party-side key generation and the upload (steps 1-3).
 
         ``weights``: beta_i per party (non-negative integers, default 1).
@@ -189,20 +200,25 @@ class FSSServers:
                            only=None if mine.all() else mine)
         rec = dcf.wire_bits(params) // 8
         remote = net.link is not None
-        uploads = [None, None]
+        uploads: list[np.ndarray | None] = [None, None]
         with net.phase("ecdf keys", offline=True), net.round():
             for b in (0, 1):                        # one upload per server
                 if net.record_views or remote:      # the bytes travel (views: small n, tests)
-                    uploads[b] = np.zeros((n, rec), dtype=np.uint8)
+                    upload = np.zeros((n, rec), dtype=np.uint8)
                     if keys is not None:
-                        uploads[b][mine] = dcf.instance_payloads(keys[b])
+                        upload[mine] = dcf.instance_payloads(keys[b])
+                    uploads[b] = upload
                 net.send_bits(net.parties, int(sid[b]), 8 * rec, uploads[b])
-        held = [None, None]
+        held: list[Any] = [None, None]
         for b in (0, 1):                            # what each server of this process holds
-            if net.is_local(int(sid[b])):
+            if not net.is_local(int(sid[b])):
+                continue
+            if remote:
                 held[b] = dcf.from_instance_payloads(uploads[b], b, params,
-                                                     insecure=session.insecure) \
-                    if remote else keys[b]
+                                                     insecure=session.insecure)
+            else:                                   # one process: it generated every key
+                assert keys is not None
+                held[b] = keys[b]
         return cls(session, tree, noise, params, tuple(held), n)
 
     def _local_sums(self, b: int, idx: np.ndarray) -> np.ndarray:

@@ -27,12 +27,12 @@ import numpy as np
 
 from .tree import Tree
 
-__all__ = ["smooth", "isotonic", "smooth_problem", "METHODS", "MissingDependency"]
+__all__ = ["METHODS", "MissingDependencyError", "isotonic", "smooth", "smooth_problem"]
 
 METHODS = ("isotonic", "l1", "l2")
 
 
-class MissingDependency(ImportError):
+class MissingDependencyError(ImportError):
     """An optional dependency is missing; the message is a one-line install hint."""
 
 
@@ -41,7 +41,7 @@ def _need(module: str, package: str, what: str):
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingDependency(f"{what} needs {package}: pip install 'ustat-mpc[smooth]' "
+        raise MissingDependencyError(f"{what} needs {package}: pip install 'ustat-mpc[smooth]' "
                                 f"(or pip install {package})") from None
 
 
@@ -56,7 +56,9 @@ def isotonic(y, weights=None) -> np.ndarray:
     w = np.ones_like(y) if weights is None else np.asarray(weights, np.float64).reshape(-1)
     if w.shape != y.shape or np.any(w <= 0):
         raise ValueError("weights must be positive, one per value")
-    means, wts, sizes = [], [], []
+    means: list[float] = []
+    wts: list[float] = []
+    sizes: list[int] = []
     for v, wi in zip(y.tolist(), w.tolist()):
         m, ww, sz = v, wi, 1
         while means and means[-1] >= m:

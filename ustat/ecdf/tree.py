@@ -65,8 +65,16 @@ from noise.samplers import as_fraction, discrete_laplace, polya, polya_pmf, roun
 from .noise_law import NodeNoiseLaw
 from .sensitivity import tree_sensitivity
 
-__all__ = ["Tree", "TreeNoise", "interval_sensitivity", "dlap_variance", "draw_noise",
-           "planned_law", "best_branching", "NOISE_MODES"]
+__all__ = [
+    "NOISE_MODES",
+    "Tree",
+    "TreeNoise",
+    "best_branching",
+    "dlap_variance",
+    "draw_noise",
+    "interval_sensitivity",
+    "planned_law",
+]
 
 NOISE_MODES = ("split", "each", "central", "mpc")
 
@@ -74,9 +82,10 @@ NOISE_MODES = ("split", "each", "central", "mpc")
 def _int(v, name: str, lo: int, hi: int | None = None) -> int:
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {v!r}")
-    if v < lo or (hi is not None and v > hi):
+    i = int(v)
+    if i < lo or (hi is not None and i > hi):
         raise ValueError(f"{name} must be in {lo}..{hi if hi is not None else 'inf'}, got {v}")
-    return int(v)
+    return i
 
 
 @dataclass(frozen=True)

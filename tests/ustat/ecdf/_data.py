@@ -7,7 +7,7 @@ import numpy as np
 from tests.conftest import shared_data
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bank_cached(columns: tuple):
     from ustat.data import load_csv
     raw, _ = load_csv(shared_data("bank", "bank.csv"), columns=list(columns),
@@ -20,7 +20,7 @@ def bank(*columns) -> np.ndarray:
     return _bank_cached(tuple(columns)).copy()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scores():
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler

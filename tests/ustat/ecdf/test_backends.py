@@ -78,7 +78,7 @@ def test_traffic_equals_the_formulas():
     params = dcf.DCFParams(nb, l)
     one, _ = dcf.gen(params, np.zeros(1, np.uint64), 1, CSPRNG(1))
     K = 8 * dcf.instance_payloads(one)[0].size     # one party's key as uploaded: its record
-    assert K == key_upload_bits(N, l) == one.nbits and K >= dcf.key_bits(params)
+    assert K == key_upload_bits(N, l) == one.nbits and dcf.key_bits(params) <= K
     assert rep["offline"]["bits"] == 2 * n * K and rep["offline"]["rounds"] == 1
     assert rep["offline"]["max_party_sent_bits"] == 2 * K
     dep.query(np.arange(Q))
@@ -92,7 +92,8 @@ def test_traffic_equals_the_formulas():
 
 
 def _server0_bytes(values, N):
-    dep = flat_deploy(values, np.arange(N, dtype=float), 1.0, backend="fss", seed=9, record_views=True)
+    dep = flat_deploy(values, np.arange(N, dtype=float), 1.0, backend="fss", seed=9,
+                      record_views=True)
     dep.query(np.arange(N))
     view = dep.session.net.view(dep.session.net.role("server0"))
     keys = [m.payload for m in view if m.offline]
@@ -155,6 +156,6 @@ def test_other_branching_factors():
         assert np.array_equal(r.counts, r.exact)
         r = flat_release(x, tau, 1.0, backend="central", branching=b, seed=1)
         L = r.account["levels"] - 1
-        assert r.account["branching"] == b and L == int(np.ceil(np.log(40) / np.log(b)))
+        assert r.account["branching"] == b and int(np.ceil(np.log(40) / np.log(b))) == L
         full = 2 * L if b == 3 else 3 * L - 1          # the full tree of b^L leaves
         assert r.account["sensitivity_nodes"] == brute_force_sensitivity(40, b) <= full

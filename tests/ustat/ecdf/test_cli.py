@@ -12,7 +12,6 @@ from ustat.cli import main
 from ._data import bank_scores
 
 
-
 def _bank():
     return shared_data("bank", "bank.csv")
 
@@ -95,9 +94,9 @@ def test_roc_and_hl_commands(scores_csv, tmp_path, capsys):
     assert abs(res["auc"] - roc_auc_score(y, p)) < 0.02        # 64-threshold grid
     assert res["auc_ci"] == [res["auc"], res["auc"]] and res["auc_noise_std"] == 0.0
     assert (tmp_path / "roc.png").exists() == ("plot" in res)
-    res, out = _run(capsys, ["roc", "--csv", scores_csv, "--score", "prob", "--label", "y",
-                             "--bounds", "0:1", "--thresholds", "64", "--epsilon", "4",
-                             "--backend", "central", "--seed", "3"])
+    res, _ = _run(capsys, ["roc", "--csv", scores_csv, "--score", "prob", "--label", "y",
+                           "--bounds", "0:1", "--thresholds", "64", "--epsilon", "4",
+                           "--backend", "central", "--seed", "3"])
     lo, hi = res["auc_ci"]
     assert lo < res["auc"] < hi and 0 < res["auc_noise_std"] < hi - lo
     band = res["roc_band"]

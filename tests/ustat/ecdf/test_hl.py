@@ -85,7 +85,7 @@ def test_refuses_when_the_noise_dominates_before_computing():
     """Heart-sized data (n = 303) at epsilon 0.5: the noise sd per group (~15 records) exceeds
     the group's whole sampling sd; refused from public parameters, naming the remedies."""
     p, y = bank_scores(303)
-    with pytest.raises(ValueError, match="noise dominates.*larger epsilon.*fewer groups"):
+    with pytest.raises(ValueError, match=r"noise dominates.*larger epsilon.*fewer groups"):
         flat_hl(p, y, 10, 0.5, backend="central")
     r = flat_hl(p, y, 10, 0.5, backend="central", max_detectable=None, seed=1)
     assert 0 < r.p_value <= 1 and r.detectable_miscalibration > 0.25

@@ -20,9 +20,14 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc.run.launch import launch
-from tests.process_helpers import (assert_same_as_simulator, assert_socket_bytes, local_rows,
-                                   result, wire_mark)
 from tests.api import flat_hl, flat_quantiles, flat_release, flat_roc
+from tests.process_helpers import (
+    assert_same_as_simulator,
+    assert_socket_bytes,
+    local_rows,
+    result,
+    wire_mark,
+)
 from ustat.ecdf.servers import make_session
 
 N = 30
@@ -86,11 +91,11 @@ def _case(runs, case):
 
 @pytest.fixture(scope="module")
 def runs():
-    apart = [[range(0, 15)], [range(15, 30)], ["server0"], ["server1"], ["analyst", "dealer"]]
+    apart = [[range(15)], [range(15, 30)], ["server0"], ["server1"], ["analyst", "dealer"]]
     return {"sim": program(None, 5),
-            2: launch(program, 5, groups=[[range(0, 15), "server0", "analyst", "dealer"],
+            2: launch(program, 5, groups=[[range(15), "server0", "analyst", "dealer"],
                                           [range(15, 30), "server1"]]),
-            3: launch(program, 5, groups=[[range(0, 10), "analyst", "dealer"],
+            3: launch(program, 5, groups=[[range(10), "analyst", "dealer"],
                                           [range(10, 20), "server0"], [range(20, 30), "server1"]]),
             "secure": launch(program, None, False, groups=apart)}
 
@@ -107,7 +112,7 @@ def _exact_hl(p, y, n_thresholds, Q):
     """The HL statistic without noise, from numpy: grid quantiles as edges, half-open groups."""
     tau = np.linspace(0.0, 1.0, n_thresholds)
     F = np.searchsorted(np.sort(p), tau, side="right") / p.size
-    inner = np.array([tau[np.argmax(F >= q / Q)] for q in range(1, Q)])
+    inner = np.array([tau[np.argmax(q / Q <= F)] for q in range(1, Q)])
     g = (inner[None, :] < p[:, None]).sum(axis=1)
     E1, O1 = np.bincount(g, p, Q), np.bincount(g, y, Q)
     E0, O0 = np.bincount(g, 1 - p, Q), np.bincount(g, 1 - y, Q)

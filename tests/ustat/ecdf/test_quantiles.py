@@ -46,7 +46,7 @@ def test_histogram():
     assert np.array_equal(edges, [0, 1, 2, 3]) and np.array_equal(h, [1, 2, 0, 4])
     edges, h = histogram([1, 3, 3, 7], [0.0, 1.0, 2.0, 3.0], bins=2)
     assert np.array_equal(edges, [1, 3]) and np.array_equal(h, [3, 4])
-    with pytest.raises(ValueError, match="bins must be in 1..4"):
+    with pytest.raises(ValueError, match=r"bins must be in 1\.\.4"):
         histogram([1, 3, 3, 7], [0.0, 1.0, 2.0, 3.0], bins=5)
 
 

@@ -83,7 +83,7 @@ def test_refuses_from_public_parameters_when_the_noise_dominates(monkeypatch):
     monkeypatch.setattr(roc, "deploy", never)
     g = np.random.default_rng(1)
     s, y = g.random(297), (g.random(297) < 0.5).astype(int)
-    with pytest.raises(ValueError, match="noise dominates.*more records or fewer thresholds"):
+    with pytest.raises(ValueError, match=r"noise dominates.*more records or fewer thresholds"):
         flat_roc(s, y, np.linspace(0, 1, 128), 1.0, bounds=(0, 1), backend="central")
     tree = Tree(128)
     assert best_case_auc_halfwidth(297, planned_law(tree, 0.5, mode="central"), tree) \

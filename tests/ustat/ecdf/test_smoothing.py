@@ -7,7 +7,7 @@ from scipy.optimize import linprog, minimize
 from mpc.arith.rng import CSPRNG
 from tests.api import flat_release
 from ustat.ecdf import Tree, smooth
-from ustat.ecdf.smoothing import MissingDependency, isotonic, smooth_problem
+from ustat.ecdf.smoothing import MissingDependencyError, isotonic, smooth_problem
 
 
 def _noisy(N=12, n=40, eps=0.3, seed=1):
@@ -93,5 +93,5 @@ def test_errors_and_missing_solver(monkeypatch):
     with pytest.raises(ValueError, match="finite"):
         smooth([np.nan], Tree(1), "isotonic")
     monkeypatch.setitem(sys.modules, "clarabel", None)
-    with pytest.raises(MissingDependency, match=r"pip install 'ustat-mpc\[smooth\]'"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ustat-mpc\[smooth\]'"):
         smooth([0.5, 0.4], Tree(2), "l2")
