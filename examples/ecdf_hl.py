@@ -5,7 +5,7 @@ of the predicted probabilities, then 4 Q noisy sums; epsilon' = epsilon /
 (Delta + 8) with Delta the tree sensitivity (the paper's L + 1 is 1 looser).
 """
 
-import _paths  # noqa: F401
+import _paths  # noqa: F401 - puts the repository on sys.path (imported for that effect)
 from ecdf_scores import bank_scores
 
 from ustat.ecdf import private_hosmer_lemeshow

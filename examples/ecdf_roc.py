@@ -9,7 +9,7 @@ noisy counts at the top threshold (no extra epsilon).
 import os
 import tempfile
 
-import _paths  # noqa: F401
+import _paths  # noqa: F401 - puts the repository on sys.path (imported for that effect)
 import numpy as np
 from ecdf_scores import bank_scores
 

@@ -264,7 +264,7 @@ def main(argv=None) -> int:
     rows = sweep(run, "fig2", [(3.0, e) for e in eps_list], n_points, runs)
     rows += sweep(run, "fig3", [(lam, 1.0) for lam in lam_list], n_points, runs)
     try:
-        import cvxopt  # noqa: F401
+        import cvxopt  # noqa: F401 - whether the optional solver is installed
         tol = tolerance_sweep(run, n_points, [0.1, 1.0] if run.quick else SWEEP_EPS,
                               min(runs, 2 if run.quick else 5))
     except ImportError:

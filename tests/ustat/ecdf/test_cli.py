@@ -19,7 +19,7 @@ def _bank():
 def _plot(path) -> list:
     """``--plot path`` when matplotlib is installed (extra 'plots'), else nothing."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - whether the optional plots extra is installed
     except ImportError:
         return []
     return ["--plot", str(path)]
