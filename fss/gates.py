@@ -79,6 +79,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mpc.arith.ring import ring as _ring
+from mpc.protocols.compare import signed_bound
 from mpc.protocols.dealer import check_holders
 
 from . import tree
@@ -381,8 +382,8 @@ def in_interval(s: Session, x: np.ndarray, lo: ArrayLike, hi: ArrayLike, holders
     ring = s.ring
     l = ring.bits
     batch = x.shape[1:]
-    lo_a = _check_bound(lo, l, "lo", batch)
-    hi_a = _check_bound(hi, l, "hi", batch)
+    lo_a = signed_bound(lo, l, "lo", batch)
+    hi_a = signed_bound(hi, l, "hi", batch)
     if np.any(lo_a > hi_a):
         raise ValueError("lo must be <= hi")
     half = 1 << (l - 1)
@@ -445,27 +446,6 @@ def prepare(gate: Callable[..., np.ndarray], s: Session, holders: ArrayLike, bat
     if gate is in_interval:
         return deal_masked_keys(s, h, batch, DCFParams(l, l), workers)
     raise ValueError(f"no offline part to prepare for {gate!r}")
-
-
-def _check_bound(v, l: int, name: str, batch) -> np.ndarray:
-    lo_lim, hi_lim = -(1 << (l - 1)), (1 << (l - 1)) - 1
-    if isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer, got bool")
-    if isinstance(v, numbers.Integral):
-        v = int(v)
-        if not lo_lim <= v <= hi_lim:
-            raise ValueError(f"{name} must be a signed value in [{lo_lim}, {hi_lim}], got {v}")
-        return np.full(batch, v, dtype=np.int64)
-    arr = np.asarray(v)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be integers, got dtype {arr.dtype}")
-    if arr.size and (int(arr.min()) < lo_lim or int(arr.max()) > hi_lim):
-        raise ValueError(f"{name} must be signed values in [{lo_lim}, {hi_lim}]")
-    try:
-        return np.broadcast_to(arr.astype(np.int64), batch)
-    except ValueError:
-        raise ValueError(f"{name} of shape {arr.shape} does not broadcast to the batch "
-                         f"{batch}") from None
 
 
 _GATES = ("less_than", "greater_than", "sign", "equal", "in_interval", "abs_value")

@@ -48,12 +48,16 @@ def _real(x, name: str) -> float:
     return float(x)
 
 
+def _finite_positive(x: RealLike, name: str) -> float:
+    v = _real(x, name)
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {x!r}")
+    return v
+
+
 def check_epsilon(epsilon: RealLike, name: str = "epsilon") -> float:
     """epsilon must be a finite real > 0."""
-    e = _real(epsilon, name)
-    if not math.isfinite(e) or e <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
-    return e
+    return _finite_positive(epsilon, name)
 
 
 def check_delta(delta: RealLike, name: str = "delta") -> float:
@@ -66,10 +70,7 @@ def check_delta(delta: RealLike, name: str = "delta") -> float:
 
 def check_sensitivity(sensitivity: RealLike, name: str = "sensitivity") -> float:
     """sensitivity must be a finite real > 0."""
-    s = _real(sensitivity, name)
-    if not math.isfinite(s) or s <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {sensitivity!r}")
-    return s
+    return _finite_positive(sensitivity, name)
 
 
 def check_n(n: int, name: str = "n") -> int:

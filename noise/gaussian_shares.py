@@ -87,11 +87,9 @@ def coin_flip_binomial(s: Session, n_coins: int, *, step: int = 1,
     out[0] = ring.sub(out[0], ring.element(step * (n_coins // 2)))
     eps_out, delta = float("nan"), float("nan")
     sens_ring = float("nan")
-    if sensitivity is not None or epsilon is not None:
-        if sensitivity is None or epsilon is None:
-            raise ValueError("sensitivity and epsilon must be given together")
-        sens_ring = acc.check_sensitivity(sensitivity)
-        eps_out = acc.check_epsilon(epsilon)
+    if (given := _together(sensitivity, epsilon, "epsilon")) is not None:
+        sens_ring = acc.check_sensitivity(given[0])
+        eps_out = acc.check_epsilon(given[1])
         if sens_ring % step:
             raise ValueError(f"sensitivity must be a multiple of step = {step} ring units, "
                              f"got {sensitivity!r}")
@@ -144,12 +142,10 @@ def distributed_discrete_gaussian(s: Session, sigma2: RealLike, *,
         out = g
     eps_out, rho = float("nan"), float("nan")
     sens = float("nan")
-    if sensitivity is not None or delta is not None:
-        if sensitivity is None or delta is None:
-            raise ValueError("sensitivity and delta must be given together")
-        sens = acc.check_sensitivity(sensitivity)
+    if (given := _together(sensitivity, delta, "delta")) is not None:
+        sens = acc.check_sensitivity(given[0])
         rho = acc.distributed_discrete_gaussian_rho(sens, float(each), p)
-        eps_out = acc.zcdp_to_dp(rho, delta)
+        eps_out = acc.zcdp_to_dp(rho, given[1])
     return NoiseShares(
         shares=out.reshape((p,) + shape), parties=P, distribution="discrete_gaussian_sum",
         scale=s2, epsilon=eps_out, sensitivity=sens,
@@ -157,3 +153,13 @@ def distributed_discrete_gaussian(s: Session, sigma2: RealLike, *,
         delta=float(delta) if delta is not None else float("nan"), sensitivity_ring=sens,
         exact=True, insecure_seed=bool(s.insecure),
         notes=f"sum of {p} iid N_Z(0, {each}); rho = {rho} zCDP")
+
+
+def _together(sensitivity: RealLike | None, other: RealLike | None,
+              name: str) -> tuple[RealLike, RealLike] | None:
+    """(sensitivity, other) when both are given, None when neither (ValueError for one)."""
+    if sensitivity is None and other is None:
+        return None
+    if sensitivity is None or other is None:
+        raise ValueError(f"sensitivity and {name} must be given together")
+    return sensitivity, other

@@ -145,6 +145,14 @@ def _size(shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+def _probability(p: RealLike) -> Fraction:
+    """``p`` as an exact fraction in [0, 1] (ValueError outside)."""
+    q = as_fraction(p, "p", allow_zero=True)
+    if q > 1:
+        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    return q
+
+
 def _rng(rng: RngLike) -> CSPRNG:
     if rng is not None and not isinstance(rng, (CSPRNG, numbers.Integral, str, bytes, bytearray)):
         raise TypeError(f"rng must be an mpc.arith.rng.CSPRNG, a seed or None, "
@@ -368,9 +376,7 @@ def bernoulli(p: RealLike, shape: ShapeLike = (), rng: RngLike = None) -> np.nda
     w == floor(p 2^64), which is refined lazily with further bits.
     Cost: one 64-bit word per sample (plus ~2^-64 refinements).
     """
-    q = as_fraction(p, "p", allow_zero=True)
-    if q > 1:
-        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    q = _probability(p)
     shape = _shape(shape)
     rng = _rng(rng)
     m = _size(shape)
@@ -620,9 +626,7 @@ def binomial(n_trials: int, p: RealLike, shape: ShapeLike = (),
     if n_trials < 0:
         raise ValueError(f"n_trials must be >= 0, got {n_trials}")
     n_trials = int(n_trials)
-    q = as_fraction(p, "p", allow_zero=True)
-    if q > 1:
-        raise ValueError(f"p must be in [0, 1], got {p!r}")
+    q = _probability(p)
     shape = _shape(shape)
     rng = _rng(rng)
     m = _size(shape)

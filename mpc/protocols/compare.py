@@ -51,6 +51,7 @@ nothing about x or the result is revealed unless all p holders collude.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -308,15 +309,23 @@ def abs_value(session: Session, x: ArrayLike, holders: ArrayLike) -> np.ndarray:
     return multiply(session, np.asarray(x), factor, holders)
 
 
-def _signed_bound(v, l: int, name: str, batch) -> np.ndarray:
-    lim = 1 << (l - 1)
+def signed_bound(v: ArrayLike, l: int, name: str, batch: tuple | int) -> np.ndarray:
+    """A public signed bound of an interval test (an int or an integer array) as int64 values
+    of the batch's shape; TypeError for what is not an integer, ValueError outside
+    [-2^(l-1), 2^(l-1) - 1] or for a shape that does not broadcast to ``batch``."""
+    lo_lim, hi_lim = -(1 << (l - 1)), (1 << (l - 1)) - 1
     if isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{name} must be an integer, got bool")
+    if isinstance(v, numbers.Integral):
+        v = int(v)
+        if not lo_lim <= v <= hi_lim:
+            raise ValueError(f"{name} must be a signed value in [{lo_lim}, {hi_lim}], got {v}")
+        return np.full(batch, v, dtype=np.int64)
     arr = np.asarray(v)
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must be an integer or an integer array, got {v!r}")
-    if arr.size and (int(arr.min()) < -lim or int(arr.max()) > lim - 1):
-        raise ValueError(f"{name} must be signed values in [{-lim}, {lim - 1}]")
+        raise TypeError(f"{name} must be an integer or an integer array, got dtype {arr.dtype}")
+    if arr.size and (int(arr.min()) < lo_lim or int(arr.max()) > hi_lim):
+        raise ValueError(f"{name} must be signed values in [{lo_lim}, {hi_lim}]")
     try:
         return np.broadcast_to(arr.astype(np.int64), batch)
     except ValueError:
@@ -341,8 +350,8 @@ def in_interval(session: Session, x: ArrayLike, lo: int | np.ndarray, hi: int | 
     x = np.asarray(x)
     ctx, x = _check(session, x, holders)
     ring, l = ctx.ring, ctx.l
-    lo_a = _signed_bound(lo, l, "lo", ctx.batch)
-    hi_a = _signed_bound(hi, l, "hi", ctx.batch)
+    lo_a = signed_bound(lo, l, "lo", ctx.batch)
+    hi_a = signed_bound(hi, l, "hi", ctx.batch)
     if np.any(lo_a > hi_a):
         raise ValueError(f"in_interval needs lo <= hi, got lo={lo}, hi={hi}")
     half = np.uint64(1 << (l - 1))

@@ -108,52 +108,47 @@ class Exchange:
                                           _Fill(payload, idx, rr[idx], ss[idx], None)))
         return fills
 
-    def all_to_all(self, P: np.ndarray, payload: np.ndarray, bits: int) -> list[_Fill]:
-        """``payload[i, j]`` from ``P[i]`` to ``P[j]`` for every i != j."""
+    def _spread(self, P: np.ndarray) -> tuple[np.ndarray, list]:
+        """(this process's positions in P, [(q, the positions process q owns)] for every other
+        process q owning some of P) of a step from every P[i] to every other P[j]; no peers
+        when this process owns none of P (it neither sends nor receives)."""
         own = self.pl.owner[P]
         rank = self.pl.rank
         mine = np.flatnonzero(own == rank)
-        fills: list[_Fill] = []
         if mine.size == 0:
-            return fills
-        others = np.unique(own[own != rank]).tolist()
-        for q in others:
-            theirs = np.flatnonzero(own == q)
+            return mine, []
+        return mine, [(q, np.flatnonzero(own == q)) for q in np.unique(own[own != rank]).tolist()]
+
+    def all_to_all(self, P: np.ndarray, payload: np.ndarray, bits: int) -> list[_Fill]:
+        """``payload[i, j]`` from ``P[i]`` to ``P[j]`` for every i != j."""
+        mine, peers = self._spread(P)
+        for q, theirs in peers:
             self._add_out(q, payload[np.ix_(mine, theirs)], bits)
-        if others:
-            _writable(payload, P[0])
-        for q in others:
-            theirs = np.flatnonzero(own == q)
-            ix = np.ix_(theirs, mine)
-            shape = (theirs.size, mine.size) + payload.shape[2:]
-            ss = np.broadcast_to(P[theirs][:, None], shape[:2])
-            rr = np.broadcast_to(P[mine][None, :], shape[:2])
-            fills.append(self._add_in(q, payload.dtype, bits, shape,
-                                      _Fill(payload, ix, rr, ss, None)))
-        return fills
+        return self._inbound(P, mine, peers, payload, bits, first=False)
 
     def broadcast(self, P: np.ndarray, rows: np.ndarray, bits: int) -> list[_Fill]:
         """``rows[i]`` from ``P[i]`` to every other ``P[j]``: one copy per receiving participant."""
-        own = self.pl.owner[P]
-        rank = self.pl.rank
-        mine = np.flatnonzero(own == rank)
-        fills: list[_Fill] = []
-        if mine.size == 0:
-            return fills
-        others = np.unique(own[own != rank]).tolist()
-        for q in others:
-            theirs = np.flatnonzero(own == q)
+        mine, peers = self._spread(P)
+        for q, theirs in peers:
             copies = np.broadcast_to(rows[mine][:, None], (mine.size, theirs.size) + rows.shape[1:])
             self._add_out(q, copies, bits)
-        if others:
-            _writable(rows, P[0])
-        for q in others:
-            theirs = np.flatnonzero(own == q)
-            shape = (theirs.size, mine.size) + rows.shape[1:]
+        return self._inbound(P, mine, peers, rows, bits, first=True)
+
+    def _inbound(self, P: np.ndarray, mine: np.ndarray, peers: list, target: np.ndarray,
+                 bits: int, first: bool) -> list[_Fill]:
+        """The fills of what each peer sends to this process's positions ``mine`` of P:
+        ``target[theirs, mine]`` (all to all) or, ``first``, the rows ``target[theirs]`` of
+        which each receiver keeps one copy (broadcast)."""
+        if peers:
+            _writable(target, P[0])
+        fills: list[_Fill] = []
+        for q, theirs in peers:
+            shape = (theirs.size, mine.size) + target.shape[1 if first else 2:]
             ss = np.broadcast_to(P[theirs][:, None], shape[:2])
             rr = np.broadcast_to(P[mine][None, :], shape[:2])
-            fills.append(self._add_in(q, rows.dtype, bits, shape,
-                                      _Fill(rows, theirs, rr, ss, None, first=True)))
+            index = theirs if first else np.ix_(theirs, mine)
+            fills.append(self._add_in(q, target.dtype, bits, shape,
+                                      _Fill(target, index, rr, ss, None, first=first)))
         return fills
 
     # -- delivery ----------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def test_in_interval_online_cost(p):
 def test_in_interval_bound_errors():
     s = Session(3, bits=8, frac_bits=0, seed=1)
     x = np.zeros((3, 4), np.uint64)
-    with pytest.raises(ValueError, match=r"lo must be signed values in \[-128, 127\]"):
+    with pytest.raises(ValueError, match=r"lo must be a signed value in \[-128, 127\]"):
         compare.in_interval(s, x, -129, 1, np.arange(3))
     with pytest.raises(TypeError, match="hi must be an integer"):
         compare.in_interval(s, x, 0, 1.5, np.arange(3))

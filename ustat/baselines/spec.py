@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .. import kernels as kernel_registry
-from ..specs.base import Spec, check_epsilon
-from ..specs.umpc import Precision, _seed
+from ..specs.base import Spec, check_epsilon, check_groups, check_seed, name_kernel, set_field
+from ..specs.umpc import Precision
 
 __all__ = [
     "UNIVERSAL",
@@ -74,7 +74,7 @@ class Privacy(Spec):
     diag_epsilon_fraction: float | None = None  # ghazi-sm: a non-constant diagonal's share
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        set_field(self, "epsilon", check_epsilon(self.epsilon))
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ class UMPCOptions(Spec):
 
     def __post_init__(self) -> None:
         if self.bounds is not None:             # U-MPC's normalization (errors name bounds[i])
-            _set(self, "bounds", Precision(bounds=self.bounds).bounds)
+            set_field(self, "bounds", Precision(bounds=self.bounds).bounds)
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class Execution(Spec):
     seed: int | str | None = None
 
     def __post_init__(self) -> None:
-        _set(self, "seed", _seed(self.seed))
+        set_field(self, "seed", check_seed(self.seed))
 
 
 @dataclass(frozen=True)
@@ -184,13 +184,8 @@ class BaselineSpec(Spec):
         if not isinstance(self.protocol, str):
             raise TypeError(f"protocol must be a protocol's name, got {self.protocol!r}")
         info = get(self.protocol)
-        kern = info.check_kernel(self.kernel)
-        if kernel_registry.registered(kern):    # by name: serializable, equal to itself
-            _set(self, "kernel", kern.name)
-        for name, group in self.GROUPS.items():
-            if not isinstance(getattr(self, name), group):
-                raise TypeError(f"{name} must be a {group.__name__}, got "
-                                f"{type(getattr(self, name)).__name__}")
+        name_kernel(self, info.check_kernel(self.kernel))
+        check_groups(self)
         declared = {opt.name: opt for opt in info.options}
         for name in self.GROUPS:
             group = getattr(self, name)
@@ -210,7 +205,7 @@ class BaselineSpec(Spec):
                 resolved[f.name] = value if value is None or opt.check is None \
                     else opt.check(value)
             if resolved:
-                _set(self, name, dataclasses.replace(group, **resolved))
+                set_field(self, name, dataclasses.replace(group, **resolved))
         if info.check is not None:
             info.check(self)
 
@@ -255,5 +250,3 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _set(obj: Any, name: str, value: Any) -> None:
-    object.__setattr__(obj, name, value)

@@ -23,15 +23,8 @@ import math
 import numbers
 from typing import Any, ClassVar, TypeVar
 
-__all__ = [
-    "Spec",
-    "check_choice",
-    "check_epsilon",
-    "check_fraction",
-    "check_int",
-    "check_positive_int",
-    "check_real",
-]
+__all__ = ["Spec", "check_choice", "check_epsilon", "check_fraction", "check_groups", "check_int",
+           "check_positive_int", "check_real", "check_seed", "name_kernel", "set_field"]
 
 S = TypeVar("S", bound="Spec")
 
@@ -235,3 +228,36 @@ def check_fraction(value: Any, name: str, *, allow_none: bool = False) -> float 
     if not 0 < v < 1:
         raise ValueError(f"{name} must be in (0, 1), got {value}")
     return v
+
+
+def check_seed(seed: Any) -> int | str | None:
+    """A run's seed: None (fresh randomness), a str or an int; TypeError otherwise."""
+    if seed is None or isinstance(seed, str):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int, a str or None, got {type(seed).__name__}")
+    return int(seed)
+
+
+def check_groups(spec: Any) -> None:
+    """TypeError unless every group field of ``spec`` holds its group (``spec.GROUPS``: field
+    name -> group type)."""
+    for name, group in spec.GROUPS.items():
+        value = getattr(spec, name)
+        if not isinstance(value, group):
+            raise TypeError(f"{name} must be a {group.__name__}, got {type(value).__name__}")
+
+
+def set_field(spec: Any, name: str, value: Any) -> None:
+    """Set a field of a frozen spec (its ``__post_init__`` storing a normalized value)."""
+    object.__setattr__(spec, name, value)
+
+
+def name_kernel(spec: Any, kern: Any) -> None:
+    """Store ``spec.kernel`` by its registered name when ``kern`` is registered (serializable,
+    equal to itself); an unregistered kernel object stays as given."""
+    from .. import kernels
+
+    if kernels.registered(kern):
+        set_field(spec, "kernel", kern.name)
+

@@ -47,7 +47,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .base import Spec, check_choice, check_epsilon, check_int, check_real
+from .base import (
+    Spec,
+    check_choice,
+    check_epsilon,
+    check_groups,
+    check_int,
+    check_real,
+    check_seed,
+    set_field,
+)
 
 __all__ = [
     "BACKENDS",
@@ -184,16 +193,8 @@ def _confidence(c: Any) -> float:
     return float(c)
 
 
-def _seed(seed: Any) -> int | str | None:
-    if seed is None or isinstance(seed, str):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be an int, a str or None, got {type(seed).__name__}")
-    return int(seed)
 
 
-def _set(obj: Any, name: str, value: Any) -> None:
-    object.__setattr__(obj, name, value)
 
 
 # -- the groups -------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ class ECDFPrivacy(Spec):
     sensitivity: str = "exact"
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        set_field(self, "epsilon", check_epsilon(self.epsilon))
         check_choice(self.noise_mode, "noise_mode", NOISE_MODES, allow_none=True)
         check_choice(self.sensitivity, "sensitivity", SENSITIVITIES)
 
@@ -224,9 +225,9 @@ class ECDFPrecision(Spec):
     clip: bool = False
 
     def __post_init__(self) -> None:
-        _set(self, "bits", check_int(self.bits, "bits", lo=2, hi=64))
+        set_field(self, "bits", check_int(self.bits, "bits", lo=2, hi=64))
         if self.bounds is not None:
-            _set(self, "bounds", check_bounds(self.bounds))
+            set_field(self, "bounds", check_bounds(self.bounds))
         if not isinstance(self.clip, bool):
             raise TypeError(f"clip must be True or False, got {self.clip!r}")
         if self.clip and self.bounds is None:
@@ -248,9 +249,9 @@ class ECDFDesign(Spec):
     def __post_init__(self) -> None:
         t = self.thresholds
         if isinstance(t, numbers.Integral) and not isinstance(t, (bool, np.bool_)):
-            _set(self, "thresholds", check_count(t, "thresholds"))
+            set_field(self, "thresholds", check_count(t, "thresholds"))
         else:
-            _set(self, "thresholds", tuple(check_thresholds(t).tolist()))
+            set_field(self, "thresholds", tuple(check_thresholds(t).tolist()))
         check_choice(self.grid, "grid", SPACINGS)
         if self.grid != "regular" and not self.counted:
             raise ValueError(f"grid {self.grid!r} places a number of thresholds; the "
@@ -259,7 +260,7 @@ class ECDFDesign(Spec):
         if b != "auto":
             if isinstance(b, str) or not isinstance(b, numbers.Integral):
                 raise TypeError(f"branching must be an integer >= 2 or 'auto', got {b!r}")
-            _set(self, "branching", check_int(b, "branching", lo=2, hi=64))
+            set_field(self, "branching", check_int(b, "branching", lo=2, hi=64))
 
     def to_dict(self) -> dict:
         t = self.thresholds             # a long tuple of floats: listed at once
@@ -296,11 +297,11 @@ class ECDFExecution(Spec):
 
     def __post_init__(self) -> None:
         check_choice(self.backend, "backend", BACKENDS)
-        _set(self, "servers", check_int(self.servers, "servers", lo=2, hi=64))
+        set_field(self, "servers", check_int(self.servers, "servers", lo=2, hi=64))
         if self.backend == "fss" and self.servers != 2:
             raise ValueError(f"servers: backend 'fss' needs servers = 2, got {self.servers} "
                              "(two-key DCF does not extend to m > 2; use backend 'pointwise')")
-        _set(self, "seed", _seed(self.seed))
+        set_field(self, "seed", check_seed(self.seed))
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,7 @@ class HLPrecision(Spec):
     bits: int = 48
 
     def __post_init__(self) -> None:
-        _set(self, "bits", check_int(self.bits, "bits", lo=2, hi=64))
+        set_field(self, "bits", check_int(self.bits, "bits", lo=2, hi=64))
 
 
 @dataclass(frozen=True)
@@ -326,13 +327,13 @@ class HLDesign(Spec):
     n_thresholds: int = 1024
 
     def __post_init__(self) -> None:
-        _set(self, "n_thresholds", check_count(self.n_thresholds, "n_thresholds"))
+        set_field(self, "n_thresholds", check_count(self.n_thresholds, "n_thresholds"))
         if isinstance(self.groups, bool) or not isinstance(self.groups, numbers.Integral):
             raise TypeError(f"groups must be an integer, got {self.groups!r}")
         if not 3 <= self.groups <= self.n_thresholds:
             raise ValueError(f"groups must be in 3..{self.n_thresholds} (df = Q - 2 >= 1, at "
                              f"most one group per threshold), got {self.groups}")
-        _set(self, "groups", int(self.groups))
+        set_field(self, "groups", int(self.groups))
 
 
 # -- the statistics' specs --------------------------------------------------------------------
@@ -345,10 +346,7 @@ class _Family:
     execution: ECDFExecution
 
     def _check_groups(self) -> None:
-        for name, group in self.GROUPS.items():
-            if not isinstance(getattr(self, name), group):
-                raise TypeError(f"{name} must be a {group.__name__}, got "
-                                f"{type(getattr(self, name)).__name__}")
+        check_groups(self)
         if self.execution.backend == "central" and self.privacy.noise_mode is not None:
             raise ValueError("noise_mode applies to backend 'fss' or 'pointwise' (the central "
                              "backend draws one noise per node): drop it")
@@ -390,7 +388,7 @@ class _Curve(_Family):
         if self.privacy.sensitivity == "paper" and design.branching not in (2, "auto"):
             raise ValueError("sensitivity 'paper' (L + 1) is proved for branching 2 only")
         check_choice(self.smooth, "smooth", SMOOTHING, allow_none=True)
-        _set(self, "confidence", _confidence(self.confidence))
+        set_field(self, "confidence", _confidence(self.confidence))
 
 
 _GROUPS = {"privacy": ECDFPrivacy, "precision": ECDFPrecision, "design": ECDFDesign,
@@ -435,9 +433,9 @@ class QuantileSpec(_Curve, Spec):
     max_halfwidth: float = MAX_QUANTILE_HALFWIDTH
 
     def __post_init__(self) -> None:
-        _set(self, "q", tuple(float(v) for v in check_levels(self.q)))
+        set_field(self, "q", tuple(float(v) for v in check_levels(self.q)))
         self._check_curve()
-        _set(self, "max_halfwidth", _limit(self.max_halfwidth, "max_halfwidth"))
+        set_field(self, "max_halfwidth", _limit(self.max_halfwidth, "max_halfwidth"))
 
 
 @dataclass(frozen=True)
@@ -460,7 +458,7 @@ class ROCSpec(_Curve, Spec):
 
     def __post_init__(self) -> None:
         self._check_curve()
-        _set(self, "max_auc_halfwidth", _limit(self.max_auc_halfwidth, "max_auc_halfwidth"))
+        set_field(self, "max_auc_halfwidth", _limit(self.max_auc_halfwidth, "max_auc_halfwidth"))
 
 
 @dataclass(frozen=True)
@@ -485,4 +483,4 @@ class HLSpec(_Family, Spec):
     def __post_init__(self) -> None:
         self._check_groups()
         check_choice(self.null, "null", NULLS)
-        _set(self, "max_detectable", _limit(self.max_detectable, "max_detectable"))
+        set_field(self, "max_detectable", _limit(self.max_detectable, "max_detectable"))

@@ -37,9 +37,13 @@ from .base import (
     check_choice,
     check_epsilon,
     check_fraction,
+    check_groups,
     check_int,
     check_positive_int,
     check_real,
+    check_seed,
+    name_kernel,
+    set_field,
 )
 
 __all__ = [
@@ -84,18 +88,18 @@ class Privacy(Spec):
     aux_epsilon_fraction: float | None = None   # class counts' share (None: chosen)
 
     def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon))
+        set_field(self, "epsilon", check_epsilon(self.epsilon))
         check_choice(self.threat_model, "threat_model", THREAT_MODELS)
         if self.noise_method is not None and self.noise_method not in NOISE_METHODS:
             raise ValueError(f"noise_method must be 'mpc' or 'polya', got {self.noise_method!r}")
         mc = self.max_colluders
         if mc is not None and mc not in ("half", "all"):
-            _set(self, "max_colluders", check_int(mc, "max_colluders", lo=0))
-        _set(self, "committee_size", check_int(self.committee_size, "committee_size", lo=1,
+            set_field(self, "max_colluders", check_int(mc, "max_colluders", lo=0))
+        set_field(self, "committee_size", check_int(self.committee_size, "committee_size", lo=1,
                                                allow_none=True))
-        _set(self, "honest_fraction", check_real(self.honest_fraction, "honest_fraction"))
-        _set(self, "committee_fail", check_real(self.committee_fail, "committee_fail"))
-        _set(self, "aux_epsilon_fraction", check_fraction(self.aux_epsilon_fraction,
+        set_field(self, "honest_fraction", check_real(self.honest_fraction, "honest_fraction"))
+        set_field(self, "committee_fail", check_real(self.committee_fail, "committee_fail"))
+        set_field(self, "aux_epsilon_fraction", check_fraction(self.aux_epsilon_fraction,
                                                           "aux_epsilon_fraction",
                                                           allow_none=True))
 
@@ -124,7 +128,7 @@ class Precision(Spec):
                               or not math.isfinite(r) or r <= 0):
             raise ValueError(f"resolution must be a positive number, got {r!r}")
         if self.bounds is not None:
-            _set(self, "bounds", tuple(None if b is None or (isinstance(b, (list, tuple))
+            set_field(self, "bounds", tuple(None if b is None or (isinstance(b, (list, tuple))
                                                              and not b) else _pair(b, i)
                                        for i, b in enumerate(self.bounds)))
 
@@ -164,7 +168,7 @@ class Execution(Spec):
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {self.backend!r}")
         check_positive_int(self.chunk_size, "chunk_size")
-        _set(self, "seed", _seed(self.seed))
+        set_field(self, "seed", check_seed(self.seed))
 
 
 @dataclass(frozen=True)
@@ -184,16 +188,12 @@ class UMPCSpec(Spec):
 
     def __post_init__(self) -> None:
         kern = kernel_registry.get(self.kernel)
-        if kernel_registry.registered(kern):    # by name: serializable, equal to itself
-            _set(self, "kernel", kern.name)
-        for name, group in self.GROUPS.items():
-            if not isinstance(getattr(self, name), group):
-                raise TypeError(f"{name} must be a {group.__name__}, got "
-                                f"{type(getattr(self, name)).__name__}")
+        name_kernel(self, kern)
+        check_groups(self)
         c = self.confidence
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c < 1:
             raise ValueError(f"confidence must be a level in (0, 1), e.g. 0.95, got {c!r}")
-        _set(self, "confidence", float(c))
+        set_field(self, "confidence", float(c))
         b = self.precision.bounds
         if b is not None and len(b) != kern.columns:
             raise ValueError(f"bounds must give one (lo, hi) per column ({kern.columns}), "
@@ -210,8 +210,6 @@ class UMPCSpec(Spec):
         return out
 
 
-def _set(obj: Any, name: str, value: Any) -> None:
-    object.__setattr__(obj, name, value)
 
 
 def _pair(b: Any, i: int) -> tuple:
@@ -224,9 +222,3 @@ def _pair(b: Any, i: int) -> tuple:
     return (lo, hi)
 
 
-def _seed(seed: Any) -> int | str | None:
-    if seed is None or isinstance(seed, str):
-        return seed
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, a str or None, got {type(seed).__name__}")
-    return int(seed)
