@@ -88,8 +88,17 @@ FACTORIZATION = (Option("dim", None, optional_integer("dim"), None,
                         "non-zeros per column of the JL matrix"),
                  Option("factorization", "jl", choice("factorization", ("jl", "exact")), None,
                         "jl: A ~ L^T R by a JL projection; exact: L = I, R = A"))
-#: the options ghazi takes (:class:`ustat.specs.BaselineSpec` fields)
-OPTIONS = (BINS, *FACTORIZATION, LEVELS, AUX_FRACTION, BITS, FRAC_BITS)
+
+
+def options_with(*own: Option) -> tuple:
+    """The options of a protocol on Ghazi et al.'s factorization (:class:`ustat.specs.
+    BaselineSpec` fields): the bins and the factorization, the protocol's ``own``, the
+    levels, the budget split and the encoding."""
+    return (BINS, *FACTORIZATION, *own, LEVELS, AUX_FRACTION, BITS, FRAC_BITS)
+
+
+#: the options ghazi takes
+OPTIONS = options_with()
 
 
 def vrand_kappa(epsilon: float) -> float:

@@ -79,19 +79,8 @@ from noise.accounting import discrete_laplace_scale
 from noise.samplers import discrete_laplace, polya
 
 from . import _common as C  # noqa: N812 - the codebase's short capital module alias
-from .ghazi import FACTORIZATION, public_factorization, split_budget
-from .options import (
-    AUX_FRACTION,
-    BINS,
-    BITS,
-    FRAC_BITS,
-    LEVELS,
-    Option,
-    fraction,
-    integer,
-    optional_integer,
-    resolved,
-)
+from .ghazi import options_with, public_factorization, split_budget
+from .options import Option, fraction, integer, optional_integer, resolved
 from .result import Released, build_result
 
 if TYPE_CHECKING:
@@ -113,18 +102,16 @@ TRUST = ("shuffle model: each party splits its noisy encoded vectors into additi
 MATERIALIZE_LIMIT = 1 << 22
 
 #: the options ghazi-sm takes (:class:`ustat.specs.BaselineSpec` fields)
-OPTIONS = (BINS, *FACTORIZATION,
-           Option("messages", None, optional_integer("messages"), None,
-                  "messages m per value (None: ceil(2 (sigma + l) / log2 n) + 1)"),
-           Option("sigma", 40, integer("sigma"), None,
-                  "statistical security parameter of the default number of messages"),
-           LEVELS, AUX_FRACTION,
-           Option("diag_epsilon_fraction", 0.1, fraction("diag_epsilon_fraction"), None,
-                  "share of the vectors' epsilon for a non-constant diagonal's private sum"),
-           Option("materialize_limit", MATERIALIZE_LIMIT, integer("materialize_limit", 0), None,
-                  "above n m 2 d values, the analyzer's sums are drawn without the shares "
-                  "(the simulation shortcut; not across processes)"),
-           BITS, FRAC_BITS)
+OPTIONS = options_with(
+    Option("messages", None, optional_integer("messages"), None,
+           "messages m per value (None: ceil(2 (sigma + l) / log2 n) + 1)"),
+    Option("sigma", 40, integer("sigma"), None,
+           "statistical security parameter of the default number of messages"),
+    Option("diag_epsilon_fraction", 0.1, fraction("diag_epsilon_fraction"), None,
+           "share of the vectors' epsilon for a non-constant diagonal's private sum"),
+    Option("materialize_limit", MATERIALIZE_LIMIT, integer("materialize_limit", 0), None,
+           "above n m 2 d values, the analyzer's sums are drawn without the shares "
+           "(the simulation shortcut; not across processes)"))
 
 
 def default_messages(n: int, bits: int, sigma: int = 40) -> int:
