@@ -11,7 +11,7 @@ import pytest
 from fss import kernels
 from mpc.run import warmup
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_launched_processes_start_their_program_with_the_fss_kernels_loaded(meth
         import numpy as np
         import fss
         from mpc.run import launch as L
-        from tests.mpc.test_warmup import _kernels, _program
+        from tests.mpc.run.test_warmup import _kernels, _program
 
         assert all(len(k.signatures) == 0 for k in _kernels()), "loaded before the launch"
         L._CTX = multiprocessing.get_context("{method}")

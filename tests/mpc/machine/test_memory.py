@@ -10,7 +10,7 @@ import pytest
 
 from mpc.machine import memory
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
 
@@ -74,7 +74,7 @@ def test_processes_of_a_run_keep_at_most_the_run_limit():
     set); USTAT_RETAIN_MEMORY=0 leaves the parent's setting alone."""
     code = ("import json, os; from mpc.machine import memory; from mpc.run.launch import launch; "
             "memory.retain_freed_memory(memory.MAX_LIMIT); "
-            "from tests.mpc.test_memory import _policy_in_launched_processes as f; "
+            "from tests.mpc.machine.test_memory import _policy_in_launched_processes as f; "
             "print(json.dumps([r.value for r in launch(f, groups=[[0], [1]])]))")
     for flag, limit in (("1", min(memory.RUN_LIMIT, memory.default_limit())),
                         ("0", memory.MAX_LIMIT)):
