@@ -11,7 +11,7 @@ hash) -> ``local`` (garbling / evaluating the instances of this process) ->
 ``yao`` (Yao's protocol, in one process or several, with the oblivious
 transfer of :mod:`mpc.ot`) -> ``provider`` (:class:`GarbledCircuits`: Yao as a
 comparison provider of secure values, given to a session).
-See ``docs/gc.md``.
+See ``docs/internals/gc.md``.
 """
 
 from mpc.gc.bristol import (

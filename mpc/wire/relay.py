@@ -31,7 +31,7 @@ BYE, or sends something malformed, it tells every other host (GONE, with
 the host and the reason) and stops: no host waits on a run that cannot
 finish.
 
-What the relay can learn or do: see docs/deploy.md ("What the relay can
+What the relay can learn or do: see docs/guides/deploy.md ("What the relay can
 learn or do"). In short: it sees which host sends how many bytes to which,
 and when; it can drop, delay or reorder envelopes, each of which ends the
 run with an error naming the step; it cannot read a frame, alter one

@@ -1,11 +1,12 @@
-"""Every code block of docs/composing.md runs, in order, in one namespace."""
+"""Every code block of docs/guides/composing.md runs, in order, in one namespace."""
 
 import os
 import re
 
 import pytest
 
-DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "composing.md")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DOC = os.path.join(ROOT, "docs", "guides", "composing.md")
 
 
 def blocks():
@@ -27,15 +28,15 @@ def test_every_snippet_runs(capsys):
     ns = {"__name__": "composing_doc"}
     for i, code in enumerate(blocks()):
         try:
-            exec(compile(code, f"docs/composing.md block {i + 1}", "exec"), ns)
+            exec(compile(code, f"docs/guides/composing.md block {i + 1}", "exec"), ns)
         except Exception as e:          # any error: name the failing block
-            raise AssertionError(f"docs/composing.md block {i + 1} failed: {e!r}") from e
+            raise AssertionError(f"docs/guides/composing.md block {i + 1} failed: {e!r}") from e
 
 
 def test_the_mpc_api_page_is_generated_from_the_code():
     import subprocess
     import sys
-    script = os.path.join(os.path.dirname(DOC), "make_mpc_api.py")
+    script = os.path.join(ROOT, "tools", "make_mpc_api.py")
     done = subprocess.run([sys.executable, script, "--check"], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -232,7 +232,7 @@ def test_help_documents_every_new_flag():
     text = build_parser()._subparsers._group_actions[0].choices["estimate"].format_help()
     for flag in ("--protocol", "--bins", "--pairs", "--delta", "--noise-bits", "--engine",
                  "--backend", "--workers", "--pool", "--scheduler", "--bits", "--frac-bits",
-                 "--resolution", "--confidence", "Exit status", "docs/cli.md"):
+                 "--resolution", "--confidence", "Exit status", "docs/guides/cli.md"):
         assert flag in text, flag
     joined = re.sub(r"-\s+", "-", text)          # argparse wraps at hyphens
     for name in PROTOCOLS:

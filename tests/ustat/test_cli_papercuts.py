@@ -204,10 +204,10 @@ def test_the_command_itself_in_a_subprocess(tmp_path):
 
 
 def test_every_json_field_is_documented(capsys, files):
-    """Each top-level key of each command's JSON is named in docs/cli.md."""
+    """Each top-level key of each command's JSON is named in docs/guides/cli.md."""
     import pathlib
 
-    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "guides" / "cli.md").read_text()
     runs = [["estimate", "auc", "--csv", str(files["scores"]), "--columns", "score,y",
              "--bounds", "0:1", "--seed", "1", "--evaluate"],
             ["estimate", "gini", "--n", "60", "--seed", "1"],

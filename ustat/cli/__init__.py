@@ -19,7 +19,7 @@ the same results, fewer page faults); ``USTAT_RETAIN_MEMORY=0`` turns that off.
 stderr. User mistakes exit with status 2 and a one-line message, never a
 traceback. Modules: :mod:`.parser` (options), :mod:`.records` (data),
 :mod:`.estimate` (running), :mod:`.output` and :mod:`.protocols` (results),
-:mod:`.commands` (kernels, demo). Reference: docs/cli.md.
+:mod:`.commands` (kernels, demo). Reference: docs/guides/cli.md.
 """
 
 from __future__ import annotations

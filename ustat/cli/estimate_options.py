@@ -123,7 +123,7 @@ def _protocol_options(e, protocols):
     g.add_argument("--protocol", default="umpc", metavar="NAME",
                    help="umpc (default: U-MPC, central DP by MPC) or a baseline: "
                         + ", ".join(p for p in protocols if p != "umpc")
-                        + " (docs/baselines.md)")
+                        + " (docs/guides/baselines.md)")
     g.add_argument("--bins", type=int_arg, default=None, metavar="T",
                    help="bins per numeric column of the discretizing protocols (default 64)")
     g.add_argument("--pairs", default=None, metavar="P|all",
@@ -190,7 +190,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "simulated parties (one per record), or with a baseline protocol "
                     "(--protocol). Options marked umpc apply to U-MPC only.",
         epilog=THREAT_HELP + "\n\n" + CLEAR_CHECKS + "\n\n" + EXIT_CODES
-               + "\n\nFull reference: docs/cli.md")
+               + "\n\nFull reference: docs/guides/cli.md")
     e.add_argument("kernel", help="kernel name (see `ustat kernels`)")
     _data_options(e)
     _privacy_options(e)

@@ -19,7 +19,7 @@ def build_parser(commands: dict) -> argparse.ArgumentParser:
 
     ap = Parser(
         prog="ustat", description="Private U-statistics and ECDFs among simulated parties.",
-        epilog=EXIT_CODES + " Reference: docs/cli.md",
+        epilog=EXIT_CODES + " Reference: docs/guides/cli.md",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=f"ustat {__version__}")
     sub = ap.add_subparsers(dest="command")

@@ -100,7 +100,7 @@ SYNTHETIC_N = 1000
 #: number of categories of each categorical column in the synthetic default
 SYNTHETIC_LEVELS = 5
 
-#: What the CLI checks on the data in the clear, and what it does not (--help and docs/cli.md).
+#: What the CLI checks on the data in the clear, and what it does not (--help, docs/guides/cli.md).
 CLEAR_CHECKS = """\
 What is checked in the clear: only facts about each record on its own
 against public parameters, the checks every party could make on its own

@@ -14,7 +14,7 @@ Modules: :mod:`.config` (deploy.toml, :class:`Job`), :mod:`.create` (init: CA,
 keys, certificates), :mod:`.participant` (the executor of one participant),
 :mod:`.runner` (one participant's part of the run), :mod:`.local` (all of them
 here), :mod:`.wire` (bytes on the wire); the commands ``ustat deploy``,
-``serve``, ``party`` are in :mod:`ustat.cli.deploy`. Reference: docs/deploy.md.
+``serve``, ``party`` are in :mod:`ustat.cli.deploy`. Reference: docs/guides/deploy.md.
 """
 
 from .config import Config, Job, load

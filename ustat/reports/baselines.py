@@ -3,7 +3,7 @@
 :func:`protocol_output` turns a :class:`ustat.baselines.ProtocolResult` into the dict
 ``ustat estimate KERNEL --protocol NAME --json`` prints (its ``to_dict()``, the spec
 it ran included, plus the protocol's description and paper, the data's public
-description, the phases, warnings and notes; every field is listed in docs/cli.md);
+description, the phases, warnings and notes; every field is listed in docs/guides/cli.md);
 :func:`print_protocol` prints it as text.
 """
 

@@ -3,7 +3,7 @@
 
 :func:`ecdf_output`, :func:`quantile_output`, :func:`roc_output` and :func:`hl_output`
 turn a result of :mod:`ustat.ecdf` and the spec it ran (:mod:`ustat.specs.ecdf`) into the
-dict the command prints with ``--json`` (every field is listed in docs/cli.md); a
+dict the command prints with ``--json`` (every field is listed in docs/guides/cli.md); a
 deployment's analyst builds the same dict (:mod:`ustat.deploy.runner`), so a seeded
 deployment prints what the one-process command prints. ``meta`` names the data: the
 column (``column``; ``score`` or ``prob`` and ``label`` for roc and hl), ``source`` and

@@ -2,7 +2,7 @@
 
 :func:`estimate_output` turns a :class:`ustat.umpc.UMPCResult` and the
 :class:`ustat.specs.UMPCSpec` it ran into the dict ``ustat estimate --json``
-prints (every field is listed in docs/cli.md); a deployment's aggregator
+prints (every field is listed in docs/guides/cli.md); a deployment's aggregator
 builds the same dict (:mod:`ustat.deploy`). :func:`print_estimate` prints it
 as text.
 """

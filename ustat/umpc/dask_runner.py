@@ -16,7 +16,7 @@ run on this machine also gets the first chunks dealt while E is drawn
 - ``"local"``: a :class:`distributed.LocalCluster` on this machine with
   ``workers`` single-threaded worker processes, closed after the run;
 - ``"tcp://host:8786"`` (any address): an existing cluster
-  (``dask scheduler`` + ``dask worker`` on the machines; see docs/scale.md);
+  (``dask scheduler`` + ``dask worker`` on the machines; see docs/guides/parallel.md);
 - a :class:`distributed.Client`: used as is and left open.
 
 Security: the workers simulate every party of their chunks and receive the

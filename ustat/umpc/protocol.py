@@ -52,7 +52,7 @@ Before step 1 the encoding is chosen per kernel from public parameters
 fractional bits as the ring allows, arithmetic kernels a ring whose
 accumulator cannot wrap); after step 4 the release is post-processed
 (:mod:`ustat.umpc.release`: range clamp, noise in the statistic's units,
-confidence interval, warnings, epsilon split). docs/release.md explains both.
+confidence interval, warnings, epsilon split). docs/guides/release.md explains both.
 
 Cost in time and memory is linear in n and |E|: the calling process holds
 the records, their encoding, each party's running sum and the network's

@@ -1,5 +1,5 @@
 """The acceptance band of the interpolated quantile's interval (ustat.ecdf.intervals,
-docs/ecdf.md): between thresholds the noise (1 - w) Z_{i-1} + w Z_i of two neighbouring
+docs/guides/ecdf.md): between thresholds the noise (1 - w) Z_{i-1} + w Z_i of two neighbouring
 leaves' path noises is off the integer lattice, and |.| < q + 1 (q the two-sided pointwise
 quantile of one path noise) must hold with probability >= the level. Checked here exactly,
 from the node law's pmf, for every split of the path into shared and own nodes."""
@@ -56,7 +56,7 @@ def test_plain_half_width_is_not_enough_off_the_lattice():
 
 @pytest.mark.slow
 def test_lattice_band_q_plus_one_holds_exactly_full_grid():
-    """docs/ecdf.md's claim: node scales 0.3-6, 2-12 path terms, alpha 0.01-0.1, w
+    """docs/guides/ecdf.md's claim: node scales 0.3-6, 2-12 path terms, alpha 0.01-0.1, w
     0.05-0.95: at most 0.94 alpha. Also scale 20 (8 terms) and 36 terms (3 servers' copies
     on 12 levels)."""
     worst = _check([0.3, 0.5, 0.7, 1, 1.5, 2, 3, 4, 6], [2, 3, 4, 6, 8, 12], [0.01, 0.05, 0.1],

@@ -1,8 +1,8 @@
-"""Regenerate docs/mpc-api.md from the mpc layer's public surface (signatures and docstrings).
+"""Regenerate docs/reference/mpc-api.md from the mpc layer's public surface: signatures, docstrings.
 
-Usage: python docs/make_mpc_api.py [--check]
+Usage: python tools/make_mpc_api.py [--check]
 
-Writes docs/mpc-api.md: for each module of :data:`MODULES` (bottom up), its
+Writes docs/reference/mpc-api.md: for each module of :data:`MODULES` (bottom up), its
 summary, then every public class (with its public methods and properties)
 and function: the signature and the first paragraph of the docstring.
 ``--check`` exits 1 if the file is not what it would write (the test suite
@@ -20,19 +20,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-OUT = os.path.join(ROOT, "docs", "mpc-api.md")
-MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "comm.placement",
-           "comm.traffic", "comm.network", "comm.costs", "protocols.dealer", "protocols.beaver",
-           "protocols.compare", "protocols.gmw", "session", "values", "wire.frames",
-           "wire.transport", "run.routing", "run.runtime", "run.launch"]
+OUT = os.path.join(ROOT, "docs", "reference", "mpc-api.md")
+MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
+           "comm.placement", "comm.traffic", "comm.network", "comm.costs", "protocols.dealer",
+           "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
+           "session", "values", "wire.frames", "wire.transport", "run.routing", "run.runtime",
+           "run.launch"]
 
 HEADER = """# mpc layer API (generated)
 
 The engine's public surface, for code in `fss/`, `noise/`, `ustat/` and for
-protocol authors. Generated from the code by `python docs/make_mpc_api.py`
+protocol authors. Generated from the code by `python tools/make_mpc_api.py`
 (the test suite checks that this page is current): signatures and the first
 paragraph of each docstring; the docstrings have the rest. Start with
-[composing.md](composing.md) (the tutorial) and [runtime.md](runtime.md)
+[composing.md](../guides/composing.md) (the tutorial) and [runtime.md](../internals/runtime.md)
 (the process model). Shares are plain uint64 arrays, party axis first,
 `(p, *batch)`; protocol authors work with `mpc.values.SecureArray`.
 """
@@ -115,7 +116,7 @@ def main(argv=None):
         with open(OUT) as f:
             current = f.read()
         if current != text:
-            print("docs/mpc-api.md is out of date: run python docs/make_mpc_api.py")
+            print("docs/reference/mpc-api.md is out of date: run python tools/make_mpc_api.py")
             return 1
         return 0
     with open(OUT, "w") as f:
