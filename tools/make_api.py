@@ -1,12 +1,13 @@
-"""Regenerate docs/reference/mpc-api.md from the mpc layer's public surface: signatures, docstrings.
+"""Regenerate the API reference pages from the code's public surface: signatures, docstrings.
 
-Usage: python tools/make_mpc_api.py [--check]
+Usage: python tools/make_api.py [--check]
 
-Writes docs/reference/mpc-api.md: for each module of :data:`MODULES` (bottom up), its
-summary, then every public class (with its public methods and properties)
-and function: the signature and the first paragraph of the docstring.
-``--check`` exits 1 if the file is not what it would write (the test suite
-runs it, so the page cannot drift from the code).
+Writes each page of :data:`PAGES` under docs/reference/: mpc-api.md (the engine, bottom
+up) and ustat-api.md (specs, executors, the statistics and their results). For each
+module, its summary, then every public class (with its public methods and properties) and
+function: the signature and the first paragraph of the docstring. ``--check`` exits 1 if
+a page is not what it would write (the test suite runs it, so the pages cannot drift from
+the code).
 """
 
 from __future__ import annotations
@@ -15,28 +16,51 @@ import importlib
 import inspect
 import os
 import sys
+from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-OUT = os.path.join(ROOT, "docs", "reference", "mpc-api.md")
-MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
+REFERENCE = os.path.join(ROOT, "docs", "reference")
+MPC_MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
            "comm.placement", "comm.traffic", "comm.network", "comm.costs", "protocols.dealer",
            "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
            "session", "values", "wire.frames", "wire.transport", "run.routing", "run.runtime",
            "run.launch"]
 
-HEADER = """# mpc layer API (generated)
+MPC_HEADER = """# mpc layer API (generated)
 
 The engine's public surface, for code in `fss/`, `noise/`, `ustat/` and for
-protocol authors. Generated from the code by `python tools/make_mpc_api.py`
+protocol authors. Generated from the code by `python tools/make_api.py`
 (the test suite checks that this page is current): signatures and the first
 paragraph of each docstring; the docstrings have the rest. Start with
 [composing.md](../guides/composing.md) (the tutorial) and [runtime.md](../internals/runtime.md)
 (the process model). Shares are plain uint64 arrays, party axis first,
 `(p, *batch)`; protocol authors work with `mpc.values.SecureArray`.
 """
+
+USTAT_MODULES = ["specs.base", "specs.umpc", "specs.ecdf", "baselines.spec", "executors",
+                 "kernels", "data.records", "umpc.protocol", "baselines.protocol",
+                 "baselines.result", "ecdf.release", "ecdf.quantiles", "ecdf.roc",
+                 "ecdf.hosmer_lemeshow", "deploy.config", "deploy.create", "deploy.local"]
+
+USTAT_HEADER = """# ustat API (generated)
+
+The statistics' public surface: a statistic is computed from its data, a spec (what it
+computes: `ustat.specs`, `ustat.baselines.BaselineSpec`) and an executor (where it runs:
+`ustat.executors`), and returns a result that records its spec. Generated from the code by
+`python tools/make_api.py` (the test suite checks that this page is current): signatures
+and the first paragraph of each docstring; the docstrings have the rest. Start with the
+README's "From Python" section and the guides ([release.md](../guides/release.md),
+[ecdf.md](../guides/ecdf.md), [baselines.md](../guides/baselines.md),
+[parallel.md](../guides/parallel.md)); the command line builds the same specs
+([cli.md](../guides/cli.md)).
+"""
+
+#: page file name -> (header, package, its modules in reading order)
+PAGES = {"mpc-api.md": (MPC_HEADER, "mpc", MPC_MODULES),
+         "ustat-api.md": (USTAT_HEADER, "ustat", USTAT_MODULES)}
 
 
 def first_paragraph(obj) -> str:
@@ -66,8 +90,8 @@ def public(module):
     return out
 
 
-def class_members(cls):
-    out = []
+def class_members(cls: type) -> list[tuple[str, Any, str]]:
+    out: list[tuple[str, Any, str]] = []
     for name, member in vars(cls).items():
         if name.startswith("_") and name != "__init__":
             continue
@@ -81,11 +105,11 @@ def class_members(cls):
     return out
 
 
-def render() -> str:
-    lines = [HEADER]
-    for short in MODULES:
-        mod = importlib.import_module(f"mpc.{short}")
-        lines.append(f"\n## `mpc.{short}`\n")
+def render(header: str, package: str, modules: list) -> str:
+    lines = [header]
+    for short in modules:
+        mod = importlib.import_module(f"{package}.{short}")
+        lines.append(f"\n## `{package}.{short}`\n")
         lines.append(first_paragraph(mod) + "\n")
         for name, obj in public(mod):
             if inspect.isclass(obj):
@@ -109,19 +133,26 @@ def render() -> str:
     return text.replace(ROOT, "<repo>")
 
 
-def main(argv=None):
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def main(argv: list | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    text = render()
-    if "--check" in argv:
-        with open(OUT) as f:
-            current = f.read()
-        if current != text:
-            print("docs/reference/mpc-api.md is out of date: run python tools/make_mpc_api.py")
-            return 1
-        return 0
-    with open(OUT, "w") as f:
-        f.write(text)
-    return 0
+    stale = []
+    for name, (header, package, modules) in PAGES.items():
+        text = render(header, package, modules)
+        path = os.path.join(REFERENCE, name)
+        if "--check" in argv:
+            if not os.path.exists(path) or _read(path) != text:
+                stale.append(name)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+    for name in stale:
+        print(f"docs/reference/{name} is out of date: run python tools/make_api.py")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
