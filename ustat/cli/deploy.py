@@ -26,13 +26,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from .common import UsageError, float_arg, int_arg
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..deploy.config import Job
+    from .common import Parser
 
 FAULT_STATUS = 3
 
 
-def register(sub, commands):
+def register(sub: argparse._SubParsersAction[Parser],
+             commands: dict[str, tuple[Callable[[argparse.Namespace], dict],
+                                       Callable[[dict], None]]]) -> None:
     d = sub.add_parser("deploy", help="a deployment: keys, configuration, a local run",
                        description="Set up a deployment (one process per role and per party "
                                    "host, TLS with the deployment's own CA) or run one here.")
@@ -107,7 +116,7 @@ def _fault(exc):
     raise SystemExit(FAULT_STATUS)
 
 
-def cmd_process(args) -> dict:
+def cmd_process(args: argparse.Namespace) -> dict:
     from mpc.wire.relay import RelayError
     from mpc.wire.transport import TransportError
 
@@ -152,7 +161,7 @@ def _print_release(res: dict):
         print_estimate(res)
 
 
-def show_process(res: dict):
+def show_process(res: dict) -> None:
     from ..deploy.ecdf import COMMANDS
 
     if "estimate" in res or res.get("command") in COMMANDS:
@@ -164,7 +173,7 @@ def show_process(res: dict):
               f"sent on the wire")
 
 
-def cmd_deploy(args) -> dict:
+def cmd_deploy(args: argparse.Namespace) -> dict:
     if args.deploy_command == "init":
         from ..deploy.create import init
 
@@ -204,7 +213,7 @@ def cmd_deploy(args) -> dict:
     return release
 
 
-def show_deploy(res: dict):
+def show_deploy(res: dict) -> None:
     if res.get("command") == "deploy init":
         print(f"wrote {res['config']} and its keys; participants:")
         for p in res["participants"]:
@@ -216,7 +225,7 @@ def show_deploy(res: dict):
     print_wire(res)
 
 
-def job_from_command(command: list, parties: int):
+def job_from_command(command: list, parties: int) -> Job:
     """The :class:`ustat.deploy.Job` of a ``ustat`` command line (``["estimate", "kendall",
     "--columns", "age,balance", "--bounds", ...]``) for ``parties`` parties: its flags become
     the run's spec (every participant computes from the spec, never parses a command line)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -25,6 +25,14 @@ from ..specs.base import Spec
 from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
 from .common import UsageError, check_memory, progress, warn
 from .specs import executor, spec_error
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
+
+    from ..data.records import RecordSource
 
 __all__ = [
     "ECDF_FLAGS",
@@ -67,7 +75,7 @@ def clock() -> float:
 
 
 # -- checks that need no data -------------------------------------------------------------------
-def check_flags(args, *, deployed: bool = False) -> float:
+def check_flags(args: argparse.Namespace, *, deployed: bool = False) -> float:
     """Every check that needs no data, before anything is read or computed (epsilon, budget,
     flags that would be ignored, the plot path, optional extras), then the warnings.
     ``deployed``: the flags of a deployment's protocol (no ``--csv``; the analyst's extras
@@ -144,7 +152,8 @@ def _check_outputs(args) -> None:
 
 
 # -- flags to specs -------------------------------------------------------------------------------
-def thresholds_option(args, bounds=None) -> int | tuple:
+def thresholds_option(args: argparse.Namespace,
+                      bounds: tuple[float, float] | None = None) -> int | tuple:
     """``--thresholds``: a count N (placed within the bounds by the spec's grid), or the
     thresholds of a FILE (one per line), checked against ``bounds``."""
     from ..ecdf import thresholds as th
@@ -164,7 +173,7 @@ def thresholds_option(args, bounds=None) -> int | tuple:
     return tuple(th.check_thresholds(th.from_file(text), bounds).tolist())
 
 
-def branching_option(args, n_points: int) -> int | str:
+def branching_option(args: argparse.Namespace, n_points: int) -> int | str:
     """``--branching``: an int >= 2 or ``"auto"`` (kept: the library chooses from N and
     epsilon); checked against ``--sensitivity paper`` (branching 2 only) as it resolves."""
     from ..ecdf.tree import best_branching
@@ -214,24 +223,27 @@ def _grid_fields(args, bounds, thresholds) -> dict:
                 confidence=args.confidence)
 
 
-def ecdf_spec(args, bounds, thresholds) -> ECDFSpec:
+def ecdf_spec(args: argparse.Namespace, bounds: tuple[float, float],
+              thresholds: int | tuple) -> ECDFSpec:
     """The :class:`ECDFSpec` of ``ustat ecdf``'s flags (``bounds``: the public ones, or the
     data's; ``thresholds``: :func:`thresholds_option`)."""
     return _spec(ECDFSpec, grid=args.grid, **_grid_fields(args, bounds, thresholds))
 
 
-def quantile_spec(args, bounds, thresholds, levels) -> QuantileSpec:
+def quantile_spec(args: argparse.Namespace, bounds: tuple[float, float], thresholds: int | tuple,
+                  levels: Iterable[float]) -> QuantileSpec:
     """The :class:`QuantileSpec` of ``ustat quantile``'s flags (``levels``: ``--q``)."""
     return _spec(QuantileSpec, tuple(levels), grid=args.grid,
                  **_grid_fields(args, bounds, thresholds))
 
 
-def roc_spec(args, bounds, thresholds) -> ROCSpec:
+def roc_spec(args: argparse.Namespace, bounds: tuple[float, float],
+             thresholds: int | tuple) -> ROCSpec:
     """The :class:`ROCSpec` of ``ustat roc``'s flags."""
     return _spec(ROCSpec, **_grid_fields(args, bounds, thresholds))
 
 
-def hl_spec(args) -> HLSpec:
+def hl_spec(args: argparse.Namespace) -> HLSpec:
     """The :class:`HLSpec` of ``ustat hl``'s flags (``--thresholds`` a number N; the tree's
     branching is 2, ``--branching`` is checked only)."""
     try:
@@ -255,7 +267,7 @@ def _levels(args) -> np.ndarray:
         raise UsageError(f"--q: {exc}") from None
 
 
-def deployed_spec(args):
+def deployed_spec(args: argparse.Namespace) -> ECDFSpec | QuantileSpec | ROCSpec | HLSpec:
     """The spec a deployment of this ECDF command stores (its flags, no data: ``--bounds``
     are required but for ``hl``, a thresholds FILE is read here)."""
     from ..data.records import bounds_option
@@ -271,8 +283,8 @@ def deployed_spec(args):
 
 
 # -- data -----------------------------------------------------------------------------------------
-def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: bool = True,
-                encoding: str = "utf-8") -> tuple:
+def read_labels(path: str, sep: str | None, value_col: str, label_col: str, positive: str | None,
+                *, header: bool = True, encoding: str = "utf-8") -> tuple:
     """(values, 0/1 labels, notes) from a CSV, each label mapped on its own by a fixed rule
     (:func:`ustat.data.labelled.read_labelled`): ``positive``: that label -> 1, every other
     -> 0; without it the labels must be 0/1, no/yes or false/true. The rule never depends
@@ -294,7 +306,7 @@ def read_labels(path, sep, value_col: str, label_col: str, positive, *, header: 
     return x, y, [label_note(label_col, mapping)]
 
 
-def data_bounds(args, x, column: str) -> tuple:
+def data_bounds(args: argparse.Namespace, x: ArrayLike, column: str) -> tuple:
     """(bounds, note): ``--bounds``, or the data's min/max (refused at a finite epsilon;
     a warning and a note at epsilon inf)."""
     from ..data import DATA_BOUNDS_WARNING
@@ -302,7 +314,7 @@ def data_bounds(args, x, column: str) -> tuple:
 
     if args.bounds:
         return tuple(bounds_option(args.bounds, 1)[0]), None
-    require_bounds(args, [column])
+    require_bounds(cast("RecordSource", args), [column])   # reads .epsilon, which args has
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
         hi = lo + 1.0
@@ -385,7 +397,7 @@ def _computed(fn):
         raise UsageError(str(exc)) from None
 
 
-def run_ecdf(args) -> dict:
+def run_ecdf(args: argparse.Namespace) -> dict:
     from ..reports.ecdf import ecdf_output
 
     t0 = clock()
@@ -414,7 +426,7 @@ def run_ecdf(args) -> dict:
     return out
 
 
-def run_quantile(args) -> dict:
+def run_quantile(args: argparse.Namespace) -> dict:
     from ..ecdf.quantiles import check_quantile_noise, private_quantiles
     from ..reports.ecdf import quantile_output
 
@@ -441,7 +453,7 @@ def run_quantile(args) -> dict:
     return out
 
 
-def run_roc(args) -> dict:
+def run_roc(args: argparse.Namespace) -> dict:
     from ..ecdf.roc import private_roc
     from ..reports.ecdf import roc_output
 
@@ -468,7 +480,7 @@ def run_roc(args) -> dict:
     return out
 
 
-def run_hl(args) -> dict:
+def run_hl(args: argparse.Namespace) -> dict:
     from ..ecdf.hosmer_lemeshow import private_hosmer_lemeshow
     from ..reports.ecdf import hl_output
 

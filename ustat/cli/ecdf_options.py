@@ -11,8 +11,14 @@ executor in :mod:`ustat.cli.ecdf`, which runs the commands.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .budget import budget_options
 from .common import Parser, int_arg
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 __all__ = ["DEFAULT_THRESHOLDS", "add_parsers", "parse", "register"]
 
@@ -91,7 +97,9 @@ def _labelled(p, value_flag: str, value_help: str):
                                       "the labels are 0/1, no/yes or false/true)")
 
 
-def register(subparsers, commands):
+def register(subparsers: argparse._SubParsersAction[Parser],
+             commands: dict[str, tuple[Callable[[argparse.Namespace], dict],
+                                       Callable[[dict], None]]]) -> None:
     """Add ``ecdf``, ``quantile``, ``roc``, ``hl`` and their (run, show) to ``commands``."""
     from ..reports.ecdf import show_ecdf, show_hl, show_quantile, show_roc
     from . import ecdf
@@ -103,7 +111,7 @@ def register(subparsers, commands):
                      "hl": (ecdf.run_hl, show_hl)})
 
 
-def parse(command: list):
+def parse(command: list) -> argparse.Namespace:
     """The arguments of one command of the family (``["quantile", "--column", "age", ...]``),
     as ``ustat`` parses them; UsageError for a mistake."""
     ap = Parser(prog="ustat")
@@ -111,7 +119,7 @@ def parse(command: list):
     return ap.parse_args(list(command))
 
 
-def add_parsers(subparsers) -> None:
+def add_parsers(subparsers: argparse._SubParsersAction[Parser]) -> None:
     """The parsers of ``ecdf``, ``quantile``, ``roc`` and ``hl``."""
     e = subparsers.add_parser("ecdf", help="a private ECDF (tree noise, FSS servers)",
                               description="Release the empirical CDF of one column at a grid of "

@@ -180,7 +180,7 @@ def _run_options(e):
     r.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def add_parser(sub) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> argparse.ArgumentParser:
     """The ``estimate`` subcommand's parser, added to ``sub``."""
     protocols, backends = _runtime_names()
     e = sub.add_parser(

@@ -46,7 +46,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mpc.run.hosts import Plan
+    from mpc.wire.tls import Credentials
+
+    from ..specs import Spec
 
 ROLES = ("dealer", "aggregator", "relay", "server-0", "server-1", "analyst")
 FILE = "deploy.toml"
@@ -147,7 +153,7 @@ class Config:
             next(g for g in out if g == ["analyst"]).append("dealer")
         return out
 
-    def plan(self):
+    def plan(self) -> Plan:
         """The run's :class:`mpc.run.hosts.Plan`."""
         from mpc.run.hosts import Plan
 
@@ -172,10 +178,10 @@ class Config:
     def parties(self) -> int:
         return int(self.run.get("parties", 0))
 
-    def spec(self):
+    def spec(self) -> Spec:
         """The run's spec (:mod:`ustat.specs`: a UMPCSpec for ``estimate``, the ECDF family's
         for ``ecdf``, ``quantile``, ``roc``, ``hl``), checked; ValueError naming the file."""
-        from ..specs import Spec, UMPCSpec
+        from ..specs import UMPCSpec
         from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
 
         kinds: dict[str, type[Spec]] = {"estimate": UMPCSpec, "ecdf": ECDFSpec,
@@ -185,14 +191,14 @@ class Config:
         return kinds[self.command].from_dict(self.run.get("spec", {}),
                                              f"{self.path}: [run.spec]")
 
-    def credentials(self, name: str):
+    def credentials(self, name: str) -> Credentials:
         from mpc.wire.tls import Credentials
 
         p = self.get(name)
         return Credentials(name, p.key, p.cert, self.ca)
 
 
-def parse_range(text) -> range:
+def parse_range(text: str | int) -> range:
     """``"5"`` -> range(5, 6); ``"0-1130"`` -> range(0, 1131)."""
     s = str(text).strip()
     try:

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import itertools
 import os
+from typing import TYPE_CHECKING
 
 from .config import FILE, ROLES, Config, Job, dump, load
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 #: the roles of U-MPC (``ustat estimate``), with the relay when hosts >= 2
 UMPC_ROLES = ("dealer", "aggregator")
 
 
-def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles=None,
+def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[str] | None = None,
          address: str = "127.0.0.1", base_port: int = 7100, addresses: dict | None = None,
          name: str = "deployment", timeout: float = 60.0, connect_timeout: float = 30.0,
          source: str = "") -> Config:

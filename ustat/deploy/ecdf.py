@@ -34,9 +34,12 @@ servers directly here: only party hosts go through the relay).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..executors import Program
 
 __all__ = ["COMMANDS", "ROLES", "SESSION_ROLE", "host_rows", "program"]
 
@@ -83,7 +86,7 @@ def host_rows(command: str, spec: Any, data: dict, n: int, host: range | None,
                   "notes": [label_rule_note(columns[1], positive)]}
 
 
-def program(command: str, spec: Any, values: np.ndarray, labels: np.ndarray | None):
+def program(command: str, spec: Any, values: np.ndarray, labels: np.ndarray | None) -> Program:
     """The statistic's program (:class:`ustat.executors.Program`) on these rows."""
     if command == "ecdf":
         from ..ecdf.release import ecdf_program
@@ -93,8 +96,8 @@ def program(command: str, spec: Any, values: np.ndarray, labels: np.ndarray | No
         return quantile_program(values, spec)
     if command == "roc":
         from ..ecdf.roc import roc_program
-        return roc_program(values, labels, spec)
+        return roc_program(values, cast("np.ndarray", labels), spec)    # host_rows' labels
     if command == "hl":
         from ..ecdf.hosmer_lemeshow import hl_program
-        return hl_program(values, labels, spec)
+        return hl_program(values, cast("np.ndarray", labels), spec)      # host_rows' labels
     raise ValueError(f"not an ECDF command: {command!r}")

@@ -25,8 +25,12 @@ import sys
 import tempfile
 import time
 from contextlib import ExitStack
+from typing import IO, TYPE_CHECKING
 
 from .config import Config, load
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 
 class DeployError(RuntimeError):
@@ -60,7 +64,9 @@ def commands(cfg: Config, csv: str | None, report_dir: str, *, json_out: bool = 
 
 
 def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
-              env: dict | None = None, on_start=None) -> dict:
+              env: dict | None = None,
+              on_start: Callable[[Mapping[str, subprocess.Popen[bytes]],
+                                  Mapping[str, IO[bytes]]], None] | None = None) -> dict:
     """Run every participant of the deployment in ``directory`` as a process here.
 
     Returns ``{"release": the aggregator's release (the dict of ``ustat

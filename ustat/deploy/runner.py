@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -27,8 +28,13 @@ from ..data.records import RecordSource, load_records, raw_records
 from .config import Config
 from .participant import DeployedParticipant
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def record_source(cfg: Config, csv: str | None, spec) -> RecordSource:
+    from ..specs import UMPCSpec
+
+
+def record_source(cfg: Config, csv: str | None, spec: UMPCSpec) -> RecordSource:
     """What a party host reads of its file ``csv``: ``[run.data]``, with the spec's bounds."""
     data = dict(cfg.run.get("data", {}))
     bounds = [b for b in (spec.precision.bounds or ()) if b is not None]
@@ -44,7 +50,7 @@ def _estimate(cfg: Config, executor: DeployedParticipant, host: range | None, cs
     from ..reports.umpc import estimate_output
     from ..umpc import umpc_program
 
-    spec = cfg.spec()
+    spec = cast("UMPCSpec", cfg.spec())    # command "estimate": a UMPCSpec
     kern = spec.kern
     n, d = cfg.parties, kern.columns
     numeric = [c for c in range(d) if c not in kern.categorical]
@@ -94,7 +100,7 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
 
 
 def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool = True,
-                    log=None) -> dict:
+                    log: Callable[[str], None] | None = None) -> dict:
     """Run participant ``name`` of ``cfg`` to the end. Returns ``{"name", "role", "release"
     (the aggregator's, else None), "wire", "seconds"}``; raises TransportError / RelayError /
     ValueError on a fault (the caller exits non-zero, with no release)."""

@@ -34,7 +34,7 @@ def summary(release: dict, participants: list) -> dict:
             relay["wire"].get("tcp_bytes_sent", 0)}
 
 
-def print_wire(res: dict):
+def print_wire(res: dict) -> None:
     w = res["wire"]
     print(f"  wire      : {w['tcp_bytes']:,} bytes sent by the participants for "
           f"{w['payload_bytes']:,} bytes of messages between processes: overhead "

@@ -46,11 +46,15 @@ groups.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..specs.ecdf import MAX_DETECTABLE, NULLS
 from .noise_law import SIM_SEED
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "MAX_DETECTABLE",
@@ -66,7 +70,7 @@ __all__ = [
 NULL_DRAWS = 20_000
 
 
-def chi2_sf(x, df: int) -> float:
+def chi2_sf(x: float, df: int) -> float:
     """P(chi^2_df > x) in closed form (integer df >= 1): Poisson sum or erfc series."""
     x = float(x)
     if x <= 0:
@@ -108,7 +112,8 @@ def _variances(E1, E0):
     return e1 * e0 / nq, nq
 
 
-def hl_statistic(E1, E0, O1, O0, noise_var: float) -> float:
+def hl_statistic(E1: ArrayLike, E0: ArrayLike, O1: ArrayLike, O0: ArrayLike,
+                 noise_var: float) -> float:
     """T of the module docstring (the classical HL statistic when noise_var = 0)."""
     E1, E0, O1, O0 = (np.asarray(v, np.float64) for v in (E1, E0, O1, O0))
     D = ((O1 - E1) - (O0 - E0)) / 2.0
@@ -127,8 +132,8 @@ def _projector(V, p_bar, null):
     return np.eye(V.size) - Qm @ Qm.T
 
 
-def hl_pvalue(stat: float, E1, E0, noise, null: str = "calibrated",
-              draws: int = NULL_DRAWS) -> float:
+def hl_pvalue(stat: float, E1: ArrayLike, E0: ArrayLike, noise: dict[str, Any] | None,
+              null: str = "calibrated", draws: int = NULL_DRAWS) -> float:
     """P(T* >= T) under the null with the DP noise (module docstring).
 
     ``noise``: None (no noise: the chi-square tail) or a dict with ``o_law``

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,11 @@ from .release import _local_only, check_values, deploy, exact_counts, family_pro
 from .servers import index_bits, open_to_analyst, server_ids
 from .thresholds import grid_rank, regular
 from .tree import Tree
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
 
 __all__ = [
     "FRAC_BITS",
@@ -81,7 +86,7 @@ TREE_SHARE = 0.25
 FRAC_BITS = 16
 
 
-def hosmer_lemeshow(E1, E0, O1, O0) -> float:
+def hosmer_lemeshow(E1: ArrayLike, E0: ArrayLike, O1: ArrayLike, O0: ArrayLike) -> float:
     """H = sum (O1 - E1)^2 / E1 + (O0 - E0)^2 / E0 over the groups."""
     E1, E0, O1, O0 = (np.asarray(v, np.float64) for v in (E1, E0, O1, O0))
     return float(np.sum((O1 - E1) ** 2 / E1 + (O0 - E0) ** 2 / E0))
@@ -267,8 +272,9 @@ def _inputs(probs, labels) -> tuple[np.ndarray, np.ndarray]:
     return p, y.astype(np.int64)    # both classes present is not checked in the clear
 
 
-def private_hosmer_lemeshow(probs, labels, spec: HLSpec, executor: Executor | None = None, *,
-                            evaluate: bool = False, session=None) -> HLResult:
+def private_hosmer_lemeshow(probs: ArrayLike, labels: ArrayLike, spec: HLSpec,
+                            executor: Executor | None = None, *, evaluate: bool = False,
+                            session: Session | None = None) -> HLResult:
     """Algorithm 2: the epsilon-DP HL statistic of predicted ``probs`` against 0/1 ``labels``.
 
     ``spec``: an :class:`~ustat.specs.HLSpec`: epsilon, ``groups`` Q in 3..min(N, n // 10)
@@ -286,8 +292,8 @@ def private_hosmer_lemeshow(probs, labels, spec: HLSpec, executor: Executor | No
     return (Simulator() if executor is None else executor).run(program)
 
 
-def hl_program(probs, labels, spec: HLSpec, *, evaluate: bool = False,
-               session=None) -> Program:
+def hl_program(probs: ArrayLike, labels: ArrayLike, spec: HLSpec, *, evaluate: bool = False,
+               session: Session | None = None) -> Program:
     """:func:`private_hosmer_lemeshow` as one SPMD program (:class:`ustat.executors.Program`):
     the probabilities and labels are the parties' private rows (filler 0). The refusal runs
     here, before any process starts."""
@@ -329,6 +335,7 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
                                       else None)
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
+        assert session is not None  # unreleased only in a run (which has a session)
         return HLResult(math.nan, math.nan, Q, np.full(Q + 1, np.nan), {}, {},
                         session.net.report(), released=False, processes=dep.processes,
                         costs=session.costs(), spec=spec.to_dict())

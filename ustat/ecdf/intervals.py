@@ -44,12 +44,16 @@ computed from the raw noisy counts, which is what they cover the truth with.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..specs.ecdf import MAX_QUANTILE_HALFWIDTH
 from .noise_law import SIM_SEED, NodeNoiseLaw
 from .tree import Tree
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "BAND_DRAWS",
@@ -68,14 +72,15 @@ BAND_DRAWS = 4000
 BAND_WORK = 4e8
 
 
-def check_confidence(confidence) -> float:
+def check_confidence(confidence: float) -> float:
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
             or not 0 < confidence < 1:
         raise ValueError(f"confidence must be a level in (0, 1), e.g. 0.95, got {confidence!r}")
     return float(confidence)
 
 
-def simulate_path_noise(law: NodeNoiseLaw, tree: Tree, draws: int, gen) -> np.ndarray:
+def simulate_path_noise(law: NodeNoiseLaw, tree: Tree, draws: int,
+                        gen: np.random.Generator) -> np.ndarray:
     """(draws, N) int64: the path noise Z_i of every leaf, for ``draws`` independent trees."""
     b, N = tree.branching, tree.n_points
     leaves = np.arange(N)
@@ -99,7 +104,7 @@ def _extremes(law: NodeNoiseLaw, n_points: int, branching: int, draws: int):
     return np.sort(np.concatenate(hi)), np.sort(np.concatenate(ab))
 
 
-def path_extremes(law: NodeNoiseLaw, tree: Tree):
+def path_extremes(law: NodeNoiseLaw, tree: Tree) -> tuple[np.ndarray, np.ndarray] | None:
     """Sorted Monte Carlo draws of (max_i Z_i, max_i |Z_i|), or None when too costly."""
     if law.noiseless:
         return None
@@ -127,7 +132,8 @@ def band_halfwidth(law: NodeNoiseLaw, tree: Tree, alpha: float) -> tuple[int, st
             f"Monte Carlo law of max_i |Z_i| over the tree ({ext[1].size} draws, fixed seed)")
 
 
-def ecdf_intervals(counts, n: int, law: NodeNoiseLaw, tree: Tree, confidence: float) -> dict:
+def ecdf_intervals(counts: ArrayLike, n: int, law: NodeNoiseLaw, tree: Tree,
+                   confidence: float) -> dict:
     """Pointwise intervals and the simultaneous band of a released ECDF (module docstring)."""
     confidence = check_confidence(confidence)
     alpha = 1.0 - confidence
@@ -196,8 +202,8 @@ def quantile_noise_check(n: int, law: NodeNoiseLaw, tree: Tree, confidence: floa
             "thresholds (--thresholds)")
 
 
-def quantile_intervals(counts, thresholds, n: int, law: NodeNoiseLaw, tree: Tree, levels,
-                       confidence: float) -> dict:
+def quantile_intervals(counts: ArrayLike, thresholds: ArrayLike, n: int, law: NodeNoiseLaw,
+                       tree: Tree, levels: ArrayLike, confidence: float) -> dict:
     """CIs for the data's interpolated and grid quantiles at ``levels`` (module docstring)."""
     confidence = check_confidence(confidence)
     alpha = 1.0 - confidence

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,10 +34,17 @@ from noise.mpc_sampler import plan_dlap, secure_dlap
 from .servers import server_ids
 from .tree import Tree, TreeNoise, _epsilon, _scale_for
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mpc.session import Session
+    from noise.samplers import RealLike
+
 __all__ = ["draw_noise_mpc"]
 
 
-def draw_noise_mpc(session, tree: Tree, epsilon, *, rule: str = "exact") -> TreeNoise:
+def draw_noise_mpc(session: Session, tree: Tree, epsilon: float, *,
+                   rule: str = "exact") -> TreeNoise:
     """The node noise of one release, sampled inside MPC by the session's servers.
 
     Scale t = Delta / epsilon rounded up (:func:`ustat.ecdf.tree.draw_noise`'s
@@ -64,7 +72,8 @@ def draw_noise_mpc(session, tree: Tree, epsilon, *, rule: str = "exact") -> Tree
                      bits=bits, delta=plan.delta(eps_used, M))
 
 
-def sum_noise_mpc(session, groups, epsilon) -> tuple[np.ndarray, float]:
+def sum_noise_mpc(session: Session, groups: Sequence[tuple[RealLike, int]],
+                  epsilon: float) -> tuple[np.ndarray, float]:
     """Shares of independent DLap noises for sums released together, sampled by the servers.
 
     ``groups``: (scale, count) pairs (count noises of each scale, in order);

@@ -29,8 +29,12 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from mpc.arith.rng import ShapeLike
 
 __all__ = ["SIM_SEED", "NodeNoiseLaw"]
 
@@ -114,7 +118,7 @@ class NodeNoiseLaw:
         ok = np.flatnonzero(tail <= alpha)
         return int(ok[0]) if ok.size else int(tail.size)
 
-    def sample(self, shape, gen: np.random.Generator) -> np.ndarray:
+    def sample(self, shape: ShapeLike, gen: np.random.Generator) -> np.ndarray:
         """int64 draws of one node's noise (simulation only, see the module docstring)."""
         shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
         if self.noiseless:

@@ -8,10 +8,20 @@ one-line install hint.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .quantiles import histogram
 from .smoothing import MissingDependencyError
+
+if TYPE_CHECKING:
+    import os
+
+    from numpy.typing import ArrayLike
+
+    from .hosmer_lemeshow import HLResult
+    from .roc import ROCRelease
 
 __all__ = ["plot_ecdf", "plot_hl", "plot_roc"]
 
@@ -31,8 +41,10 @@ def _eps_text(eps) -> str:
     return "epsilon = inf (no noise)" if eps == float("inf") else f"epsilon = {eps:.3g}"
 
 
-def plot_ecdf(path, thresholds, noisy, *, n, epsilon, column="value", smoothed=None,
-              smoothing=None, exact=None, bins=20, backend=""):
+def plot_ecdf(path: str | os.PathLike[str], thresholds: ArrayLike, noisy: ArrayLike, *, n: int,
+              epsilon: float, column: str = "value", smoothed: ArrayLike | None = None,
+              smoothing: str | None = None, exact: ArrayLike | None = None, bins: int = 20,
+              backend: str = "") -> str | os.PathLike[str]:
     """Two panels: the ECDF (private, smoothed, true) and a histogram derived from it.
 
     ``noisy``/``smoothed``/``exact``: ECDF values in [0, 1] at ``thresholds``.
@@ -78,7 +90,8 @@ def plot_ecdf(path, thresholds, noisy, *, n, epsilon, column="value", smoothed=N
     return path
 
 
-def plot_roc(path, roc, *, score="score", label="label", positive=None):
+def plot_roc(path: str | os.PathLike[str], roc: ROCRelease, *, score: str = "score",
+             label: str = "label", positive: str | None = None) -> str | os.PathLike[str]:
     """The private ROC curve beside the true one (evaluation mode) and the diagonal."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.4, 5.2))
@@ -104,7 +117,8 @@ def plot_roc(path, roc, *, score="score", label="label", positive=None):
     return path
 
 
-def plot_hl(path, hl, *, prob="probability"):
+def plot_hl(path: str | os.PathLike[str], hl: HLResult, *,
+            prob: str = "probability") -> str | os.PathLike[str]:
     """Observed vs expected positives per HL group (private bars, true markers)."""
     plt = _plt()
     Q = hl.groups

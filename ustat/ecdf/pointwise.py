@@ -36,6 +36,8 @@ from the indices it received; a server adds what it received).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from mpc.arith.sharing import additive_share
@@ -49,6 +51,9 @@ from .servers import (
     server_ids,
 )
 from .tree import Tree, TreeNoise
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["PointwiseServers"]
 
@@ -67,7 +72,7 @@ class PointwiseServers:
         self.weights = (np.ones(ranks.size, np.uint64) if weights is None
                         else session.ring.element(np.asarray(weights, np.int64)))
 
-    def query(self, idx) -> np.ndarray:
+    def query(self, idx: ArrayLike) -> np.ndarray:
         """Noisy counts at threshold indices ``idx`` (int64), steps 1-3."""
         s, ring, net = self.session, self.session.ring, self.session.net
         idx = check_query(idx, self.tree.n_points)

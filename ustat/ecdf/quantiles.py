@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +50,13 @@ from .release import (
 from .thresholds import grid_rank
 from .tree import Tree, planned_law
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
 __all__ = [
     "QuantileRelease",
     "check_levels",
@@ -63,7 +71,8 @@ __all__ = [
 ]
 
 
-def search(evaluate, n_points: int, targets, *, every_step: bool = False) -> np.ndarray:
+def search(evaluate: Callable[[np.ndarray], ArrayLike], n_points: int, targets: ArrayLike, *,
+           every_step: bool = False) -> np.ndarray:
     """Algorithm 1 on the grid: smallest index i with evaluate(i) >= target, per target.
 
     ``evaluate(idx) -> values`` is called once per step with one index per
@@ -91,14 +100,16 @@ def search(evaluate, n_points: int, targets, *, every_step: bool = False) -> np.
     return lo
 
 
-def live_search(deployment, q) -> np.ndarray:
+def live_search(deployment: Deployment, q: ArrayLike) -> np.ndarray:
     """The grid indices of the q-quantiles by queries to a live deployment (analyst side):
     ceil(log2 N) batches of len(q) queries, no extra epsilon."""
     return search(deployment.query, deployment.tree.n_points, deployment.n * check_levels(q),
                   every_step=True)
 
 
-def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
+def quantiles(source: ECDFRelease | Deployment | ArrayLike, q: ArrayLike, *,
+              thresholds: ArrayLike | None = None, n: int | None = None,
+              values: ArrayLike | None = None) -> np.ndarray:
     """The p-quantiles (thresholds) of a private ECDF for every level in ``q``.
 
     ``source``: an :class:`~ustat.ecdf.release.ECDFRelease` (searched on its
@@ -128,7 +139,7 @@ def quantiles(source, q, *, thresholds=None, n=None, values=None) -> np.ndarray:
     return tau[idx]
 
 
-def interpolated_quantiles(values, q, thresholds) -> np.ndarray:
+def interpolated_quantiles(values: ArrayLike, q: ArrayLike, thresholds: ArrayLike) -> np.ndarray:
     """Quantiles of the grid-interpolated ECDF: the classical grouped-data quantile.
 
     F_int joins the points (tau_i, F(tau_i)) by straight lines (the ECDF as if
@@ -157,7 +168,8 @@ def interpolated_quantiles(values, q, thresholds) -> np.ndarray:
     return np.where(i == 0, tau[0], left + w * (tau[i] - left))
 
 
-def histogram(counts, thresholds, bins=None):
+def histogram(counts: ArrayLike, thresholds: ArrayLike,
+              bins: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """DP histogram from the cumulative (noisy or smoothed) counts at the thresholds.
 
     Bin k is (edge_{k-1}, edge_k] with edge_{-1} = -inf; the edges are every
@@ -234,8 +246,9 @@ def check_quantile_noise(spec: QuantileSpec, n: int) -> None:
     quantile_noise_check(n, law, tree, spec.confidence, N, limit=spec.max_halfwidth)
 
 
-def private_quantiles(values, spec: QuantileSpec, executor: Executor | None = None, *,
-                      weights=None, evaluate: bool = False, session=None,
+def private_quantiles(values: ArrayLike, spec: QuantileSpec, executor: Executor | None = None, *,
+                      weights: ArrayLike | None = None, evaluate: bool = False,
+                      session: Session | None = None,
                       record_views: bool = False) -> QuantileRelease:
     """The ``spec.q``-quantiles of ``values`` on the spec's grid by live queries to the servers.
 
@@ -251,8 +264,9 @@ def private_quantiles(values, spec: QuantileSpec, executor: Executor | None = No
     return (Simulator() if executor is None else executor).run(program)
 
 
-def quantile_program(values, spec: QuantileSpec, *, weights=None, evaluate: bool = False,
-                     session=None, record_views: bool = False) -> Program:
+def quantile_program(values: ArrayLike, spec: QuantileSpec, *, weights: ArrayLike | None = None,
+                     evaluate: bool = False, session: Session | None = None,
+                     record_views: bool = False) -> Program:
     """:func:`private_quantiles` as one SPMD program (:class:`ustat.executors.Program`)."""
     if not isinstance(spec, QuantileSpec):
         raise TypeError(f"spec must be a ustat.specs.QuantileSpec, got {type(spec).__name__} "

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,14 @@ from .pointwise import PointwiseServers
 from .servers import FSSServers, check_query, make_session, roles_of
 from .thresholds import grid, grid_rank
 from .tree import Tree, TreeNoise, best_branching, draw_noise
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.comm.costs import Costs
+    from mpc.session import Session
+
+    from ..specs.ecdf import ECDFDesign, HLSpec, ROCSpec
 
 __all__ = [
     "BACKENDS",
@@ -65,7 +73,7 @@ __all__ = [
 ]
 
 
-def exact_counts(ranks, n_points: int, weights=None) -> np.ndarray:
+def exact_counts(ranks: ArrayLike, n_points: int, weights: ArrayLike | None = None) -> np.ndarray:
     """sum_i w_i 1[x_i <= tau_k] for k = 0..N-1 from the grid ranks (int64; w = 1 by default)."""
     r = np.asarray(ranks, np.int64)
     w = None if weights is None else np.asarray(weights, np.int64)
@@ -73,7 +81,8 @@ def exact_counts(ranks, n_points: int, weights=None) -> np.ndarray:
     return np.cumsum(c.astype(np.int64))[:n_points]
 
 
-def check_values(values, bounds=None, clip: bool = False, name: str = "values") -> np.ndarray:
+def check_values(values: ArrayLike, bounds: tuple[float, float] | None = None, clip: bool = False,
+                 name: str = "values") -> np.ndarray:
     """float64 (n,) values: finite, n >= 1, inside ``bounds`` unless ``clip``."""
     try:
         x = np.array(values, dtype=np.float64).reshape(-1)
@@ -102,7 +111,7 @@ class _Central:
         self.counts = exact_counts(ranks, tree.n_points, weights)
         self.noise = noise
 
-    def query(self, idx) -> np.ndarray:
+    def query(self, idx: ArrayLike) -> np.ndarray:
         idx = check_query(idx, self.counts.size)
         return self.counts[idx] + self.noise.at(idx)
 
@@ -120,7 +129,7 @@ class Deployment:
     answerer: Any                   # FSSServers, PointwiseServers or the curator
     queries: int = 0
 
-    def query(self, idx) -> np.ndarray:
+    def query(self, idx: ArrayLike) -> np.ndarray:
         """Noisy counts at threshold indices ``idx`` (int64); no extra epsilon."""
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         self.queries += idx.size
@@ -129,7 +138,7 @@ class Deployment:
     def communication(self) -> dict | None:
         return None if self.session is None else self.session.net.report()
 
-    def costs(self):
+    def costs(self) -> Costs | None:
         """What the session sent so far (:class:`mpc.comm.costs.Costs`); None without a session."""
         return None if self.session is None else self.session.costs()
 
@@ -158,7 +167,7 @@ class Deployment:
         }
 
 
-def branching_for(design, n_points: int, epsilon: float) -> int:
+def branching_for(design: ECDFDesign, n_points: int, epsilon: float) -> int:
     """The tree's branching factor of a spec's design: its int, or for ``"auto"`` the one
     with the smallest per-point MSE at N = ``n_points`` and ``epsilon`` (1 when infinite)."""
     if design.branching == "auto":
@@ -166,8 +175,8 @@ def branching_for(design, n_points: int, epsilon: float) -> int:
     return int(design.branching)
 
 
-def deploy(values, spec: ECDFSpec | QuantileSpec, *, weights=None, session=None,
-           record_views: bool = False) -> Deployment:
+def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLike | None = None,
+           session: Session | None = None, record_views: bool = False) -> Deployment:
     """Offline phase: parties encode, keys go to the servers, the servers draw node noise.
 
     ``spec``: an :class:`~ustat.specs.ECDFSpec` (or a :class:`~ustat.specs.QuantileSpec`):
@@ -300,15 +309,16 @@ class ECDFRelease:
         return ecdf_intervals(self.counts, self.n, self.noise_law, self.tree,
                               self._level(confidence))
 
-    def quantile_intervals(self, q, confidence: float | None = None) -> dict:
+    def quantile_intervals(self, q: ArrayLike, confidence: float | None = None) -> dict:
         """CIs for the data's grid quantiles at levels ``q``
         (:func:`ustat.ecdf.intervals.quantile_intervals`; the spec's level by default)."""
         return quantile_intervals(self.counts, self.thresholds, self.n, self.noise_law,
                                   self.tree, check_levels(q), self._level(confidence))
 
 
-def release(values, spec: ECDFSpec, executor: Executor | None = None, *, weights=None,
-            evaluate: bool = False, session=None, record_views: bool = False) -> ECDFRelease:
+def release(values: ArrayLike, spec: ECDFSpec, executor: Executor | None = None, *,
+            weights: ArrayLike | None = None, evaluate: bool = False,
+            session: Session | None = None, record_views: bool = False) -> ECDFRelease:
     """The noisy ECDF at every threshold of ``spec`` (an :class:`~ustat.specs.ECDFSpec`):
     :func:`deploy`, then one batch of N queries, then ``spec.smooth`` (post-processing).
 
@@ -324,7 +334,8 @@ def release(values, spec: ECDFSpec, executor: Executor | None = None, *, weights
     return (Simulator() if executor is None else executor).run(program)
 
 
-def ecdf_program(values, spec: ECDFSpec, *, weights=None, evaluate: bool = False, session=None,
+def ecdf_program(values: ArrayLike, spec: ECDFSpec, *, weights: ArrayLike | None = None,
+                 evaluate: bool = False, session: Session | None = None,
                  record_views: bool = False) -> Program:
     """:func:`release` as one SPMD program (:class:`ustat.executors.Program`): ``values``
     (and ``weights``) are the parties' private rows."""
@@ -370,7 +381,8 @@ def _curve(dep: Deployment, spec, counts: np.ndarray, values, weights, evaluate:
 
 
 # -- what the statistics of the family share as programs ----------------------------------------
-def family_program(name: str, main: Callable[..., Any], spec, options: dict, n: int,
+def family_program(name: str, main: Callable[..., Any],
+                   spec: ECDFSpec | QuantileSpec | ROCSpec | HLSpec, options: dict, n: int,
                    rows: dict, local_only: str | None) -> Program:
     """The program of a statistic of the ECDF family: the parties, the servers
     server0..server{m-1} and the analyst (the session's dealer, which the family never uses,
@@ -380,7 +392,8 @@ def family_program(name: str, main: Callable[..., Any], spec, options: dict, n: 
                    warm_up=(fss.warm_up,), local_only=local_only)
 
 
-def session_for(place: Place, spec, options: dict, n: int):
+def session_for(place: Place, spec: ECDFSpec | QuantileSpec | ROCSpec | HLSpec, options: dict,
+                n: int) -> Session | None:
     """The session a program runs on: the one given (``options["session"]``), else a new one
     with this process's runtime (None for the central backend, which has none)."""
     session = options.get("session")

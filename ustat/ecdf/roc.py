@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -87,6 +88,13 @@ from .smoothing import smooth as _smooth
 from .thresholds import grid, grid_rank
 from .tree import Tree, planned_law
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.session import Session
+
+    from .noise_law import NodeNoiseLaw
+
 __all__ = [
     "BOOTSTRAP_DRAWS",
     "MAX_AUC_HALFWIDTH",
@@ -102,7 +110,8 @@ __all__ = [
 BOOTSTRAP_DRAWS = 2000
 
 
-def roc_points(c_pos, c_neg, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
+def roc_points(c_pos: ArrayLike, c_neg: ArrayLike, n_pos: float,
+               n_neg: float) -> tuple[np.ndarray, np.ndarray]:
     """(fpr, tpr) from cumulative class counts at increasing thresholds, with (1, 1) first."""
     tpr = np.concatenate([[1.0], (n_pos - np.asarray(c_pos, np.float64)) / n_pos])
     fpr = np.concatenate([[1.0], (n_neg - np.asarray(c_neg, np.float64)) / n_neg])
@@ -111,7 +120,7 @@ def roc_points(c_pos, c_neg, n_pos, n_neg) -> tuple[np.ndarray, np.ndarray]:
     return fpr, tpr
 
 
-def auc(fpr, tpr) -> float:
+def auc(fpr: ArrayLike, tpr: ArrayLike) -> float:
     """Trapezoidal area under the points (any order along the curve, as sklearn.metrics.auc)."""
     fpr, tpr = np.asarray(fpr, np.float64), np.asarray(tpr, np.float64)
     area = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
@@ -163,7 +172,8 @@ def _class_size_factors(law, tree, top: float, draws: int, gen) -> np.ndarray:
     return np.maximum(top - zeta, 0.0) / top
 
 
-def roc_intervals(c_pos, c_neg, law_pos, law_neg, tree, confidence: float = 0.95,
+def roc_intervals(c_pos: ArrayLike, c_neg: ArrayLike, law_pos: NodeNoiseLaw,
+                  law_neg: NodeNoiseLaw, tree: Tree, confidence: float = 0.95,
                   draws: int = BOOTSTRAP_DRAWS) -> dict:
     """AUC CI and simultaneous ROC band from the released class curves (module docstring)."""
     confidence = check_confidence(confidence)
@@ -218,7 +228,7 @@ def roc_intervals(c_pos, c_neg, law_pos, law_neg, tree, confidence: float = 0.95
             "method": method}
 
 
-def best_case_auc_halfwidth(n: int, law, tree, confidence: float = 0.95,
+def best_case_auc_halfwidth(n: int, law: NodeNoiseLaw, tree: Tree, confidence: float = 0.95,
                             draws: int = 500) -> float:
     """Half-width of the AUC interval in the most favourable case we can name from public
     parameters: n / 2 records per class and both class curves rising evenly over the
@@ -228,7 +238,7 @@ def best_case_auc_halfwidth(n: int, law, tree, confidence: float = 0.95,
     return float(hi_q - lo_q) / 2.0
 
 
-def band_arrays(fpr, tpr, iv) -> dict:
+def band_arrays(fpr: np.ndarray, tpr: np.ndarray, iv: dict) -> dict:
     """The band's corners at every point of a released curve (clipped to [0, 1])."""
     m = min(len(fpr), len(iv["tpr_sd"]))
     t = iv["band_t"]
@@ -290,8 +300,9 @@ def _grid(spec: ROCSpec, x: np.ndarray) -> tuple[np.ndarray, int]:
     return tau, branching
 
 
-def private_roc(scores, labels, spec: ROCSpec, executor: Executor | None = None, *,
-                evaluate: bool = False, session=None, record_views: bool = False) -> ROCRelease:
+def private_roc(scores: ArrayLike, labels: ArrayLike, spec: ROCSpec,
+                executor: Executor | None = None, *, evaluate: bool = False,
+                session: Session | None = None, record_views: bool = False) -> ROCRelease:
     """The ROC curve of ``scores`` for 0/1 ``labels`` from two private class ECDFs.
 
     ``spec``: a :class:`~ustat.specs.ROCSpec`: the grid (inside the bounds; the upper
@@ -312,8 +323,8 @@ def private_roc(scores, labels, spec: ROCSpec, executor: Executor | None = None,
     return (Simulator() if executor is None else executor).run(program)
 
 
-def roc_program(scores, labels, spec: ROCSpec, *, evaluate: bool = False, session=None,
-                record_views: bool = False) -> Program:
+def roc_program(scores: ArrayLike, labels: ArrayLike, spec: ROCSpec, *, evaluate: bool = False,
+                session: Session | None = None, record_views: bool = False) -> Program:
     """:func:`private_roc` as one SPMD program (:class:`ustat.executors.Program`): the
     scores and labels are the parties' private rows. The refusal runs here, before any
     process starts."""
@@ -363,6 +374,7 @@ def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROC
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     if not deps[0].released:        # the analyst runs in another process: nothing to release
         none = np.empty(0)                  # the curve's length depends on the noisy counts
+        assert session is not None          # unreleased only in a run (which has a session)
         return ROCRelease(tau, none, none, math.nan, math.nan, math.nan, deps[0].account(),
                           smooth, session.net.report(), released=False,
                           processes=deps[0].processes, costs=session.costs(),

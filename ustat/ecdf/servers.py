@@ -71,7 +71,7 @@ are recorded).
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,6 +79,12 @@ from fss import dcf
 from mpc.session import Session
 
 from .tree import Tree, TreeNoise
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from mpc.arith.rng import RngLike
+    from mpc.run.runtime import Runtime
 
 __all__ = [
     "QUERY_CHUNK",
@@ -105,15 +111,15 @@ def roles_of(servers: int) -> tuple:
     return tuple(f"server{s}" for s in range(servers)) + ("analyst",)
 
 
-def make_session(n: int, servers: int = 2, *, bits: int = 32, seed=None,
-                 record_views: bool = False, runtime=None) -> Session:
+def make_session(n: int, servers: int = 2, *, bits: int = 32, seed: RngLike = None,
+                 record_views: bool = False, runtime: Runtime | None = None) -> Session:
     """A session with n parties and the roles server0..server{m-1}, analyst; ``runtime``: this
     process's :class:`mpc.run.runtime.Runtime` in a run of several processes."""
     return Session(n, bits=bits, frac_bits=min(14, bits - 2), seed=seed, roles=roles_of(servers),
                    record_views=record_views, runtime=runtime)
 
 
-def server_ids(session) -> np.ndarray:
+def server_ids(session: Session) -> np.ndarray:
     roles = [r for r in session.net.roles if r.startswith("server")]
     return np.array([session.net.role(r) for r in roles], dtype=np.int64)
 
@@ -133,7 +139,7 @@ def key_upload_bits(n_points: int, out_bits: int) -> int:
     return dcf.wire_bits(dcf.DCFParams(domain_bits(n_points), out_bits))
 
 
-def check_query(idx, n_points: int) -> np.ndarray:
+def check_query(idx: ArrayLike, n_points: int) -> np.ndarray:
     """Query indices as a new int64 array (Q,), each in 0..N-1 (a copy: in a run across
     processes the indices a server receives are written into it)."""
     idx = np.array(idx, dtype=np.int64).reshape(-1)
@@ -142,7 +148,7 @@ def check_query(idx, n_points: int) -> np.ndarray:
     return idx
 
 
-def open_to_analyst(session, shares: np.ndarray) -> np.ndarray:
+def open_to_analyst(session: Session, shares: np.ndarray) -> np.ndarray:
     """Servers send their (Q,) shares to the analyst (one round); returns the signed sums (the
     analyst's: junk in a process where the analyst does not run)."""
     ring, net = session.ring, session.net
@@ -154,7 +160,8 @@ def open_to_analyst(session, shares: np.ndarray) -> np.ndarray:
     return ring.to_signed(ring.sum(shares, axis=0)).astype(np.int64)
 
 
-def noise_share_ring(session, noise: TreeNoise, server: int, idx: np.ndarray) -> np.ndarray:
+def noise_share_ring(session: Session, noise: TreeNoise, server: int,
+                     idx: np.ndarray) -> np.ndarray:
     """Server ``server``'s noise part on the paths of ``idx``, in Z_2^l."""
     return session.ring.element(noise.share_at(server, idx))
 
@@ -175,7 +182,8 @@ class FSSServers:
         self._eval_options = {"workers": workers} if use else {}
 
     @classmethod
-    def setup(cls, session, ranks, tree: Tree, noise: TreeNoise, weights=None) -> FSSServers:
+    def setup(cls, session: Session, ranks: ArrayLike, tree: Tree, noise: TreeNoise,
+              weights: ArrayLike | None = None) -> FSSServers:
         """Offline phase: party-side key generation and the upload (steps 1-3).
 
         ``weights``: beta_i per party (non-negative integers, default 1).
@@ -235,7 +243,7 @@ class FSSServers:
             out[q0:q1] = y.sum(axis=1, dtype=np.uint64) & ring.mask
         return out
 
-    def query(self, idx) -> np.ndarray:
+    def query(self, idx: ArrayLike) -> np.ndarray:
         """Online phase (steps 4-6): noisy counts at threshold indices ``idx`` (int64)."""
         s, ring, net = self.session, self.session.ring, self.session.net
         idx = check_query(idx, self.tree.n_points)

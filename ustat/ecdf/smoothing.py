@@ -23,9 +23,15 @@ and a clip, moving it by at most the solver tolerance).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, overload
+
 import numpy as np
 
 from .tree import Tree
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from numpy.typing import ArrayLike
 
 __all__ = ["METHODS", "MissingDependencyError", "isotonic", "smooth", "smooth_problem"]
 
@@ -45,7 +51,7 @@ def _need(module: str, package: str, what: str):
                                 f"(or pip install {package})") from None
 
 
-def isotonic(y, weights=None) -> np.ndarray:
+def isotonic(y: ArrayLike, weights: ArrayLike | None = None) -> np.ndarray:
     """Non-decreasing least-squares fit of ``y`` (pool adjacent violators), clipped to [0, 1].
 
     Clipping the isotonic fit is the projection onto non-decreasing
@@ -73,7 +79,8 @@ def isotonic(y, weights=None) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-def smooth_problem(tree: Tree, values, indices=None):
+def smooth_problem(tree: Tree, values: ArrayLike, indices: ArrayLike | None = None
+                   ) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray]:
     """The sparse data of problem (3): (G, h, nodes) with constraints G nu >= h.
 
     Rows: F'(B_0) >= 0; F'(B_k) - F'(B_{k-1}) >= 0; -F'(B_last) >= -1, with
@@ -128,8 +135,26 @@ def _solve_l2(G, h):
     return np.asarray(sol.x, dtype=np.float64)
 
 
-def smooth(values, tree: Tree | None = None, method: str = "isotonic", indices=None,
-           return_nu: bool = False):
+@overload
+def smooth(values: ArrayLike, tree: Tree | None = None, method: str = "isotonic",
+           indices: ArrayLike | None = None, return_nu: Literal[False] = False) -> np.ndarray: ...
+
+
+@overload
+def smooth(values: ArrayLike, tree: Tree | None = None, method: str = "isotonic",
+           indices: ArrayLike | None = None, *, return_nu: Literal[True]
+           ) -> tuple[np.ndarray, np.ndarray | None, float]: ...
+
+
+@overload
+def smooth(values: ArrayLike, tree: Tree | None = None, method: str = "isotonic",
+           indices: ArrayLike | None = None, return_nu: bool = False
+           ) -> np.ndarray | tuple[np.ndarray, np.ndarray | None, float]: ...
+
+
+def smooth(values: ArrayLike, tree: Tree | None = None, method: str = "isotonic",
+           indices: ArrayLike | None = None, return_nu: bool = False
+           ) -> np.ndarray | tuple[np.ndarray, np.ndarray | None, float]:
     """The smoothed ECDF F' on the points B (``indices``, default all N thresholds).
 
     ``values``: F^ on B (noisy ECDF in [0, 1] units). ``tree``: required for

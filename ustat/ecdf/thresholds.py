@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import math
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..specs.ecdf import MAX_THRESHOLDS, check_bounds, check_count, check_thresholds
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "MAX_THRESHOLDS",
@@ -57,7 +61,8 @@ def _grid(lo, hi, n, psi, to_axis, from_axis, spaced, what):
     return np.append(tau, hi)
 
 
-def regular(bounds, n=None, psi=None) -> np.ndarray:
+def regular(bounds: tuple[float, float], n: int | None = None,
+            psi: float | None = None) -> np.ndarray:
     """A regular grid on [lo, hi]: ``n`` equally spaced points from lo to hi, or the
     multiples of ``psi`` inside [lo, hi] followed by hi (so that tau_N = hi). Bounds whose
     width overflows (+-1e308) are spaced as lo (1 - f) + hi f, f = k / (n - 1)."""
@@ -68,7 +73,8 @@ def regular(bounds, n=None, psi=None) -> np.ndarray:
     return _grid(lo, hi, n, psi, lambda v: v, lambda v: v, np.linspace, "grid step")
 
 
-def geometric(bounds, n=None, psi=None) -> np.ndarray:
+def geometric(bounds: tuple[float, float], n: int | None = None,
+              psi: float | None = None) -> np.ndarray:
     """A geometric grid {e^(psi z)} in [lo, hi] (lo > 0): ``n`` log-spaced points from lo to
     hi, or the points e^(psi z) inside [lo, hi] followed by hi."""
     lo, hi = _bounds(bounds)
@@ -77,7 +83,8 @@ def geometric(bounds, n=None, psi=None) -> np.ndarray:
     return _grid(lo, hi, n, psi, math.log, np.exp, np.geomspace, "log step")
 
 
-def grid(thresholds, spacing: str = "regular", bounds=None) -> np.ndarray:
+def grid(thresholds: int | ArrayLike, spacing: str = "regular",
+         bounds: tuple[float, float] | None = None) -> np.ndarray:
     """The grid of a spec's design (:class:`ustat.specs.ecdf.ECDFDesign`): ``thresholds`` a
     count N placed within ``bounds`` (``spacing`` ``"regular"`` or ``"geometric"``), or the
     thresholds themselves (checked against ``bounds`` when given)."""
@@ -90,7 +97,7 @@ def grid(thresholds, spacing: str = "regular", bounds=None) -> np.ndarray:
     return check_thresholds(thresholds, bounds)
 
 
-def from_file(path) -> np.ndarray:
+def from_file(path: str | os.PathLike[str]) -> np.ndarray:
     """Thresholds from a text file: one number per line (blank lines and '#' comments skipped)."""
     path = os.fspath(path)
     vals = []
@@ -108,7 +115,7 @@ def from_file(path) -> np.ndarray:
     return np.asarray(vals, dtype=np.float64)
 
 
-def grid_rank(values, thresholds) -> np.ndarray:
+def grid_rank(values: ArrayLike, thresholds: ArrayLike) -> np.ndarray:
     """Each value's rank alpha = #{k : tau_k < x} in [0, N] (int64): 1[x <= tau_k] = 1[alpha <= k].
 
     This is the encoding every party computes locally from its own value.

@@ -57,6 +57,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -64,6 +65,13 @@ from noise.samplers import as_fraction, discrete_laplace, polya, polya_pmf, roun
 
 from .noise_law import NodeNoiseLaw
 from .sensitivity import tree_sensitivity
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
+
+    from mpc.arith.rng import CSPRNG, RngLike
 
 __all__ = [
     "NOISE_MODES",
@@ -121,7 +129,7 @@ class Tree:
     def n_nodes(self) -> int:
         return int(self.level_sizes.sum())
 
-    def path(self, idx) -> np.ndarray:
+    def path(self, idx: ArrayLike) -> np.ndarray:
         """Node ids of the L + 1 ancestors of leaves ``idx`` (0-based): shape (len(idx), L + 1)."""
         i = np.asarray(idx, dtype=np.int64).reshape(-1)
         if i.size and (i.min() < 0 or i.max() >= self.n_points):
@@ -156,7 +164,7 @@ def interval_sensitivity(branching: int, levels: int) -> int:
     return tree_sensitivity(b ** L, b)
 
 
-def dlap_variance(scale) -> float:
+def dlap_variance(scale: float | Fraction) -> float:
     """Variance 2a / (1 - a)^2 of the discrete Laplace with a = exp(-1/scale)."""
     t = float(scale)
     one_minus_a = -math.expm1(-1.0 / t)
@@ -167,7 +175,7 @@ def _scale_for(sensitivity: int, epsilon: float) -> Fraction:
     return round_scale_up(Fraction(sensitivity) / as_fraction(epsilon, "epsilon"))
 
 
-def planned_law(tree: Tree, epsilon, *, mode: str = "split", servers: int = 2,
+def planned_law(tree: Tree, epsilon: float, *, mode: str = "split", servers: int = 2,
                 rule: str = "exact") -> NodeNoiseLaw:
     """The node-noise law :func:`draw_noise` would use, before anything is drawn (public
     parameters only: what a refusal from public parameters is computed from)."""
@@ -178,7 +186,8 @@ def planned_law(tree: Tree, epsilon, *, mode: str = "split", servers: int = 2,
     return NodeNoiseLaw(_scale_for(tree.sensitivity(rule), eps), copies)
 
 
-def best_branching(n_points: int, epsilon: float, candidates=range(2, 17)) -> int:
+def best_branching(n_points: int, epsilon: float,
+                   candidates: Iterable[int] = range(2, 17)) -> int:
     """The branching factor with the smallest per-point MSE (exact sensitivity) for N, epsilon."""
     def mse(b):
         t = Tree(n_points, b)
@@ -238,11 +247,11 @@ class TreeNoise:
         t = self.shares.view(np.uint64).sum(axis=0, dtype=np.uint64)
         return ((t + half) & mask).astype(np.int64) - np.int64(half)   # signed, l bits
 
-    def at(self, idx) -> np.ndarray:
+    def at(self, idx: ArrayLike) -> np.ndarray:
         """Total noise (int64) on the points ``idx``: the sum over their paths."""
         return self.total[self.tree.path(idx)].sum(axis=1)
 
-    def share_at(self, server: int, idx) -> np.ndarray:
+    def share_at(self, server: int, idx: ArrayLike) -> np.ndarray:
         """Server ``server``'s part of the noise on the points ``idx``."""
         return self.shares[server][self.tree.path(idx)].sum(axis=1)
 
@@ -283,8 +292,9 @@ class TreeNoise:
         return self.sensitivity * _polya_pair_pmf_ratio(r, self.scale)
 
 
-def draw_noise(tree: Tree, epsilon, rng, *, servers: int = 2, mode: str = "split",
-               rule: str = "exact") -> TreeNoise:
+def draw_noise(tree: Tree, epsilon: float,
+               rng: RngLike | list[CSPRNG] | tuple[CSPRNG, ...], *, servers: int = 2,
+               mode: str = "split", rule: str = "exact") -> TreeNoise:
     """Draw the node noise of one release (exact samplers).
 
     ``rng``: one CSPRNG (or seed) for all servers, or a sequence of one per
