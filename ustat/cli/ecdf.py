@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
-    from ..data.records import RecordSource
 
 __all__ = [
     "ECDF_FLAGS",
@@ -314,7 +313,7 @@ def data_bounds(args: argparse.Namespace, x: ArrayLike, column: str) -> tuple:
 
     if args.bounds:
         return tuple(bounds_option(args.bounds, 1)[0]), None
-    require_bounds(cast("RecordSource", args), [column])   # reads .epsilon, which args has
+    require_bounds(args, [column])
     lo, hi = float(np.min(x)), float(np.max(x))
     if lo == hi:
         hi = lo + 1.0

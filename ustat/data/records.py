@@ -19,7 +19,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -134,7 +134,15 @@ def label_options(args: RecordSource, kern: Kernel) -> tuple[str | None, list | 
     return args.positive, classes
 
 
-def require_bounds(args: RecordSource, roles: Sequence[str]) -> None:
+class HasEpsilon(Protocol):
+    """What :func:`require_bounds` reads of a run's options (a RecordSource, the CLI's
+    arguments): the DP budget."""
+
+    @property
+    def epsilon(self) -> float: ...
+
+
+def require_bounds(args: HasEpsilon, roles: Sequence[str]) -> None:
     """Without ``--bounds`` a release would use, and print, the data's exact minimum and
     maximum outside the DP mechanism: refused at a finite epsilon (``--epsilon inf`` is not
     private anyway and may use them, with a warning)."""

@@ -38,13 +38,11 @@ from .release import (
     Deployment,
     ECDFRelease,
     _curve,
-    _filler,
-    _local_only,
     branching_for,
     check_values,
+    column_program,
     deploy,
     exact_counts,
-    family_program,
     session_for,
 )
 from .thresholds import grid_rank
@@ -108,7 +106,7 @@ def live_search(deployment: Deployment, q: ArrayLike) -> np.ndarray:
 
 
 def quantiles(source: ECDFRelease | Deployment | ArrayLike, q: ArrayLike, *,
-              thresholds: ArrayLike | None = None, n: int | None = None,
+              thresholds: ArrayLike | None = None,
               values: ArrayLike | None = None) -> np.ndarray:
     """The p-quantiles (thresholds) of a private ECDF for every level in ``q``.
 
@@ -271,14 +269,10 @@ def quantile_program(values: ArrayLike, spec: QuantileSpec, *, weights: ArrayLik
     if not isinstance(spec, QuantileSpec):
         raise TypeError(f"spec must be a ustat.specs.QuantileSpec, got {type(spec).__name__} "
                         "(e.g. QuantileSpec.of([0.5], thresholds=tau, epsilon=1.0))")
-    x = check_values(values, spec.precision.bounds, spec.precision.clip)
-    check_quantile_noise(spec, x.size)
-    rows = {"values": (values, _filler(spec))}
-    if weights is not None:
-        rows["weights"] = (weights, 0)
     options = {"evaluate": evaluate, "session": session, "record_views": record_views}
-    return family_program("quantiles", _quantile_main, spec, options, x.size, rows,
-                          _local_only(spec, session, evaluate))
+    program = column_program("quantiles", _quantile_main, spec, values, weights, options)
+    check_quantile_noise(spec, program.n)
+    return program
 
 
 def _quantile_main(place: Place, spec: QuantileSpec, options: dict, values, weights=None):

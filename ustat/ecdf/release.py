@@ -342,13 +342,21 @@ def ecdf_program(values: ArrayLike, spec: ECDFSpec, *, weights: ArrayLike | None
     if not isinstance(spec, ECDFSpec):
         raise TypeError(f"spec must be a ustat.specs.ECDFSpec, got {type(spec).__name__} (e.g. "
                         "ECDFSpec.of(thresholds=tau, epsilon=1.0))")
+    options = {"evaluate": evaluate, "session": session, "record_views": record_views}
+    return column_program("ECDF", _release_main, spec, values, weights, options)
+
+
+def column_program(name: str, main: Callable[..., Any], spec: ECDFSpec | QuantileSpec,
+                   values: ArrayLike, weights: ArrayLike | None, options: dict) -> Program:
+    """The program of a statistic of one column of values (the ECDF, its quantiles): the
+    parties' rows are the values (checked against the spec's bounds) and their weights;
+    ``options``: the call's own (evaluate, session, record_views)."""
     x = check_values(values, spec.precision.bounds, spec.precision.clip)
     rows = {"values": (values, _filler(spec))}
     if weights is not None:
         rows["weights"] = (weights, 0)
-    options = {"evaluate": evaluate, "session": session, "record_views": record_views}
-    return family_program("ECDF", _release_main, spec, options, x.size, rows,
-                          _local_only(spec, session, evaluate))
+    return family_program(name, main, spec, options, x.size, rows,
+                          _local_only(spec, options["session"], options["evaluate"]))
 
 
 def _release_main(place: Place, spec: ECDFSpec, options: dict, values, weights=None):

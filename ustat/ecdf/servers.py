@@ -70,7 +70,6 @@ are recorded).
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -101,8 +100,6 @@ __all__ = [
 
 #: Key-evaluations per chunk of a query batch (bounds the memory of a batch).
 QUERY_CHUNK = 1 << 22
-#: Whether fss.dcf.eval takes a thread count (``session.workers`` is passed on when set).
-_EVAL_HAS_WORKERS = "workers" in inspect.signature(dcf.eval).parameters
 
 
 def roles_of(servers: int) -> tuple:
@@ -177,9 +174,7 @@ class FSSServers:
                  keys: tuple, n: int):
         self.session, self.tree, self.noise = session, tree, noise
         self.params, self.keys, self.n = params, keys, int(n)
-        workers = getattr(session, "workers", None)
-        use = workers is not None and _EVAL_HAS_WORKERS
-        self._eval_options = {"workers": workers} if use else {}
+        self.workers: int | None = getattr(session, "workers", None)
 
     @classmethod
     def setup(cls, session: Session, ranks: ArrayLike, tree: Tree, noise: TreeNoise,
@@ -239,7 +234,7 @@ class FSSServers:
         for q0 in range(0, Q, step):                # chunks of queries (memory bound)
             q1 = min(Q, q0 + step)
             x = np.ascontiguousarray(np.broadcast_to(x_all[q0:q1, None], (q1 - q0, n)))
-            y = dcf.eval(self.params, b, self.keys[b], x, **self._eval_options)
+            y = dcf.eval(self.params, b, self.keys[b], x, workers=self.workers)
             out[q0:q1] = y.sum(axis=1, dtype=np.uint64) & ring.mask
         return out
 

@@ -81,7 +81,7 @@ def isotonic(y: ArrayLike, weights: ArrayLike | None = None) -> np.ndarray:
 
 def smooth_problem(tree: Tree, values: ArrayLike, indices: ArrayLike | None = None
                    ) -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray]:
-    """The sparse data of problem (3): (G, h, nodes) with constraints G nu >= h.
+    """The sparse data of problem (3): (G, h, A, nodes) with constraints G nu >= h.
 
     Rows: F'(B_0) >= 0; F'(B_k) - F'(B_{k-1}) >= 0; -F'(B_last) >= -1, with
     F' = F^ + A nu and A the |B| x M path-incidence matrix over the M nodes
