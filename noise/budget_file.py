@@ -82,7 +82,8 @@ from typing import Any
 
 from .accounting import PrivacyBudget, check_epsilon
 
-__all__ = ["DEFAULT_TOTAL_DELTA", "FORMAT", "SALT_BYTES", "VERSION", "BudgetFile", "Reservation"]
+__all__ = ["DEFAULT_TOTAL_DELTA", "FORMAT", "SALT_BYTES", "VERSION", "BudgetExceededError",
+           "BudgetFile", "Reservation"]
 
 FORMAT = "ustat-privacy-budget"
 VERSION = 3
@@ -115,6 +116,15 @@ class Reservation:
     @property
     def remaining_delta(self) -> float:
         return max(0.0, self.total_delta - self.spent_delta)
+
+
+class BudgetExceededError(ValueError):
+    """A refused overspend: ``what`` (``"epsilon"`` or ``"delta"``), what the data set has
+    ``remaining`` of it, and what the run ``asked``."""
+
+    def __init__(self, message: str, what: str, remaining: float, asked: float):
+        super().__init__(message)
+        self.what, self.remaining, self.asked = what, remaining, asked
 
 
 def _check_delta(delta, name: str) -> float:
@@ -291,11 +301,13 @@ class BudgetFile:
             budget = self._budget(entry)
             if not budget.can_spend(eps, dlt):
                 (se, sd), (te, td) = budget.spent, budget.total
-                what = (f"epsilon: spent {se:g} of {te:g}, asked {eps:g}"
-                        if not budget.can_spend(eps) else
+                (rem_e, rem_d), short_eps = budget.remaining, not budget.can_spend(eps)
+                what = (f"epsilon: spent {se:g} of {te:g}, asked {eps:g}" if short_eps else
                         f"delta: spent {sd:.3g} of {td:.3g}, asked {dlt:.3g}")
-                raise ValueError(f"privacy budget exceeded for this data set ({self.path}): "
-                                 f"{what}")
+                raise BudgetExceededError(
+                    f"privacy budget exceeded for this data set ({self.path}): {what}",
+                    "epsilon" if short_eps else "delta", rem_e if short_eps else rem_d,
+                    eps if short_eps else dlt)
             rid = secrets.token_hex(8)
             entry["spends"].append({
                 "id": rid, "epsilon": eps, "delta": dlt, "label": str(label),

@@ -161,4 +161,67 @@ def test_delta_is_charged_for_committee_and_composition(capsys, tmp_path):
                               "--budget-file", str(b), "--epsilon", "0.5"])
     assert code == 2 and "delta: spent" in err and "of 1e-06, asked" in err
     assert "--budget-delta" in err
+    remaining = 1e-6 - sum(s["delta"] for s in _spends(b))
+    assert f"lower --delta ({remaining:.3g} left" in err             # the flag that fits
     assert len(_spends(b)) == 2                                   # refused before running
+
+
+def _refused(capsys, argv, *needles):
+    """argv ends in one line ``ustat: error: ...`` (exit 2, no traceback) with every needle."""
+    code, err = _err(capsys, argv)
+    line = err.strip().splitlines()[-1]
+    assert code == 2 and line.startswith("ustat: error: ") and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in line, (needle, line)
+    return line
+
+
+@pytest.mark.parametrize("argv", [
+    ["estimate", "gini", "--columns", "p", "--bounds", "0:1"],
+    ["estimate", "kendall", "--columns", "p,q", "--bounds", "0:1,0:1", "--protocol", "bell-ldp",
+     "--bins", "4"],
+    ["ecdf", "--column", "p", "--bounds", "0:1"],
+])
+def test_evaluate_is_refused_with_a_budget_file(capsys, data, tmp_path, argv):
+    """--evaluate prints the exact statistic: nothing a budget can charge (like --epsilon inf)."""
+    b = tmp_path / "b.json"
+    _refused(capsys, argv[:1] + ["--csv", str(data), "--budget-file", str(b), "--budget-total",
+                                 "1"] + argv[1:] + ["--evaluate"],
+             "--evaluate", "--budget-file")
+    assert not b.exists()
+
+
+@pytest.mark.parametrize("protocol, needles", [
+    ("fedauc-rr", ("label-DP", "scores reach the server in the clear")),
+    ("fedauc-lap", ("label-DP", "scores reach the server in the clear")),
+    ("bell-auc", ("treats column y as public",)),
+])
+def test_releases_that_are_not_record_level_dp_are_refused(capsys, data, tmp_path, protocol,
+                                                          needles):
+    b = tmp_path / "b.json"
+    _refused(capsys, ["estimate", "auc", "--csv", str(data), "--columns", "p,y", "--bounds",
+                      "0:1", "--protocol", protocol, "--budget-file", str(b), "--budget-total",
+                      "1"], f"--protocol {protocol}", "record-level", "--budget-file", *needles)
+    assert not b.exists()
+
+
+def test_a_malformed_budget_file_is_one_line(capsys, data, tmp_path):
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps({"format": "ustat-privacy-budget", "version": 2,
+                             "datasets": {"k": {"keys": ["k"], "total_epsilon": 1.0}}}))
+    _refused(capsys, ["ecdf", "--csv", str(data), "--column", "p", "--bounds", "0:1",
+                      "--budget-file", str(b)], f"budget file {b}", "has no 'spends'")
+
+
+def test_stored_keys_are_not_the_plain_row_digests(capsys, data, tmp_path):
+    from ustat.data import dataset_identity
+
+    b = tmp_path / "b.json"
+    _run(capsys, ["ecdf", "--csv", str(data), "--column", "p", "--bounds", "0:1", "--epsilon",
+                  "0.5", "--budget-file", str(b), "--budget-total", "1"])
+    text = b.read_text()
+    for key in dataset_identity(data, ["p"]).keys:
+        assert key.split(":", 1)[1] not in text
+    code, err = _err(capsys, ["ecdf", "--csv", str(data), "--column", "q", "--bounds", "0:1",
+                              "--epsilon", "0.75", "--budget-file", str(b)])
+    assert code == 2 and "spent 0.5 of 1, asked 0.75" in err

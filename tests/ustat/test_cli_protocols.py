@@ -122,8 +122,8 @@ def test_budget_file_charges_a_baseline(tmp_path, capsys):
     f = tmp_path / "d.csv"
     f.write_text("s,y\n" + "".join(f"{i / 40},{i % 2}\n" for i in range(40)))
     budget = tmp_path / "b.json"
-    base = ["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--protocol", "fedauc-rr",
-            "--budget-file", str(budget)]
+    base = ["estimate", "auc", "--csv", str(f), "--bounds", "0:1", "--protocol", "bell-ldp",
+            "--bins", "4", "--budget-file", str(budget)]
     res, _ = _run(capsys, base + ["--budget-total", "1", "--epsilon", "0.75"])
     assert res["budget"]["spent"] == 0.75 and res["classes"]["rule"] == "fixed vocabulary"
     code, err = _err(capsys, base + ["--epsilon", "0.5"])

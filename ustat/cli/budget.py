@@ -9,6 +9,13 @@ release that was computed is charged. The data set is recognised by its
 parsed content (:mod:`ustat.data.identity`), delta is charged as well as
 epsilon, and the budget adds up by basic composition
 (:mod:`noise.budget_file`).
+
+The budget is record-level: :func:`check_options` refuses, before anything is
+read, what it cannot charge: ``--epsilon inf`` and ``--evaluate`` (an exact
+statistic), and a ``--protocol`` whose registry row
+(:data:`ustat.baselines.registry.PROTOCOLS`) declares a weaker privacy unit: a
+label-DP ``dp_model`` (scores in the clear) or public columns
+(``processes.public_columns``, e.g. bell-auc's labels).
 """
 
 from __future__ import annotations
@@ -39,6 +46,14 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError("--budget-file needs --csv (a budget belongs to a data set)")
     if math.isinf(args.epsilon):
         raise UsageError("--epsilon inf is not private and cannot be charged to --budget-file")
+    if getattr(args, "evaluate", False):
+        raise UsageError("--evaluate prints the exact statistic, which is not private and cannot "
+                         "be charged to --budget-file: drop one of them")
+    why = _not_record_level(args)
+    if why:
+        raise UsageError(f"--protocol {args.protocol} is not record-level DP ({why}); a "
+                         "--budget-file budget is record-level (it protects whole records), so "
+                         "this release cannot be charged to it: run it without --budget-file")
     if os.path.isdir(path):
         raise UsageError(f"--budget-file {path} is a directory; give a file path such as "
                          f"{os.path.join(path, 'budget.json')}")
@@ -50,6 +65,36 @@ def check_options(args: argparse.Namespace) -> None:
         raise UsageError(f"--budget-total must be > 0 and finite, got {total}")
     if delta is not None and not 0 <= delta < 1:
         raise UsageError(f"--budget-delta must be in [0, 1), got {delta}")
+
+
+def _protocol(args: argparse.Namespace):
+    """The registry row of ``--protocol`` (None: not an ``estimate`` run, or an unknown name,
+    which :func:`ustat.cli.protocols.check` refuses)."""
+    name = getattr(args, "protocol", None)
+    if not isinstance(name, str):
+        return None
+    from ..baselines import registry
+
+    return registry.PROTOCOLS.get(name)
+
+
+def _not_record_level(args: argparse.Namespace) -> str | None:
+    """Why the release of ``--protocol`` is not record-level DP, from what its registry row
+    declares (``dp_model``, ``processes.public_columns``), or None when it is."""
+    info = _protocol(args)
+    if info is None:
+        return None
+    if info.dp_model.startswith("label"):
+        return (f"it is label-DP, dp_model {info.dp_model}: only the labels are protected, the "
+                "scores reach the server in the clear")
+    public = info.processes.public_columns
+    if public:
+        names = [c.strip() for c in (getattr(args, "columns", None) or "").split(",")]
+        cols = ", ".join(names[i] if i < len(names) and names[i] else f"#{i + 1}"
+                         for i in public)
+        return (f"it treats column{'s' if len(public) > 1 else ''} {cols} as public: sent in the "
+                "clear, unprotected")
+    return None
 
 
 class Charge:
@@ -85,7 +130,7 @@ class Charge:
                 default_total_delta=DEFAULT_TOTAL_DELTA, label=label, details=info,
                 description=ident.description)
         except ValueError as exc:
-            raise UsageError(_budget_hint(str(exc), delta)) from None
+            raise UsageError(_budget_hint(exc, delta, _protocol(args))) from None
         return self.reservation
 
     def settle(self, ok: bool) -> None:
@@ -112,12 +157,18 @@ class Charge:
                 "composition": "basic (epsilons add up, deltas add up)"}
 
 
-def _budget_hint(text: str, delta: float) -> str:
-    """The budget file's refusal with what the user can do about it."""
-    if "delta: spent" in text:
-        return (f"{text} (this run spends delta {delta:.3g}; a data set's total delta is set when "
-                f"its budget is created, with --budget-delta)")
-    if "epsilon: spent" in text:
+def _budget_hint(exc: ValueError, delta: float, info) -> str:
+    """The budget file's refusal with what the user can do about it (``info``: the registry
+    row of ``--protocol``; a protocol that takes ``delta`` is told to lower ``--delta``)."""
+    text, what = str(exc), getattr(exc, "what", None)
+    if what == "delta":
+        left = getattr(exc, "remaining", 0.0)
+        lower = ("" if info is None or info.option("delta") is None else
+                 f"lower --delta ({left:.3g} left: --protocol {info.name}'s delta grows with it), "
+                 "or ")
+        return (f"{text} (this run spends delta {delta:.3g}; {lower}set a larger total with "
+                "--budget-delta when the data set's budget is created)")
+    if what == "epsilon":
         return f"{text} (ask for a smaller --epsilon, or release no more on this data set)"
     return text
 

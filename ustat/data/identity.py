@@ -30,6 +30,12 @@ population from a changed one): keep one budget file per population.
 budget files) is kept as a third identity, so existing budgets still apply.
 Cost: one more pass over the file, and a sort of its rows (only with a
 budget file).
+
+Threat model: these keys are plain digests of every record, so whoever knows
+all records but one could test guesses of the last against them. They are
+computed in the process and never printed or stored as they are: the budget
+file stores ``kind:HMAC-SHA-256(salt, key)`` with a secret 32-byte salt kept
+beside it (:mod:`noise.budget_file`).
 """
 
 from __future__ import annotations
