@@ -29,3 +29,23 @@ def test_all_but_one_names_whom(capsys, threat, who, count):
     code, out, _ = _run(capsys, argv)
     line = next(ln for ln in out.splitlines() if "all but one" in ln)
     assert f"{c['contributors'] - 1} of the {c['contributors']} {who}" in line
+
+
+def test_thresholds_accept_an_integral_exponent(capsys):
+    """``--thresholds 1e2`` is N = 100, as the docs write counts (``1e6``); ``2.5`` is
+    refused in one line naming the value."""
+    code, out, err = _run(capsys, ["ecdf", "--n", "200", "--seed", "1", "--thresholds", "1e2",
+                                   "--json"])
+    assert code == 0, err
+    assert len(json.loads(out)["thresholds"]) == 100
+    code, out, err = _run(capsys, ["ecdf", "--n", "200", "--seed", "1", "--thresholds", "1e2",
+                                   "--grid", "geometric", "--bounds", "0.001:1", "--clip",
+                                   "--json"])
+    assert code == 0, err
+    code, _, err = _run(capsys, ["ecdf", "--n", "200", "--thresholds", "2.5"])
+    assert code == 2 and err.count("\n") == 1 and "'2.5'" in err
+
+
+def test_quantile_levels_print_plain_numbers(capsys):
+    code, _, err = _run(capsys, ["quantile", "--n", "100", "--q", "0.5,1.5"])
+    assert code == 2 and "level 1.5 is not in [0, 1]" in err and "np." not in err
