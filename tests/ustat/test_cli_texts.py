@@ -49,3 +49,17 @@ def test_thresholds_accept_an_integral_exponent(capsys):
 def test_quantile_levels_print_plain_numbers(capsys):
     code, _, err = _run(capsys, ["quantile", "--n", "100", "--q", "0.5,1.5"])
     assert code == 2 and "level 1.5 is not in [0, 1]" in err and "np." not in err
+
+
+@pytest.mark.parametrize("name", ["auc", "vus"])
+def test_class_count_share_in_kernel_descriptions(name):
+    """The descriptions give the class counts' share as chosen now (from public parameters),
+    not the old fixed 10%: the number they quote is choose_aux_fraction's at |E| = 2n."""
+    from ustat import kernels as K
+    from ustat.umpc.release import choose_aux_fraction
+
+    kern = K.get(name)
+    share = choose_aux_fraction(kern, 1000, 2000, 2 * kern.degree)   # BalancedSamp: deg 2k
+    assert "chosen from public parameters" in kern.description
+    assert f"{share:g} at the default |E| = 2n" in kern.description
+    assert "10%" not in kern.description
