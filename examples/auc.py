@@ -1,10 +1,10 @@
 """AUC of call duration as a score for subscription (UCI Bank, or synthetic), epsilon = 1.
 
-The positive-class count is released with 10% of epsilon; the AUC is the
+The positive-class count is released with its own share of epsilon, chosen
+from public parameters (0.27 at the default |E| = 2n); the AUC is the
 U-statistic rescaled by C(n,2) / (n+ n-).
 """
 
-import os
 
 import _paths
 import numpy as np
@@ -14,7 +14,7 @@ from ustat.data import load_csv, normalize
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])
     score, _ = normalize(raw[:, 0], bounds=[(0, 5000)])
     X = np.column_stack([score, raw[:, 1]])

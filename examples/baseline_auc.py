@@ -4,7 +4,6 @@ The score is the call duration normalized with the public bound 0:5000 s
 (the README's `ustat estimate auc --columns duration,y` example); labels y.
 """
 
-import os
 
 import _paths
 import numpy as np
@@ -13,7 +12,7 @@ from mpc.arith.rng import CSPRNG
 from ustat.baselines import BaselineSpec, run_protocol
 from ustat.data import load_csv, normalize
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["duration", "y"], categorical=["y"])
     score, _ = normalize(raw[:, 0], bounds=[(0, 5000)], clip=True)
     X = np.column_stack([score, raw[:, 1]])

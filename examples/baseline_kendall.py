@@ -4,7 +4,6 @@ One run each at epsilon = 1 with t = 16 bins per column (T = 256 cells);
 benchmarks/baselines.py repeats this 50 times at t = 64 for MSEs.
 """
 
-import os
 
 import _paths
 import numpy as np
@@ -13,7 +12,7 @@ from mpc.arith.rng import CSPRNG
 from ustat.baselines import PROTOCOLS, BaselineSpec, run_protocol
 from ustat.data import load_csv, normalize
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])
     X, _ = normalize(raw, bounds=[(18, 95), (-8019, 102127)])
 else:                                   # synthetic stand-in when ../shared is absent

@@ -1,6 +1,5 @@
 """Duplicate pair ratio of the job category (UCI Bank, or synthetic), epsilon = 1."""
 
-import os
 
 import _paths
 
@@ -9,7 +8,7 @@ from ustat.data import load_csv
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     X, _ = load_csv(_paths.BANK, columns=["job"], categorical=True)
 else:
     X = CSPRNG().integers(12, (3000, 1)).astype(float)

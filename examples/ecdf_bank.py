@@ -17,7 +17,7 @@ from ustat.ecdf import Tree, histogram, quantiles, release, smooth
 from ustat.ecdf.quantiles import interpolated_quantiles
 from ustat.specs import ECDFSpec
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     x = load_csv(_paths.BANK, columns=["age"])[0][:, 0]
     source = "UCI Bank (bank.csv), column age"
 else:

@@ -5,7 +5,6 @@ without ../shared or scikit-learn it falls back to synthetic scores. Run it
 alone to print a summary.
 """
 
-import os
 
 import _paths
 
@@ -20,7 +19,7 @@ def bank_scores():
         from sklearn.preprocessing import StandardScaler
     except ImportError:
         LogisticRegression = None
-    if os.path.exists(_paths.BANK) and LogisticRegression is not None:
+    if LogisticRegression is not None and _paths.have(_paths.BANK):
         from ustat.data import load_csv
         raw = load_csv(_paths.BANK, columns=COLUMNS, categorical=["y"])[0]   # y: no=0, yes=1
         y = raw[:, -1].astype(int)

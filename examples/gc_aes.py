@@ -3,10 +3,9 @@
 Yao's protocol with half-gates garbling and correlated OT on the simulated
 network (semi-honest, no dealer). Party 1 learns the ciphertext; party 0
 learns nothing. Prints the result and the communication report.
-Needs ../shared/data/circuits/aes_128.txt (Bristol Fashion).
+Needs ../shared/data/circuits/aes_128.txt (Bristol Fashion; README, "The examples").
 """
 
-import os
 import time
 
 import _paths
@@ -15,8 +14,7 @@ from mpc.gc import bits_to_bytes, bytes_to_bits, read_bristol
 from mpc.gc.yao import yao
 from mpc.session import Session
 
-path = os.path.join(_paths.ROOT, "..", "shared", "data", "circuits", "aes_128.txt")
-aes = read_bristol(path)                 # input 0 (key) -> garbler, input 1 (block) -> evaluator
+aes = read_bristol(_paths.need(_paths.AES))  # input 0 (key): garbler, input 1 (block): evaluator
 key = bytes.fromhex("000102030405060708090a0b0c0d0e0f")      # party 0's secret
 block = bytes.fromhex("00112233445566778899aabbccddeeff")    # party 1's secret
 

@@ -1,6 +1,5 @@
 """Kendall's tau between age and balance on UCI Bank (or synthetic data), epsilon = 1."""
 
-import os
 
 import _paths
 import numpy as np
@@ -10,7 +9,7 @@ from ustat.data import load_csv, normalize
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
 
-if os.path.exists(_paths.BANK):
+if _paths.have(_paths.BANK):
     raw, _ = load_csv(_paths.BANK, columns=["age", "balance"])
     X, _ = normalize(raw, bounds=[(18, 95), (-8019, 102127)])
 else:

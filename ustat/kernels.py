@@ -385,7 +385,8 @@ register(Kernel(
     "auc", 2, 2, _auc_plain, _auc_secure, (0.0, 1.0),
     "Area under the ROC curve on (score, label in {0,1}) records; releases "
     "U * C(n,2) / (n+ n-) where the positive count n+ is released with its own "
-    "share of epsilon (discrete Laplace, sensitivity 1)",
+    "share of epsilon (discrete Laplace, sensitivity 1), chosen from public parameters "
+    "(n, |E|, largest degree; 0.27 at the default |E| = 2n)",
     categorical=(1,), column_names=("score", "label"),
     aux=_labels_aux, aux_sensitivity=1.0, aux_names=("n_pos",), finalize=_auc_finalize,
     statistic="AUC", rounds_note="1 sign gate + 2 products (1 round)",
@@ -417,7 +418,8 @@ register(Kernel(
     "vus", 3, 2, _vus_plain, _vus_secure, (0.0, 1.0),
     "Volume under the ROC surface for three ordered classes: (score, class in "
     "{0,1,2}); releases U * C(n,3) / (n0 n1 n2), class counts released with their "
-    "own share of epsilon (L1 sensitivity 2); strict inequalities (ties count 0)",
+    "own share of epsilon (L1 sensitivity 2), chosen from public parameters (n, |E|, "
+    "largest degree; 0.29 at the default |E| = 2n); strict inequalities (ties count 0)",
     categorical=(1,), column_names=("score", "class"),
     aux=_class3_aux, aux_sensitivity=2.0, aux_names=("n0", "n1", "n2"),
     finalize=_vus_finalize, statistic="VUS",

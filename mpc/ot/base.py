@@ -9,15 +9,18 @@ generator G (:mod:`mpc.ot.group`):
    batch and for all its receivers: the construction allows reusing A, and
    every key below hashes A and B, so keys of different OTs stay independent.
 2. For its OT number k with choice c_k, R draws b_k and sends
-   B_k = b_k G + c_k A; its key is H(A, B_k, b_k A).
-3. S computes, for every B_k, k0 = H(A, B_k, a B_k) and
-   k1 = H(A, B_k, a B_k - aA) (-aA computed once per batch).
+   B_k = b_k G + c_k A; its key is H(k, A, B_k, b_k A).
+3. S refuses B_k = A (then a B_k - aA is the point at infinity and k1 a
+   public constant) and computes k0 = H(k, A, B_k, a B_k) and
+   k1 = H(k, A, B_k, a B_k - aA) (-aA computed once per batch).
    Then k_{c_k} is R's key and k_{1-c_k} is hidden from R (CDH).
 
-H is SHA-256 over a domain string and the three 33-byte encodings,
-truncated to 128 bits (:func:`mpc.ot.group.kdf`): the key hashes the
-transcript (A, B_k), not only the shared point, as the repaired variants of
-the protocol do (Hauck, Loss, ePrint 2017/1011).
+H is SHA-256 over a domain string, the OT's index k in the batch and the
+three 33-byte encodings, truncated to 128 bits (:func:`mpc.ot.group.kdf`):
+the key hashes the transcript (A, B_k) and the index, not only the shared
+point, as the repaired variants of the protocol do (Hauck, Loss, ePrint
+2017/1011): a receiver that sends one B for two OTs under the same A gets
+unrelated keys for them.
 
 Cost: 264 bits (one encoded point) per S -> R pair for A, plus 264 bits per
 OT for B; 2 rounds (A, then B). Computation: 2 scalar multiplications per
@@ -143,7 +146,7 @@ class BaseOTBatch:
             for k, u, c in zip(ots.tolist(), self._who[ots].tolist(), cs):
                 A, a_enc = points[u]
                 b = g.scalar(raw[k * SCALAR_RAW_BYTES:(k + 1) * SCALAR_RAW_BYTES])
-                b_enc, key = g.choose(A, a_enc, b, c)
+                b_enc, key = g.choose(A, a_enc, b, c, k)
                 encs.append(b_enc)
                 ks.append(key)
             sel = slice(None) if ots.size == n else ots
@@ -168,7 +171,7 @@ class BaseOTBatch:
             x0s, x1s = [], []
             for k, u in zip(ots.tolist(), self._who[ots].tolist()):
                 a, _, a_enc, neg_aa = setup[u]
-                x0, x1 = g.keys(a, a_enc, neg_aa, b[k * POINT_BYTES:(k + 1) * POINT_BYTES])
+                x0, x1 = g.keys(a, a_enc, neg_aa, b[k * POINT_BYTES:(k + 1) * POINT_BYTES], k)
                 x0s.append(x0)
                 x1s.append(x1)
             sel = slice(None) if ots.size == n else ots

@@ -44,9 +44,19 @@ SCALAR_RAW_BYTES = 40
 _KDF_DOMAIN = b"ustat-toolkit mpc.gc.ot Chou-Orlandi v1"
 
 
-def kdf(a_enc: bytes, b_enc: bytes, point_enc: bytes) -> bytes:
-    """The transcript-hashed key ``SHA-256(domain || A || B || point)[:16]``."""
-    return hashlib.sha256(_KDF_DOMAIN + a_enc + b_enc + point_enc).digest()[:16]
+def kdf(a_enc: bytes, b_enc: bytes, point_enc: bytes, index: int) -> bytes:
+    """The key of OT number ``index``: ``SHA-256(domain || index || A || B || point)[:16]``
+    (``index`` as 8 little-endian bytes). Binding the index keeps the keys of two OTs
+    independent even when a receiver sends the same B for both under one A."""
+    return hashlib.sha256(_KDF_DOMAIN + int(index).to_bytes(8, "little") + a_enc + b_enc
+                          + point_enc).digest()[:16]
+
+
+def _check_b(a_enc: bytes, b_enc: bytes) -> None:
+    """Refuse B = A: then aB - aA is the point at infinity and k1 is a public constant."""
+    if b_enc == a_enc:
+        raise ValueError("base OT: the receiver's B equals A (malformed or malicious message; "
+                         "k1 would be public)")
 
 
 class Group(Protocol):
@@ -68,11 +78,13 @@ class Group(Protocol):
     def setup(self, a: Any) -> tuple[Any, bytes, Any]:
         """(A, encoding of A, -aA) for the sender's scalar ``a``."""
 
-    def choose(self, A: Any, a_enc: bytes, b: Any, c: int) -> tuple[bytes, bytes]:
-        """Receiver: (encoding of B = bG + cA, key H(A, B, bA))."""
+    def choose(self, A: Any, a_enc: bytes, b: Any, c: int, index: int) -> tuple[bytes, bytes]:
+        """Receiver: (encoding of B = bG + cA, key H(index, A, B, bA)) for OT ``index``."""
 
-    def keys(self, a: Any, a_enc: bytes, neg_aA: Any, b_enc: bytes) -> tuple[bytes, bytes]:
-        """Sender: (H(A, B, aB), H(A, B, aB - aA)) for a received encoding of B."""
+    def keys(self, a: Any, a_enc: bytes, neg_aA: Any, b_enc: bytes,
+             index: int) -> tuple[bytes, bytes]:
+        """Sender: (H(index, A, B, aB), H(index, A, B, aB - aA)) for a received encoding of
+        B (ValueError if B = A)."""
 
 
 class _Secp256k1:
@@ -98,20 +110,22 @@ class _Secp256k1:
         A = self._pk.from_valid_secret(a)
         return A, A.format(), A.multiply(self.neg(a))
 
-    def choose(self, A: PublicKey, a_enc: bytes, b: bytes, c: int) -> tuple[bytes, bytes]:
-        """Receiver: (encoding of B = bG + cA, key H(A, B, bA))."""
+    def choose(self, A: PublicKey, a_enc: bytes, b: bytes, c: int,
+               index: int) -> tuple[bytes, bytes]:
+        """Receiver: (encoding of B = bG + cA, key H(index, A, B, bA))."""
         B = self._pk.from_valid_secret(b)
         if c:
             B = self._pk.combine_keys([B, A])
         b_enc = B.format()
-        return b_enc, kdf(a_enc, b_enc, A.multiply(b).format())
+        return b_enc, kdf(a_enc, b_enc, A.multiply(b).format(), index)
 
     def keys(self, a: bytes, a_enc: bytes, neg_aA: PublicKey,
-             b_enc: bytes) -> tuple[bytes, bytes]:
-        """Sender: (H(A, B, aB), H(A, B, aB - aA)) for a received encoding of B."""
+             b_enc: bytes, index: int) -> tuple[bytes, bytes]:
+        """Sender: (H(index, A, B, aB), H(index, A, B, aB - aA)) for a received B."""
+        _check_b(a_enc, b_enc)
         T = self._pk(b_enc).multiply(a)
         T1 = self._pk.combine_keys([T, neg_aA])
-        return kdf(a_enc, b_enc, T.format()), kdf(a_enc, b_enc, T1.format())
+        return kdf(a_enc, b_enc, T.format(), index), kdf(a_enc, b_enc, T1.format(), index)
 
 
 #: The order of NIST P-256's base point (FIPS 186-4, D.1.2.3); checked against the library.
@@ -146,16 +160,22 @@ class _P256:
         A = self._g * a
         return A, self._enc(A), -(A * a)
 
-    def choose(self, A: EccPoint, a_enc: bytes, b: int, c: int) -> tuple[bytes, bytes]:
+    def choose(self, A: EccPoint, a_enc: bytes, b: int, c: int,
+               index: int) -> tuple[bytes, bytes]:
         B = self._g * b
         if c:
             B = B + A
         b_enc = self._enc(B)
-        return b_enc, kdf(a_enc, b_enc, self._enc(A * b))
+        return b_enc, kdf(a_enc, b_enc, self._enc(A * b), index)
 
-    def keys(self, a: int, a_enc: bytes, neg_aA: EccPoint, b_enc: bytes) -> tuple[bytes, bytes]:
+    def keys(self, a: int, a_enc: bytes, neg_aA: EccPoint, b_enc: bytes,
+             index: int) -> tuple[bytes, bytes]:
+        _check_b(a_enc, b_enc)
         T = self._dec(b_enc) * a
-        return kdf(a_enc, b_enc, self._enc(T)), kdf(a_enc, b_enc, self._enc(T + neg_aA))
+        T1 = T + neg_aA
+        if T.is_point_at_infinity() or T1.is_point_at_infinity():    # pragma: no cover
+            raise ValueError("base OT: a key point is the point at infinity")
+        return kdf(a_enc, b_enc, self._enc(T), index), kdf(a_enc, b_enc, self._enc(T1), index)
 
 
 _BACKENDS: dict[str, type[Group]] = {"secp256k1": _Secp256k1, "p256": _P256}

@@ -172,3 +172,18 @@ def test_errors():
         MS.secure_dlap(s, [], holders=np.arange(2))
     with pytest.raises(ValueError, match="depth"):
         MS.secure_dlap(s, [MS.plan_dlap(2, epsilon=1.0)], holders=np.arange(2), depth="flat")
+
+
+def test_documented_total_variation_bound_holds():
+    """docs/internals/noise.md states the sampler's total variation as the code plans it:
+    at most 2^-40 / (1 + e^epsilon) per noise (divided by the draws of one release); the
+    plan's ``tv`` stays within it over a grid (it exceeds 1e-13 at small epsilon)."""
+    import pathlib
+    doc = (pathlib.Path(__file__).parents[2] / "docs" / "internals" / "noise.md").read_text()
+    assert "2^-40 / (1 + e^epsilon)" in doc
+    for scale in (1, 7, 1000, 2 ** 17, 2 ** 30):
+        for eps in (0.001, 0.01, 0.1, 1.0, 5.0, 8.0):
+            for draws in (1, 3, 100):
+                plan = MS.plan_dlap(scale, epsilon=eps, draws=draws)
+                assert plan.tv <= MS.MAX_DELTA / (1.0 + math.exp(eps)) / draws
+    assert MS.plan_dlap(2 ** 17, epsilon=0.01).tv > 1e-13     # why "10^-13" was wrong

@@ -57,9 +57,10 @@ def float_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
-def int_arg(text: str) -> int:
-    """An integer option: ``1000``, or a number written with an exponent that is an integer
-    (``1e6``); ``1.5`` or ``abc`` is refused naming the value."""
+def integral(text: str) -> int | None:
+    """The integer ``text`` writes: ``1000``, or a number with an exponent that is an integer
+    (``1e6``, ``2.5e3``); None for anything else (``1.5``, ``abc``, ``inf``)."""
+    text = str(text).strip()
     try:
         return int(text)
     except ValueError:
@@ -67,10 +68,19 @@ def int_arg(text: str) -> int:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        return None
     if not (math.isfinite(v) and v == int(v)):
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+        return None
     return int(v)
+
+
+def int_arg(text: str) -> int:
+    """An integer option: ``1000``, or a number written with an exponent that is an integer
+    (``1e6``); ``1.5`` or ``abc`` is refused naming the value."""
+    v = integral(text)
+    if v is None:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}")
+    return v
 
 
 class Parser(argparse.ArgumentParser):

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..specs.base import Spec
 from ..specs.ecdf import ECDFSpec, HLSpec, QuantileSpec, ROCSpec
-from .common import UsageError, check_memory, progress, warn
+from .common import UsageError, check_memory, integral, progress, warn
 from .specs import executor, spec_error
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _check_ignored_flags(args, deployed: bool) -> None:
     for flag, key, ignored, why in rules:
         if ignored and getattr(args, key, None) not in (None, False):
             raise UsageError(f"{flag} {why}: drop it")
-    if getattr(args, "grid", "regular") != "regular" and not str(args.thresholds).strip().isdigit():
+    if getattr(args, "grid", "regular") != "regular" and integral(args.thresholds) is None:
         raise UsageError("--grid applies to --thresholds N, not to a file of thresholds: drop it")
     if getattr(args, "processes", None) is not None:
         if args.processes < 1:
@@ -158,10 +158,7 @@ def thresholds_option(args: argparse.Namespace,
     from ..ecdf import thresholds as th
 
     text = str(args.thresholds).strip()
-    try:
-        n = int(text)
-    except ValueError:
-        n = None
+    n = integral(text)                  # N, also written 1e3
     if n is not None:
         if n < 1:
             raise UsageError(f"--thresholds must be >= 1 (N = 0 thresholds gives nothing to "

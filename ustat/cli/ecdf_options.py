@@ -81,8 +81,10 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
 
 def _one_column(p):
     p.add_argument("--column", help="the column to release (default: the only column)")
-    p.add_argument("--bounds", help="public bounds lo:hi of the column (default: the data's "
-                                    "min/max, which leaks); -10:10 is accepted as a value")
+    p.add_argument("--bounds", help="public bounds lo:hi of the column, known without looking "
+                                    "at the data (required with --csv at a finite epsilon; "
+                                    "only --epsilon inf, not private, may use the data's "
+                                    "min/max, with a warning); -10:10 is accepted as a value")
     p.add_argument("--clip", action="store_true", help="clip values outside --bounds")
     p.add_argument("--grid", default="regular", choices=("regular", "geometric"),
                    help="grid for --thresholds N: regular (default) or geometric (lo > 0)")
@@ -138,8 +140,10 @@ def add_parsers(subparsers: argparse._SubParsersAction[Parser]) -> None:
                               description="ROC curve and AUC from the private ECDFs of the "
                                           "positive and negative scores (epsilon/2 each).")
     _labelled(r, "--score", "the score column (higher = more likely positive)")
-    r.add_argument("--bounds", help="public bounds lo:hi of the score (default: the data's "
-                                    "min/max, which leaks); -10:10 is accepted as a value")
+    r.add_argument("--bounds", help="public bounds lo:hi of the score, known without looking "
+                                    "at the data (required with --csv at a finite epsilon; "
+                                    "only --epsilon inf, not private, may use the data's "
+                                    "min/max, with a warning); -10:10 is accepted as a value")
     r.add_argument("--clip", action="store_true", help="clip scores outside --bounds")
     _common(r)
     h = subparsers.add_parser("hl", help="a private Hosmer-Lemeshow calibration test",

@@ -109,8 +109,9 @@ def _privacy_options(e):
     t.add_argument("--committee-size", type=int_arg, default=None, metavar="M",
                    help="hf: noise committee size (default: with --noise-method mpc the "
                         "smallest with one honest member but with probability --committee-fail, "
-                        "40 for f_H = 0.5; with polya the smallest whose variance cost is within "
-                        "2x of the best, 188 for f_H = 0.5)")
+                        "40 for f_H = 0.5 (fewer below n of a few thousand); with polya the "
+                        "smallest whose variance cost is within 2x of the best, 188 for f_H = "
+                        "0.5 and large n, 180 at n = 4521)")
     t.add_argument("--honest-fraction", type=float_arg, default=None, metavar="F",
                    help="hf: assumed fraction of honest parties f_H (default 0.5)")
     t.add_argument("--committee-fail", dest="fail", type=float_arg, default=None,

@@ -54,7 +54,11 @@ def _collusion(spec: UMPCSpec, res, n: int) -> dict | None:
                                   fail=pr.committee_fail, f_h=pr.honest_fraction, method=method)
     parts = [(i["epsilon"], i["scale_ring_units"]) for i in res.aux["noise"].values()]
     out = collusion.release_guarantee(plan, parts, pr.honest_fraction)
-    out.update(method=method, delta=getattr(res, "delta", 0.0))
+    out.update(method=method, delta=getattr(res, "delta", 0.0),
+               # whom epsilon_all_but_one is against (besides the aggregator): all but one of
+               # the noise's contributors, i.e. of the committee under hf, of the n parties
+               # under dis
+               all_but_one_colluders=plan.contributors - 1)
     return out
 
 
@@ -257,8 +261,10 @@ def print_estimate(res: dict) -> None:
     if coll:
         print(f"  inputs    : {coll['input_privacy'].removeprefix('inputs ')}")
         print(f"  collusion : {coll['summary']}")
-        print(f"              with all but one contributor colluding: epsilon "
-              f"{coll['epsilon_all_but_one']:.4g}")
+        who = "committee members" if res["threat_model"] == "hf" else "parties"
+        print(f"              with all but one contributor colluding "
+              f"({coll['contributors'] - 1} of the {coll['contributors']} {who}, with the "
+              f"aggregator): epsilon {coll['epsilon_all_but_one']:.4g}")
     print_classes(res)
     print(f"  data      : n = {res['n']}, {res['data']['source']}")
     print(f"  edges     : {res['edges']} ({res['sampler']}), max degree {res['max_degree']}")

@@ -69,10 +69,13 @@ def test_prg_matrix_and_hash_match_an_independent_aes_reference():
     assert np.array_equal(prg.expand_keys(x, 7, idx), x[:, :7])
 
 
-def test_kdf_is_sha256_of_the_transcript():
+def test_kdf_is_sha256_of_the_transcript_and_the_ot_index():
     a, b, p = bytes(range(33)), bytes(range(1, 34)), bytes(range(2, 35))
-    ref = hashlib.sha256(b"ustat-toolkit mpc.gc.ot Chou-Orlandi v1" + a + b + p).digest()[:16]
-    assert kdf(a, b, p) == ref
+    for index in (0, 1, 2 ** 40 + 3):
+        ref = hashlib.sha256(b"ustat-toolkit mpc.gc.ot Chou-Orlandi v1"
+                             + index.to_bytes(8, "little") + a + b + p).digest()[:16]
+        assert kdf(a, b, p, index) == ref
+    assert kdf(a, b, p, 0) != kdf(a, b, p, 1)
 
 
 @pytest.mark.parametrize("name", available_groups())
@@ -85,9 +88,22 @@ def test_group_backend_chou_orlandi_keys(name):
     for k in range(8):
         b = g.scalar(raw[40 * (k + 1):40 * (k + 2)].tobytes())
         c = k % 2
-        b_enc, kc = g.choose(A, a_enc, b, c)
-        k0, k1 = g.keys(a, a_enc, neg, b_enc)
+        b_enc, kc = g.choose(A, a_enc, b, c, k)
+        k0, k1 = g.keys(a, a_enc, neg, b_enc, k)
         assert kc == (k1 if c else k0) and k0 != k1 and len(kc) == 16
+        # a receiver replaying B_k at another OT index gets unrelated keys there
+        assert not {k0, k1} & set(g.keys(a, a_enc, neg, b_enc, k + 100))
+
+
+@pytest.mark.parametrize("name", available_groups())
+def test_group_backend_rejects_b_equal_to_a(name):
+    """B = A makes aB - aA the point at infinity (k1 = H(.., infinity), known to anyone):
+    both curves refuse it with the same ValueError (secp256k1 used to by accident)."""
+    g = get_group(name)
+    a = g.scalar(as_rng(8).derive("grp", name).bytes_array(40).tobytes())
+    _, a_enc, neg = g.setup(a)
+    with pytest.raises(ValueError, match="B equals A"):
+        g.keys(a, a_enc, neg, a_enc, 0)
 
 
 def test_groups_agree_on_encoding_size_and_unknown_name_is_refused():
