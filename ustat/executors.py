@@ -55,7 +55,9 @@ __all__ = [
     "Simulator",
     "check_processes",
     "describe_group",
+    "is_refusal",
     "process_costs",
+    "refusal",
 ]
 
 POOLS = ("processes", "threads")
@@ -106,6 +108,27 @@ class Program:
     chunked: bool = False
     local_only: str | None = None
     finish: Callable[[Any, list, float], Any] | None = None
+
+
+#: the attribute :func:`refusal` sets on an exception
+_REFUSAL = "ustat_refused_before_computing"
+
+
+def refusal(exc: BaseException) -> BaseException:
+    """``exc`` marked as a refusal a program made *before* it drew any noise or computed on a
+    private row (its public parameters, or a check of its inputs), and returned to be raised.
+
+    Inside a program, an error is otherwise taken to come after computing started: a caller
+    keeping a privacy budget (``ustat --budget-file``) charges such a run whatever happens,
+    and gives back only what :func:`is_refusal` names. The exception keeps its type and
+    message."""
+    setattr(exc, _REFUSAL, True)
+    return exc
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """Whether ``exc`` was marked by :func:`refusal` (refused before computing)."""
+    return bool(getattr(exc, _REFUSAL, False))
 
 
 class Executor:

@@ -1,5 +1,6 @@
 """--budget-file charges every private release of every command, epsilon and delta, to a data
-set recognised by its content; a failed or interrupted run gives its reservation back."""
+set recognised by its content; a run that fails or is interrupted before computing gives its
+reservation back, one that stops after computing started stays charged (issue 37)."""
 
 import json
 import signal
@@ -100,7 +101,7 @@ def test_failed_and_interrupted_runs_give_their_reservation_back(capsys, data, t
     monkeypatch.setattr(release, "release", interrupted)
     assert main(["ecdf"] + base + ["--column", "p", "--bounds", "0:1", "--epsilon", "0.25",
                                    "--no-progress"]) == 130
-    monkeypatch.setattr(roc, "deploy", interrupted)
+    monkeypatch.setattr(roc, "roc_program", interrupted)      # before computing
     assert main(["roc"] + base + ["--score", "p", "--label", "y", "--bounds", "0:1",
                                   "--epsilon", "0.5", "--backend", "central", "--thresholds",
                                   "16", "--no-progress"]) == 130
@@ -225,3 +226,101 @@ def test_stored_keys_are_not_the_plain_row_digests(capsys, data, tmp_path):
     code, err = _err(capsys, ["ecdf", "--csv", str(data), "--column", "q", "--bounds", "0:1",
                               "--epsilon", "0.75", "--budget-file", str(b)])
     assert code == 2 and "spent 0.5 of 1, asked 0.75" in err
+
+
+def _no_positives(tmp_path, n=3000):
+    rows = [f"{(i * 37) % 101 / 101:.3f},0" for i in range(n)]
+    path = tmp_path / "neg.csv"
+    path.write_text("s,y\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_roc_failing_after_its_noise_is_drawn_stays_charged(capsys, tmp_path):
+    """No positives: the noisy positive count comes out <= 0 about half the time (seed 3 here),
+    after both class ECDFs were released. That failure is charged (issue 37, item 1)."""
+    b = tmp_path / "b.json"
+    code, err = _err(capsys, ["roc", "--csv", str(_no_positives(tmp_path)), "--score", "s",
+                              "--label", "y", "--bounds", "0:1", "--thresholds", "16",
+                              "--backend", "central", "--seed", "3", "--epsilon", "1",
+                              "--budget-file", str(b), "--budget-total", "3"])
+    assert code == 2 and "noisy class size <= 0" in err and "Traceback" not in err
+    assert "stays charged" in err
+    (spend,) = _spends(b)
+    assert spend["status"] == "spent" and spend["epsilon"] == 1.0 and spend["label"] == "roc"
+
+
+def test_refusals_from_public_parameters_are_refunded(capsys, tmp_path):
+    """quantile and roc refuse when the noise dominates (n, epsilon, the grid: public), before
+    computing: nothing is charged."""
+    data = tmp_path / "small.csv"
+    data.write_text("s,y\n" + "\n".join(f"{i / 60:.3f},{i % 2}" for i in range(60)) + "\n")
+    b = tmp_path / "b.json"
+    base = ["--csv", str(data), "--bounds", "0:1", "--epsilon", "0.1", "--budget-file", str(b),
+            "--budget-total", "3"]
+    code, err = _err(capsys, ["quantile", *base, "--column", "s", "--thresholds", "64"])
+    assert code == 2 and "noise" in err and "stays charged" not in err
+    code, err = _err(capsys, ["roc", *base, "--score", "s", "--label", "y", "--thresholds", "64",
+                              "--backend", "central"])
+    assert code == 2 and "noise dominates" in err and "stays charged" not in err
+    assert not b.exists() or _spends(b) == []
+
+
+def test_interrupted_after_computing_started_stays_charged(capsys, data, tmp_path, monkeypatch):
+    """Ctrl-C once the class ECDFs are being computed (roc's deploy): charged; a U-MPC refusal
+    of its parameters raised inside the program before any noise (--edges too many) is not."""
+    import importlib
+
+    roc = importlib.import_module("ustat.ecdf.roc")
+    b = tmp_path / "b.json"
+    base = ["--csv", str(data), "--budget-file", str(b), "--budget-total", "3", "--no-progress"]
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(roc, "deploy", interrupted)
+    assert main(["roc"] + base + ["--score", "p", "--label", "y", "--bounds", "0:1",
+                                  "--epsilon", "0.5", "--backend", "central", "--thresholds",
+                                  "16"]) == 130
+    assert "stays charged" in capsys.readouterr().err
+    assert [(s["label"], s["status"], s["epsilon"]) for s in _spends(b)] == [("roc", "spent", 0.5)]
+    code, err = _err(capsys, ["estimate", "gini"] + base + ["--columns", "p", "--bounds", "0:1",
+                                                             "--epsilon", "0.25", "--edges",
+                                                             "10000000"])
+    assert code == 2 and "exceeds" in err and "stays charged" not in err
+    assert len(_spends(b)) == 1
+
+
+def test_roc_with_one_threshold_is_refused_and_refunded(capsys, data, tmp_path):
+    """One threshold: the curve is (1, 1) -> (0, 0), AUC 0.5 whatever the data (issue 37,
+    item 12): refused before computing, nothing charged."""
+    b = tmp_path / "b.json"
+    code, err = _err(capsys, ["roc", "--csv", str(data), "--score", "p", "--label", "y",
+                              "--bounds", "0:1", "--thresholds", "1", "--backend", "central",
+                              "--budget-file", str(b), "--budget-total", "3"])
+    assert code == 2 and "--thresholds" in err and "at least 2" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not b.exists() or _spends(b) == []
+
+
+@pytest.mark.parametrize("protocol", [
+    ["estimate", "kendall", "--columns", "p,q", "--bounds", "0:1,0:1"],
+    ["ecdf", "--column", "p", "--bounds", "0:1"],
+    ["quantile", "--column", "p", "--bounds", "0:1"],
+    ["roc", "--score", "p", "--label", "y", "--bounds", "0:1"],
+    ["hl", "--prob", "p", "--label", "y"],
+])
+@pytest.mark.parametrize("budget", [
+    ["--budget-file", "b.json", "--budget-total", "3"],
+    ["--budget-total", "3"],
+    ["--budget-delta", "1e-6"],
+])
+def test_deploy_init_refuses_a_budget(capsys, tmp_path, protocol, budget):
+    """No participant of a deployment sees the data set to identify it: a budget flag in the
+    protocol is refused at ``deploy init`` (issue 37, item 11), naming the budget."""
+    out = tmp_path / "dep"
+    code = main(["deploy", "init", "--parties", "50", "--hosts", "1", "--out", str(out), "--",
+                 *protocol, *budget])
+    err = capsys.readouterr().err
+    assert code == 2 and "budget" in err and "deployment" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (out / "deploy.toml").exists()

@@ -122,16 +122,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _charged_run(run, args) -> dict:
-    """run(args) with its --budget-file reservation confirmed on success and given back when it
-    fails or is interrupted (the command reserves through ``args.charge``)."""
+    """run(args) with its --budget-file reservation confirmed on success, given back when it
+    fails or is interrupted before computing started, and confirmed (with a warning) when it
+    stops after (the command reserves through ``args.charge``; :mod:`.budget`)."""
     charge = args.charge = Charge(args)
     try:
         res = run(args)
     except BaseException:
         try:
-            charge.settle(ok=False)
+            if charge.settle(ok=False):
+                warn(charge.charged_text())
         except (ValueError, OSError) as exc:        # the original error matters more
-            warn(f"the budget reservation could not be given back: {exc}")
+            warn(f"the budget reservation could not be settled: {exc}")
         raise
     charge.settle(ok=True)
     summary = charge.summary()
@@ -141,15 +143,17 @@ def _charged_run(run, args) -> dict:
 
 
 class Terminated(BaseException):
-    """SIGTERM in the ``ustat`` command: stop like Ctrl-C (reservations given back), status 143."""
+    """SIGTERM in the ``ustat`` command: stop like Ctrl-C (a reservation given back before
+    computing started, charged after), status 143."""
 
 
 def entry() -> int:
     """The ``ustat`` command (and ``python -m ustat``): :func:`main`, then a quiet exit on a
     Ctrl-C that arrives while the interpreter shuts down.
 
-    SIGTERM (``kill``) during the run stops it like Ctrl-C: the budget
-    reservation is given back and the status is 143. After the result is
+    SIGTERM (``kill``) during the run stops it like Ctrl-C, status 143: the budget
+    reservation is given back if computing had not started, else it stays charged
+    (:mod:`.budget`). After the result is
     printed, the interpreter still joins the worker pool's threads (workers
     finish the chunk they hold); a Ctrl-C then would end in a
     ``KeyboardInterrupt`` traceback from ``threading``, or kill the process by

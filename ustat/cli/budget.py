@@ -2,13 +2,24 @@
 
 :func:`ustat.cli.main` gives each run a :class:`Charge` (``args.charge``).
 A command reserves its (epsilon, delta) with :meth:`Charge.reserve` once its
-data is read and before it computes anything; ``main`` confirms the spend
-when the command returns and gives the reservation back when it fails or is
-interrupted (Ctrl-C, or SIGTERM from the ``ustat`` command), so that only a
-release that was computed is charged. The data set is recognised by its
-parsed content (:mod:`ustat.data.identity`), delta is charged as well as
-epsilon, and the budget adds up by basic composition
-(:mod:`noise.budget_file`).
+data is read and before it computes anything. The charge learns when computing
+starts: the executor of the flags (:func:`ustat.cli.specs.executor`) is
+:meth:`Charge.watch`-ed, and a program starting on it marks the run started.
+``main`` then settles the reservation (issue 37's rule: once any noise may have
+been drawn, the run is charged, whatever happens next):
+
+- the command returned: confirmed (the release's exact delta when it set one);
+- it failed or was interrupted (Ctrl-C, or SIGTERM from the ``ustat`` command)
+  *before* computing started, or the program refused from its public
+  parameters or input checks before drawing noise
+  (:func:`ustat.executors.refusal`): given back;
+- it failed or was interrupted *after* computing started (a noisy class size
+  <= 0 in ``roc``, a plot that cannot be written, Ctrl-C during the protocol):
+  confirmed, with its reserved delta, and a warning says so.
+
+The data set is recognised by its parsed content (:mod:`ustat.data.identity`),
+delta is charged as well as epsilon, and the budget adds up by basic
+composition (:mod:`noise.budget_file`).
 
 The budget is record-level: :func:`check_options` refuses, before anything is
 read, what it cannot charge: ``--epsilon inf`` and ``--evaluate`` (an exact
@@ -24,12 +35,15 @@ import argparse
 import math
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..executors import Executor, is_refusal
 from .common import UsageError, float_arg
 
 if TYPE_CHECKING:
     from noise.budget_file import BudgetFile, Reservation
+
+    from ..executors import Program
 
 __all__ = ["Charge", "budget_options", "check_options"]
 
@@ -98,13 +112,23 @@ def _not_record_level(args: argparse.Namespace) -> str | None:
 
 
 class Charge:
-    """One run's spend in ``--budget-file`` (nothing without the flag)."""
+    """One run's spend in ``--budget-file`` (nothing without the flag). ``started``: whether
+    computing started (:meth:`watch`), after which the run is charged whatever happens."""
 
     def __init__(self, args: argparse.Namespace):
         self.args = args
         self.file: BudgetFile | None = None
         self.reservation: Reservation | None = None
         self.actual_delta: float | None = None
+        self.started = False
+
+    def watch(self, executor: Executor) -> Executor:
+        """``executor``, marking this run started when a program starts on it (and not
+        started again when the program refuses before computing: :func:`ustat.executors.
+        refusal`); ``executor`` itself without ``--budget-file`` (nothing to charge)."""
+        if not getattr(self.args, "budget_file", None):
+            return executor
+        return _Watched(executor, self)
 
     def reserve(self, columns: Sequence[str], *, epsilon: float, delta: float = 0.0, label: str,
                 details: dict | None = None) -> Reservation | None:
@@ -133,16 +157,28 @@ class Charge:
             raise UsageError(_budget_hint(exc, delta, _protocol(args))) from None
         return self.reservation
 
-    def settle(self, ok: bool) -> None:
-        """Confirm the reservation (with the run's exact delta when it set one), or cancel it."""
+    def settle(self, ok: bool) -> bool:
+        """Confirm the reservation (with the run's exact delta when it set one) when the run
+        succeeded or stopped after computing started, else cancel it; whether a run that did
+        not succeed was charged."""
         file, reservation = self.file, self.reservation
         if reservation is None:
-            return
+            return False
         assert file is not None                 # reserve() opened it
-        if ok:
-            file.confirm(reservation, delta=self.actual_delta)
-        else:
-            file.cancel(reservation)
+        if ok or self.started:
+            file.confirm(reservation, delta=self.actual_delta if ok else None)
+            return not ok
+        file.cancel(reservation)
+        return False
+
+    def charged_text(self) -> str:
+        """What a run that stopped after computing started spent (for the warning)."""
+        r = self.reservation
+        assert r is not None
+        delta = f", delta {r.delta:.3g}" if r.delta else ""
+        return (f"computing had started, so this run stays charged to --budget-file "
+                f"{self.args.budget_file}: epsilon {r.epsilon:g}{delta} (spent {r.spent:g} of "
+                f"{r.total:g})")
 
     def summary(self) -> dict | None:
         r = self.reservation
@@ -155,6 +191,25 @@ class Charge:
                 "spent_delta": spent_delta, "this_run_delta": this_delta,
                 "remaining_delta": max(0.0, r.total_delta - spent_delta),
                 "composition": "basic (epsilons add up, deltas add up)"}
+
+
+class _Watched(Executor):
+    """An executor whose :meth:`run` marks the charge started (:meth:`Charge.watch`)."""
+
+    def __init__(self, inner: Executor, charge: Charge):
+        self.inner, self.charge = inner, charge
+
+    def run(self, program: Program) -> Any:
+        self.charge.started = True
+        try:
+            return self.inner.run(program)
+        except BaseException as exc:
+            if is_refusal(exc):                 # refused before any noise: not started
+                self.charge.started = False
+            raise
+
+    def describe(self) -> str:
+        return self.inner.describe()
 
 
 def _budget_hint(exc: ValueError, delta: float, info) -> str:

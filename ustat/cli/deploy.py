@@ -275,12 +275,16 @@ def _ecdf_job(command: list):
                          "of its own file; no participant sees all the data)")
     refused = (("evaluate", "--evaluate reads every value in the clear"),
                ("processes", "--processes: the deployment lays out the processes"),
-               ("budget_file", "--budget-file: no participant sees the data set to identify it"),
                ("plot", "--plot: the analyst's report (--json) holds the curve to plot"),
                ("n", "--n sets the size of the synthetic default; each host reads its file"))
     for key, why in refused:
         if getattr(args, key, None):
             raise ValueError(f"not in a deployment: {why}")
+    budget = [flag for flag in ("--budget-file", "--budget-total", "--budget-delta")
+              if getattr(args, flag[2:].replace("-", "_"), None) is not None]
+    if budget:
+        raise ValueError(f"not in a deployment: {' / '.join(budget)}: a deployment keeps no "
+                         "budget (no participant sees the data set to identify it)")
     if args.backend == "central":
         raise ValueError("--backend central is a trusted curator holding every value: nothing "
                          "to deploy (use fss or pointwise)")

@@ -235,7 +235,12 @@ def quantile_spec(args: argparse.Namespace, bounds: tuple[float, float], thresho
 
 def roc_spec(args: argparse.Namespace, bounds: tuple[float, float],
              thresholds: int | tuple) -> ROCSpec:
-    """The :class:`ROCSpec` of ``ustat roc``'s flags."""
+    """The :class:`ROCSpec` of ``ustat roc``'s flags (``--thresholds 1`` refused: the curve
+    would be (1, 1) -> (0, 0), AUC 0.5 whatever the data)."""
+    if thresholds == 1:
+        raise UsageError("--thresholds: a ROC curve needs at least 2 thresholds (with only the "
+                         "upper bound the curve is (1, 1) -> (0, 0) and the AUC 0.5 whatever "
+                         "the data); use --thresholds 2 or more")
     return _spec(ROCSpec, **_grid_fields(args, bounds, thresholds))
 
 

@@ -20,7 +20,15 @@ import numpy as np
 from ..data.records import RecordSource
 from ..data.records import load_records as read_records
 from .budget import check_options
-from .common import UsageError, check_epsilon_option, progress, require_extra, warn, with_flag_names
+from .common import (
+    UsageError,
+    check_epsilon_option,
+    cli_words,
+    progress,
+    require_extra,
+    warn,
+    with_flag_names,
+)
 from .specs import UMPC_FLAGS, engine_options, executor, field_flags, umpc_spec
 
 if TYPE_CHECKING:
@@ -166,11 +174,14 @@ def _umpc(args, kern, X, raw, meta, notes) -> tuple:
     """(run(notes) -> the report, the delta charged before it runs) of a U-MPC estimate."""
     from ..reports.umpc import estimate_output
     from ..umpc import run_umpc
-    from ..umpc.privacy import planned_delta
+    from ..umpc.privacy import committee_note, planned_delta
 
     spec, records = umpc_run(args, kern, X, raw, meta, notes)
     where = executor(args)
     delta = planned_delta(spec, X.shape[0])
+    capped = committee_note(spec, X.shape[0])     # the release's notes say it too
+    if capped and math.isfinite(args.epsilon):
+        warn(cli_words(capped))
 
     def run(all_notes):
         res = with_flag_names(lambda: run_umpc(records, spec, where, evaluate=args.evaluate,

@@ -76,17 +76,21 @@ def engine_options(args: argparse.Namespace) -> dict:
 
 
 def executor(args: argparse.Namespace) -> Executor:
-    """The executor of ``--processes``, ``--scheduler``, ``--workers`` and ``--pool``."""
+    """The executor of ``--processes``, ``--scheduler``, ``--workers`` and ``--pool``, watched
+    by the run's budget charge (:meth:`ustat.cli.budget.Charge.watch`) when it has one."""
     processes = getattr(args, "processes", None)
     workers, pool = getattr(args, "workers", None), getattr(args, "pool", None)
     scheduler = getattr(args, "scheduler", None)
     try:
         if processes is not None:
-            return LocalProcesses(processes)
-        if scheduler is not None:
-            return Dask(scheduler, workers)
-        return Simulator(workers, pool or "processes")
+            where: Executor = LocalProcesses(processes)
+        elif scheduler is not None:
+            where = Dask(scheduler, workers)
+        else:
+            where = Simulator(workers, pool or "processes")
     except ValueError as exc:
         raise UsageError("--" + str(exc).replace("_", "-")) from None
+    charge = getattr(args, "charge", None)      # --budget-file: learns when computing starts
+    return where if charge is None else charge.watch(where)
 
 

@@ -47,10 +47,12 @@ the grid holds every distinct score). With smoothing, the curve and AUC shown
 are the smoothed ones, the intervals are those of the unsmoothed estimator
 (``auc_unsmoothed``), which is what they are calibrated for.
 
-Refusal: before anything is computed, :func:`best_case_auc_halfwidth` runs the
-same bootstrap on the most favourable case public parameters can name (n / 2
-per class, both curves rising evenly); above ``MAX_AUC_HALFWIDTH`` the noise
-dominates and :func:`private_roc` refuses.
+Refusal: before anything is computed, a grid of one threshold (the upper bound
+only: the curve would be (1, 1) -> (0, 0), AUC 0.5 whatever the data) is
+refused, and :func:`best_case_auc_halfwidth` runs the same bootstrap on the
+most favourable case public parameters can name (n / 2 per class, both curves
+rising evenly); above ``MAX_AUC_HALFWIDTH`` the noise dominates and
+:func:`private_roc` refuses.
 """
 
 from __future__ import annotations
@@ -297,6 +299,10 @@ def _grid(spec: ROCSpec, x: np.ndarray) -> tuple[np.ndarray, int]:
         tau = np.append(tau, hi)
     if tau[-1] < x.max():
         raise ValueError("thresholds: the last threshold must be >= every score (give bounds)")
+    if tau.size < 2:
+        raise ValueError(f"thresholds: a ROC curve needs at least 2 thresholds (the upper "
+                         f"bound {tau[-1]:g} and one below it): with only the upper bound the "
+                         f"curve is (1, 1) -> (0, 0) and the AUC 0.5 whatever the data")
     return tau, branching
 
 

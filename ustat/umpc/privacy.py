@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MPC_MAX_EPSILON",
     "UMPC_TRUST",
+    "committee_note",
     "delta_spent",
     "noise_draws",
     "noise_guarantee",
@@ -145,6 +146,18 @@ def planned_delta(spec: UMPCSpec, n: int) -> float:
                        committee_size=pr.committee_size, fail=pr.committee_fail,
                        f_h=pr.honest_fraction, noise_method=pr.noise_method,
                        backend=spec.execution.backend, max_colluders=pr.max_colluders)
+
+
+def committee_note(spec: UMPCSpec, n: int) -> str | None:
+    """The note of a ``committee_size`` above the ``n`` parties (M_HF), else None: the
+    committee is then every party (:func:`noise.collusion.committee_plan` caps it at n; the
+    delta and the guarantee are those of n members), which the release says rather than
+    keep silent. Public parameters only."""
+    pr = spec.privacy
+    if pr.threat_model != "hf" or pr.committee_size is None or pr.committee_size <= n:
+        return None
+    return (f"committee_size {pr.committee_size} is more than the n = {n} parties: the noise "
+            f"committee is all {n} parties (capped at n)")
 
 
 UMPC_TRUST = {

@@ -84,13 +84,13 @@ import fss
 from mpc.comm.costs import Costs
 from mpc.session import Session
 
-from ..executors import Executor, Place, Program, Simulator
+from ..executors import Executor, Place, Program, Simulator, refusal
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .merge import merge_chunk
-from .privacy import noise_guarantee, resolve_noise_method
+from .privacy import committee_note, noise_guarantee, resolve_noise_method
 from .progress import Progress, StageClock
 from .release import release_fields
 from .sampling_error import Design
@@ -277,8 +277,12 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         workers, scheduler, progress = 1, None, False
     clock = StageClock()
     workers = default_workers() if workers is None else workers
-    method, method_note = resolve_noise_method(pr.noise_method, ex.backend, pr.max_colluders,
-                                               pr.epsilon)
+    try:
+        method, method_note = resolve_noise_method(pr.noise_method, ex.backend,
+                                                   pr.max_colluders, pr.epsilon)
+    except (ValueError, TypeError) as exc:      # public parameters: nothing computed yet
+        refusal(exc)
+        raise
     noise_kw = {"threat_model": pr.threat_model, "fail": pr.committee_fail,
                 "f_h": pr.honest_fraction, "method": method,
                 "triples": "ot" if ex.backend == "gc" else "dealer"}
@@ -288,9 +292,13 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
     with Progress(0, progress) as bar:
         bar.stage("sampling")
-        run = prepare_run(records, spec, options["session"], options["hypergraph"],
-                          dict(where, record_views=options["record_views"],
-                               noise_method=noise_kw["method"], runtime=runtime))
+        try:        # checks, E (public randomness), precision, encoding: no noise yet
+            run = prepare_run(records, spec, options["session"], options["hypergraph"],
+                              dict(where, record_views=options["record_views"],
+                                   noise_method=noise_kw["method"], runtime=runtime))
+        except (ValueError, TypeError) as exc:
+            refusal(exc)
+            raise
         try:
             clock.lap("setup")
             bar.total = run.m
@@ -320,6 +328,9 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
     result = _result(run, pr.threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
                      spec.confidence)
     result.spec = spec.to_dict()
+    capped = committee_note(spec, run.n)
+    if capped and math.isfinite(run.eps):
+        result.notes.append(capped)
     clock.lap("report")
     result.seconds, result.stage_seconds = clock.total(), clock.laps
     return result

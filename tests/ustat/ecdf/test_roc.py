@@ -117,3 +117,15 @@ def test_auc_interval_holds_when_the_class_size_noise_is_large():
             continue
         hits.append(iv["auc_ci"][0] <= A <= iv["auc_ci"][1])
     assert len(hits) >= 30 and np.mean(hits) >= 0.9
+
+
+@pytest.mark.parametrize("thresholds", [1, [1.0], [0.5, 1.0]])
+def test_refuses_a_grid_of_one_threshold(thresholds):
+    """One threshold (the upper bound): the curve is (1, 1) -> (0, 0) and the AUC 0.5 whatever
+    the data (issue 37, item 12): refused before anything is computed. [0.5, 1.0] runs."""
+    s, y = bank_scores(200)
+    if thresholds == [0.5, 1.0]:
+        assert flat_roc(s, y, thresholds, INF, bounds=(0, 1), backend="central").fpr.size == 3
+        return
+    with pytest.raises(ValueError, match="at least 2 thresholds"):
+        flat_roc(s, y, thresholds, 1.0, bounds=(0, 1), backend="central")
