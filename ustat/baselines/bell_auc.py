@@ -246,8 +246,10 @@ def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     labels = X[:, 1].astype(np.int64)
     pos, neg = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
     if min(pos.size, neg.size) < alpha:
+        # the class sizes are not printed (the labels are public to the aggregator in this
+        # protocol, not to whoever reads the error)
         raise ValueError(f"bell-auc needs at least alpha = log2(bins) = {alpha} records in each "
-                         f"class, got {pos.size} positive and {neg.size} negative")
+                         "class; use fewer --bins")
     session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-auc-run",
                                       bits=bits, frac_bits=frac_bits, runtime=runtime)
     net = session.net

@@ -265,7 +265,7 @@ def load_records(args: RecordSource, kern: Kernel, rows: range | None = None) ->
         if bounds is None:
             require_bounds(args, [names[c] for c in numeric])
         normed, warn = normalize(X[:, numeric], bounds, clip=args.clip,
-                                      names=[names[c] for c in numeric])
+                                 names=[names[c] for c in numeric], lines=table.lines)
         if warn:
             warnings.append(warn)
         if bounds is None:
