@@ -285,5 +285,10 @@ def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
         ev["auc_discretized"] = exact / (pos.size * neg.size)
     params = {"bins": t, "alpha": alpha, "threshold_a": a, "ties": ties,
               "labels": "public", "message_bits": 2 if private else alpha + 1}
-    return build_result(session, spec, kern, Released(auc, u_hat, params, theory, ev),
-                        n=n, dp_model="local", trust=TRUST, t_start=t_start)
+    out = Released(auc, u_hat, params, theory, ev,
+                   variance=theory["mse_bound_thm3_auc"],
+                   variance_method="variance: Theorem 3's MSE bound on the AUC (public "
+                                   "parameters and the class sizes, public in this protocol; an "
+                                   "upper bound, so conservative)")
+    return build_result(session, spec, kern, out, n=n, dp_model="local", trust=TRUST,
+                        t_start=t_start)

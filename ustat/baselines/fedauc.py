@@ -268,6 +268,15 @@ def _evaluation(kern, X, fp):
     return C.evaluation(kern, X, Xq)
 
 
+def _variance(v: float) -> dict:
+    """The release's variance for :class:`Released`: the delta method at the released sums."""
+    if math.isfinite(v):
+        return {"variance": v, "variance_method": "variance: the delta method at the released "
+                "sums (plug-in), with the law of the clients' noise (theory)"}
+    return {"variance": None, "variance_method": "no interval: the released positive count is "
+            "outside (0, M), where the AUC and its variance are undefined"}
+
+
 def _params(K, clients, partition, **more):
     return {"clients": K, "partition": partition if clients is not None else "one record each",
             **more}
@@ -288,7 +297,8 @@ def run_fedauc_rr(records: ArrayLike, spec: BaselineSpec, *, session: Session | 
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = _params(K, spec.options.clients, spec.options.partition,
                      flip_probability=out["rho"])
-    released = Released(out.pop("auc"), None, params, out, ev, notes)
+    released = Released(out.pop("auc"), None, params, out, ev, notes,
+                        **_variance(out["variance_delta_method"]))
     return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
                         trust=TRUST_RR, t_start=t_start)
 
@@ -322,7 +332,8 @@ def run_fedauc_lap(records: ArrayLike, spec: BaselineSpec, *, session: Session |
                      **({"alpha": noise.alpha} if noise.allocation in ("fixed", "global")
                         else {}),
                      **({"beta": noise.beta} if noise.allocation == "orthogonal" else {}))
-    released = Released(out.pop("auc"), None, params, out, ev, notes, params["delta"])
+    released = Released(out.pop("auc"), None, params, out, ev, notes, params["delta"],
+                        **_variance(out["variance_delta_method"]))
     return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
                         trust=TRUST_EXACT if noise.exact_counts else TRUST_LAP,
                         t_start=t_start)

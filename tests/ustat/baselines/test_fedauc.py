@@ -49,7 +49,7 @@ def test_debias_inverts_the_flip_model():
 
 def _runs(proto, S, runs, eps, **kw):
     out = [flat_protocol(proto, S, "auc", epsilon=eps, seed=s, **kw) for s in range(runs)]
-    return np.array([r.estimate for r in out]), out[0]
+    return np.array([r.estimate_raw for r in out]), out[0]
 
 
 @pytest.mark.slow

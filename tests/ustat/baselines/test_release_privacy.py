@@ -9,6 +9,7 @@ import pytest
 from mpc.arith.rng import CSPRNG
 from tests.api import flat_protocol
 from ustat.baselines import fedauc as FA
+from ustat.baselines.result import CLAMPED
 
 from ._data import correlated_pairs, scored_labels
 
@@ -113,8 +114,56 @@ def test_other_baselines_report_nothing_from_the_records(proto, kernel, kw, publ
             A, B = A[:, :1], B[:, :1]
     ra = flat_protocol(proto, A, kernel, epsilon=1.0, seed=4, **kw).to_dict()
     rb = flat_protocol(proto, B, kernel, epsilon=1.0, seed=4, **kw).to_dict()
-    for key in ("params", "notes", "delta", "online_bits", "offline_bits", "rounds"):
+    for key in ("params", "delta", "online_bits", "offline_bits", "rounds"):
         assert ra[key] == rb[key], key
+    # notes: the same but the clamp's (a function of the released estimate)
+    assert [n for n in ra["notes"] if not n.startswith(CLAMPED)] == \
+        [n for n in rb["notes"] if not n.startswith(CLAMPED)]
     ta = {k: v for k, v in ra["theory"].items() if k not in from_released}
     tb = {k: v for k, v in rb["theory"].items() if k not in from_released}
     assert ta == tb
+
+
+# -- item 12: a release in its range, with its noise std and an interval --------------------
+@pytest.mark.parametrize("proto, kernel, kw", [("bell-auc", "auc", {"bins": 64}),
+                                               ("bell-ldp", "kendall", {"bins": 64}),
+                                               ("bell-ldp", "auc", {"bins": 64}),
+                                               ("fedauc-rr", "auc", {}),
+                                               ("fedauc-lap", "auc", {})])
+def test_release_is_clamped_with_noise_std_and_interval(proto, kernel, kw):
+    # small n, fine bins: the raw estimates are far outside the range (AUC 1.83, tau 5.40)
+    X = scored_labels(60, 3) if kernel == "auc" else correlated_pairs(60, 3)
+    outside = 0
+    for seed in range(4):
+        r = flat_protocol(proto, X, kernel, epsilon=1.0, seed=seed, **kw)
+        lo, hi = (0.0, 1.0) if kernel == "auc" else (-1.0, 1.0)
+        if math.isnan(r.estimate_raw):
+            continue
+        outside += not lo <= r.estimate_raw <= hi
+        assert lo <= r.estimate <= hi
+        assert r.estimate == min(max(r.estimate_raw, lo), hi)
+        assert r.noise_std is not None and r.noise_std > 0 and r.ci_method
+        assert lo <= r.ci[0] <= r.estimate <= r.ci[1] <= hi
+        d = r.to_dict()
+        assert {"estimate_raw", "noise_std", "ci", "ci_method", "confidence"} <= d.keys()
+    if proto.startswith("bell"):
+        assert outside > 0                      # the case of the audit was exercised
+
+
+@pytest.mark.parametrize("proto, kernel, kw", [("ghazi", "kendall", {"bins": 4}),
+                                               ("ghazi-sm", "gini", {"bins": 4}),
+                                               ("bell-2pc", "gini", {"bins": 4,
+                                                                     "engine": "plain"})])
+def test_release_without_public_variance_says_why(proto, kernel, kw):
+    X = correlated_pairs(40, 3)
+    X = X[:, :1] if kernel == "gini" else X
+    r = flat_protocol(proto, X, kernel, epsilon=0.1, seed=1, **kw)
+    lo, hi = (-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)
+    assert lo <= r.estimate <= hi and r.noise_std is None and r.ci is None
+    assert "private" in r.ci_method
+
+
+def test_umpc_entry_reports_its_interval():
+    r = flat_protocol("umpc", correlated_pairs(40, 3), "kendall", epsilon=1.0, seed=1,
+                      threat_model="hf")
+    assert r.ci and r.noise_std > 0 and r.ci[0] <= r.estimate <= r.ci[1]

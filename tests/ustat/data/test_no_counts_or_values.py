@@ -156,10 +156,10 @@ def test_categorical_codes_errors_do_not_print_values():
 
 
 def test_ecdf_and_umpc_record_checks_are_bare():
+    from ustat import kernels
     from ustat.ecdf.release import check_values
     from ustat.ecdf.thresholds import grid_rank
     from ustat.umpc.inputs import validate_records
-    from ustat import kernels
 
     x = np.r_[np.zeros(3), np.full(COUNT, float(VALUE))]
     for call in (lambda: check_values(x, (0.0, 1.0), False),
