@@ -35,12 +35,11 @@ def need(path: str) -> str:
 
 
 def uncertainty(res, scale: float = 1.0, unit: str = "") -> str:
-    """'95% CI [lo, hi], DP noise std s' of a U-MPC result (times ``scale``, e.g. data units)."""
-    if not getattr(res, "ci", None):       # a baseline's ProtocolResult: the paper's variance
-        var = (getattr(res, "theory", None) or {}).get("dp_variance")
-        return ("no interval (this protocol releases none)"
-                + (f", DP noise std {var ** 0.5 * scale:.3g}{unit} (U units, the paper's "
-                   "formula)" if var else ", DP noise std not derived"))
+    """'95% CI [lo, hi], DP noise std s' of a release (times ``scale``, e.g. data units), or why
+    it has none (a baseline protocol without a public variance formula)."""
+    if not getattr(res, "ci", None):
+        why = getattr(res, "ci_method", "") or "no interval"
+        return f"no interval: {why}"
     lo, hi = (v * scale for v in res.ci)
     return (f"{100 * res.confidence:g}% CI [{lo:.4g}, {hi:.4g}]{unit}, DP noise std "
             f"{res.noise_std * scale:.3g}{unit}")

@@ -96,7 +96,7 @@ class Release:
         owner = np.arange(self.M)
         stats = fedauc.rr_statistics(self.ranks, self.y, owner, self.M, eps,
                                      rng.derive("label-randomizers"))
-        return fedauc.rr_release(self.ranks, self.y, eps, sums=stats.sum(axis=0))
+        return fedauc.rr_release(self.ranks, eps, sums=stats.sum(axis=0))
 
     def lap(self, eps: float, K: int, partition: str, seed, **kw) -> dict:
         """One FedAUC_Lap draw with K clients (``kw``: allocation, alpha, beta, exact_counts)."""
@@ -108,8 +108,7 @@ class Release:
         stats, theory = fedauc.lap_statistics(self.ranks, self.y, owner, K, eps,
                                               rng=rng.derive("client-noise"),
                                               noise=fedauc.LapNoise(**kw))
-        return fedauc.lap_release(self.ranks, self.y, eps, sums=stats.sum(axis=0),
-                                  theory=theory)
+        return fedauc.lap_release(self.ranks, eps, sums=stats.sum(axis=0), theory=theory)
 
 
 def protocol_run(scores, y, protocol: str, eps: float, seed, **kw):

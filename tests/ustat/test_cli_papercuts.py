@@ -107,8 +107,9 @@ def test_positive_label_mistyped_or_absent(capsys, files, tmp_path):
                   "--bounds", "0:1", "--positive", "YES"],
                  ["estimate", "auc", "--csv", str(files["scores"]), "--columns", "score,y",
                   "--bounds", "0:1", "--positive", "Yes"]):
-        _fail(capsys, argv, "label 'yes' differs from the positive class", "only in case",
-              "--positive yes")
+        # the line, not the label (issue 37: a message does not print a record's value)
+        _fail(capsys, argv, "line 3, column 'y': the label differs from the positive class",
+              "only in case", "as the label is written in the file")
     one = tmp_path / "one.csv"                     # a single class: told by the noisy counts
     one.write_text("score,y\n" + "".join(f"{i / 40},no\n" for i in range(40)))
     _fail(capsys, ["roc", "--csv", str(one), "--score", "score", "--label", "y", "--bounds", "0:1",

@@ -275,7 +275,7 @@ def test_precision_errors():
     s = Session(10, bits=40, frac_bits=14, seed=1)
     with pytest.raises(ValueError, match="bits=48 differs from the session's bits=40"):
         flat_umpc(X, "kendall", session=s, bits=48)
-    with pytest.raises(ValueError, match=r"row 3 is 200\.0, outside the bounds"):
+    with pytest.raises(ValueError, match=r"row 3 is outside the bounds"):
         X2 = X * 100
         X2[3, 1] = 200.0
         flat_umpc(X2, "kendall", bounds=[(0, 100), (0, 100)], epsilon=math.inf)

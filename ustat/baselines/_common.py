@@ -187,8 +187,8 @@ def make_grid(X: np.ndarray, kern: Kernel, bins: int, levels: int | dict | None 
             raise TypeError(f"levels must be an int or a dict column -> int, got {levels!r}")
         bad = np.flatnonzero((X[:, c] < 0) | (X[:, c] >= size))
         if bad.size:
-            raise ValueError(f"records: column {c} must hold codes 0..{size - 1}, row {bad[0]} "
-                             f"is {X[bad[0], c]}")
+            raise ValueError(f"records: column {c} must hold codes 0..{size - 1}; row {bad[0]} "
+                             "does not")
         sizes.append(size)
         numeric.append(False)
     grid = Grid(tuple(sizes), tuple(numeric), t)

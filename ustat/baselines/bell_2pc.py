@@ -327,7 +327,10 @@ def run_bell_2pc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
               "kernel_int_range": [kspec.lo, kspec.hi], "output_bits": int(out_bits.shape[1]),
               "record_bits": kspec.record_bits, "n_and": int(circuit.schedule.n_and),
               "aux_epsilon": eps_aux}
-    out = Released(estimate, u_hat, params, theory, ev, notes, priv["delta_total"])
+    out = Released(estimate, u_hat, params, theory, ev, notes, priv["delta_total"],
+                   variance_method="theory.dp_variance is the in-circuit noise's "
+                                   "variance (U units), but the pair-subsampling error depends "
+                                   "on the data (Theorem 5's zeta terms), which are private")
     return build_result(session, spec, kern, out, n=n, dp_model="2pc-cdp", trust=TRUST,
                         t_start=t_start)
 

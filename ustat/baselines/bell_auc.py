@@ -246,8 +246,10 @@ def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
     labels = X[:, 1].astype(np.int64)
     pos, neg = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
     if min(pos.size, neg.size) < alpha:
+        # the class sizes are not printed (the labels are public to the aggregator in this
+        # protocol, not to whoever reads the error)
         raise ValueError(f"bell-auc needs at least alpha = log2(bins) = {alpha} records in each "
-                         f"class, got {pos.size} positive and {neg.size} negative")
+                         "class; use fewer --bins")
     session, run_rng = C.open_session(n, session, spec.execution.seed, label="bell-auc-run",
                                       bits=bits, frac_bits=frac_bits, runtime=runtime)
     net = session.net
@@ -283,5 +285,10 @@ def run_bell_auc(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
         ev["auc_discretized"] = exact / (pos.size * neg.size)
     params = {"bins": t, "alpha": alpha, "threshold_a": a, "ties": ties,
               "labels": "public", "message_bits": 2 if private else alpha + 1}
-    return build_result(session, spec, kern, Released(auc, u_hat, params, theory, ev),
-                        n=n, dp_model="local", trust=TRUST, t_start=t_start)
+    out = Released(auc, u_hat, params, theory, ev,
+                   variance=theory["mse_bound_thm3_auc"],
+                   variance_method="variance: Theorem 3's MSE bound on the AUC (public "
+                                   "parameters and the class sizes, public in this protocol; an "
+                                   "upper bound, so conservative)")
+    return build_result(session, spec, kern, out, n=n, dp_model="local", trust=TRUST,
+                        t_start=t_start)

@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _common as C  # noqa: N812 - the codebase's short capital module alias
 from .options import BINS, BITS, FRAC_BITS, LEVELS, resolved
-from .result import Released, build_result
+from .result import Released, build_result, delta_variance
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -168,5 +168,14 @@ def run_bell_ldp(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
         ev["variance_exact"] = exact_variance(true_hist, A, beta) if math.isfinite(eps) else 0.0
     params = {"bins": t, "domain": T, "grid": list(grid.sizes), "message": "cell index",
               "message_bits": C.index_bits(T)}
-    return build_result(session, spec, kern, Released(estimate, u_hat, params, theory, ev, notes),
-                        n=n, dp_model="local", trust=TRUST, t_start=t_start)
+    keep = 1 - beta
+    # each aux sum is (sum_i a(R_i) - n beta/T sum a) / (1 - beta), a in [0, 1]: Var <= n/4/keep^2
+    var_aux = [n / 4 / keep ** 2 if math.isfinite(eps) else 0.0] * len(aux_sums)
+    variance = delta_variance(kern, u_hat, aux_sums, n, theory["variance_bound_thm1"], var_aux)
+    out = Released(estimate, u_hat, params, theory, ev, notes, variance=variance,
+                   variance_method="variance: Theorem 1's bound on Var(U) and n / (4 (1 - "
+                                   "beta)^2) on each aux sum, by the delta method at the "
+                                   "released values (public parameters; upper bounds, so "
+                                   "conservative)")
+    return build_result(session, spec, kern, out, n=n, dp_model="local", trust=TRUST,
+                        t_start=t_start)

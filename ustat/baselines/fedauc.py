@@ -59,6 +59,16 @@ client up; 3 rounds. The ring width l is 40 bits, or wider when the rank sums
 of M records need it (:func:`ring_bits`: 49 bits at M = 10^5). Threat model:
 semi-honest server; it learns every score and rank in the clear; labels are
 protected by local label-DP.
+
+What the result reports beside the AUC (``theory``) is post-processing of the released
+sums (globalSum, P, N), the ranks (public in this model) and public parameters only: the
+paper's variance formulas take the released (debiased, for RR) positive count where the
+paper writes the true P, and the delta method is evaluated at the released sums. No field
+is computed from the true labels or class counts (issue 37: they could be solved for the
+exact positive count). An empty class is therefore not a special case: it is private, so
+it is neither checked nor refused (a refusal would reveal it); the clients draw their
+noise, the run is charged, and the release is whatever the noisy sums give (nan with a
+note when the noisy positive count falls outside (0, M)).
 """
 
 from __future__ import annotations
@@ -99,7 +109,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ALLOCATIONS",
-    "FROM_RECORDS",
     "OPTIONS_LAP",
     "OPTIONS_RR",
     "TRUST_LAP",
@@ -153,10 +162,6 @@ OPTIONS_LAP = (Option("mechanism", "laplace", choice("mechanism", ("laplace", "g
                Option("grid_bits", 14, integer("grid_bits"), None,
                       "the noise grid 2^-grid_bits (rank units)"),
                *_CLIENTS)
-#: theory entries computed from every record's true label (left out across processes)
-FROM_RECORDS = {"fedauc-rr": ("variance_paper_eq7", "variance_delta_method"),
-                "fedauc-lap": ("variance_delta_method", "variance_paper_eq8_global",
-                               "variance_paper_eq9_one_record")}
 TRUST_EXACT = ("NOT label-DP as a whole: localP is released exactly (the paper's Table 2 analysis "
                "setting, 'accurate P and N'); only localSum carries noise; scores are seen by the "
                "server in the clear")
@@ -263,6 +268,15 @@ def _evaluation(kern, X, fp):
     return C.evaluation(kern, X, Xq)
 
 
+def _variance(v: float) -> dict:
+    """The release's variance for :class:`Released`: the delta method at the released sums."""
+    if math.isfinite(v):
+        return {"variance": v, "variance_method": "variance: the delta method at the released "
+                "sums (plug-in), with the law of the clients' noise (theory)"}
+    return {"variance": None, "variance_method": "no interval: the released positive count is "
+            "outside (0, M), where the AUC and its variance are undefined"}
+
+
 def _params(K, clients, partition, **more):
     return {"clients": K, "partition": partition if clients is not None else "one record each",
             **more}
@@ -277,14 +291,14 @@ def run_fedauc_rr(records: ArrayLike, spec: BaselineSpec, *, session: Session | 
     y = X[:, 1].astype(np.int64)
     ranks = _exchange(session, owner, X)
     stats = rr_statistics(ranks, y, owner, K, eps, run_rng.derive("label-randomizers"))
-    # the variance formulas need every label: only where one process holds them all
-    out = rr_release(ranks, y, eps, sums=_report(session, stats),
-                     formulas=session.single_process)
+    # the server's release: from the summed statistics and the public ranks only
+    out = rr_release(ranks, eps, sums=_report(session, stats))
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     params = _params(K, spec.options.clients, spec.options.partition,
                      flip_probability=out["rho"])
-    released = Released(out.pop("auc"), None, params, out, ev, notes)
+    released = Released(out.pop("auc"), None, params, out, ev, notes,
+                        **_variance(out["variance_delta_method"]))
     return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
                         trust=TRUST_RR, t_start=t_start)
 
@@ -306,9 +320,8 @@ def run_fedauc_lap(records: ArrayLike, spec: BaselineSpec, *, session: Session |
     ranks = _exchange(session, owner, X)
     stats, theory = lap_statistics(ranks, y, owner, K, eps, rng=run_rng.derive("client-noise"),
                                    noise=noise)
-    # the variance formulas need every label: only where one process holds them all
-    out = lap_release(ranks, y, eps, sums=_report(session, stats), theory=theory,
-                      formulas=session.single_process)
+    # the server's release: from the summed statistics, the public ranks and the noise's law
+    out = lap_release(ranks, eps, sums=_report(session, stats), theory=theory)
     notes = [out.pop("note")] if out.get("note") else []
     ev = _evaluation(kern, X, session.fp) if evaluate else None
     gaussian = noise.mechanism == "gaussian"
@@ -319,7 +332,8 @@ def run_fedauc_lap(records: ArrayLike, spec: BaselineSpec, *, session: Session |
                      **({"alpha": noise.alpha} if noise.allocation in ("fixed", "global")
                         else {}),
                      **({"beta": noise.beta} if noise.allocation == "orthogonal" else {}))
-    released = Released(out.pop("auc"), None, params, out, ev, notes, params["delta"])
+    released = Released(out.pop("auc"), None, params, out, ev, notes, params["delta"],
+                        **_variance(out["variance_delta_method"]))
     return build_result(session, spec, kern, released, n=X.shape[0], dp_model="label-local",
                         trust=TRUST_EXACT if noise.exact_counts else TRUST_LAP,
                         t_start=t_start)

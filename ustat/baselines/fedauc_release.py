@@ -97,19 +97,23 @@ def rr_statistics(ranks: np.ndarray, y: ArrayLike, owner: np.ndarray, K: int, ep
     return stats
 
 
-def rr_release(ranks: np.ndarray, y: np.ndarray, epsilon: float, *, sums: np.ndarray,
-               formulas: bool = True) -> dict:
+def rr_release(ranks: np.ndarray, epsilon: float, *, sums: np.ndarray) -> dict:
     """The server's step 4 and Algorithm 3 on the summed statistics, with the variance formulas.
 
-    Returns ``auc`` (debiased), ``auc_noisy`` (Table 3: no debiasing), the
-    debiasing terms, the paper's eq. (7) and our delta-method variance, and
-    ``note`` when the flipped labels fell in one class (then nan).
-    ``formulas=False`` leaves the variances out (they need every label: a
-    process of a run across processes holds only its own parties' labels).
+    Inputs: the ``ranks`` (the server computed them: FedAUC's scores are not private), epsilon
+    and the released ``sums`` (globalSum, P_bar, N_bar of the randomized labels). Returns
+    ``auc`` (debiased), ``auc_noisy`` (Table 3: no debiasing), the debiasing terms, the paper's
+    eq. (7) and our delta-method variance, and ``note`` when the flipped labels fell in one
+    class (then nan).
+
+    Threat model: post-processing of the released sums and the public ranks only, never the
+    true labels (issue 37): the positive count in eq. (7) is the debiased estimate ``P_est``,
+    and the delta method is taken at the released sums (plug-in); both are nan where they are
+    undefined (an estimated class outside (0, M)). No division by a true class count, so an
+    empty class raises nothing: its release is the noise the clients drew (charged).
     """
-    y = np.asarray(y, dtype=np.int64)
     ranks = np.asarray(ranks, dtype=np.float64)
-    M = y.size
+    M = ranks.size
     g_sum, P_bar, N_bar = (float(v) for v in sums)
     note = None
     if P_bar < 1 or N_bar < 1:
@@ -118,21 +122,22 @@ def rr_release(ranks: np.ndarray, y: np.ndarray, epsilon: float, *, sums: np.nda
     else:
         auc_noisy = auc_from_sums(g_sum, P_bar, M)
     auc, info = debias(auc_noisy, P_bar, N_bar, epsilon)
-    if not formulas:
-        return {"auc": auc, **info, "auc_noisy": auc_noisy, "note": note}
     rho = info["rho"]
-    n_pos, n_neg = int(y.sum()), int(M - y.sum())
     finite = math.isfinite(epsilon)
-    ey = rho + (1 - 2 * rho) * y
+    pn = info["P_est"] * (M - info["P_est"])
     v = rho * (1 - rho)
     cov = v * np.array([[np.sum(ranks ** 2), np.sum(ranks)], [np.sum(ranks), M]])
+
+    def f(S: float, P: float) -> float:
+        return debias(auc_from_sums(S, P, M), P, M - P, epsilon)[0] if 0 < P < M else math.nan
+
+    eq7 = (math.exp(epsilon) / (1 + math.exp(epsilon)) ** 2 * M * (M - 1) * (2 * M - 1) / 6
+           / pn ** 2 if pn > 0 else math.nan)
     return {"auc": auc, **info, "auc_noisy": auc_noisy, "note": note,
-            "variance_paper_eq7": (math.exp(epsilon) / (1 + math.exp(epsilon)) ** 2
-                                   * M * (M - 1) * (2 * M - 1) / 6 / (n_pos * n_neg) ** 2
-                                   if finite else 0.0),
-            "variance_delta_method": delta_method_variance(
-                lambda S, P: debias(auc_from_sums(S, P, M), P, M - P, epsilon)[0],
-                [ranks @ ey, ey.sum()], cov) if finite else 0.0}
+            "variance_paper_eq7": eq7 if finite else 0.0,
+            "variance_delta_method": (delta_method_variance(f, [g_sum, P_bar], cov)
+                                      if finite and 1 <= P_bar <= M - 1 else
+                                      0.0 if not finite else math.nan)}
 
 
 # -- FedAUC_Lap ------------------------------------------------------------------------------
@@ -320,38 +325,45 @@ def lap_statistics(ranks: np.ndarray, y: ArrayLike, owner: np.ndarray, K: int, e
                    "exact_counts": bool(exact_counts), "cov": cov.tolist()}
 
 
-def lap_release(ranks: np.ndarray, y: np.ndarray, epsilon: float, *, sums: np.ndarray,
-                theory: dict, formulas: bool = True) -> dict:
+def lap_release(ranks: np.ndarray, epsilon: float, *, sums: np.ndarray,
+                theory: dict) -> dict:
     """The server's step 4 on the summed statistics, with the variance formulas.
 
-    ``theory`` is :func:`lap_statistics`' second output. Adds the delta-method
-    variance of the AUC, the paper's eq. (8) (GlobalLaplace, accurate P and N:
-    2 K (M-1)^2 / (P N eps_localSum)^2) and, for one record per client, its
-    eq. (9) (LocalLaplace, accurate P and N: K (K-1)(2K-1) / (3 (P N eps_localSum)^2)).
-    ``formulas=False`` leaves the variances out (they need every label).
+    Inputs: the ``ranks`` (public in FedAUC's model), epsilon, the released ``sums``
+    (globalSum', P', N') and ``theory`` (:func:`lap_statistics`' second output: the noise's
+    covariance and the allocation, from the ranks and public parameters only). Adds the
+    delta-method variance of the AUC, the paper's eq. (8) (GlobalLaplace, accurate P and N:
+    2 K (M-1)^2 / (P N eps_localSum)^2) and, for one record per client, its eq. (9)
+    (LocalLaplace, accurate P and N: K (K-1)(2K-1) / (3 (P N eps_localSum)^2)).
+
+    Threat model: post-processing of the released sums and public values only, never the
+    true labels (issue 37): P and N in eqs. (8)-(9) are the released P' and M - P', and the
+    delta method is taken at the released sums (plug-in); nan where P' is outside (0, M).
+    An empty class raises nothing: its release is the clients' noise (charged).
     """
-    y = np.asarray(y, dtype=np.int64)
     ranks = np.asarray(ranks, dtype=np.float64)
-    M = y.size
+    M = ranks.size
     g_sum, P_bar, _ = (float(v) for v in sums)
     note = None
-    if not 0 < P_bar < M:
+    defined = 0 < P_bar < M
+    if not defined:
         note = "the noisy positive count fell outside (0, M): the AUC is undefined (nan)"
         auc = math.nan
     else:
         auc = auc_from_sums(g_sum, P_bar, M)
-    n_pos, n_neg = int(y.sum()), int(M - y.sum())
     K = int(theory["clients"])
     out = {k: v for k, v in theory.items() if k != "cov"}
-    if not formulas:
-        return {"auc": auc, "note": note, **out}
     if math.isfinite(epsilon):
         eps_sum = theory.get("eps_localSum", epsilon)
-        pn2 = float(n_pos * n_neg) ** 2
+        pn2 = (P_bar * (M - P_bar)) ** 2 if defined else math.nan
         out["variance_paper_eq8_global"] = 2 * K * (M - 1) ** 2 / pn2 / eps_sum ** 2
         if K == M:
             out["variance_paper_eq9_one_record"] = (K * (K - 1) * (2 * K - 1) / 3 / pn2
                                                     / eps_sum ** 2)
+
+    def f(S: float, P: float) -> float:
+        return auc_from_sums(S, P, M) if 0 < P < M else math.nan
+
     return {"auc": auc, "note": note, **out,
-            "variance_delta_method": delta_method_variance(
-                lambda S, P: auc_from_sums(S, P, M), [ranks @ y, float(n_pos)], theory["cov"])}
+            "variance_delta_method": (delta_method_variance(f, [g_sum, P_bar], theory["cov"])
+                                      if defined else math.nan)}

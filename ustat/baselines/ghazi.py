@@ -79,6 +79,9 @@ if TYPE_CHECKING:
 TRUST = ("local DP: each party randomizes its two projected vectors itself (VRand, epsilon/2 "
          "each), so nobody has to be trusted; the aggregator sees every party's noisy vectors")
 SEED_BITS = 128
+#: why the factorization protocols report no noise_std / ci (:class:`.result.Released`)
+NO_VARIANCE = ("no public variance formula: the variance of the estimate depends on the data "
+               "(the histogram of the discretized records), which is private")
 _CHUNK_VALUES = 1 << 21
 
 #: the factorization options of ghazi and ghazi-sm
@@ -337,5 +340,6 @@ def run_ghazi(records: ArrayLike, spec: BaselineSpec, *, session: Session | None
               "sparsity": int(fac.rows.shape[0]), "factorization": fac.kind,
               "message_bits": ring.bits, "frac_bits": fp.frac_bits,
               "aux_epsilon_fraction": aux_fraction if kern.aux is not None else 0.0}
-    return build_result(session, spec, kern, Released(estimate, u_hat, params, theory, ev, notes),
-                        n=n, dp_model="local", trust=TRUST, t_start=t_start)
+    out = Released(estimate, u_hat, params, theory, ev, notes, variance_method=NO_VARIANCE)
+    return build_result(session, spec, kern, out, n=n, dp_model="local", trust=TRUST,
+                        t_start=t_start)

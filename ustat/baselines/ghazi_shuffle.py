@@ -362,7 +362,10 @@ def run_ghazi_sm(records: ArrayLike, spec: BaselineSpec, *, session: Session | N
               "sparsity": int(fac.rows.shape[0]), "factorization": fac.kind, "messages": m,
               "sigma": sigma, "precision_bits": fp.frac_bits, "materialized": materialize,
               "constant_diagonal": const_diag}
-    out = Released(estimate, u_hat, params, theory, ev, notes, delta)
+    from .ghazi import NO_VARIANCE
+
+    out = Released(estimate, u_hat, params, theory, ev, notes, delta,
+                   variance_method=NO_VARIANCE)
     return build_result(session, spec, kern, out, n=n, dp_model="shuffle", trust=TRUST,
                         t_start=t_start)
 

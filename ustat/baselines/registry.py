@@ -179,16 +179,14 @@ def _builtin():
                      "label-local", fedauc.TRUST_RR, "auc",
                      "Sun et al., label-DP AUC in vertical FL, Algorithms 1-3",
                      fedauc.OPTIONS_RR,
-                     processes=AcrossProcesses(refuse=fedauc.across_processes,
-                                               from_records=fedauc.FROM_RECORDS["fedauc-rr"])),
+                     processes=AcrossProcesses(refuse=fedauc.across_processes)),
         ProtocolInfo("fedauc-lap", fedauc.run_fedauc_lap,
                      "FedAUC_Lap (Sun et al. Algorithm 4, Section 5.3): discrete Laplace or "
                      "Gaussian noise on the label statistics, adaptive budget allocation",
                      "label-local", fedauc.TRUST_LAP, "auc",
                      "Sun et al., label-DP AUC in vertical FL, Algorithm 4 and Section 5.3",
                      fedauc.OPTIONS_LAP, fedauc.planned_delta, fedauc.check_lap,
-                     processes=AcrossProcesses(refuse=fedauc.across_processes,
-                                               from_records=fedauc.FROM_RECORDS["fedauc-lap"])),
+                     processes=AcrossProcesses(refuse=fedauc.across_processes)),
         ProtocolInfo("bell-2pc", bell_2pc.run_bell_2pc,
                      "Bell et al. Section 5 / Theorem 5: P pairs per user (or all pairs), each "
                      "pair computes f(x_i, x_j) + eta by Yao garbled circuits with the noise drawn "

@@ -10,6 +10,15 @@ the session's network.
 
 A runner assembles its result with :func:`build_result` from the session, the spec and
 what it computed (:class:`Released`).
+
+As U-MPC's (:mod:`ustat.umpc.release`), the release is clamped into the statistic's valid
+range (:attr:`ustat.kernels.Kernel.release_range`; ``estimate_raw`` is the unclamped
+value) and reported with ``noise_std`` (the sd of its error in the statistic's units,
+from the protocol's public variance formula at the released values) and an interval
+``ci`` at level ``confidence`` (``ci_method`` says how; a normal approximation around the
+raw estimate, clamped into the range). A protocol without a public variance formula
+reports ``noise_std`` and ``ci`` as None and ``ci_method`` says why. All of it is
+post-processing of the released values and public parameters: no privacy cost.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,6 +34,10 @@ if TYPE_CHECKING:
 
     from ..kernels import Kernel
     from .spec import BaselineSpec
+
+
+#: the start of the note of a release clamped into its range
+CLAMPED = "the raw estimate lies outside the statistic's range"
 
 
 @dataclass
@@ -58,6 +72,11 @@ class ProtocolResult:
     process_costs: list | None = None    # per process: rank, holds, wire counts, seconds
     spec: dict = field(default_factory=dict)    # the BaselineSpec it ran (BaselineSpec.from_dict)
     costs: object = field(default=None, repr=False)     # mpc.comm.costs.Costs of the run
+    estimate_raw: float = math.nan  # the release before the clamp into the statistic's range
+    noise_std: float | None = None  # sd of the release's error, statistic units (None: unknown)
+    confidence: float = 0.95        # level of ci
+    ci: list | None = None          # [lo, hi] (None: no public variance formula)
+    ci_method: str = ""             # how ci and noise_std were derived, or why they were not
 
     def to_dict(self) -> dict:
         """Every field as JSON values (``costs`` is ``communication`` with wall times: left out);
@@ -90,7 +109,9 @@ def _jsonable(obj):
 @dataclass
 class Released:
     """What a runner computed: the release, its parameters and what it reports beside it
-    (``delta``: the release's, 0 for pure epsilon-DP)."""
+    (``delta``: the release's, 0 for pure epsilon-DP; ``variance``: of the estimate's error
+    in the statistic's units from public parameters and released values only, None when the
+    protocol has no such formula; ``variance_method``: how it was derived or why not)."""
 
     estimate: float
     u_hat: float | None
@@ -99,6 +120,44 @@ class Released:
     evaluation: dict | None = None
     notes: list = field(default_factory=list)
     delta: float = 0.0
+    variance: float | None = None
+    variance_method: str = ""
+
+
+def interval(kern: Kernel, raw: float, variance: float | None,
+             confidence: float = 0.95) -> tuple[float, float | None, list | None]:
+    """(estimate clamped into ``kern.release_range``, noise std, normal ``confidence``
+    interval around ``raw`` clamped into the range); std and interval None when the variance
+    is None or not finite. Post-processing only."""
+    lo, hi = kern.release_range
+    est = min(max(raw, lo), hi) if math.isfinite(raw) else raw
+    if variance is None or not math.isfinite(variance) or not math.isfinite(raw):
+        return est, None, None
+    sd = math.sqrt(max(variance, 0.0))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return est, sd, [min(max(raw - z * sd, lo), hi), min(max(raw + z * sd, lo), hi)]
+
+
+def delta_variance(kern: Kernel, u: float, aux: list, n: int, var_u: float,
+                   var_aux: list) -> float:
+    """First-order delta method: Var release(U, A) ~ (d/dU)^2 var_u + sum (d/dA_i)^2 var_aux_i,
+    derivatives by central differences of the kernel's post-processing at the released
+    values (NaN where it is undefined there)."""
+    def f(v: float, a: list) -> float:
+        try:
+            return float(kern.release(v, a, n))
+        except (ArithmeticError, ValueError):
+            return math.nan
+
+    h = max(math.sqrt(var_u) * 1e-3, 1e-9)
+    total = ((f(u + h, aux) - f(u - h, aux)) / (2 * h)) ** 2 * var_u
+    for i, va in enumerate(var_aux):
+        step = max(math.sqrt(va) * 1e-3, 1e-6)
+        up, down = list(aux), list(aux)
+        up[i] += step
+        down[i] -= step
+        total += ((f(u, up) - f(u, down)) / (2 * step)) ** 2 * va
+    return float(total)
 
 
 def build_result(session: Session, spec: BaselineSpec, kern: Kernel, out: Released, *, n: int,
@@ -112,7 +171,12 @@ def build_result(session: Session, spec: BaselineSpec, kern: Kernel, out: Releas
     rep = session.net.report()
     notes = list(out.notes)
     released = bool(session.is_local("aggregator"))
-    estimate, u_hat = (out.estimate, out.u_hat) if released else (math.nan, math.nan)
+    raw, u_hat = (float(out.estimate), out.u_hat) if released else (math.nan, math.nan)
+    estimate, sd, ci = interval(kern, raw, out.variance if released else None)
+    if estimate != raw and math.isfinite(raw):
+        lo, hi = kern.release_range
+        notes.append(f"{CLAMPED} [{lo:g}, {hi:g}]: released clamped (estimate_raw is the raw "
+                     "value)")
     epsilon = spec.privacy.epsilon
     if not math.isfinite(epsilon):
         notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
@@ -129,4 +193,8 @@ def build_result(session: Session, spec: BaselineSpec, kern: Kernel, out: Releas
         seconds=time.perf_counter() - t_start, insecure_seed=session.insecure,
         communication=rep, theory=dict(out.theory), evaluation=out.evaluation, notes=notes,
         offline_rounds=rep["offline"]["rounds"], released=released,
-        processes=session.placement.n_procs, spec=spec.to_dict(), costs=session.costs())
+        processes=session.placement.n_procs, spec=spec.to_dict(), costs=session.costs(),
+        estimate_raw=raw, noise_std=sd, ci=ci,
+        ci_method=(f"normal approximation around estimate_raw, clamped into the range; "
+                   f"{out.variance_method}" if ci is not None else
+                   out.variance_method or "no public variance formula for this protocol"))

@@ -153,7 +153,9 @@ def _main(place: Place, spec: BaselineSpec, evaluate: bool, main: Any, args: tup
         seconds=time.perf_counter() - t_start, insecure_seed=r.insecure_seed,
         communication=r.communication, theory=theory, evaluation=ev, notes=list(r.notes),
         released=r.released, processes=r.processes, process_costs=r.process_costs or None,
-        spec=spec.to_dict(), costs=r.costs)
+        spec=spec.to_dict(), costs=r.costs, estimate_raw=r.estimate_raw,
+        noise_std=r.noise_std, confidence=r.confidence, ci=list(r.ci) or None,
+        ci_method=r.ci_method)
 
 
 def _finish(res: ProtocolResult, costs: list, seconds: float) -> ProtocolResult:

@@ -491,9 +491,9 @@ def run_hl(args: argparse.Namespace) -> dict:
                                              "label columns)")
     out_of = (p < 0) | (p > 1)
     if out_of.any():
-        raise UsageError(f"--prob {args.prob!r}: {int(out_of.sum())} probabilities outside "
-                         f"[0, 1] (first: row {int(np.flatnonzero(out_of)[0]) + 1}, value "
-                         f"{p[out_of][0]:g})")
+        # the first record only, no count and no value: an error is an output about the data
+        raise UsageError(f"--prob {args.prob!r}: row {int(np.flatnonzero(out_of)[0]) + 1} is a "
+                         "probability outside [0, 1]")
     spec = hl_spec(args)
     where = executor(args)
     _charge(args, [args.prob, args.label])

@@ -90,8 +90,8 @@ def _read_text(path: str, encoding: str) -> tuple[str, bytes]:
         raise DataError(f"unknown encoding {encoding!r}", kind="encoding") from None
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
-        raise DataError(
-            f"{path}: line {line}: byte 0x{raw[exc.start]:02x} is not valid {encoding} text",
+        raise DataError(                    # the line, not the byte: it is part of a record
+            f"{path}: line {line}: not valid {encoding} text",
             api_hint="pass encoding='latin-1' or the file's encoding",
             cli_hint="give the file's encoding, e.g. --encoding latin-1", kind="encoding") from None
     return text, raw
@@ -136,8 +136,8 @@ def read_table(path: FilePath, columns: ColumnChoice = None, sep: str | None = N
         head = first_row if header else [str(i + 1) for i in range(len(first_row))]
         warnings = []
         if header and _looks_numeric(first_row):
-            warnings.append(Remark(
-                f"{path}: the header line looks like data ({sep.join(first_row)!r}); if the "
+            warnings.append(Remark(            # not quoted: it may be the first record
+                f"{path}: the header line looks like data (every field is a number); if the "
                 "file has no header, its first record is being lost", api_hint="pass header=False",
                 cli_hint="use --no-header"))
         names = _select(path, head, columns, header and _looks_numeric(first_row))

@@ -108,11 +108,12 @@ record before joining: the file's format (encoding, header, field count),
 that a numeric cell parses and is finite, that a label belongs to the
 declared classes (--positive / --classes or a label whose meaning is fixed),
 that a value lies within the public --bounds (an error unless --clip). An
-error names the first such line. Nothing computed across records is checked
-or printed outside the DP release: not the class counts (or whether a class
-is empty), not the number of distinct labels, not the min/max (--bounds is
-required with --csv at a finite epsilon). A class that is empty or nearly
-so shows up in the released, noisy class counts (a note says so)."""
+error names the first such line, never how many nor a cell's value. Nothing
+computed across records is checked or printed outside the DP release: not the
+class counts (or whether a class is empty), not the number of distinct labels,
+not the min/max (--bounds is required with --csv at a finite epsilon). A
+class that is empty or nearly so shows up in the released, noisy class counts
+(a note says so)."""
 
 
 def label_options(args: RecordSource, kern: Kernel) -> tuple[str | None, list | None]:
@@ -265,7 +266,7 @@ def load_records(args: RecordSource, kern: Kernel, rows: range | None = None) ->
         if bounds is None:
             require_bounds(args, [names[c] for c in numeric])
         normed, warn = normalize(X[:, numeric], bounds, clip=args.clip,
-                                      names=[names[c] for c in numeric])
+                                 names=[names[c] for c in numeric], lines=table.lines)
         if warn:
             warnings.append(warn)
         if bounds is None:

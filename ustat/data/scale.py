@@ -54,7 +54,8 @@ def parse_bounds(text: str, d: int | None = None) -> list[tuple[float, float]]:
 
 
 def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bool = False,
-              names: Sequence[str] | None = None) -> tuple[np.ndarray, str | None]:
+              names: Sequence[str] | None = None,
+              lines: Sequence[int] | None = None) -> tuple[np.ndarray, str | None]:
     """Map each column affinely into [0, 1]: (x - lo) / (hi - lo).
 
     Parameters
@@ -67,6 +68,7 @@ def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bo
     clip : bool
         Clip values outside the bounds instead of raising.
     names : column names for error messages (default "column 0", ...).
+    lines : the file line of each row, for error messages (default: "row i", 1-based).
 
     Returns
     -------
@@ -74,8 +76,11 @@ def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bo
     the warning text :data:`DATA_BOUNDS_WARNING`.
 
     Raises ValueError for NaN/infinite values, a wrong number of bounds,
-    lo >= hi, and values outside the bounds (naming the column and how many
-    rows are out) unless ``clip``. Cost: O(n d), vectorised.
+    lo >= hi, and values outside the bounds unless ``clip``, naming the
+    column and the first such row (or file line), never how many rows nor
+    their values: an error is an output about the data, and a count of the
+    rows outside bounds the caller picks would be an exact query (issue 37).
+    Cost: O(n d), vectorised.
     """
     x = np.asarray(values, dtype=np.float64)
     one_d = x.ndim == 1
@@ -89,11 +94,17 @@ def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bo
     elif len(names) != d:
         raise ValueError(f"names: got {len(names)} name(s) for {d} column(s)")
     label = [f"{nm!r}" if not str(nm).startswith("column ") else str(nm) for nm in names]
+    if lines is not None and len(lines) != n:
+        raise ValueError(f"lines: got {len(lines)} line number(s) for {n} row(s)")
+
+    def where(i: int) -> str:
+        return f"line {lines[i]}" if lines is not None else f"row {i + 1}"
+
     nonfinite = ~np.isfinite(x)
     if nonfinite.any():
         j = int(np.flatnonzero(nonfinite.any(axis=0))[0])
-        raise ValueError(f"values: {int(nonfinite[:, j].sum())} NaN or infinite value(s) in "
-                         f"{label[j]}")
+        i = int(np.flatnonzero(nonfinite[:, j])[0])
+        raise ValueError(f"values: {where(i)} of {label[j]} is NaN or infinite")
     warning = None
     if bounds is None:
         if n == 0:
@@ -115,11 +126,12 @@ def normalize(values: ArrayLike, bounds: str | ArrayLike | None = None, clip: bo
             if not (np.isfinite(lo[j]) and np.isfinite(hi[j]) and lo[j] < hi[j]):
                 raise ValueError(f"bounds for {label[j]}: need finite lo < hi, got "
                                  f"({lo[j]}, {hi[j]})")
-        out_count = ((x < lo) | (x > hi)).sum(axis=0)
-        if not clip and out_count.any():
-            j = int(np.flatnonzero(out_count)[0])
+        outside = (x < lo) | (x > hi)
+        if not clip and outside.any():
+            j = int(np.flatnonzero(outside.any(axis=0))[0])
+            i = int(np.flatnonzero(outside[:, j])[0])
             raise DataError(
-                f"values of {label[j]}: {int(out_count[j])} of {n} row(s) outside the bounds "
+                f"values of {label[j]}: {where(i)} is outside the bounds "
                 f"[{lo[j]}, {hi[j]}]", api_hint="widen the bounds or pass clip=True",
                 cli_hint="widen --bounds or add --clip", kind="bounds", column=str(names[j]))
         x = np.clip(x, lo, hi)

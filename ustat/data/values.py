@@ -2,7 +2,9 @@
 
 Every function checks each record on its own (empty, non-numeric, NaN cells,
 labels outside the rule) and raises :class:`~ustat.data.errors.DataError`
-naming the file line and column. Part of :mod:`ustat.data`.
+naming the file line and column of the first such record, never how many
+there are nor a cell's content (a message is an output about the data: a
+count would answer an exact query, issue 37). Part of :mod:`ustat.data`.
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ class LabelMapping(TypedDict):
 
 
 def check_empty(col: Cells, name: str, lines: Sequence[int], path: str) -> None:
-    """DataError naming the first empty cell of a column, if any."""
+    """DataError naming the line of the first empty cell of a column, if any (not how many)."""
     arr = np.asarray(col, dtype=object)
     empty = np.flatnonzero(arr == "")
     if empty.size:
-        raise DataError(f"{path}: line {lines[empty[0]]}, column {name!r}: empty cell "
-                        f"({empty.size} empty cell(s) in this column)", kind="empty", column=name)
+        raise DataError(f"{path}: line {lines[empty[0]]}, column {name!r}: empty cell",
+                        kind="empty", column=name)
 
 
 def category_codes(col: Cells) -> tuple[np.ndarray, list[str]]:
@@ -80,14 +82,13 @@ def parse_numeric(col: Cells, name: str, lines: Sequence[int], path: str) -> np.
         if bad.size == 0:
             return out
         r = int(bad[0])
-        raise DataError(f"{path}: line {lines[r]}, column {name!r}: value {col[r]!r} is "
-                        f"NaN or infinite ({bad.size} such cell(s) in this column)",
-                        kind="nonfinite", column=name)
+        raise DataError(f"{path}: line {lines[r]}, column {name!r}: the value is NaN or "
+                        "infinite", kind="nonfinite", column=name)
     for r, s in enumerate(col):  # error path only: locate the first bad cell
         try:
             float(s)
         except ValueError:
-            raise DataError(f"{path}: line {lines[r]}, column {name!r}: non-numeric value {s!r}",
+            raise DataError(f"{path}: line {lines[r]}, column {name!r}: non-numeric value",
                             api_hint="use categorical=... for category columns",
                             cli_hint="choose a numeric column with --columns", kind="non-numeric",
                             column=name) from None
@@ -145,11 +146,11 @@ def map_labels(col: Cells, name: str, lines: Sequence[int], path: str, n_classes
         near = [r for r, v in enumerate(col)
                 if not hits[r] and v.strip().casefold() == text.casefold()]
         if near:                   # this record's label is the positive class mistyped
-            v = col[near[0]]
-            raise DataError(f"{path}: line {lines[near[0]]}, column {name!r}: label {v!r} differs "
+            raise DataError(f"{path}: line {lines[near[0]]}, column {name!r}: the label differs "
                             f"from the positive class {text!r} only in case or spaces; labels "
-                            f"are matched exactly", api_hint=f"pass positive={v.strip()!r}",
-                            cli_hint=f"give it as written in the file: --positive {v.strip()}",
+                            f"are matched exactly",
+                            api_hint="pass positive= as the label is written in the file",
+                            cli_hint="give --positive as the label is written in the file",
                             kind="positive", column=name)
         codes = np.array(hits, dtype=np.float64)
         return codes, {"column": name, "rule": "positive label",
@@ -166,19 +167,19 @@ def map_labels(col: Cells, name: str, lines: Sequence[int], path: str, n_classes
         k = _label_key(v)
         code = table.get(k if k[0] == "n" or classes is not None else ("s", v.casefold()))
         if code is None:
-            raise _label_error(v, r, name, lines, path, n_classes, classes)
+            raise _label_error(r, name, lines, path, n_classes, classes)
         codes[r] = code
     return codes, {"column": name, "rule": rule, "classes": shown}
 
 
-def _label_error(v: str, r: int, name: str, lines: Sequence[int], path: str, n_classes: int,
+def _label_error(r: int, name: str, lines: Sequence[int], path: str, n_classes: int,
                  classes: Sequence[str] | None) -> DataError:
-    where = f"{path}: line {lines[r]}, column {name!r}: label {v!r}"
+    where = f"{path}: line {lines[r]}, column {name!r}: the label"
     if classes is not None:
         return DataError(f"{where} is not one of the classes {list(classes)}", kind="label",
                          column=name)
     if n_classes == 2:
-        return DataError(f"{where} is not a label whose meaning is fixed (0/1, no/yes, false/true)",
+        return DataError(f"{where} has no fixed meaning (0/1, no/yes, false/true)",
                          api_hint="name the positive class with positive=... or the order with "
                                   "classes=[negative, positive]",
                          cli_hint="name the positive class with --positive VALUE, or the order "

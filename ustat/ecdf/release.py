@@ -92,14 +92,13 @@ def check_values(values: ArrayLike, bounds: tuple[float, float] | None = None, c
         raise ValueError(f"{name}: no records (n = 0)")
     bad = np.flatnonzero(~np.isfinite(x))
     if bad.size:
-        raise ValueError(f"{name}: row {bad[0] + 1} is NaN or infinite ({bad.size} such row(s))")
+        raise ValueError(f"{name}: row {bad[0] + 1} is NaN or infinite")
     if bounds is not None:
         lo, hi = (float(b) for b in bounds)
         out = (x < lo) | (x > hi)
         if out.any() and not clip:
-            raise ValueError(f"{name}: {int(out.sum())} of {x.size} row(s) outside the bounds "
-                             f"[{lo}, {hi}] (first: row {int(np.flatnonzero(out)[0]) + 1}); "
-                             "widen the bounds or clip")
+            raise ValueError(f"{name}: row {int(np.flatnonzero(out)[0]) + 1} is outside the "
+                             f"bounds [{lo}, {hi}]; widen the bounds or clip")
         x = np.clip(x, lo, hi)
     return x
 

@@ -124,6 +124,6 @@ def grid_rank(values: ArrayLike, thresholds: ArrayLike) -> np.ndarray:
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     bad = np.flatnonzero(~np.isfinite(x))
     if bad.size:
-        raise ValueError(f"values: row {bad[0] + 1} is NaN or infinite ({bad.size} such value(s))")
+        raise ValueError(f"values: row {bad[0] + 1} is NaN or infinite")
     tau = np.asarray(thresholds, dtype=np.float64)
     return np.searchsorted(tau, x, side="left").astype(np.int64)

@@ -61,6 +61,12 @@ def print_protocol(res: dict) -> None:
     eps = res["epsilon"]
     print(f"  privacy   : {epsilon_text(eps if isinstance(eps, str) else float(eps), None)}"
           + delta_text(res.get("delta")) + f" ({res['dp_model']} DP)")
+    ci = res.get("ci")
+    if ci:
+        print(f"  interval  : {100 * res['confidence']:g}% CI [{ci[0]:.6g}, {ci[1]:.6g}], noise "
+              f"std {fmt(res['noise_std'])} ({res['ci_method']})")
+    elif res.get("ci_method"):
+        print(f"  interval  : none ({res['ci_method']})")
     print(f"  protocol  : {res['description']}")
     print(f"  trust     : {res['trust']}")
     params = ", ".join(f"{k}={v}" for k, v in res["params"].items()

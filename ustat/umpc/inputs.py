@@ -110,7 +110,7 @@ def validate_records(records: ArrayLike, kernel: Kernel) -> np.ndarray:
     bad = ~np.isfinite(X)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ValueError(f"records must be finite: row {row}, column {col} is {X[row, col]}")
+        raise ValueError(f"records must be finite: row {row}, column {col} is not")
     if X.shape[0] < kernel.degree:
         raise ValueError(f"need at least k={kernel.degree} records, got {X.shape[0]}")
     levels = kernel.extra.get("levels", {})
@@ -124,18 +124,17 @@ def _check_column(col, c, kernel, levels):
         bad = np.flatnonzero(col != np.round(col))
         if bad.size:
             raise ValueError(f"records: categorical column {c} needs integer codes, "
-                             f"row {bad[0]} is {col[bad[0]]}")
+                             f"row {bad[0]} has none")
         if c in levels:
             bad = np.flatnonzero((col < 0) | (col >= levels[c]))
             if bad.size:
                 raise ValueError(f"records: column {c} of kernel {kernel.name!r} must hold "
-                                 f"codes 0..{levels[c] - 1}, row {bad[0]} is {col[bad[0]]}")
+                                 f"codes 0..{levels[c] - 1}, row {bad[0]} does not")
     else:
         bad = np.flatnonzero((col < 0) | (col > 1))
         if bad.size:
             raise ValueError(f"records: numeric column {c} must be normalized to [0, 1] "
-                             f"with public bounds (ustat.data.normalize), row {bad[0]} is "
-                             f"{col[bad[0]]}")
+                             f"with public bounds (ustat.data.normalize), row {bad[0]} is not")
 
 
 def check_edges(edges: ArrayLike, n: int, k: int) -> np.ndarray:

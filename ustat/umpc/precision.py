@@ -238,8 +238,8 @@ def scale_records(X: ArrayLike, bounds: Sequence | None, kern: Kernel) -> ArrayL
         col = out[:, c]
         bad = np.flatnonzero(~((col >= lo) & (col <= hi)))
         if bad.size:
-            raise ValueError(f"records: column {c} row {bad[0]} is {col[bad[0]]}, outside the "
-                             f"bounds [{lo:g}, {hi:g}] ({bad.size} rows out)")
+            raise ValueError(f"records: column {c} row {bad[0]} is outside the "
+                             f"bounds [{lo:g}, {hi:g}]")
         out[:, c] = (col - lo) / unit
     return out
 

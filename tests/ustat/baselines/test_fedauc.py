@@ -49,7 +49,7 @@ def test_debias_inverts_the_flip_model():
 
 def _runs(proto, S, runs, eps, **kw):
     out = [flat_protocol(proto, S, "auc", epsilon=eps, seed=s, **kw) for s in range(runs)]
-    return np.array([r.estimate for r in out]), out[0]
+    return np.array([r.estimate_raw for r in out]), out[0]
 
 
 @pytest.mark.slow
@@ -76,13 +76,18 @@ def test_variance_matches_delta_method_and_small_bias(proto, eps, runs, kw):
 
 
 def test_paper_formulas_reported():
+    # at the released positive count (debiased for RR), never the true one (issue 37)
     S = scored_labels(500)
     r = flat_protocol("fedauc-rr", S, "auc", epsilon=1.0, seed=2)
-    M, P = 500, S[:, 1].sum()
+    M, P = 500, r.theory["P_est"]
     ref = math.e / (1 + math.e) ** 2 * M * (M - 1) * (2 * M - 1) / 6 / (P * (M - P)) ** 2
     assert r.theory["variance_paper_eq7"] == pytest.approx(ref)
-    r = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2)
-    assert r.theory["variance_paper_eq9_one_record"] == pytest.approx(
+    r = flat_protocol("fedauc-lap", S, "auc", epsilon=1.0, seed=2, clients=None)
+    ranks, y = FA.ranks_of(S[:, 0]), S[:, 1].astype(np.int64)
+    stats, th = FA.lap_statistics(ranks, y, np.arange(M), M, 1.0, rng=CSPRNG(9))
+    P = stats.sum(axis=0)[1]
+    out = FA.lap_release(ranks, 1.0, sums=stats.sum(axis=0), theory=th)
+    assert out["variance_paper_eq9_one_record"] == pytest.approx(
         M * (M - 1) * (2 * M - 1) / 3 / (P * (M - P)) ** 2)
     assert r.theory["beta_mean"] == 1.0                       # one record: all on localP
 
@@ -187,7 +192,7 @@ def test_release_on_ranks_draws_what_the_clients_send():
     b, _ = lap_statistics(ranks, y, owner, 10, 1.0, rng=CSPRNG(4), noise=noise)
     assert np.array_equal(a, b) and a.shape == (10, 3)
     assert sum(th["beta_hist"]) == 10 and len(th["beta_hist"]) == 65
-    out = lap_release(ranks, y, 1.0, sums=a.sum(axis=0), theory=th)
+    out = lap_release(ranks, 1.0, sums=a.sum(axis=0), theory=th)
     assert abs(out["auc"] - roc_auc_score(y, S[:, 0])) < 0.2
 
 

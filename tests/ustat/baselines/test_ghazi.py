@@ -69,7 +69,7 @@ def test_unbiased_and_variance_matches_formula():
     X = correlated_pairs(60, seed=4)[:, :1]
     runs = [flat_protocol("ghazi", X, "gini", epsilon=2.0, bins=4, factorization="exact",
                           seed=s, evaluate=(s == 0)) for s in range(400)]
-    est = np.array([r.estimate for r in runs])
+    est = np.array([r.estimate_raw for r in runs])
     truth = runs[0].evaluation["u_discretized"]
     var = runs[0].evaluation["variance_given_factorization"]
     assert abs(est.mean() - truth) < 4 * math.sqrt(var / 400)

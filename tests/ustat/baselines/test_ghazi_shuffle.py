@@ -74,7 +74,7 @@ def test_unbiased_and_variance_matches_formula():
     runs = [flat_protocol("ghazi-sm", X, "gini", epsilon=3.0, bins=4, factorization="exact",
                           messages=2, materialize_limit=0, seed=s, evaluate=(s == 0))
             for s in range(300)]
-    est = np.array([r.estimate for r in runs])
+    est = np.array([r.estimate_raw for r in runs])
     truth = runs[0].evaluation["u_discretized"]
     var = runs[0].evaluation["variance_given_factorization"]
     assert abs(est.mean() - truth) < 4 * math.sqrt(var / 300)

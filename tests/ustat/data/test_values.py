@@ -22,7 +22,7 @@ def test_case_control_needs_the_positive_class():
     with pytest.raises(D.DataError) as exc:
         _labels(["case", "control"], 2)
     msg = str(exc.value)
-    assert "line 2" in msg and "'case'" in msg and "positive=" in msg
+    assert "line 2" in msg and "'case'" not in msg and "positive=" in msg   # not the label
     assert "--positive VALUE" in exc.value.for_cli() and exc.value.kind == "label"
     codes, m = _labels(["case", "control", "other"], 2, positive="case")
     assert codes.tolist() == [1, 0, 0] and m["classes"] == ["any label but 'case'", "case"]
@@ -39,7 +39,7 @@ def test_ordered_classes():
     codes, m = _labels(["low", "high", "medium"], 3, classes=["low", "medium", "high"])
     assert codes.tolist() == [0, 2, 1] and m["classes"] == ["low", "medium", "high"]
     assert _labels(["2", "0", "1.0"], 3)[0].tolist() == [2, 0, 1]
-    with pytest.raises(D.DataError, match=r"line 3.*'huge' is not one of the classes"):
+    with pytest.raises(D.DataError, match=r"line 3.*the label is not one of the classes"):
         _labels(["low", "huge"], 3, classes=["low", "medium", "high"])
     with pytest.raises(ValueError, match="3 distinct labels"):
         _labels(["a"], 3, classes=["a", "a", "b"])
