@@ -55,7 +55,14 @@ from mpc.wire import frames as fr
 
 if TYPE_CHECKING:
     from mpc.wire.transport import Outgoing
-from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, select_socket, send_queue, tcp_info_bytes
+from mpc.wire.sockets import (
+    WOULD_BLOCK,
+    accept_greeting,
+    select_socket,
+    send_queue,
+    tcp_info_bytes,
+    why,
+)
 
 MAGIC = b"UR"
 VERSION = 1
@@ -74,7 +81,14 @@ _CHUNK = 1 << 20
 
 
 class RelayError(RuntimeError):
-    """The relay stopped: a host never connected, disconnected, or sent something malformed."""
+    """The relay stopped: a host never connected, disconnected, or sent something malformed.
+
+    ``args``: (message, the rank of the host at fault or that reported it); ``origin``: the
+    fault as first seen, naming who caused it (what the relay tells the other hosts)."""
+
+    def __init__(self, message: str, *args: object, origin: str | None = None):
+        super().__init__(message, *args)
+        self.origin = origin or message
 
 
 def envelope(kind: int, src: int, dst: int, step: int, segment: int, length: int) -> bytes:
@@ -203,9 +217,9 @@ class Relay:
                         (selectors.EVENT_WRITE if c.queue else 0)
                     select_socket(sel, c.sock, ev, c)
         except RelayError as e:
-            self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.args[0])
+            self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.origin)
             self._flush_and_close(time.monotonic() + LINGER)
-            raise RelayError(e.args[0]) from None
+            raise RelayError(e.args[0], origin=e.origin) from None
         finally:
             sel.close()
         self._flush_and_close(time.monotonic() + LINGER)
@@ -229,7 +243,7 @@ class Relay:
             except OSError as e:
                 if c.bye:
                     return False
-                raise RelayError(f"{self.name(c.rank)} disconnected ({e})", c.rank) from None
+                raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}", c.rank) from None
             if len(view) and n == 0:
                 if c.bye:
                     return False
@@ -271,8 +285,12 @@ class Relay:
             c.bye = True
             return
         if h["kind"] == ABORT:
-            text = bytes(body[:1000]).decode("utf-8", "replace")
-            raise RelayError(f"{self.name(c.rank)} stopped at step {h['step']}: {text}", c.rank)
+            who = self.name(c.rank)
+            text = bytes(body[:fr.MAX_ABORT_BYTES]).decode("utf-8", "replace").strip() \
+                or f"{who} stopped"
+            raise RelayError(text if text.startswith(who) else
+                             f"{text} (reported by {who} at step {h['step']})", c.rank,
+                             origin=text)
         out = self.forward(h, body)
         if out is None:
             return

@@ -10,6 +10,7 @@ what TCP carried on a connection, from the kernel (:func:`tcp_info_bytes`).
 from __future__ import annotations
 
 import contextlib
+import re
 import selectors
 import socket
 import ssl
@@ -62,12 +63,32 @@ def accept_greeting(sock: socket.socket, deadline: float, session: int, me: int,
 
 
 def reason(e: BaseException) -> str:
-    text = getattr(e, "reason", None) or str(e) or type(e).__name__
+    """Why a connection failed, in words: never the TLS library's raw text (``(_ssl.c:2427)``,
+    ``EOF occurred in violation of protocol``) nor an ``[Errno N]`` prefix."""
+    if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+        return "connection closed"
+    if isinstance(e, ConnectionResetError):
+        return "connection reset"
+    if isinstance(e, BrokenPipeError):
+        return "connection closed"
+    text = str(getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
+               or type(e).__name__)
     if isinstance(e, ssl.SSLCertVerificationError):
         text = f"certificate not from this deployment's CA ({e.verify_message})"
-    elif "ALERT_UNKNOWN_CA" in str(text) or "ALERT_BAD_CERTIFICATE" in str(text):
+    elif "ALERT_UNKNOWN_CA" in text or "ALERT_BAD_CERTIFICATE" in text:
         text = "the peer does not accept this participant's certificate (another CA?)"
-    return str(text)
+    return _SSL_NOISE.sub("", text).strip() or type(e).__name__
+
+
+def why(e: BaseException) -> str:
+    """`` (reason)`` for a disconnection message, or nothing when the reason is only that the
+    connection closed (``"host-2 disconnected at step 4"``)."""
+    text = reason(e)
+    return "" if text == "connection closed" else f" ({text})"
+
+
+#: the TLS library's source locations and errno prefixes, left out of messages
+_SSL_NOISE = re.compile(r"\s*\(_ssl\.c:\d+\)|^\[Errno \d+\]\s*|^\[SSL[^\]]*\]\s*")
 
 
 def refusals(refused: list[str]) -> str:

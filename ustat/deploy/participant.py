@@ -51,6 +51,9 @@ class DeployedParticipant(Executor):
             mesh.sample_tcp()
             self.wire = mesh.counts.to_dict()
             return value
+        except BaseException as exc:        # the peers are told why before the connections close
+            mesh.close(exc)
+            raise
         finally:
             mesh.close()
 
