@@ -69,8 +69,8 @@ from mpc.wire.sockets import HELLO as _HELLO
 from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, dial, select_socket, tcp_info_bytes
 from mpc.wire.sockets import pending as _pending
 from mpc.wire.sockets import reason as _reason
-from mpc.wire.sockets import why as _why
 from mpc.wire.sockets import refusals as _refusals
+from mpc.wire.sockets import why as _why
 
 if TYPE_CHECKING:
     from mpc.wire.e2e import Endpoint
