@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 from mpc.wire.sockets import (
     WOULD_BLOCK,
     accept_greeting,
+    listen_socket,
     select_socket,
     send_queue,
     tcp_info_bytes,
@@ -146,10 +147,7 @@ class Relay:
         self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
 
     def open(self, host: str = "127.0.0.1", port: int = 0) -> Relay:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        lst = socket.socket(family, socket.SOCK_STREAM)
-        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lst.bind((host, port))
+        lst = listen_socket(host, port, "the relay")
         lst.listen(max(8, len(self.hosts)))
         self._listener, self.port = lst, lst.getsockname()[1]
         return self

@@ -10,6 +10,7 @@ what TCP carried on a connection, from the kernel (:func:`tcp_info_bytes`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import selectors
 import socket
@@ -134,6 +135,24 @@ def tcp_info_bytes(sock: socket.socket) -> tuple[int, int]:
     else:
         return 0, 0
     return int(sent), int(struct.unpack_from("<Q", raw, 128)[0])
+
+
+def listen_socket(host: str, port: int, who: str) -> socket.socket:
+    """A TCP socket bound to host:port (not yet listening); OSError naming the address and
+    ``who`` listens there when it cannot bind (a busy port, an address not of this host)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    lst = socket.socket(family, socket.SOCK_STREAM)
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        lst.bind((host, port))
+    except OSError as e:
+        lst.close()
+        hint = {errno.EADDRINUSE: "another process holds the port",
+                errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+                errno.EACCES: "ports below 1024 need privileges"}.get(e.errno or 0, reason(e))
+        raise OSError(f"{who} cannot listen on {host}:{port}: {hint} (give it another address "
+                      "in deploy.toml, or stop what holds it)") from None
+    return lst
 
 
 def dial(host: str, port: int, deadline: float) -> socket.socket | None:

@@ -66,7 +66,14 @@ import numpy as np
 
 from mpc.wire import frames as fr
 from mpc.wire.sockets import HELLO as _HELLO
-from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, dial, select_socket, tcp_info_bytes
+from mpc.wire.sockets import (
+    WOULD_BLOCK,
+    accept_greeting,
+    dial,
+    listen_socket,
+    select_socket,
+    tcp_info_bytes,
+)
 from mpc.wire.sockets import pending as _pending
 from mpc.wire.sockets import reason as _reason
 from mpc.wire.sockets import refusals as _refusals
@@ -228,10 +235,7 @@ class SocketMesh:
              port: int = 0, **kw: Any) -> SocketMesh:
         """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
         mesh = cls(rank, n_procs, session, **kw)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        lst = socket.socket(family, socket.SOCK_STREAM)
-        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lst.bind((host, port))
+        lst = listen_socket(host, port, mesh.describe(rank))
         lst.listen(max(8, n_procs))
         mesh._listener = lst
         mesh.port = lst.getsockname()[1]

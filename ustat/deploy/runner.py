@@ -27,6 +27,9 @@ import numpy as np
 from ..data.records import RecordSource, load_records, raw_records
 from .config import Config
 from .participant import DeployedParticipant
+from .rows import host_file_rows
+
+__all__ = ["host_file_rows", "record_source", "run_participant"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,7 +70,8 @@ def _estimate(cfg: Config, executor: DeployedParticipant, host: range | None, cs
             "bounds": [list(bounds[c]) for c in numeric]}
     warnings: list = []
     if host is not None:
-        _, warnings, _, raw_o = load_records(source, kern, rows=host)
+        rows = host_file_rows(csv, host, cfg.run.get("data", {}))
+        _, warnings, _, raw_o = load_records(source, kern, rows=rows)
         raw_X[host.start:host.stop] = raw_o[0]
     raw = raw_records(raw_X, numeric, [bounds[c] for c in numeric], kern)
     if raw is None:
