@@ -55,6 +55,24 @@ LITTLE = sys.byteorder == "little"
 
 #: numba may cache compiled code on disk here (False once it found nowhere to write it)
 _CACHE = [True]
+#: every compiled kernel made by :func:`jit` (numba dispatchers)
+_JITTED: list = []
+
+
+def cache_cold() -> bool:
+    """True when no compiled kernel has a copy in numba's on-disk cache yet (the first run on
+    this machine, or no cache at all): the first calls compile them (about a minute in all).
+    False without numba, or when it cannot tell. (Kernels of a backend this host never uses
+    are never cached, hence "none cached", not "some not cached".)"""
+    if _NUMBA is None:
+        return False
+    if not _CACHE[0]:
+        return True
+    try:
+        return bool(_JITTED) and not any(os.path.exists(d._cache._cache_file._index_path)
+                                         for d in _JITTED)
+    except AttributeError:          # another numba's internals: say nothing
+        return False
 
 
 def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,7 +82,9 @@ def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn
     if _CACHE[0]:
         try:
-            return _NUMBA.njit(cache=True, nogil=True, boundscheck=False)(fn)
+            d = _NUMBA.njit(cache=True, nogil=True, boundscheck=False)(fn)
+            _JITTED.append(d)
+            return d
         except RuntimeError as e:               # "cannot cache function ...: no locator"
             if "cannot cache" not in str(e):
                 raise

@@ -76,8 +76,9 @@ ENVELOPE_SIZE = ENVELOPE.size               # 30 bytes
 RELAY_RANK = 0xFFFFFFFF
 #: most bytes of an ANNOUNCE, READY, GONE, BYE or ABORT body
 MAX_CONTROL_BYTES = 1 << 16
-#: seconds the relay keeps flushing its last messages after a fault
-LINGER = 2.0
+#: seconds the relay keeps flushing its last messages after a fault (a host busy computing
+#: reads its GONE only at its next step)
+LINGER = 5.0
 _CHUNK = 1 << 20
 
 
@@ -317,6 +318,8 @@ class Relay:
         body = text.encode() if isinstance(text, str) else text
         for r, c in self.conns.items():
             if r != src:
+                if kind == GONE:
+                    _drop_unsent(c)
                 c.queue.append(memoryview(envelope(kind, src, r, step, 0, len(body))))
                 if body:
                     c.queue.append(memoryview(body))
@@ -346,6 +349,23 @@ class Relay:
         if self._listener is not None:
             self._listener.close()
             self._listener = None
+
+
+def _drop_unsent(c: _Conn) -> None:
+    """Forget the envelopes queued to a host but not started (the run is over: only the GONE
+    that follows matters), keeping the rest of one partly sent, so that the GONE is next."""
+    keep = []
+    if c.queue:
+        front = c.queue[0]
+        if len(front) < memoryview(front.obj).nbytes:      # partly sent: finish its envelope
+            keep.append(front)
+            whole = bytes(memoryview(front.obj))
+            if len(whole) == ENVELOPE_SIZE and len(c.queue) > 1:
+                with contextlib.suppress(ValueError, struct.error):
+                    if parse(whole)["length"]:
+                        keep.append(c.queue[1])               # its body
+    c.queue.clear()
+    c.queue.extend(keep)
 
 
 def pack_frame(session: int, step: int, sender: int, receiver: int, f: Outgoing) -> bytes:

@@ -53,12 +53,13 @@ on one machine (loopback); across hosts, TLS as above.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import selectors
 import socket
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -228,6 +229,11 @@ class SocketMesh:
         self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
         self.port: int | None = None
+        #: progress lines (``"step 12"``, ``"step 23: waiting 10 s for host-0 (...)"``) go to
+        #: this callable, at most one every :attr:`progress_every` seconds (None: none)
+        self.progress: Callable[[str], None] | None = None
+        self.progress_every = 5.0
+        self._said = -math.inf
 
     # -- set-up -------------------------------------------------------------------------------
     @classmethod
@@ -333,6 +339,7 @@ class SocketMesh:
         if self._broken is not None:
             raise self._broken
         t0 = time.perf_counter()
+        self._say(f"step {int(step)}", first=self.counts.exchanges == 0)
         try:
             if self.delay:
                 time.sleep(self.delay)
@@ -367,10 +374,13 @@ class SocketMesh:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._timed_out(step, sends, readers)
+                if self.progress is not None:
+                    self._say_waiting(step, sends, readers, self.timeout - left)
                 if rel is not None:
                     select_socket(self._sel, rel.sock, selectors.EVENT_READ |
                                  (selectors.EVENT_WRITE if rel.queue else 0), "relay")
-                events = self._sel.select(0 if self._has_pending(readers) else min(left, 1.0))
+                events = self._sel.select(0 if self._has_pending(readers) else
+                                          min(left, 1.0, self.progress_every))
                 for key, mask in events:
                     peer = key.data
                     if isinstance(peer, tuple):
@@ -527,6 +537,22 @@ class SocketMesh:
                     rd._start()
         except fr.FrameError as e:
             raise TransportError(str(e), rd.peer, step) from None
+
+    def _say(self, text: str, first: bool = False) -> None:
+        if self.progress is not None and (first or
+                                          time.monotonic() - self._said >= self.progress_every):
+            self._said = time.monotonic()
+            self.progress(text)
+
+    def _say_waiting(self, step, sends, readers, waited: float) -> None:
+        if waited < self.progress_every or \
+                time.monotonic() - self._said < self.progress_every:
+            return
+        names = [self.describe(p) for p, r in readers.items() if not r.done]
+        if self.relay is not None:
+            names += [f"{self.describe(p)} through the relay" for p in self.relay.waiting_for()]
+        names += [f"{self.describe(p)} to read" for p in sends]
+        self._say(f"step {step}: waiting {waited:.0f} s for {', '.join(names) or 'the relay'}")
 
     def _idle(self, step, peer) -> None:
         """A peer this step neither writes to nor reads from has something to read: if it is

@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("numba")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROBE = ("import fss, fss.kernels._host as h; fss.warm_up(); "
-         "print('numba' if h.NUMBA else 'none')")
+PROBE = ("import fss, fss.kernels as k, fss.kernels._host as h; cold = k.cache_cold(); "
+         "fss.warm_up(); print('numba' if h.NUMBA else 'none', cold, k.cache_cold())")
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_without_a_writable_cache_the_kernels_compile_in_memory_and_say_so(reado
     out = _probe(tree, home)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "Traceback" not in out.stderr and "no locator" not in out.stderr
-    assert out.stdout.startswith("numba")
+    assert out.stdout.split() == ["numba", "True", "True"]      # compiled in every run
     said = [ln for ln in out.stderr.splitlines() if "NUMBA_CACHE_DIR" in ln]
     assert len(said) == 1, out.stderr
 
@@ -60,3 +60,6 @@ def test_with_numba_cache_dir_the_kernels_cache_there_quietly(readonly_tree, tmp
     assert out.returncode == 0, out.stderr[-2000:]
     assert "NUMBA_CACHE_DIR" not in out.stderr
     assert any(f.endswith(".nbi") for _, _, fs in os.walk(cache) for f in fs)
+    assert out.stdout.split() == ["numba", "True", "False"]     # the first run compiles
+    again = _probe(tree, home, NUMBA_CACHE_DIR=str(cache))
+    assert again.stdout.split() == ["numba", "False", "False"]  # later runs load

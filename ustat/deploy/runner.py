@@ -128,7 +128,15 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
         raise ValueError(f"{name}: a party host needs --csv (its records); "
                          "other participants read no data" if me.parties is not None else
                          f"{name} holds no records: drop --csv")
-    executor = DeployedParticipant(cfg, name, tls=tls, log=log)
+    if me.parties is not None and csv is not None:
+        rows = host_file_rows(csv, me.parties, cfg.run.get("data", {}))    # checked first
+        if rows != me.parties and log:
+            r = me.parties
+            log(f"{name}: {csv} holds {len(rows)} rows: read as this host's parties "
+                f"{r.start}-{r.stop - 1}")
+    # the process that releases says what the run is doing (its step, whom it waits for)
+    executor = DeployedParticipant(cfg, name, tls=tls, log=log,
+                                   progress=me.role in ("aggregator", "analyst"))
     if cfg.command == "estimate":
         release = _estimate(cfg, executor, me.parties, csv)
     else:

@@ -237,3 +237,22 @@ def test_connection_errors_carry_no_raw_tls_library_text():
     assert why(ConnectionResetError(104, "Connection reset by peer")) == " (connection reset)"
     other = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)")
     assert "_ssl.c" not in reason(other) and "[SSL" not in reason(other)
+
+
+def test_progress_names_the_step_and_whom_a_long_wait_is_for(pair):
+    """Issue 37 (16): a process waiting on a step says so (rate-limited), naming the peers."""
+    a, b = pair
+    lines: list = []
+    a.progress, a.progress_every = lines.append, 0.3
+    v = np.arange(3, dtype=np.uint64)
+    t = threading.Timer(1.5, lambda: b.exchange(1, {0: [_out(v, 64)]}, {}))
+    t.start()
+    try:
+        got = a.exchange(1, {}, {1: [_exp(v, 64)]})
+    finally:
+        t.join()
+    assert np.array_equal(got[1][0], v)
+    assert lines[0] == "step 1"
+    assert any(ln.startswith("step 1: waiting ") and ln.endswith(" for process 1 (party 1)")
+               for ln in lines[1:]), lines
+    assert 2 <= len(lines) <= 5                          # at most one every 0.3 s
