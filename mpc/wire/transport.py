@@ -630,7 +630,8 @@ class SocketMesh:
 
     # -- plumbing -----------------------------------------------------------------------------
     def close(self, error: BaseException | None = None) -> None:
-        """Close every connection (idempotent). After a clean run: BYE to the relay. After a
+        """Close every connection (idempotent). After a clean run: BYE to every direct peer
+        (:meth:`_idle`: a peer closing without one was killed) and to the relay. After a
         broken one (an exchange failed, or ``error``: this process stops because of it), every
         peer is told why first: an ABORT frame to each direct peer and an ABORT to the relay
         (which tells the other hosts), carrying the fault as first seen (its ``origin``, naming
