@@ -46,6 +46,7 @@ import numpy as np
 
 from ..keys import TreeArrays, TreeParams
 from . import _host, reference, scalar
+from ._host import cache_cold
 from .scalar import SMALL
 
 #: ``gen_block(params, alpha, beta, out)``: fills ``out``'s correction words
@@ -55,8 +56,8 @@ EvalKernel = Callable[[TreeParams, int, TreeArrays, np.ndarray], np.ndarray]
 #: ``expand_block(params, party, key)``: a DPF's shares at every x, (B, 2^n)
 ExpandKernel = Callable[[TreeParams, int, TreeArrays], np.ndarray]
 
-__all__ = ["NAMES", "SMALL", "Backend", "Codec", "available", "choose", "codec", "eval_kernel",
-           "expand_kernel", "forced", "gen_kernel", "missing"]
+__all__ = ["NAMES", "SMALL", "Backend", "Codec", "available", "cache_cold", "choose", "codec",
+           "eval_kernel", "expand_kernel", "forced", "gen_kernel", "missing"]
 
 
 class Codec(NamedTuple):

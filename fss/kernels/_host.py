@@ -16,13 +16,19 @@ width they generate code for):
 Compiled code is cached next to the modules that define it (numba's
 ``cache=True``, keyed on each module's own file, so a kernel and the jitted
 functions it calls live in one file) and releases the GIL (``nogil``), so
-the worker threads of :mod:`fss._pool` run blocks in parallel.
+the worker threads of :mod:`fss._pool` run blocks in parallel. Where numba
+finds no writable place for its cache (the package's ``__pycache__``, then
+``~/.cache``; a service account without a writable HOME), the kernels are
+compiled in memory in each process instead (seconds at the first call), with
+one warning saying to set ``NUMBA_CACHE_DIR`` to a writable directory.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -47,11 +53,48 @@ NUMBA = _NUMBA is not None
 LITTLE = sys.byteorder == "little"
 
 
+#: numba may cache compiled code on disk here (False once it found nowhere to write it)
+_CACHE = [True]
+#: every compiled kernel made by :func:`jit` (numba dispatchers)
+_JITTED: list = []
+
+
+def cache_cold() -> bool:
+    """True when no compiled kernel has a copy in numba's on-disk cache yet (the first run on
+    this machine, or no cache at all): the first calls compile them (about a minute in all).
+    False without numba, or when it cannot tell. (Kernels of a backend this host never uses
+    are never cached, hence "none cached", not "some not cached".)"""
+    if _NUMBA is None:
+        return False
+    if not _CACHE[0]:
+        return True
+    try:
+        return bool(_JITTED) and not any(os.path.exists(d._cache._cache_file._index_path)
+                                         for d in _JITTED)
+    except AttributeError:          # another numba's internals: say nothing
+        return False
+
+
 def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """numba's ``njit`` (cached, GIL released, no bounds checks), or ``fn`` itself without numba."""
+    """numba's ``njit`` (cached, GIL released, no bounds checks), or ``fn`` itself without numba.
+    Where numba has nowhere to write its cache, not cached (module docstring), said once."""
     if _NUMBA is None:
         return fn
-    return _NUMBA.njit(cache=True, nogil=True, boundscheck=False)(fn)
+    if _CACHE[0]:
+        try:
+            d = _NUMBA.njit(cache=True, nogil=True, boundscheck=False)(fn)
+            _JITTED.append(d)
+            return d
+        except RuntimeError as e:               # "cannot cache function ...: no locator"
+            if "cannot cache" not in str(e):
+                raise
+            _CACHE[0] = False
+            where = os.path.dirname(os.path.abspath(inspect.getfile(fn)))
+            warnings.warn(f"numba cannot cache the FSS kernels (no writable {where}/__pycache__ "
+                          f"nor ~/.cache; HOME={os.environ.get('HOME', '')!r}): each process "
+                          "compiles them anew; set NUMBA_CACHE_DIR to a writable directory "
+                          "to cache them", RuntimeWarning, stacklevel=2)
+    return _NUMBA.njit(cache=False, nogil=True, boundscheck=False)(fn)
 
 
 def target_features() -> set[str]:

@@ -256,6 +256,8 @@ def _child(pipe, rank, plan, program, args, kw, creds, warm_up=()):
         status = 0
     except BaseException as e:          # reported to the launcher, then exit
         _report(pipe, e)
+        if mesh is not None:
+            mesh.close(e)               # the peers are told why (naming who caused it)
     finally:
         if mesh is not None:
             mesh.close()

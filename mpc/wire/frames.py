@@ -7,7 +7,9 @@ field                 bytes  meaning
 ====================  =====  ==================================================
 magic                 2      ``b"UF"``
 version               1      :data:`VERSION`
-kind                  1      :data:`DATA` (an array), :data:`HELLO` (handshake)
+kind                  1      :data:`DATA` (an array), :data:`HELLO` (handshake),
+                             :data:`ABORT` (the sender stopped; the payload says why),
+                             :data:`BYE` (the sender ended its part well; no payload)
 session               8      the session's tag: which run and sub-session
 step                  8      the exchange's number within the run
 sender, receiver      4 + 4  the sending and receiving process ranks
@@ -44,7 +46,9 @@ from numpy.typing import DTypeLike
 
 MAGIC = b"UF"
 VERSION = 1
-DATA, HELLO = 0, 1
+DATA, HELLO, ABORT, BYE = 0, 1, 2, 3
+#: longest reason an ABORT frame may carry (bytes of UTF-8)
+MAX_ABORT_BYTES = 4096
 MAX_NDIM = 8
 #: largest payload a frame may announce before the receiver refuses it (bytes)
 MAX_FRAME_BYTES = 1 << 34
@@ -91,6 +95,23 @@ def encode_header(kind: int, session: int, step: int, sender: int, receiver: int
     return (_FIXED.pack(MAGIC, VERSION, kind, session, step, sender, receiver, segment,
                         dtype_code(dtype), bits, len(shape), 0, nbytes)
             + struct.pack(f"<{len(shape)}Q", *shape))
+
+
+def abort_frame(session: int, step: int, sender: int, receiver: int, why: str,
+                first_hand: bool) -> bytes:
+    """An ABORT frame: the sender stops the run, ``why`` (the fault that stopped it, naming the
+    participant that caused it). ``first_hand``: the sender itself failed (segment 1), not a
+    peer it heard from (segment 0). A 0-dimensional header, then the reason's UTF-8 bytes."""
+    body = why.encode("utf-8", "replace")[:MAX_ABORT_BYTES]
+    return _FIXED.pack(MAGIC, VERSION, ABORT, session, step, sender, receiver, int(first_hand),
+                       dtype_code(np.uint8), 8, 0, 0, len(body)) + body
+
+
+def bye_frame(session: int, sender: int, receiver: int) -> bytes:
+    """A BYE frame: the sender ended its part of the run well and closes (a peer that closes
+    without one, or an ABORT, was killed or crashed)."""
+    return _FIXED.pack(MAGIC, VERSION, BYE, session, 0, sender, receiver, 0,
+                       dtype_code(np.uint8), 8, 0, 0, 0)
 
 
 def decode_fixed(buf: bytes | bytearray | memoryview) -> dict:

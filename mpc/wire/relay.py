@@ -55,7 +55,15 @@ from mpc.wire import frames as fr
 
 if TYPE_CHECKING:
     from mpc.wire.transport import Outgoing
-from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, select_socket, send_queue, tcp_info_bytes
+from mpc.wire.sockets import (
+    WOULD_BLOCK,
+    accept_greeting,
+    listen_socket,
+    select_socket,
+    send_queue,
+    tcp_info_bytes,
+    why,
+)
 
 MAGIC = b"UR"
 VERSION = 1
@@ -68,13 +76,21 @@ ENVELOPE_SIZE = ENVELOPE.size               # 30 bytes
 RELAY_RANK = 0xFFFFFFFF
 #: most bytes of an ANNOUNCE, READY, GONE, BYE or ABORT body
 MAX_CONTROL_BYTES = 1 << 16
-#: seconds the relay keeps flushing its last messages after a fault
-LINGER = 2.0
+#: seconds the relay keeps flushing its last messages after a fault (a host busy computing
+#: reads its GONE only at its next step)
+LINGER = 5.0
 _CHUNK = 1 << 20
 
 
 class RelayError(RuntimeError):
-    """The relay stopped: a host never connected, disconnected, or sent something malformed."""
+    """The relay stopped: a host never connected, disconnected, or sent something malformed.
+
+    ``args``: (message, the rank of the host at fault or that reported it); ``origin``: the
+    fault as first seen, naming who caused it (what the relay tells the other hosts)."""
+
+    def __init__(self, message: str, *args: object, origin: str | None = None):
+        super().__init__(message, *args)
+        self.origin = origin or message
 
 
 def envelope(kind: int, src: int, dst: int, step: int, segment: int, length: int) -> bytes:
@@ -132,10 +148,7 @@ class Relay:
         self.tcp_bytes = (0, 0)         # (sent, received) by TCP, TLS records included
 
     def open(self, host: str = "127.0.0.1", port: int = 0) -> Relay:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        lst = socket.socket(family, socket.SOCK_STREAM)
-        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lst.bind((host, port))
+        lst = listen_socket(host, port, "the relay")
         lst.listen(max(8, len(self.hosts)))
         self._listener, self.port = lst, lst.getsockname()[1]
         return self
@@ -203,9 +216,9 @@ class Relay:
                         (selectors.EVENT_WRITE if c.queue else 0)
                     select_socket(sel, c.sock, ev, c)
         except RelayError as e:
-            self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.args[0])
+            self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.origin)
             self._flush_and_close(time.monotonic() + LINGER)
-            raise RelayError(e.args[0]) from None
+            raise RelayError(e.args[0], origin=e.origin) from None
         finally:
             sel.close()
         self._flush_and_close(time.monotonic() + LINGER)
@@ -229,7 +242,7 @@ class Relay:
             except OSError as e:
                 if c.bye:
                     return False
-                raise RelayError(f"{self.name(c.rank)} disconnected ({e})", c.rank) from None
+                raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}", c.rank) from None
             if len(view) and n == 0:
                 if c.bye:
                     return False
@@ -271,8 +284,12 @@ class Relay:
             c.bye = True
             return
         if h["kind"] == ABORT:
-            text = bytes(body[:1000]).decode("utf-8", "replace")
-            raise RelayError(f"{self.name(c.rank)} stopped at step {h['step']}: {text}", c.rank)
+            who = self.name(c.rank)
+            text = bytes(body[:fr.MAX_ABORT_BYTES]).decode("utf-8", "replace").strip() \
+                or f"{who} stopped"
+            raise RelayError(text if text.startswith(who) else
+                             f"{text} (reported by {who} at step {h['step']})", c.rank,
+                             origin=text)
         out = self.forward(h, body)
         if out is None:
             return
@@ -301,6 +318,8 @@ class Relay:
         body = text.encode() if isinstance(text, str) else text
         for r, c in self.conns.items():
             if r != src:
+                if kind == GONE:
+                    _drop_unsent(c)
                 c.queue.append(memoryview(envelope(kind, src, r, step, 0, len(body))))
                 if body:
                     c.queue.append(memoryview(body))
@@ -330,6 +349,23 @@ class Relay:
         if self._listener is not None:
             self._listener.close()
             self._listener = None
+
+
+def _drop_unsent(c: _Conn) -> None:
+    """Forget the envelopes queued to a host but not started (the run is over: only the GONE
+    that follows matters), keeping the rest of one partly sent, so that the GONE is next."""
+    keep = []
+    if c.queue:
+        front = c.queue[0]
+        if len(front) < memoryview(front.obj).nbytes:      # partly sent: finish its envelope
+            keep.append(front)
+            whole = bytes(memoryview(front.obj))
+            if len(whole) == ENVELOPE_SIZE and len(c.queue) > 1:
+                with contextlib.suppress(ValueError, struct.error):
+                    if parse(whole)["length"]:
+                        keep.append(c.queue[1])               # its body
+    c.queue.clear()
+    c.queue.extend(keep)
 
 
 def pack_frame(session: int, step: int, sender: int, receiver: int, f: Outgoing) -> bytes:

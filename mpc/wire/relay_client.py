@@ -31,7 +31,7 @@ from mpc.wire import frames as fr
 from mpc.wire import relay as rl
 from mpc.wire.e2e import TAG_BYTES, E2EError
 from mpc.wire.sockets import HELLO as _HELLO
-from mpc.wire.sockets import WOULD_BLOCK, dial, select_socket, send_queue
+from mpc.wire.sockets import WOULD_BLOCK, dial, select_socket, send_queue, why
 
 if TYPE_CHECKING:
     from mpc.wire.e2e import Endpoint
@@ -68,7 +68,7 @@ class RelayClient:
     @classmethod
     def join(cls, address: tuple[str, int], *, rank: int, session: int, wrap: Wrapper | None,
              endpoint: Endpoint | None, describe: Callable[[int], str], hosts: Iterable[int],
-             error: Callable[[str, int | None, int | None], TransportError],
+             error: type[TransportError],
              counts: WireCounts, deadline: float, max_buffered: int) -> RelayClient:
         """Connect to the relay, wait for READY and every other host's key announcement."""
         host, port = address
@@ -83,8 +83,8 @@ class RelayClient:
                                      rl.RELAY_RANK))
         except (OSError, ssl.SSLError) as e:
             sock.close()
-            raise error(f"the relay at {host}:{port} refused or failed the handshake ({e})",
-                        None, None) from None
+            raise error(f"the relay at {host}:{port} refused or failed the handshake"
+                        f"{why(e) or ' (connection closed)'}", None, None) from None
         sock.setblocking(False)
         self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
         self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host is "
@@ -168,7 +168,7 @@ class RelayClient:
         try:
             send_queue(self.sock, self.queue, rl._CHUNK)
         except OSError as e:
-            raise self.error(f"the relay disconnected at step {step} ({e})", None,
+            raise self.error(f"the relay disconnected at step {step}{why(e)}", None,
                              step) from None
 
     def read(self, step: int) -> None:
@@ -181,7 +181,7 @@ class RelayClient:
                 except WOULD_BLOCK:
                     return
                 except OSError as e:
-                    raise self.error(f"the relay disconnected at step {step} ({e})", None,
+                    raise self.error(f"the relay disconnected at step {step}{why(e)}", None,
                                      step) from None
                 if n == 0:
                     raise self.error(f"the relay disconnected at step {step}", None, step)
@@ -229,7 +229,8 @@ class RelayClient:
             text = bytes(body).decode("utf-8", "replace")
             who = None if src == rl.RELAY_RANK or src not in self.hosts | {self.rank} \
                 else src
-            raise self.error(f"{text} (reported by the relay at step {step})", who, step)
+            raise self.error(f"{text} (reported by the relay at step {step})", who, step,
+                             origin=text)
         elif kind == rl.ANNOUNCE:
             if src in self.announced:
                 raise self.error(f"{self.describe(src)} announced its key twice", src, step)
@@ -305,7 +306,7 @@ class RelayClient:
         try:
             self.sock.setblocking(True)
             self.sock.settimeout(2.0)
-            body = b"" if clean else reason.encode()[:1000]
+            body = b"" if clean else reason.encode("utf-8", "replace")[:fr.MAX_ABORT_BYTES]
             self.sock.sendall(rl.envelope(rl.BYE if clean else rl.ABORT, self.rank,
                                           rl.RELAY_RANK, self.step, 0, len(body)) + body)
         except (OSError, ValueError):

@@ -10,6 +10,8 @@ what TCP carried on a connection, from the kernel (:func:`tcp_info_bytes`).
 from __future__ import annotations
 
 import contextlib
+import errno
+import re
 import selectors
 import socket
 import ssl
@@ -62,12 +64,32 @@ def accept_greeting(sock: socket.socket, deadline: float, session: int, me: int,
 
 
 def reason(e: BaseException) -> str:
-    text = getattr(e, "reason", None) or str(e) or type(e).__name__
+    """Why a connection failed, in words: never the TLS library's raw text (``(_ssl.c:2427)``,
+    ``EOF occurred in violation of protocol``) nor an ``[Errno N]`` prefix."""
+    if isinstance(e, (ssl.SSLEOFError, ssl.SSLZeroReturnError)):
+        return "connection closed"
+    if isinstance(e, ConnectionResetError):
+        return "connection reset"
+    if isinstance(e, BrokenPipeError):
+        return "connection closed"
+    text = str(getattr(e, "reason", None) or getattr(e, "strerror", None) or str(e)
+               or type(e).__name__)
     if isinstance(e, ssl.SSLCertVerificationError):
         text = f"certificate not from this deployment's CA ({e.verify_message})"
-    elif "ALERT_UNKNOWN_CA" in str(text) or "ALERT_BAD_CERTIFICATE" in str(text):
+    elif "ALERT_UNKNOWN_CA" in text or "ALERT_BAD_CERTIFICATE" in text:
         text = "the peer does not accept this participant's certificate (another CA?)"
-    return str(text)
+    return _SSL_NOISE.sub("", text).strip() or type(e).__name__
+
+
+def why(e: BaseException) -> str:
+    """`` (reason)`` for a disconnection message, or nothing when the reason is only that the
+    connection closed (``"host-2 disconnected at step 4"``)."""
+    text = reason(e)
+    return "" if text == "connection closed" else f" ({text})"
+
+
+#: the TLS library's source locations and errno prefixes, left out of messages
+_SSL_NOISE = re.compile(r"\s*\(_ssl\.c:\d+\)|^\[Errno \d+\]\s*|^\[SSL[^\]]*\]\s*")
 
 
 def refusals(refused: list[str]) -> str:
@@ -113,6 +135,24 @@ def tcp_info_bytes(sock: socket.socket) -> tuple[int, int]:
     else:
         return 0, 0
     return int(sent), int(struct.unpack_from("<Q", raw, 128)[0])
+
+
+def listen_socket(host: str, port: int, who: str) -> socket.socket:
+    """A TCP socket bound to host:port (not yet listening); OSError naming the address and
+    ``who`` listens there when it cannot bind (a busy port, an address not of this host)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    lst = socket.socket(family, socket.SOCK_STREAM)
+    lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        lst.bind((host, port))
+    except OSError as e:
+        lst.close()
+        hint = {errno.EADDRINUSE: "another process holds the port",
+                errno.EADDRNOTAVAIL: "the address is not one of this machine's",
+                errno.EACCES: "ports below 1024 need privileges"}.get(e.errno or 0, reason(e))
+        raise OSError(f"{who} cannot listen on {host}:{port}: {hint} (give it another address "
+                      "in deploy.toml, or stop what holds it)") from None
+    return lst
 
 
 def dial(host: str, port: int, deadline: float) -> socket.socket | None:

@@ -53,12 +53,13 @@ on one machine (loopback); across hosts, TLS as above.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import selectors
 import socket
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,10 +67,18 @@ import numpy as np
 
 from mpc.wire import frames as fr
 from mpc.wire.sockets import HELLO as _HELLO
-from mpc.wire.sockets import WOULD_BLOCK, accept_greeting, dial, select_socket, tcp_info_bytes
+from mpc.wire.sockets import (
+    WOULD_BLOCK,
+    accept_greeting,
+    dial,
+    listen_socket,
+    select_socket,
+    tcp_info_bytes,
+)
 from mpc.wire.sockets import pending as _pending
 from mpc.wire.sockets import reason as _reason
 from mpc.wire.sockets import refusals as _refusals
+from mpc.wire.sockets import why as _why
 
 if TYPE_CHECKING:
     from mpc.wire.e2e import Endpoint
@@ -89,13 +98,17 @@ MAX_BUFFERED_BYTES = 1 << 32
 class TransportError(RuntimeError):
     """A peer disconnected, stalled, or sent a frame the step did not expect.
 
-    ``peer`` is the peer's rank (or None), ``step`` the exchange number.
+    ``peer`` is the peer's rank (or None), ``step`` the exchange number. ``origin``: the fault
+    as first seen, naming the participant that caused it (``"host-2 (parties 400-599)
+    disconnected at step 3"``): the message itself, or, for a fault reported by a peer that
+    stopped because of it, what that peer reported (this process passes it on when it stops).
     """
 
-    def __init__(self, message: str, peer=None, step=None):
+    def __init__(self, message: str, peer=None, step=None, origin: str | None = None):
         super().__init__(message)
         self.peer = peer
         self.step = step
+        self.origin = origin or message
 
 
 @dataclass
@@ -212,9 +225,15 @@ class SocketMesh:
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
+        self._unsent: dict = {}       # peer -> what an exchange that failed left unwritten
         self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
         self.port: int | None = None
+        #: progress lines (``"step 12"``, ``"step 23: waiting 10 s for host-0 (...)"``) go to
+        #: this callable, at most one every :attr:`progress_every` seconds (None: none)
+        self.progress: Callable[[str], None] | None = None
+        self.progress_every = 5.0
+        self._said = -math.inf
 
     # -- set-up -------------------------------------------------------------------------------
     @classmethod
@@ -222,10 +241,7 @@ class SocketMesh:
              port: int = 0, **kw: Any) -> SocketMesh:
         """A mesh end listening on ``host:port`` (port 0: any free port; see :attr:`port`)."""
         mesh = cls(rank, n_procs, session, **kw)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        lst = socket.socket(family, socket.SOCK_STREAM)
-        lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lst.bind((host, port))
+        lst = listen_socket(host, port, mesh.describe(rank))
         lst.listen(max(8, n_procs))
         mesh._listener = lst
         mesh.port = lst.getsockname()[1]
@@ -323,6 +339,7 @@ class SocketMesh:
         if self._broken is not None:
             raise self._broken
         t0 = time.perf_counter()
+        self._say(f"step {int(step)}", first=self.counts.exchanges == 0)
         try:
             if self.delay:
                 time.sleep(self.delay)
@@ -347,19 +364,28 @@ class SocketMesh:
                    if specs and peer not in self.relayed}
         for peer in set(sends) | set(readers):
             self._watch(peer, peer in sends, peer in readers)
+        for peer in set(self._peers) - set(sends) - set(readers):
+            select_socket(self._sel, self._peers[peer], selectors.EVENT_READ, ("idle", peer))
         deadline = time.monotonic() + self.timeout
+        self._unsent = sends
         try:
             while sends or any(not r.done for r in readers.values()) or \
                     (rel is not None and not rel.done):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._timed_out(step, sends, readers)
+                if self.progress is not None:
+                    self._say_waiting(step, sends, readers, self.timeout - left)
                 if rel is not None:
                     select_socket(self._sel, rel.sock, selectors.EVENT_READ |
                                  (selectors.EVENT_WRITE if rel.queue else 0), "relay")
-                events = self._sel.select(0 if self._has_pending(readers) else min(left, 1.0))
+                events = self._sel.select(0 if self._has_pending(readers) else
+                                          min(left, 1.0, self.progress_every))
                 for key, mask in events:
                     peer = key.data
+                    if isinstance(peer, tuple):
+                        self._idle(step, peer[1])
+                        continue
                     if peer == "relay":
                         if mask & selectors.EVENT_WRITE:
                             rel.write(step)
@@ -435,8 +461,11 @@ class SocketMesh:
             except WOULD_BLOCK:
                 return False
             except OSError as e:
-                raise TransportError(f"{self.describe(peer)} disconnected at step {step} ({e})",
-                                     peer, step) from None
+                said = self._salvage(peer, step)
+                if said is not None:
+                    raise said from None
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step}"
+                                     f"{_why(e)}", peer, step) from None
             if n < len(mv):
                 parts[0] = mv[n:]
                 if n == 0:
@@ -457,7 +486,7 @@ class SocketMesh:
                 except WOULD_BLOCK:
                     return
                 except OSError as e:
-                    raise TransportError(f"{who} disconnected at step {step} ({e})",
+                    raise TransportError(f"{who} disconnected at step {step}{_why(e)}",
                                          rd.peer, step) from None
                 if n == 0:
                     raise TransportError(f"{who} disconnected at step {step}"
@@ -472,7 +501,16 @@ class SocketMesh:
         try:
             if rd.stage == "fixed":
                 rd.head = fr.decode_fixed(bytes(rd.buf))
+                if rd.head["kind"] == fr.BYE and rd.head["sender"] == rd.peer:
+                    raise TransportError(f"{who} disconnected at step {step} (it had ended its "
+                                         "part of the run)", rd.peer, step)
+                if rd.head["kind"] == fr.ABORT:
+                    self._check_abort(step, rd.peer, rd.head, who)
+                    rd.stage, rd.buf, rd.pos = "abort", bytearray(rd.head["nbytes"]), 0
+                    return
                 rd.stage, rd.buf, rd.pos = "shape", bytearray(8 * rd.head["ndim"]), 0
+            elif rd.stage == "abort":
+                raise self._aborted(step, rd.peer, rd.head, bytes(rd.buf), who)
             elif rd.stage == "shape":
                 h = rd.head
                 h["shape"] = fr.decode_shape(bytes(rd.buf), h["ndim"])
@@ -500,6 +538,83 @@ class SocketMesh:
         except fr.FrameError as e:
             raise TransportError(str(e), rd.peer, step) from None
 
+    def _say(self, text: str, first: bool = False) -> None:
+        if self.progress is not None and (first or
+                                          time.monotonic() - self._said >= self.progress_every):
+            self._said = time.monotonic()
+            self.progress(text)
+
+    def _say_waiting(self, step, sends, readers, waited: float) -> None:
+        if waited < self.progress_every or \
+                time.monotonic() - self._said < self.progress_every:
+            return
+        names = [self.describe(p) for p, r in readers.items() if not r.done]
+        if self.relay is not None:
+            names += [f"{self.describe(p)} through the relay" for p in self.relay.waiting_for()]
+        names += [f"{self.describe(p)} to read" for p in sends]
+        self._say(f"step {step}: waiting {waited:.0f} s for {', '.join(names) or 'the relay'}")
+
+    def _idle(self, step, peer) -> None:
+        """A peer this step neither writes to nor reads from has something to read: if it is
+        the end of its connection with nothing before it (no BYE, no ABORT: killed or
+        crashed), that is a fault now, not at the next step that needs it; anything else (its
+        frames for a later step, a BYE, an ABORT) waits for that step."""
+        sock = self._peers[peer]
+        select_socket(self._sel, sock, 0, None)
+        if _pending(sock):
+            return
+        try:
+            data = socket.socket.recv(sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except WOULD_BLOCK:
+            return
+        except OSError as e:
+            raise TransportError(f"{self.describe(peer)} disconnected at step {step}{_why(e)}",
+                                 peer, step) from None
+        if not data:
+            raise TransportError(f"{self.describe(peer)} disconnected at step {step}", peer,
+                                 step)
+
+    def _check_abort(self, step, peer, h, who) -> None:
+        if h["session"] != self.session or h["sender"] != peer or h["receiver"] != self.rank \
+                or h["nbytes"] > fr.MAX_ABORT_BYTES:
+            raise fr.FrameError(f"bad frame from {who} at step {step}: a malformed ABORT")
+
+    def _aborted(self, step, peer, h, body: bytes, who) -> TransportError:
+        """The error of an ABORT frame from ``peer``: what stopped it, and that it reported it."""
+        text = body.decode("utf-8", "replace").strip() or f"{who} stopped"
+        message = f"{text} (at step {step})" if h["segment"] == 1 else \
+            f"{text} (reported by {who} at step {step})"
+        return TransportError(message, peer, step, origin=text)
+
+    def _salvage(self, peer, step) -> TransportError | None:
+        """After a write to ``peer`` failed: the ABORT it sent before closing, if the next bytes
+        from it are one (it stopped because of another participant, whom it names), else None.
+        Only when nothing of ``peer``'s frames is half read (the stream is at a frame)."""
+        sock = self._peers.get(peer)
+        if sock is None:
+            return None
+        try:
+            sock.settimeout(0.2)
+            head = bytearray()
+            while len(head) < fr.FIXED_SIZE:
+                got = sock.recv(fr.FIXED_SIZE - len(head))
+                if not got:
+                    return None
+                head += got
+            h = fr.decode_fixed(bytes(head))
+            if h["kind"] != fr.ABORT:
+                return None
+            self._check_abort(step, peer, h, self.describe(peer))
+            body = bytearray()
+            while len(body) < h["nbytes"]:
+                got = sock.recv(h["nbytes"] - len(body))
+                if not got:
+                    return None
+                body += got
+        except (OSError, ValueError):
+            return None
+        return self._aborted(step, peer, h, bytes(body), self.describe(peer))
+
     def _timed_out(self, step, sends, readers):
         waiting = [p for p, r in readers.items() if not r.done]
         relayed = self.relay.waiting_for() if self.relay is not None else []
@@ -514,11 +629,22 @@ class SocketMesh:
                              f"{what} {', '.join(names) or 'a peer'}", first, step)
 
     # -- plumbing -----------------------------------------------------------------------------
-    def close(self) -> None:
-        """Close every connection (idempotent). Through the relay: BYE after a clean run, ABORT
-        with the error after a broken one (the relay tells the other hosts)."""
+    def close(self, error: BaseException | None = None) -> None:
+        """Close every connection (idempotent). After a clean run: BYE to every direct peer
+        (:meth:`_idle`: a peer closing without one was killed) and to the relay. After a
+        broken one (an exchange failed, or ``error``: this process stops because of it), every
+        peer is told why first: an ABORT frame to each direct peer and an ABORT to the relay
+        (which tells the other hosts), carrying the fault as first seen (its ``origin``, naming
+        the participant that caused it), so each peer's error names that participant rather
+        than this process, which only passed it on."""
+        fault = self._broken or error
+        origin = None if fault is None else self.origin(fault)
+        if fault is not None and self._peers:
+            self._abort_peers(origin or "", not isinstance(fault, TransportError))
+        elif self._peers:
+            self._say_bye()
         if self.relay is not None:
-            self.relay.close(self._broken is None, str(self._broken or ""))
+            self.relay.close(fault is None, origin or "")
             self.relay = None
         for sock in self._peers.values():
             with contextlib.suppress(KeyError, ValueError):
@@ -530,6 +656,49 @@ class SocketMesh:
             self._listener.close()
             self._listener = None
         self._sel.close()
+
+
+    def origin(self, fault: BaseException) -> str:
+        """The fault that stops this process as its peers should read it: a transport fault's
+        origin (naming who caused it), else this process and its own error."""
+        if isinstance(fault, TransportError):
+            return fault.origin
+        text = str(fault).strip().splitlines()[0] if str(fault).strip() else \
+            type(fault).__name__
+        if isinstance(fault, KeyboardInterrupt):
+            text = "interrupted"
+        return f"{self.describe(self.rank)} stopped: {text}"
+
+    def _say_bye(self) -> None:
+        """A BYE frame to every direct peer (best effort): this process ended well, so its
+        closing connection is not a fault to a peer still running."""
+        for peer, sock in self._peers.items():
+            try:
+                sock.setblocking(True)
+                sock.settimeout(0.5)
+                sock.sendall(fr.bye_frame(self.session, self.rank, peer))
+            except (OSError, ValueError):
+                continue
+
+    def _abort_peers(self, why: str, first_hand: bool) -> None:
+        """Best effort, at most about a second in all: finish the frame each peer was being
+        sent (a half-sent frame would make the ABORT unreadable), then send it the ABORT."""
+        until = time.monotonic() + 1.0
+        step = self._broken.step if self._broken is not None and self._broken.step else 0
+        for peer, sock in self._peers.items():
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                sock.setblocking(True)
+                sock.settimeout(min(left, 0.5))
+                for part in self._unsent.get(peer, ()):
+                    sock.sendall(part)
+                sock.sendall(fr.abort_frame(self.session, int(step), self.rank, peer, why,
+                                            first_hand))
+            except (OSError, ValueError):
+                continue
+        self._unsent = {}
 
 
 def new_session_id() -> int:

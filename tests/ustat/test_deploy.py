@@ -165,3 +165,29 @@ def test_the_supervisor_stops_a_participant_left_running_after_all_others_ended_
                 p.wait(10)
     assert statuses["done"] == 0 and statuses["stuck"] == -signal.SIGKILL
     assert killed == {"stuck"} and time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("victim", ["host-2", pytest.param("dealer", marks=pytest.mark.slow)])
+def test_every_surviving_participant_names_the_one_that_was_killed(tmp_path, victim):
+    """Issue 37 (13): after SIGKILL of one participant, each of the others' errors names it
+    (not host-0, which stopped because of it), and no raw TLS library text (``_ssl.c``)."""
+    csv = _bank_rows(tmp_path, 600)
+    d = str(tmp_path / "dep")
+    init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=3, base_port=_ports(),
+         timeout=3.0, connect_timeout=30.0)
+
+    def inject(procs, logs):
+        _wait_for(logs, victim, "computing")       # joined: its part is still to come
+        os.kill(procs[victim].pid, signal.SIGKILL)
+
+    with pytest.raises(DeployError) as e:
+        run_local(d, csv, on_start=inject, grace=10.0)
+    errors, statuses = e.value.errors, e.value.statuses
+    assert statuses[victim] == -signal.SIGKILL
+    assert "killed" in errors[victim] and "SIGKILL" in errors[victim]
+    survivors = [n for n in errors if n != victim]
+    assert len(survivors) >= 4, errors                  # the dealer may have finished its part
+    for name in survivors:
+        assert errors[name].startswith(victim), (name, errors[name])
+        assert "_ssl.c" not in errors[name] and "EOF occurred" not in errors[name]
+    assert "_ssl.c" not in str(e.value)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -133,6 +134,10 @@ def cmd_process(args: argparse.Namespace) -> dict:
             raise UsageError(f"--columns {args.columns} differs from the protocol's "
                              f"{','.join(want)} (deploy.toml)")
         csv = args.csv
+        if not os.path.isfile(csv):
+            raise UsageError(f"--csv {csv}: no such file")
+        if not os.access(csv, os.R_OK):
+            raise UsageError(f"--csv {csv}: not readable by this user")
     else:
         me = next((p for p in cfg.participants if p.name == args.role), None) \
             or cfg.by_role(args.role)

@@ -44,6 +44,7 @@ The TOML reader is the standard library's ``tomllib`` (Python 3.11+) or
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -195,6 +196,10 @@ class Config:
         from mpc.wire.tls import Credentials
 
         p = self.get(name)
+        for what, path in (("key", p.key), ("certificate", p.cert), ("CA certificate", self.ca)):
+            if not os.path.isfile(path):
+                raise ValueError(f"{name}'s {what} {path} is missing (deploy init wrote it in "
+                                 f"keys/; copy it to this host; {self.path})")
         return Credentials(name, p.key, p.cert, self.ca)
 
 
@@ -224,6 +229,8 @@ def _address(text: str) -> tuple:
     host, _, port = str(text).rpartition(":")
     if not host or not port.isdigit():
         raise ValueError(f"an address host:port, got {text!r}")
+    if not 1 <= int(port) <= 65535:
+        raise ValueError(f"an address host:port with a port in 1..65535, got {text!r}")
     return host.strip("[]"), int(port)
 
 
@@ -268,10 +275,22 @@ def load(path: str) -> Config:
     names = [p.name for p in parts]
     if len(set(names)) != len(names):
         raise ValueError(f"{path}: participant names must be distinct")
-    cfg = Config(path, dep.get("name", "deployment"), int(dep["session"]), run, parts,
-                 float(dep.get("timeout", 60.0)), float(dep.get("connect_timeout", 30.0)),
-                 float(dep.get("delay", 0.0)), dep.get("source", ""),
-                 os.path.join(base, dep.get("ca", "keys/ca.pem")))
+    if "session" not in dep:
+        raise ValueError(f"{path}: [deployment] has no session (the run's tag: one integer, "
+                         "the same in every participant's copy)")
+    try:
+        session = int(dep["session"])
+        seconds = {k: float(dep.get(k, d)) for k, d in
+                   (("timeout", 60.0), ("connect_timeout", 30.0), ("delay", 0.0))}
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{path}: [deployment]: {e}") from None
+    for k, v in seconds.items():
+        if not math.isfinite(v) or v < 0 or (v == 0 and k != "delay"):
+            raise ValueError(f"{path}: [deployment] {k} must be a number of seconds "
+                             f"{'>= 0' if k == 'delay' else '> 0'}, got {dep[k]!r}")
+    cfg = Config(path, dep.get("name", "deployment"), session, run, parts,
+                 seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
+                 dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")))
     _check_parties(cfg)
     return cfg
 

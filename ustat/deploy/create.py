@@ -14,10 +14,13 @@ sets one at init).
 from __future__ import annotations
 
 import itertools
+import math
 import os
+import shutil
+import tempfile
 from typing import TYPE_CHECKING
 
-from .config import FILE, ROLES, Config, Job, dump, load
+from .config import FILE, ROLES, Config, Job, _address, dump, load
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -37,6 +40,11 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     from a ``ustat`` command line). ``roles``: default the statistic's (the dealer and the
     aggregator for U-MPC, two servers and the analyst for the ECDF family), plus the relay
     with two or more hosts.
+
+    Everything is checked before anything is written (ValueError naming the flag: ports in
+    1..65535 for every participant, timeouts > 0, ``addresses`` naming participants, ``out``
+    new or empty); the directory is written in a temporary sibling and renamed into place, so
+    a failure leaves nothing behind and the retry needs no clean-up.
     """
     from mpc.wire.tls import make_deployment
 
@@ -44,6 +52,10 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
         raise ValueError(f"--parties must be an integer >= 2, got {parties!r}")
     if isinstance(hosts, bool) or not isinstance(hosts, int) or not 1 <= hosts <= parties:
         raise ValueError(f"--hosts must be an integer in 1..{parties}, got {hosts!r}")
+    for flag, v in (("--timeout", timeout), ("--connect-timeout", connect_timeout)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v <= 0:
+            raise ValueError(f"{flag} must be a number of seconds > 0, got {v!r}")
     if not isinstance(job, Job):
         raise TypeError(f"job must be a ustat.deploy.Job, got {type(job).__name__}")
     from . import ecdf
@@ -71,23 +83,56 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
         (f"host-{i}", "parties", f"{a}-{b - 1}" if b - a > 1 else f"{a}")
         for i, (a, b) in enumerate(itertools.pairwise(cuts))]
     people += [(r, r, None) for r in roles]
+    last = base_port + len(people) - 1 if isinstance(base_port, int) else None
+    if isinstance(base_port, bool) or last is None or base_port < 1 or last > 65535:
+        raise ValueError(f"--base-port must leave a port for each of the {len(people)} "
+                         f"participants in 1..65535 (at most {65536 - len(people)}), got "
+                         f"{base_port!r}")
     if os.path.exists(os.path.join(out, FILE)):
         raise ValueError(f"{os.path.join(out, FILE)} exists: choose another --out")
-    keys = os.path.join(out, "keys")
-    os.makedirs(keys, exist_ok=True)
-    make_deployment(keys, [p[0] for p in people], name)
+    if os.path.exists(out) and (not os.path.isdir(out) or os.listdir(out)):
+        raise ValueError(f"--out {out} exists and is not an empty directory: choose another "
+                         "--out")
     addresses = dict(addresses or {})
+    unknown = [a for a in addresses if a not in {p[0] for p in people}]
+    if unknown:
+        raise ValueError(f"--address names no participant: {', '.join(unknown)} "
+                         f"(participants: {', '.join(p[0] for p in people)})")
     plist = []
     for i, (pname, role, held) in enumerate(people):
         entry = {"name": pname, "role": role}
         if held is not None:
             entry["parties"] = held
         entry["address"] = addresses.pop(pname, f"{address}:{base_port + i}")
+        try:
+            _address(entry["address"])
+        except ValueError as e:
+            raise ValueError(f"--address {pname}=...: {e}") from None
         entry["key"] = f"keys/{pname}.key"
         entry["cert"] = f"keys/{pname}.pem"
         plist.append(entry)
-    if addresses:
-        raise ValueError(f"--address names no participant: {', '.join(addresses)}")
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(out))}.", dir=parent)
+    try:
+        os.chmod(tmp, 0o755)
+        _write(tmp, people, plist, name, timeout, connect_timeout, source, job, parties,
+               make_deployment)
+        load(tmp)                           # what every participant will read: checked
+        if os.path.isdir(out):
+            os.rmdir(out)                   # empty (checked above)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return load(out)
+
+
+def _write(out, people, plist, name, timeout, connect_timeout, source, job, parties,
+           make_deployment) -> None:
+    keys = os.path.join(out, "keys")
+    os.makedirs(keys, exist_ok=True)
+    make_deployment(keys, [p[0] for p in people], name)
     doc = {"deployment": {"name": name, "session": int.from_bytes(os.urandom(7), "little"),
                           "timeout": float(timeout), "connect_timeout": float(connect_timeout),
                           "delay": 0.0, "source": source, "ca": "keys/ca.pem"},
@@ -95,4 +140,3 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
            "participant": plist}
     with open(os.path.join(out, FILE), "w") as f:
         f.write(dump(doc))
-    return load(out)

@@ -69,16 +69,20 @@ def host_rows(command: str, spec: Any, data: dict, n: int, host: range | None,
         raise ValueError("a party host needs its file of records")
     bounds = getattr(spec.precision, "bounds", None)
     x = np.full(n, 0.0 if bounds is None else float(bounds[0]))
+    rows = None
+    if host is not None:
+        from .rows import host_file_rows
+        rows = host_file_rows(str(csv), host, data)
     if want == 1:
         if host is not None:
             x[host.start:host.stop] = read_column(str(csv), columns[0], sep=sep, header=header,
-                                                  encoding=encoding, rows=host)
+                                                  encoding=encoding, rows=rows)
         return x, None, {"column": columns[0], "source": source, "notes": []}
     y = np.zeros(n, dtype=np.int64)
     positive = data.get("positive")
     if host is not None:
         v, lab, _ = read_labelled(str(csv), columns[0], columns[1], positive, sep=sep,
-                                  header=header, encoding=encoding, rows=host)
+                                  header=header, encoding=encoding, rows=rows)
         x[host.start:host.stop] = v
         y[host.start:host.stop] = lab
     value = "score" if command == "roc" else "prob"

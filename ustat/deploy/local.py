@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,7 +97,7 @@ def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
                 if p.poll() is None:
                     p.kill()
                     p.wait(10)
-        errors = {n: _last_error(logs[n]) for n, s in statuses.items() if s != 0}
+        errors = {n: _last_error(logs[n], s) for n, s in statuses.items() if s != 0}
         if errors:
             lines = [f"{n} (exit status {statuses[n]}"
                      + (", killed by the supervisor" if n in killed else "") + f"): {errors[n]}"
@@ -142,9 +143,18 @@ def _wait(procs, stop_limit):
     return statuses, killed
 
 
-def _last_error(f) -> str:
+def _last_error(f, status: int | None = None) -> str:
+    """A participant's error: its ``ustat: error:`` line; for one killed by a signal with no
+    such line, the signal (its last progress line is not an error)."""
     f.seek(0)
     lines = [ln for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
     errs = [ln for ln in lines if ln.startswith("ustat: error:")]
-    return (errs[-1][len("ustat: error: "):] if errs else lines[-1] if lines else
-            "no message (killed?)")
+    if errs:
+        return errs[-1][len("ustat: error: "):]
+    if status is not None and status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        return f"killed by {name}" + (f" (its last words: {lines[-1]})" if lines else "")
+    return lines[-1] if lines else "no message (killed?)"

@@ -18,6 +18,7 @@ relay's end-to-end encryption between party hosts.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from mpc.run.hosts import join, open_mesh
@@ -30,8 +31,10 @@ class DeployedParticipant(Executor):
     """Participant ``name`` of ``cfg`` (``tls`` False: plain TCP, loopback tests only);
     ``log``: a callable taking progress lines."""
 
-    def __init__(self, cfg: Config, name: str, *, tls: bool = True, log=None) -> None:
+    def __init__(self, cfg: Config, name: str, *, tls: bool = True, log=None,
+                 progress: bool = False) -> None:
         self.cfg, self.name, self.tls, self.log = cfg, name, tls, log
+        self.progress = progress
         self.wire: dict = {}
 
     def run(self, program: Program) -> Any:
@@ -41,18 +44,41 @@ class DeployedParticipant(Executor):
         creds = cfg.credentials(self.name) if self.tls else None
         mesh = open_mesh(plan, cfg.ranked.index(me), creds)
         try:
-            if self.log:
-                self.log(f"{self.name}: listening on {me.address[0]}:{mesh.port}, connecting")
+            log = self.log
+            if log:
+                log(f"{self.name}: listening on {me.address[0]}:{mesh.port}, connecting")
+                if program.warm_up and _cache_cold():
+                    log(f"{self.name}: compiling the FSS kernels meanwhile (the first run on "
+                        "this machine: about a minute; later runs load them from numba's "
+                        "cache)")
+            t0 = time.perf_counter()
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
-            if self.log:
-                self.log(f"{self.name}: connected to every participant; computing")
+            if log:
+                log(f"{self.name}: connected to every participant ({time.perf_counter() - t0:.1f}"
+                    " s); computing" + ("; progress every 5 s" if self.progress else ""))
+                if self.progress:
+                    mesh.progress = lambda text: log(f"{self.name}: {text} "
+                                                     f"({time.perf_counter() - t0:.0f} s)")
             value = program.main(Place(rt, 1), *program.args,
                                  **{k: a for k, (a, _) in program.rows.items()})
             mesh.sample_tcp()
             self.wire = mesh.counts.to_dict()
             return value
+        except BaseException as exc:        # the peers are told why before the connections close
+            mesh.close(exc)
+            raise
         finally:
             mesh.close()
 
     def describe(self) -> str:
         return f"deployment {self.cfg.name}, participant {self.name}"
+
+
+def _cache_cold() -> bool:
+    """The FSS kernels compile at this run's warm-up (no copy in numba's cache yet)."""
+    try:
+        from fss.kernels import cache_cold
+    except ImportError:                     # pragma: no cover - fss always ships with ustat
+        return False
+    return cache_cold()
+

@@ -27,6 +27,9 @@ import numpy as np
 from ..data.records import RecordSource, load_records, raw_records
 from .config import Config
 from .participant import DeployedParticipant
+from .rows import host_file_rows
+
+__all__ = ["host_file_rows", "record_source", "run_participant"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,7 +70,8 @@ def _estimate(cfg: Config, executor: DeployedParticipant, host: range | None, cs
             "bounds": [list(bounds[c]) for c in numeric]}
     warnings: list = []
     if host is not None:
-        _, warnings, _, raw_o = load_records(source, kern, rows=host)
+        rows = host_file_rows(csv, host, cfg.run.get("data", {}))
+        _, warnings, _, raw_o = load_records(source, kern, rows=rows)
         raw_X[host.start:host.stop] = raw_o[0]
     raw = raw_records(raw_X, numeric, [bounds[c] for c in numeric], kern)
     if raw is None:
@@ -124,7 +128,15 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
         raise ValueError(f"{name}: a party host needs --csv (its records); "
                          "other participants read no data" if me.parties is not None else
                          f"{name} holds no records: drop --csv")
-    executor = DeployedParticipant(cfg, name, tls=tls, log=log)
+    if me.parties is not None and csv is not None:
+        rows = host_file_rows(csv, me.parties, cfg.run.get("data", {}))    # checked first
+        if rows != me.parties and log:
+            r = me.parties
+            log(f"{name}: {csv} holds {len(rows)} rows: read as this host's parties "
+                f"{r.start}-{r.stop - 1}")
+    # the process that releases says what the run is doing (its step, whom it waits for)
+    executor = DeployedParticipant(cfg, name, tls=tls, log=log,
+                                   progress=me.role in ("aggregator", "analyst"))
     if cfg.command == "estimate":
         release = _estimate(cfg, executor, me.parties, csv)
     else:

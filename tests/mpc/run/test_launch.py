@@ -75,7 +75,9 @@ def test_an_error_in_one_process_stops_the_run_and_names_the_process():
     assert time.monotonic() - t0 < 10
     msg = str(e.value)
     assert "process 1 (party 1): ValueError: party 1 refuses" in msg
-    assert "process 0 (party 0)" in msg and "disconnected" in msg
+    # process 0 is told why process 1 stopped (an ABORT frame), not only that it disconnected
+    assert "process 0 (party 0): TransportError: process 1 (party 1) stopped: party 1 " \
+           "refuses" in msg
     assert set(e.value.errors) >= {0, 1}
 
 

@@ -190,3 +190,69 @@ def test_a_stranger_is_not_accepted_as_a_peer():
         s.close()
     finally:
         m.close()
+
+
+def test_a_peer_that_stops_because_of_another_names_that_other(pair):
+    """Issue 37 (13): a process that stops because of a third participant tells its peers who
+    (an ABORT frame with the fault as first seen), so they name that participant, not it."""
+    a, b = pair
+    b.close(TransportError("host-2 (parties 400-599) disconnected at step 3", 2, 3))
+    with pytest.raises(TransportError) as e:
+        a.exchange(4, {}, {1: [_exp(np.zeros(3, np.uint64), 64)]})
+    assert str(e.value).startswith("host-2 (parties 400-599) disconnected at step 3 (reported "
+                                   "by process 1")
+    assert e.value.origin == "host-2 (parties 400-599) disconnected at step 3"
+
+
+def test_a_peer_that_fails_on_its_own_says_so(pair):
+    a, b = pair
+    b.close(ValueError("no data rows"))
+    with pytest.raises(TransportError, match=r"^process 1 \(party 1\) stopped: no data rows "
+                                             r"\(at step 1\)$"):
+        a.exchange(1, {}, {1: [_exp(np.zeros(3, np.uint64), 64)]})
+
+
+def test_a_peer_killed_while_idle_is_named_at_the_next_exchange():
+    """A peer that closes with no BYE (killed) while this step neither reads nor writes it is a
+    fault at once; one that ended well (BYE) is not."""
+    ms = _mesh(4, timeout=2.0)
+    try:
+        ms[3].close()                       # ended well: BYE, then closed
+        ms[1]._peers[0].close()             # rank 1 "killed": its connection to 0 just closes
+        v = np.zeros(3, np.uint64)          # rank 0 waits for rank 2, which is slow
+        with pytest.raises(TransportError, match=r"^process 1 .* disconnected at step 1$"):
+            ms[0].exchange(1, {}, {2: [_exp(v, 64)]})
+    finally:
+        for m in ms:
+            m.close()
+
+
+def test_connection_errors_carry_no_raw_tls_library_text():
+    import ssl
+
+    from mpc.wire.sockets import reason, why
+
+    eof = ssl.SSLEOFError(8, "EOF occurred in violation of protocol (_ssl.c:2427)")
+    assert reason(eof) == "connection closed" and why(eof) == ""
+    assert why(ConnectionResetError(104, "Connection reset by peer")) == " (connection reset)"
+    other = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1000)")
+    assert "_ssl.c" not in reason(other) and "[SSL" not in reason(other)
+
+
+def test_progress_names_the_step_and_whom_a_long_wait_is_for(pair):
+    """Issue 37 (16): a process waiting on a step says so (rate-limited), naming the peers."""
+    a, b = pair
+    lines: list = []
+    a.progress, a.progress_every = lines.append, 0.3
+    v = np.arange(3, dtype=np.uint64)
+    t = threading.Timer(1.5, lambda: b.exchange(1, {0: [_out(v, 64)]}, {}))
+    t.start()
+    try:
+        got = a.exchange(1, {}, {1: [_exp(v, 64)]})
+    finally:
+        t.join()
+    assert np.array_equal(got[1][0], v)
+    assert lines[0] == "step 1"
+    assert any(ln.startswith("step 1: waiting ") and ln.endswith(" for process 1 (party 1)")
+               for ln in lines[1:]), lines
+    assert 2 <= len(lines) <= 5                          # at most one every 0.3 s
