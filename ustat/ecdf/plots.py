@@ -92,10 +92,19 @@ def plot_ecdf(path: str | os.PathLike[str], thresholds: ArrayLike, noisy: ArrayL
 
 def plot_roc(path: str | os.PathLike[str], roc: ROCRelease, *, score: str = "score",
              label: str = "label", positive: str | None = None) -> str | os.PathLike[str]:
-    """The private ROC curve beside the true one (evaluation mode) and the diagonal."""
+    """The private ROC curve with its simultaneous band (the released ``roc_band``), beside
+    the true one (evaluation mode) and the diagonal."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.4, 5.2))
     ax.plot([0, 1], [0, 1], color="gray", lw=0.8, ls=":", label="chance (AUC 0.5)")
+    iv = roc.intervals or {}
+    if all(k in iv for k in ("fpr_lo", "fpr_hi", "tpr_lo", "tpr_hi")):
+        upper = np.column_stack([iv["fpr_lo"], iv["tpr_hi"]])       # the band's outer corners
+        lower = np.column_stack([iv["fpr_hi"], iv["tpr_lo"]])[::-1]
+        level = iv.get("confidence")
+        what = f"{level:.0%} " if isinstance(level, float) else ""
+        ax.fill(*np.vstack([upper, lower]).T, color="tab:blue", alpha=0.15, lw=0,
+                label=f"{what}simultaneous band")
     name = "private" + (f", smoothed ({roc.smoothing})" if roc.smoothing else "")
     ax.plot(roc.fpr, roc.tpr, color="tab:blue", lw=1.5, label=f"{name}: AUC {roc.auc:.3f}")
     if roc.exact is not None:
