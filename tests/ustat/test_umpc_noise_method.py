@@ -97,7 +97,8 @@ def test_cli_noise_method(capsys):
     assert main(["estimate", "kendall", "--n", "60", "--seed", "1", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "epsilon 1, delta 9.09e-13 (" in out and "sampled inside MPC)" in out
-    assert "with all but one contributor colluding: epsilon 1" in out
+    assert "with all but one contributor colluding (59 of the 60 parties, with the aggregator): " \
+           "epsilon 1" in out
     assert main(["estimate", "kendall", "--n", "60", "--protocol", "bell-2pc",
                  "--noise-method", "mpc", "--no-progress"]) == 2
     assert "--noise-method" in capsys.readouterr().err
