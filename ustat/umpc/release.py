@@ -263,16 +263,17 @@ def _aux_law(info) -> str:
     return " / ".join(sorted(laws)) or _noise_law(None)
 
 
-def _method(confidence, sources, s_sd, noisy, info=None) -> str:
+def _method(confidence, sources, s_sd, noisy, info=None, moment=False) -> str:
     info = info or {}
+    bound = ("the Bhatia-Davis bound (hi - U)(U - lo) on the kernel's variance, or the "
+             "released untied fraction's upper confidence limit minus U^2 if smaller"
+             if moment else "the Bhatia-Davis bound (hi - U)(U - lo) on the kernel's variance")
     if sources == 0:
         return "exact: no DP noise (epsilon = inf) and all C(n, k) edges; nothing to cover"
     sampling = ("edge-sampling error of the incomplete U-statistic (normal approximation; "
                 "variance bounded from the released values and the public degrees of E by "
-                "Hoeffding's decomposition: the Bhatia-Davis bound (hi - U)(U - lo) on the "
-                "kernel's variance (Kendall: or the released untied fraction's upper "
-                "confidence limit minus U^2, whichever is smaller), less the first-order "
-                "part that the degrees cancel, "
+                f"Hoeffding's decomposition: {bound}, less the first-order part that the "
+                "degrees cancel, "
                 "bounded below by its between-class part for class kernels; "
                 "ustat.umpc.sampling_error)")
     dp = f"DP noise of U ({_noise_law(info.get('u'))})"
@@ -480,8 +481,9 @@ def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: i
     ci = [min(max(ci[0], lo), hi), min(max(ci[1], lo), hi)]
     return {
         "estimate": estimate, "estimate_raw": raw, "noise_std": noise_std,
-        "confidence": confidence, "ci": ci, "ci_method": _method(confidence, sources, s_sd,
-                                                                 "u" in info, info),
+        "confidence": confidence, "ci": ci,
+        "ci_method": _method(confidence, sources, s_sd, "u" in info, info,
+                             bool(kern.extra.get("second_moment")) and bool(edge_aux)),
         "epsilon_split": epsilon_split(kern, eps, eps_u, eps_aux, eps_edge),
         "warnings": _warnings(kern, aux, g_u, g_a, sd_u, sd_aux),
         "uncertainty": {"noise_std_statistic": abs(g_u) * sd_u,
