@@ -31,6 +31,9 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   ``hl_refused_settings``), and ``ecdf_sensitivity_exact``; each with a
   ``*_by_setting`` breakdown. ``estimate`` (``benchmarks/estimate_coverage.py``):
   ``estimate_ci_coverage_{auc,kendall}`` (the protocol, Bank, eps 1),
+  ``estimate_ci_coverage_kendall_ties`` (Kendall on tied synthetic data,
+  n = 2000, 5-level columns, eps 1, 200 runs of the release law; target
+  within [0.93, 0.99]),
   ``estimate_coverage_by_setting`` (its release law on the three data sets at
   the four epsilons), ``estimate_ci_halfwidth_over_noise_std`` (AUC, hf) and
   ``auc_noise_std_ratio_vs_default`` (the chosen class-count share's noise sd

@@ -79,6 +79,7 @@ def _ecdf_intervals_json(iv: dict) -> dict:
     out = {k: np.asarray(iv[k]).tolist() for k in keys}
     out.update({k: iv[k] for k in ("confidence", "noise_std", "noise_std_counts",
                                    "pointwise_halfwidth_counts", "band_halfwidth_counts",
+                                   "band_halfwidth_counts_min",
                                    "method")})
     return out
 

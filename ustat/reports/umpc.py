@@ -142,6 +142,10 @@ def estimate_output(spec: UMPCSpec, res: UMPCResult, X: np.ndarray | None, meta:
     if res.aux["names"]:
         out["aux_noisy_sums"] = dict(zip(res.aux["names"], res.aux["noisy_sums"]))
         out["aux_epsilon"] = res.aux["epsilon"]
+    edge = getattr(res, "edge_aux", None) or {}
+    if edge.get("names"):           # Kendall: the released fraction of untied pairs over E
+        out["edge_aux_noisy_means"] = dict(zip(edge["names"], edge["noisy_means"]))
+        out["edge_aux_epsilon"] = edge["epsilon"]
     if res.evaluation is not None:
         out["evaluation"] = _evaluation(kern, res, X)
     return out

@@ -95,12 +95,14 @@ class DealerBackend:
                 tape: PrepTape | None = None) -> np.ndarray:
         """``tape``: a replaying :class:`~ustat.secure.PrepTape` (:func:`prepare_chunk`)."""
         ops = SecureOps(session, holders, input_fp=input_fp, tape=tape)
-        return kernel.secure(ops, x)
+        out = kernel.secure_outputs(ops, x)
+        return out[0] if len(out) == 1 else np.stack(out)
 
 
 #: Computing backends by name (the names of :data:`ustat.specs.umpc.BACKENDS`). A backend
 #: has ``name``, ``trust``, ``check(kernel)`` (raise ValueError if it cannot evaluate the
-#: kernel) and ``compute(session, kernel, holders, x, input_fp) -> (k, m_c) uint64 shares``,
+#: kernel) and ``compute(session, kernel, holders, x, input_fp) -> (k, m_c) uint64 shares``
+#: (``(1 + a, k, m_c)`` for a kernel with a edge sums, :attr:`ustat.kernels.Kernel.edge_aux_names`),
 #: sending everything through ``session.net``: the trusted dealer's (FSS gates, circuits,
 #: Beaver triples) and the garbled-circuit 2PC backend for k = 2 (:mod:`.gc_backend`).
 BACKENDS: dict[str, DealerBackend | GCBackend] = {"dealer": DealerBackend(), "gc": GCBackend()}
@@ -141,6 +143,7 @@ class ChunkResult:
     index: int
     shares: np.ndarray          # uint64 (k, m_c): row j held by member j of each edge
     traffic: Traffic            # local parties: slot e k + j is member j of edge e
+    aux_shares: np.ndarray | None = None    # uint64 (a, k, m_c): the kernel's edge sums
 
 
 def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
@@ -157,7 +160,8 @@ def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
     session, holders, rng = _chunk_session(spec, index, m_c)
     x = share_inputs(session, holders, values, rng.derive("input-sharing"))
     out = compute_kernel(session, spec, holders, x)
-    return ChunkResult(int(index), out, session.net.traffic().compress(k))
+    shares, aux = _split(out)
+    return ChunkResult(int(index), shares, session.net.traffic().compress(k), aux)
 
 
 @dataclass
@@ -205,8 +209,8 @@ def prepare_chunk(spec: ChunkSpec, index: int, edges: int) -> PreparedChunk:
     tape = PrepTape()
     x = [[np.zeros((k, m_c), dtype=np.uint64) for _ in range(d)] for _ in range(k)]
     with session.net.phase("computing"):
-        spec.kernel.secure(SecureOps(session, holders, tape=tape,
-                                     input_fp=fixed_point(spec.bits, spec.input_frac_bits)), x)
+        spec.kernel.secure_outputs(SecureOps(session, holders, tape=tape, input_fp=fixed_point(
+            spec.bits, spec.input_frac_bits)), x)
     return PreparedChunk(spec, int(index), m_c, session, holders, rng, tape.replay())
 
 
@@ -229,7 +233,13 @@ def finish_chunk(prepared: PreparedChunk, values: np.ndarray) -> ChunkResult:
     traffic = p.session.net.traffic().compress(values.shape[1])
     # the cells in the order a single pass creates them (sharing, then computing)
     traffic.cells = dict(sorted(traffic.cells.items(), key=lambda kv: kv[0][0] != "sharing"))
-    return ChunkResult(p.index, out, traffic)
+    shares, aux = _split(out)
+    return ChunkResult(p.index, shares, traffic, aux)
+
+
+def _split(out: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """(f's shares (k, m_c), the edge sums' (a, k, m_c) or None) of compute_kernel's output."""
+    return (out, None) if out.ndim == 2 else (out[0], out[1:])
 
 
 def _check_values(values) -> np.ndarray:
@@ -273,7 +283,9 @@ def share_inputs(session: Session, holders: np.ndarray, values: np.ndarray,
 
 def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray,
                    x: Sequence[Sequence[np.ndarray]], tape: PrepTape | None = None) -> np.ndarray:
-    """Step 2: the backend's secure evaluation of f on the shares, ``(k, m_c)`` uint64 shares.
+    """Step 2: the backend's secure evaluation of f on the shares, ``(k, m_c)`` uint64 shares;
+    ``(1 + a, k, m_c)`` for a kernel with a edge sums (f, then each edge sum:
+    :attr:`ustat.kernels.Kernel.edge_aux_names`).
 
     ``tape``: the dealt preprocessing of a prepared chunk (dealer backend only)."""
     kern = spec.kernel
@@ -283,9 +295,11 @@ def compute_kernel(session: Session, spec: ChunkSpec, holders: np.ndarray,
     with session.net.phase("computing"):
         out = backend.compute(session, kern, holders, x, input_fp, **(
             {} if tape is None else {"tape": tape}))
-    if not isinstance(out, np.ndarray) or out.shape != (k, m_c) or out.dtype != np.uint64:
+    a = len(kern.edge_aux_names)
+    want = (k, m_c) if a == 0 else (1 + a, k, m_c)
+    if not isinstance(out, np.ndarray) or out.shape != want or out.dtype != np.uint64:
         raise ValueError(
             f"kernel {kern.name!r} secure evaluation returned {getattr(out, 'shape', type(out))} "
-            f"{getattr(out, 'dtype', '')}, expected ({k}, {m_c}) uint64 shares"
+            f"{getattr(out, 'dtype', '')}, expected {want} uint64 shares"
         )
     return out

@@ -97,7 +97,8 @@ class KernelCircuit:
     """A kernel's circuit and how each member computes its circuit inputs from its shares.
 
     ``circuit`` inputs: for each operand t, the garbler's share (width w_t)
-    then the evaluator's share; one output, f(x_e) as an l-bit word.
+    then the evaluator's share; outputs: f(x_e) as an l-bit word (then, for a
+    kernel with edge sums, each of them as one more l-bit word).
     ``domain``: per input column (member 0's, then member 1's) its interval
     or None (whole ring).
     """
@@ -180,22 +181,27 @@ def circuit_for(kernel: Kernel, spec: Widths, domain: str = "validated") -> Kern
     if not 2 <= bits <= 64:
         raise ValueError(f"spec.bits must be in 2..64, got {bits}")
     dom = column_domain(kernel, in_frac, domain)
-    return _build(kernel.name, kernel.secure, kernel.columns, dom, bits, frac, in_frac, domain)
+    with_aux = kernel.secure_with_aux if kernel.edge_aux_names else None
+    return _build(kernel.name, kernel.secure, with_aux, kernel.columns, dom, bits, frac, in_frac,
+                  domain)
 
 
 @functools.lru_cache(maxsize=64)
-def _build(name, secure, columns, dom, bits, frac, in_frac, mode):
+def _build(name, secure, secure_with_aux, columns, dom, bits, frac, in_frac, mode):
+    """The circuit; ``secure_with_aux`` (a kernel with edge sums): one output group per value
+    it returns (f first), else ``secure``'s one."""
     ops = CircuitOps(bits, frac, in_frac, columns, name)
     x = [[ops.input_column(i * columns + c, dom[c]) for c in range(columns)] for i in range(2)]
     try:
-        out = secure(ops, x)
-        word = ops.output(out)
+        outs = [secure(ops, x)] if secure_with_aux is None else list(secure_with_aux(ops, x))
+        words = [ops.output(out) for out in outs]
     except _NoCircuitError as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: {exc}") from None
     except (AttributeError, TypeError) as exc:
         raise ValueError(f"kernel {name!r} has no garbled circuit: its secure definition uses "
                          f"something other than the SecureOps operations ({exc})") from None
-    ops.b.output(word)
+    for word in words:
+        ops.b.output(word)
     circuit = ops.b.build(f"umpc-{name}")
     return KernelCircuit(name, bits, frac, in_frac, mode, dom + dom, tuple(ops.operands), circuit)
 

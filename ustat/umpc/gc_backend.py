@@ -93,7 +93,8 @@ class GCBackend:
 
     def compute(self, session: Session, kernel: Kernel, holders: np.ndarray,
                 x: Sequence[Sequence[np.ndarray]], input_fp: FixedPoint) -> np.ndarray:
-        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once.
+        """Members' additive shares ``(2, m_c)`` of f(x_e), by Yao over all edges at once
+        (``(1 + a, 2, m_c)``: f and its a edge sums, for a kernel with ``edge_aux_names``).
 
         Each call takes its garbler and evaluator streams from ``session.rng.fresh``: two
         calls on one session never reuse Delta, a label, an OT secret or the output mask.
@@ -112,7 +113,8 @@ class GCBackend:
         g_in, e_in = kc.operand_shares(cols[0], 0), kc.operand_shares(cols[1], 1)
         m = holders.shape[1]
         step = max(1, min(MAX_EDGES_PER_CALL, TABLE_BYTES // (32 * max(1, kc.n_and))))
-        out = np.empty((2, m), dtype=_U64)
+        groups = 1 + len(kernel.edge_aux_names)
+        out = np.empty((groups, 2, m), dtype=_U64)
         call = session.rng.fresh("gc-backend")    # a new stream per call: Delta, labels, OT
         with net.parallel():                 # sub-batches bound memory; their rounds count once
             for at in range(0, m, step):     # loop over memory blocks, not edges
@@ -125,8 +127,10 @@ class GCBackend:
                               rng_evaluator=call.derive("evaluators", at))
                 garbler, evaluator = res.garbler, res.evaluator
                 assert garbler is not None and evaluator is not None   # additive: both hold one
-                out[0, sl], out[1, sl] = garbler[0], evaluator[0]
-        return out & session.ring.mask
+                for g in range(groups):
+                    out[g, 0, sl], out[g, 1, sl] = garbler[g], evaluator[g]
+        out &= session.ring.mask
+        return out[0] if groups == 1 else out
 
 
 def _widths(session: Session, input_fp: FixedPoint) -> SimpleNamespace:
@@ -162,14 +166,15 @@ def edge_costs(kernel: Kernel, spec: Widths) -> dict:
     """Per-edge cost formula of the gc backend (bits, rounds) for ``kernel`` under ``spec``.
 
     Offline: garbled tables of the additive-output circuit, l decoding
-    bits, base OTs (or IKNP at >= 128 OTs per edge); online: labels,
-    choice flips and corrections. Per-edge figures (the garbler's A point is
-    one per edge here, since every edge's garbler is its own party slot).
+    bits per output word (f, and each edge sum of the kernel), base OTs (or
+    IKNP at >= 128 OTs per edge); online: labels, choice flips and
+    corrections. Per-edge figures (the garbler's A point is one per edge
+    here, since every edge's garbler is its own party slot).
     """
     from mpc.gc.yao import additive_circuit
 
     kc = circuit_for(kernel, spec)
-    l = int(spec.bits)
+    l = int(spec.bits) * (1 + len(kernel.edge_aux_names))      # output bits (one word each)
     W = sum(op.width for op in kc.operands)
     n_and = int(additive_circuit(kc.circuit).schedule.n_and)    # + the output's subtractor
     if W < DEFAULT_CROSSOVER:

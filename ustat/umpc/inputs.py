@@ -160,25 +160,31 @@ def check_edges(edges: ArrayLike, n: int, k: int) -> np.ndarray:
 
 
 def check_no_wrap(session: Session, kern: Kernel, m: int, n: int, delta_max: int, eps: float,
-                  aux_fraction: float) -> None:
+                  aux_fraction: float, edge_fraction: float = 0.0) -> None:
     """Refuse runs whose aggregate could wrap mod 2^l (the release would be wrong).
 
     Bound: |sum of kernel values| <= m max(|lo|, |hi|) 2^c, plus a discrete
     Laplace tail of 28 scales (probability below 2^-40); aux sums <= n 2^c
-    (values in [0, 1]) plus their noise tail. Must stay below 2^(l-1).
+    (values in [0, 1]) and edge sums <= m 2^c plus their noise tails. Must stay below 2^(l-1).
     """
     scale = session.fp.scale
     lo, hi = kern.output_range
     bound = m * max(abs(lo), abs(hi)) * scale
     aux_bound = n * scale if kern.aux is not None else 0.0
+    n_edge = len(kern.edge_aux_names)
+    edge_bound = m * scale if n_edge else 0.0
     if math.isfinite(eps):
         eps_u = eps * (1 - aux_fraction) if kern.aux is not None else eps
+        eps_u -= eps * edge_fraction if n_edge else 0.0
         bound += 28 * delta_max * kern.sensitivity * scale / eps_u
         if kern.aux is not None:
             aux_bound += 28 * kern.aux_sensitivity * scale / (eps * aux_fraction)
+        if n_edge and edge_fraction > 0:
+            edge_bound += 28 * delta_max * n_edge * scale / (eps * edge_fraction)
     limit = float(1 << (session.ring.bits - 1))
-    if max(bound, aux_bound) >= limit:
+    if max(bound, aux_bound, edge_bound) >= limit:
+        worst = max(bound, aux_bound, edge_bound)
         raise ValueError(
             f"the aggregate could wrap around mod 2^{session.ring.bits} (|sum| up to "
-            f"{max(bound, aux_bound):.3g} ring units >= 2^{session.ring.bits - 1}): use more ring "
+            f"{worst:.3g} ring units >= 2^{session.ring.bits - 1}): use more ring "
             f"bits, fewer fractional bits, fewer edges or a larger epsilon")

@@ -65,8 +65,10 @@ def add_shares(z: np.ndarray, edges: np.ndarray, shares: np.ndarray) -> np.ndarr
     return z
 
 
-def merge_chunk(net: Network, z: np.ndarray, edges: np.ndarray, result: ChunkResult) -> None:
-    """Merge one chunk's result: its traffic into ``net`` (in a lane), its shares into ``z``.
+def merge_chunk(net: Network, z: np.ndarray, edges: np.ndarray, result: ChunkResult,
+                z_aux: np.ndarray | None = None) -> None:
+    """Merge one chunk's result: its traffic into ``net`` (in a lane), its shares into ``z``
+    and its edge sums' shares (if any) into the rows of ``z_aux`` (uint64 (a, n)).
 
     ``edges``: the chunk's (m_c, k) global party ids (slot ``e k + j`` of the
     chunk's traffic is ``edges[e, j]``); ``result``: its
@@ -76,3 +78,8 @@ def merge_chunk(net: Network, z: np.ndarray, edges: np.ndarray, result: ChunkRes
     with net.lane():
         net.absorb(result.traffic, edges.ravel())
     add_shares(z, edges, result.shares)
+    if result.aux_shares is not None:
+        if z_aux is None or z_aux.shape[0] != result.aux_shares.shape[0]:
+            raise ValueError("the chunk has edge sums: merge_chunk needs z_aux with a row each")
+        for row, shares in zip(z_aux, result.aux_shares):
+            add_shares(row, edges, shares)

@@ -84,23 +84,28 @@ def _numeric_columns(kern) -> list:
     return [c for c in range(kern.columns) if c not in kern.categorical]
 
 
-def _unit_bound(kern, m, n, delta_max, eps, aux_fraction) -> float:
-    """Largest |aggregate| over 2^c (kernel sum or aux sums, plus the noise tail)."""
+def _unit_bound(kern, m, n, delta_max, eps, aux_fraction, edge_fraction=0.0) -> float:
+    """Largest |aggregate| over 2^c (kernel sum, aux sums or edge sums, plus the noise tail)."""
     lo, hi = kern.output_range
     bound = m * max(abs(lo), abs(hi))
     aux = float(n) if kern.aux is not None else 0.0
+    n_edge = len(kern.edge_aux_names)
+    edge = float(m) if n_edge else 0.0
     if math.isfinite(eps):
         eps_u = eps * (1 - aux_fraction) if kern.aux is not None else eps
+        eps_u -= eps * edge_fraction if n_edge else 0.0
         bound += TAIL_SCALES * delta_max * kern.sensitivity / eps_u
         if kern.aux is not None:
             aux += TAIL_SCALES * kern.aux_sensitivity / (eps * aux_fraction)
-    return max(bound, aux)
+        if n_edge and edge_fraction > 0:
+            edge += TAIL_SCALES * delta_max * n_edge / (eps * edge_fraction)
+    return max(bound, aux, edge)
 
 
 def max_frac_bits(bits: int, kern: Kernel, m: int, n: int, delta_max: int, eps: float,
-                  aux_fraction: float) -> int:
+                  aux_fraction: float, edge_fraction: float = 0.0) -> int:
     """The largest c with the aggregate below 2^(l-1) (one bit of margin); may be negative."""
-    b = _unit_bound(kern, m, n, delta_max, eps, aux_fraction)
+    b = _unit_bound(kern, m, n, delta_max, eps, aux_fraction, edge_fraction)
     return int(math.floor(bits - 2 - math.log2(b)))
 
 
@@ -122,7 +127,8 @@ def _widths(bounds, kern) -> list:
 
 
 def choose_precision(kern: Kernel, *, m: int, n: int, delta_max: int, eps: float,
-                     aux_fraction: float, bits: int | None = None, frac_bits: int | None = None,
+                     aux_fraction: float, edge_fraction: float = 0.0,
+                     bits: int | None = None, frac_bits: int | None = None,
                      input_frac_bits: int | None = None, resolution: float | None = None,
                      bounds: Sequence | None = None,
                      session_widths: tuple | None = None) -> Precision:
@@ -146,7 +152,7 @@ def choose_precision(kern: Kernel, *, m: int, n: int, delta_max: int, eps: float
     if resolution is not None and not (isinstance(resolution, (int, float))
                                        and math.isfinite(resolution) and resolution > 0):
         raise ValueError(f"resolution must be a positive number, got {resolution!r}")
-    args = (kern, m, n, delta_max, eps, aux_fraction)
+    args = (kern, m, n, delta_max, eps, aux_fraction, edge_fraction)
     units = _widths(bounds, kern)
     if kern.encoding == "order":
         p = _order(kern, args, bits, frac_bits, input_frac_bits, resolution, units)

@@ -2,7 +2,8 @@
 
 Under M_Dis (and the local variant) every noise draw is exact discrete Laplace noise from
 Polya differences: pure epsilon-DP, delta = 0. Under M_HF each noisy sum (the U-statistic,
-and each auxiliary sum such as the AUC's positive count) has its noise drawn by an
+each auxiliary sum such as the AUC's positive count, each edge sum such as Kendall's
+untied pairs) has its noise drawn by an
 independent random committee, which has fewer honest members than the noise was sized for
 with probability ``fail_probability`` (the exact hypergeometric tail of
 :func:`noise.collusion.committee_plan`, 7.3e-13 at Bank's n = 4521 with the defaults). That
@@ -74,11 +75,13 @@ def resolve_noise_method(method: str | None, backend: str = "dealer",
 
 
 def noise_draws(kernel: str | Kernel) -> int:
-    """Noisy sums of a release: the U-statistic and each auxiliary sum of the kernel."""
+    """Noisy sums of a release: the U-statistic, each auxiliary sum and each edge sum of the
+    kernel (Kendall's untied pairs). A bound: an edge sum whose share of epsilon is 0
+    (:func:`ustat.umpc.release.choose_edge_fraction`: the DP noise dominates) is not drawn."""
     from .. import kernels
 
     kern = kernels.get(kernel) if isinstance(kernel, str) else kernel
-    return 1 + (len(kern.aux_names) if kern.aux is not None else 0)
+    return 1 + (len(kern.aux_names) if kern.aux is not None else 0) + len(kern.edge_aux_names)
 
 
 def delta_spent(kernel: str | Kernel, n: int, epsilon: float, *, threat_model: str = "dis",

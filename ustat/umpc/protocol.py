@@ -45,7 +45,13 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
 Kernels with auxiliary sums (the class counts of the AUC and VUS) aggregate
 them in the same round with their own discrete Laplace noise and a share of
 epsilon (``aux_epsilon_fraction``); the released statistic is the kernel's
-post-processing of the noisy sums.
+post-processing of the noisy sums. Kernels with edge sums
+(:attr:`ustat.kernels.Kernel.edge_aux_names`: Kendall's fraction of untied
+pairs, h^2 summed over E) get them from the same secure evaluation, added to
+each member's running sums like f(x_e), and aggregate them in the same round
+with their own discrete Laplace noise (sensitivity delta_max) and share of
+epsilon (``edge_aux_epsilon_fraction``, chosen from public parameters by
+:func:`ustat.umpc.release.choose_edge_fraction`); only the interval uses them.
 
 Before step 1 the encoding is chosen per kernel from public parameters
 (:mod:`ustat.umpc.precision`: comparison kernels get as many input
@@ -156,6 +162,8 @@ class UMPCResult:
     process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
     released: bool = True           # False in a process without the aggregator (no release)
     aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
+    edge_aux: dict = field(default_factory=dict)   # names, noisy_means, epsilon, noise
+    edge_aux_epsilon_fraction: float = 0.0  # the edge sums' share of epsilon (0 without)
     spec: dict = field(default_factory=dict)    # the UMPCSpec it ran (UMPCSpec.from_dict)
 
     def to_dict(self) -> dict:
@@ -174,6 +182,7 @@ class _Noise:
     guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
     seconds: float = 0.0                            # the noise draws' wall time
     notes: list = field(default_factory=list)       # why the default method was not "mpc"
+    eps_edge: float = 0.0                           # epsilon spent on each edge sum
 
 
 def run_umpc(records: ArrayLike, spec: UMPCSpec, executor: Executor | None = None, *,
@@ -304,10 +313,11 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             bar.total = run.m
             bar.stage("computing")
             z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
+            z_edge = np.zeros((len(run.kern.edge_aux_names), run.n), dtype=np.uint64)
             noise = []                             # step 3 runs while the workers compute
-            _share_and_compute(run, z, ex.chunk_size, bar, **where,
+            _share_and_compute(run, z, ex.chunk_size, bar, **where, z_edge=z_edge,
                                meanwhile=lambda: noise.append(
-                                   _noise(run, z, run.aux_fraction, noise_kw)))
+                                   _noise(run, z, run.aux_fraction, noise_kw, z_edge)))
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -315,7 +325,7 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             noise[0].notes.append(method_note)
         clock.lap("computing")
         bar.stage("aggregation")
-        u_hat, aux_sums = _aggregate(run, z, noise[0].aux_z)
+        u_hat, aux_sums, edge_means = _aggregate(run, z, noise[0].aux_z, z_edge)
         clock.lap("aggregation")
     evaluation = None
     if evaluate:
@@ -326,7 +336,7 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
               "scheduler": None if scheduler is None else
               scheduler if isinstance(scheduler, str) else type(scheduler).__name__}
     result = _result(run, pr.threat_model, u_hat, aux_sums, noise[0], evaluation, engine,
-                     spec.confidence)
+                     spec.confidence, edge_means)
     result.spec = spec.to_dict()
     capped = committee_note(spec, run.n)
     if capped and math.isfinite(run.eps):
@@ -336,7 +346,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
     return result
 
 
-def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confidence):
+def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confidence,
+            edge_means):
     kern, session = run.kern, run.session
     costs = session.costs()
     rep = session.net.report()
@@ -346,9 +357,11 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
                              eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
                              frac_bits=session.fp.frac_bits, confidence=confidence,
-                             design=Design.of_edges(run.E, run.n, run.hypergraph.name))
+                             design=Design.of_edges(run.E, run.n, run.hypergraph.name),
+                             edge_aux=edge_means, eps_edge=noise.eps_edge)
     else:                       # a process without the aggregator releases nothing
         u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
+        edge_means = [math.nan] * len(edge_means)
         rel = {"estimate": math.nan, "estimate_raw": math.nan, "noise_std": math.nan,
                "confidence": confidence, "ci": [], "ci_method": "", "epsilon_split": {},
                "warnings": [], "uncertainty": {}}
@@ -369,11 +382,18 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
         delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
         noise_seconds=noise.seconds, costs=costs, released=released,
         processes=session.placement.n_procs,
-        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0, **engine)
+        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0,
+        edge_aux={"names": list(kern.edge_aux_names), "noisy_means": list(edge_means),
+                  "epsilon": noise.eps_edge,
+                  "noise": {name: noise.info[name] for name in kern.edge_aux_names
+                            if name in noise.info}} if kern.edge_aux_names else {},
+        edge_aux_epsilon_fraction=run.edge_fraction, **engine)
 
 
-def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) -> None:
-    """Steps 1 and 2 over all chunks: adds each party's shares of f(x_e) to z (in place).
+def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
+                       z_edge: np.ndarray | None = None, **engine) -> None:
+    """Steps 1 and 2 over all chunks: adds each party's shares of f(x_e) to z (in place),
+    and of the kernel's edge sums to the rows of ``z_edge`` ((a, n)).
 
     The chunks' traffic is merged into the session's network in chunk order
     as parallel lanes (rounds counted once); per chunk O(m_c k) work here.
@@ -398,13 +418,16 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar, **engine) 
         for res in run_chunks(run.spec, todo, len(tasks) - first, prefetch=run.prefetch,
                               **engine):
             Ec = tasks.edges_of(res.index)
-            merge_chunk(net, z, Ec, res)
+            merge_chunk(net, z, Ec, res, z_edge)
             bar.advance(Ec.shape[0])
     z &= run.session.ring.mask
+    if z_edge is not None:
+        z_edge &= run.session.ring.mask
 
 
-def _noise(run: Run, z, aux_fraction, noise_kw):
-    """Step 3: shares of the DP noise added to z in place (and the masked, noisy aux values).
+def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
+    """Step 3: shares of the DP noise added to z and the rows of ``z_edge`` (the edge sums)
+    in place (and the masked, noisy aux values).
 
     Independent of the kernel's shares, so it runs while the chunks compute
     (the paper's "possibly in parallel"); its randomness comes from the
@@ -418,40 +441,51 @@ def _noise(run: Run, z, aux_fraction, noise_kw):
     ring, net = session.ring, session.net
     aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
     n_aux = aux_values.shape[1]
-    eps_u, eps_aux = eps, 0.0
+    eps_u, eps_aux, eps_edge = eps, 0.0, 0.0
+    n_edge = len(kern.edge_aux_names)
     if n_aux and math.isfinite(eps):
         eps_aux = eps * aux_fraction
         eps_u = eps - eps_aux
+    if n_edge and math.isfinite(eps) and run.edge_fraction > 0:
+        eps_edge = eps * run.edge_fraction / n_edge
+        eps_u -= eps * run.edge_fraction
     aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
     if n_aux:
         aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
     info, guarantee, seconds = {}, {}, 0.0
     if math.isfinite(eps):
         specs = ([(eps_u, run.delta_max * kern.sensitivity)]
-                 + [(eps_aux, kern.aux_sensitivity)] * n_aux)
+                 + [(eps_aux, kern.aux_sensitivity)] * n_aux
+                 + ([(eps_edge, float(run.delta_max))] * n_edge if eps_edge > 0 else []))
         t0 = time.perf_counter()
         with net.phase("noise"):
             noises = shared_dlap_noises(session, specs, **noise_kw)
         seconds = time.perf_counter() - t0
         z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
         info["u"] = _noise_summary(noises[0])
-        for a, nz in enumerate(noises[1:]):
+        for a, nz in enumerate(noises[1:1 + n_aux]):
             aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
             info[kern.aux_names[a]] = _noise_summary(nz)
+        for a, nz in enumerate(noises[1 + n_aux:]):      # edge sums: values in [0, 1]
+            assert z_edge is not None
+            z_edge[a, nz.parties] = ring.add(z_edge[a, nz.parties], nz.shares)
+            info[kern.edge_aux_names[a]] = _noise_summary(nz)
         guarantee = noise_guarantee(noises)
-    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds)
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
 
 
-def _aggregate(run: Run, z, aux_z):
-    """Step 4: every party sends z_i (and its aux shares) to the aggregator (1 round, n l bits)."""
+def _aggregate(run: Run, z, aux_z, z_edge):
+    """Step 4: every party sends z_i (its edge sums' and aux shares too) to the aggregator
+    (1 round, n l bits per sum). (U, aux sums, edge sums' means)."""
     session = run.session
     net, ring = session.net, session.ring
+    a = z_edge.shape[0]
     with net.phase("aggregation"):
-        payload = np.concatenate([z[:, None], aux_z], axis=1)
+        payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)
         net.send(net.parties, net.role("aggregator"), payload, ring.bits)
         totals = ring.sum(payload, axis=0)
-    u_hat = float(session.fp.decode(totals[0])) / run.m
-    return u_hat, [float(session.fp.decode(t)) for t in totals[1:]]
+    decoded = [float(session.fp.decode(t)) for t in totals]
+    return decoded[0] / run.m, decoded[1 + a:], [v / run.m for v in decoded[1:1 + a]]
 
 
 def _notes(run: Run, noise_info) -> list:

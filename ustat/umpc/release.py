@@ -28,7 +28,13 @@ computes
   C(n, k) subsets, with their true class counts), not a population
   parameter.
 - ``warnings``: the class-count noise dominates the noise of the release;
-- ``epsilon_split``: {"statistic": eps_u, kernel.aux_label: eps_aux}.
+- ``epsilon_split``: {"statistic": eps_u, kernel.aux_label: eps_aux, and each
+  edge sum's name: its epsilon (Kendall: "untied_pairs")}.
+
+Kendall also releases the fraction of untied pairs over E (the edge sum of
+h^2, with its own share of epsilon, :func:`choose_edge_fraction`); the
+interval's sampling bound then uses the kernel's variance <= its upper
+confidence limit minus U^2 (:func:`ustat.umpc.sampling_error.second_moment_limit`).
 
 Cost: O(1) besides at most a few thousand calls of the kernel's
 post-processing (the bootstrap, or the box of U's interval). Threat model: post-processing of
@@ -47,7 +53,7 @@ import numpy as np
 
 from noise.distributed import noise_tail_bound
 
-from .sampling_error import Design, sampling_sd
+from .sampling_error import Design, sampling_sd, second_moment_limit
 
 if TYPE_CHECKING:
     from ..kernels import Kernel
@@ -57,8 +63,10 @@ __all__ = [
     "SIM_SEED",
     "check_confidence",
     "choose_aux_fraction",
+    "choose_edge_fraction",
     "dlap_variance",
     "release_fields",
+    "without_edge_aux",
 ]
 
 #: Draws of the parametric bootstrap of statistics with class counts (fixed seed: the interval
@@ -172,7 +180,24 @@ def _u_halfwidth(entry, s_sd, prob, frac_scale, m) -> float:
     return float(min(idx, N - 1) * h)
 
 
-def _interval(kern, u, aux, n, m, info, frac_scale, confidence, design):
+def _second_moment(kern, edge_aux, info, n, design, frac_scale, alpha):
+    """The upper confidence limit of the kernel's mean square (None: the kernel releases none):
+    one-sided alpha / 4 for its DP noise and alpha / 4 for its edge sampling."""
+    name = kern.extra.get("second_moment")
+    if not name or name not in kern.edge_aux_names or not edge_aux:
+        return None
+    released = float(list(edge_aux)[kern.edge_aux_names.index(name)])
+    if not math.isfinite(released):
+        return None
+    entry = info.get(name)
+    if entry is None and "u" in info:       # U is noisy but this sum was not drawn
+        return None
+    p = alpha / 4.0
+    dp = _tail(entry, 2.0 * p, frac_scale) / design.edges if entry is not None else 0.0
+    return second_moment_limit(kern, n, design, released, dp, p)
+
+
+def _interval(kern, u, aux, n, m, info, frac_scale, confidence, design, edge_aux=()):
     """(ci, sampling sd, sources): the module docstring's interval."""
     lo_f, hi_f = kern.output_range
     entry = info.get("u")
@@ -184,7 +209,8 @@ def _interval(kern, u, aux, n, m, info, frac_scale, confidence, design):
     aux_reach = [_tail(info[name], alpha / 2.0, frac_scale) if entry is not None else 0.0
                  for name in kern.aux_names]
     s_sd = sampling_sd(kern, n, design, (u - reach, u + reach),
-                       [(a - r, a + r) for a, r in zip(aux, aux_reach)])
+                       [(a - r, a + r) for a, r in zip(aux, aux_reach)],
+                       _second_moment(kern, edge_aux, info, n, design, frac_scale, alpha))
     u_source = entry is not None or s_sd > 0      # DP noise and sampling of U: one source
     sources = int(u_source) + (len(aux) if entry is not None else 0)
     if sources == 0:
@@ -237,14 +263,17 @@ def _aux_law(info) -> str:
     return " / ".join(sorted(laws)) or _noise_law(None)
 
 
-def _method(confidence, sources, s_sd, noisy, info=None) -> str:
+def _method(confidence, sources, s_sd, noisy, info=None, moment=False) -> str:
     info = info or {}
+    bound = ("the Bhatia-Davis bound (hi - U)(U - lo) on the kernel's variance, or the "
+             "released untied fraction's upper confidence limit minus U^2 if smaller"
+             if moment else "the Bhatia-Davis bound (hi - U)(U - lo) on the kernel's variance")
     if sources == 0:
         return "exact: no DP noise (epsilon = inf) and all C(n, k) edges; nothing to cover"
     sampling = ("edge-sampling error of the incomplete U-statistic (normal approximation; "
                 "variance bounded from the released values and the public degrees of E by "
-                "Hoeffding's decomposition: the Bhatia-Davis bound (hi - U)(U - lo) on the "
-                "kernel's variance, less the first-order part that the degrees cancel, "
+                f"Hoeffding's decomposition: {bound}, less the first-order part that the "
+                "degrees cancel, "
                 "bounded below by its between-class part for class kernels; "
                 "ustat.umpc.sampling_error)")
     dp = f"DP noise of U ({_noise_law(info.get('u'))})"
@@ -346,22 +375,96 @@ def choose_aux_fraction(kern: Kernel, n: int, m: int, delta_max: int) -> float:
     return _AUX_CACHE[key]
 
 
-def epsilon_split(kern: Kernel, eps: float, eps_u: float, eps_aux: float) -> dict:
+def epsilon_split(kern: Kernel, eps: float, eps_u: float, eps_aux: float,
+                  eps_edge: float = 0.0) -> dict:
     if not math.isfinite(eps):
         return {}
     out = {"statistic": float(eps_u)}
     if kern.aux_names:
         out[kern.aux_label] = float(eps_aux)
+    if eps_edge > 0:
+        out.update({name: float(eps_edge) for name in kern.edge_aux_names})
     return out
+
+
+_EDGE_CACHE: dict = {}
+#: The edge-sum shares tried (0: not drawn).
+EDGE_FRACTIONS = (0.0,) + tuple(np.round(np.linspace(0.01, 0.5, 50), 4))
+
+
+def _edge_fraction(kern, n: int, m: int, delta_max: int, eps: float) -> float:
+    alpha, k, a = 0.05, kern.degree, len(kern.edge_aux_names)
+    p = alpha / 4.0
+    total = math.comb(n, k)
+    fpc = max(1.0 - m / total, 0.0)
+    f = np.array(EDGE_FRACTIONS)[:, None]
+    T = np.linspace(0.05, 1.0, 20)
+    t_grid = np.repeat(T, 11)[None, :]
+    u = (t_grid * np.tile(np.linspace(-0.95, 0.95, 11), T.size)[None, :])
+    with np.errstate(divide="ignore"):
+        b_u = delta_max * kern.sensitivity / ((1.0 - f) * eps * m)    # U's Laplace scale
+        b_t = np.where(f > 0, delta_max * a / (np.maximum(f, 1e-12) * eps * m), np.inf)
+    tail = b_t * math.log(1.0 / (2.0 * p)) + NormalDist().inv_cdf(1.0 - p) * math.sqrt(
+        0.25 * fpc / m)
+    top = max(kern.output_range[0] ** 2, kern.output_range[1] ** 2)
+    v = np.minimum(np.minimum(t_grid + tail, top), top) - u ** 2
+    v = np.where(f > 0, v, top - u ** 2)
+    width = np.sqrt(2.0 * b_u ** 2 + fpc * np.maximum(v, 0.0) / m)
+    regret = (width / width.min(axis=0, keepdims=True)).max(axis=1)
+    ok = np.flatnonzero(regret <= regret.min() * (1.0 + REGRET_SLACK))
+    return float(EDGE_FRACTIONS[int(ok[0])])
+
+
+#: The cheapest share whose worst regret is within this of the best share's is taken.
+REGRET_SLACK = 0.01
+
+
+def choose_edge_fraction(kern: Kernel, n: int, m: int, delta_max: int, eps: float) -> float:
+    """The share of epsilon of a kernel's edge sums (Kendall's untied pairs), from public
+    parameters (n, |E|, largest degree, epsilon); 0: not drawn (DP noise dominates).
+
+    The edge sum only narrows the interval (V_h <= T+ - U^2 instead of
+    1 - U^2, :mod:`ustat.umpc.sampling_error`), and its share costs U's noise
+    a factor 1 / (1 - f). The interval's half-width is about proportional to
+    sqrt(2 b_U^2 / (1 - f)^2 + fpc V(f) / m), with b_U = delta_max Delta f /
+    (epsilon |E|) and V(f) = min(1, T + its DP tail + its sampling tail) - U^2
+    (1 - U^2 at f = 0). The share chosen (0, or 0.01..0.5) minimises the
+    worst ratio of that width to the best share's over a grid of untied
+    fractions T (0.05..1) and |U| < T: minimax regret, taking the smallest
+    share within 1% of the best regret. Kendall on Bank (|E| = 2n,
+    epsilon 1) gets 0.10: U's noise sd 1.11 times, the interval on untied
+    data 0.2% wider than at share 0 and the estimate's mean squared error
+    (DP noise plus edge sampling) 0.4% larger; 5-level columns at n = 2000
+    get an interval 0.8 times as wide. Epsilon 0.1 at n = 2000 gets 0 (the
+    DP noise dominates). Without edge sums or with epsilon = inf: 0.
+    """
+    if not kern.edge_aux_names or not math.isfinite(eps) or not kern.extra.get("second_moment"):
+        return 0.0
+    key = (kern.name, id(kern), int(n), int(m), int(delta_max), float(eps))
+    if key not in _EDGE_CACHE:
+        _EDGE_CACHE[key] = _edge_fraction(kern, int(n), int(m), int(delta_max), float(eps))
+    return _EDGE_CACHE[key]
+
+
+def without_edge_aux(kern: Kernel) -> Kernel:
+    """``kern`` without its edge sums (when their share of epsilon is 0: not computed)."""
+    import dataclasses
+
+    extra = {key: v for key, v in kern.extra.items() if key != "second_moment"}
+    return dataclasses.replace(kern, edge_aux_names=(), secure_with_aux=None,
+                               edge_aux_plain=None, extra=extra)
 
 
 def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: int, eps: float,
                    eps_u: float, eps_aux: float, info: dict, frac_bits: int, confidence: float,
-                   design: Design | None = None) -> dict:
+                   design: Design | None = None, edge_aux: Iterable[float] = (),
+                   eps_edge: float = 0.0) -> dict:
     """The result fields of section 4 (module docstring) from released values only.
 
     ``design``: the public facts of the hypergraph (:class:`ustat.umpc.sampling_error.Design`;
-    None: degrees as variable as uniform sampling's, the conservative choice)."""
+    None: degrees as variable as uniform sampling's, the conservative choice).
+    ``edge_aux``: the released means over E of the kernel's edge sums (Kendall:
+    the fraction of untied pairs), ``eps_edge`` each one's epsilon."""
     frac_scale = float(1 << frac_bits)
     if design is None:
         design = Design.uniform_like(m, n, kern.degree)
@@ -372,13 +475,16 @@ def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: i
     sd_u, sd_aux = _noise_sds(kern, info, frac_scale, m, len(aux))
     g_u, g_a = _gradient(kern, u, aux, n, sd_u, sd_aux)
     noise_std = math.sqrt((g_u * sd_u) ** 2 + sum((g * s) ** 2 for g, s in zip(g_a, sd_aux)))
-    ci, s_sd, sources, _ = _interval(kern, u, aux, n, m, info, frac_scale, confidence, design)
+    edge_aux = [float(v) for v in edge_aux]
+    ci, s_sd, sources, _ = _interval(kern, u, aux, n, m, info, frac_scale, confidence, design,
+                                     edge_aux)
     ci = [min(max(ci[0], lo), hi), min(max(ci[1], lo), hi)]
     return {
         "estimate": estimate, "estimate_raw": raw, "noise_std": noise_std,
-        "confidence": confidence, "ci": ci, "ci_method": _method(confidence, sources, s_sd,
-                                                                 "u" in info, info),
-        "epsilon_split": epsilon_split(kern, eps, eps_u, eps_aux),
+        "confidence": confidence, "ci": ci,
+        "ci_method": _method(confidence, sources, s_sd, "u" in info, info,
+                             bool(kern.extra.get("second_moment")) and bool(edge_aux)),
+        "epsilon_split": epsilon_split(kern, eps, eps_u, eps_aux, eps_edge),
         "warnings": _warnings(kern, aux, g_u, g_a, sd_u, sd_aux),
         "uncertainty": {"noise_std_statistic": abs(g_u) * sd_u,
                         "noise_std_aux": math.sqrt(sum((g * s) ** 2

@@ -32,7 +32,7 @@ from .chunk import ChunkSpec, get_backend
 from .engines import start_prefetch
 from .inputs import check_edges, check_no_wrap, encode_records, resolve_edges, validate_records
 from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
-from .release import choose_aux_fraction
+from .release import choose_aux_fraction, choose_edge_fraction, without_edge_aux
 
 if TYPE_CHECKING:
     from ..kernels import Kernel
@@ -62,6 +62,7 @@ class Run:
     spec: ChunkSpec | None = None    # what every chunk needs besides its inputs
     prefetch: Prefetch | None = None  # chunks dealt while E was drawn (ustat.umpc.prefetch)
     aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
+    edge_fraction: float = 0.0      # the kernel's edge sums' share of epsilon (0: not drawn)
 
     @property
     def n(self) -> int:
@@ -100,6 +101,7 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
     engine = dict(engine)
     noise_method = engine.pop("noise_method", "polya")
     given_fraction = aux_fraction
+    edge_fraction = 0.0
     if math.isfinite(eps) and threat_model == "dis" and noise_method == "polya" \
             and n > PIDLAP_MAX_PARTIES:
         raise ValueError(
@@ -126,12 +128,16 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         runtime = session.runtime
 
     def ring_and_spec(m, delta_max):
-        nonlocal aux_fraction
+        nonlocal aux_fraction, kern, edge_fraction
         if given_fraction is None:      # from public parameters (ustat.umpc.release)
             aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
         assert aux_fraction is not None
+        edge_fraction = choose_edge_fraction(kern, n, m, delta_max, eps)
+        if kern.edge_aux_names and edge_fraction == 0.0:   # not worth drawing: not computed
+            kern = without_edge_aux(kern)
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
-                                aux_fraction=aux_fraction, bounds=bounds, **enc_kw,
+                                aux_fraction=aux_fraction, edge_fraction=edge_fraction,
+                                bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
                                 (session.ring.bits, session.fp.frac_bits))
         s = session if session is not None else Session.derived(
@@ -160,10 +166,10 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         else:
             prec, session, chunk_spec = early[2:]
         assert aux_fraction is not None     # resolved by ring_and_spec
-        check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction)
+        check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction, edge_fraction)
         return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
                    encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
-                   chunk_spec, prefetch, aux_fraction)
+                   chunk_spec, prefetch, aux_fraction, edge_fraction)
     except BaseException:
         if prefetch is not None:
             prefetch.close()
