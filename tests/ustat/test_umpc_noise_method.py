@@ -20,11 +20,8 @@ def test_polya_is_unchanged():
     X = synthetic_uniform(300, 2, CSPRNG(3))
     r = flat_umpc(X, "kendall", epsilon=1.0, seed=11, threat_model="dis", workers=1,
                  noise_method="polya")
-    # Kendall releases its untied fraction too (issue 37 item 7: epsilon 0.91 + 0.09, one more
-    # Pi_DLap noisy sum and one more Beaver round); before: 0.024692484537760417,
-    # (3888000, 16656000, 5)
-    assert r.u_hat == 0.03458099365234375
-    assert (r.online_bits, r.offline_bits, r.rounds) == (7584000, 16800000, 7)
+    assert r.u_hat == 0.024692484537760417
+    assert (r.online_bits, r.offline_bits, r.rounds) == (3888000, 16656000, 5)
     assert r.noise_method == "polya" and r.delta == 0.0
     r = flat_umpc(_auc_records(X), "auc", epsilon=1.0, seed=11, threat_model="hf", workers=1,
                  noise_method="polya", aux_epsilon_fraction=0.1)

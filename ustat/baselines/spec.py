@@ -144,6 +144,7 @@ class UMPCOptions(Spec):
     backend: str | None = None
     chunk_size: int | None = None
     confidence: float | None = None
+    tie_aware: bool | None = None
 
     def __post_init__(self) -> None:
         if self.bounds is not None:             # U-MPC's normalization (errors name bounds[i])

@@ -55,12 +55,12 @@ _FLAGS = {"aux_epsilon_fraction": "--aux-epsilon-fraction", "bits": "--bits",
           "committee_size": "--committee-size", "honest_fraction": "--honest-fraction",
           "committee_fail": "--committee-fail", "resolution": "--resolution",
           "edges": "--edges", "sampler": "--sampler", "backend": "--backend",
-          "confidence": "--confidence"}
+          "confidence": "--confidence", "tie_aware": "--ties"}
 #: U-MPC's options by their BaselineSpec field, in UMPCSpec's order of groups
 _FIELDS = ("aux_epsilon_fraction", "bits", "frac_bits", "threat_model", "noise_method",
            "max_colluders", "committee_size", "honest_fraction", "committee_fail",
            "input_frac_bits", "resolution", "bounds", "edges", "sampler", "backend",
-           "chunk_size", "confidence")
+           "chunk_size", "confidence", "tie_aware")
 
 
 def _default(name: str) -> Any:

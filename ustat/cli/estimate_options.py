@@ -90,6 +90,11 @@ def _privacy_options(e):
     p.add_argument("--confidence", type=float_arg, default=None, metavar="LEVEL",
                    help="umpc: level of the reported interval, combining DP noise and edge "
                         "sampling (default 0.95)")
+    p.add_argument("--ties", action="store_true", default=None,
+                   help="umpc, kendall: the data may hold ties; a share of epsilon releases the "
+                        "fraction of untied pairs so the interval is tight on tied data (one "
+                        "more noisy sum: about twice the online traffic with --noise-method "
+                        "mpc; without ties the default interval is already right)")
     p.add_argument("--budget-file", metavar="FILE",
                    help="JSON file keeping a privacy budget (epsilon and delta) per data set, "
                         "recognised by its content, across runs; a run that would exceed it is "

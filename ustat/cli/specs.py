@@ -36,7 +36,7 @@ UMPC_FLAGS = (
     ("--resolution", "resolution", "resolution"),
     ("--edges", "edges", "edges"), ("--sampler", "sampler", "sampler"),
     ("--backend", "backend", "backend"), ("--seed", "seed", "seed"),
-    ("--confidence", "confidence", "confidence"),
+    ("--confidence", "confidence", "confidence"), ("--ties", "ties", "tie_aware"),
 )
 
 

@@ -74,26 +74,28 @@ def resolve_noise_method(method: str | None, backend: str = "dealer",
     return "mpc", None
 
 
-def noise_draws(kernel: str | Kernel) -> int:
-    """Noisy sums of a release: the U-statistic, each auxiliary sum and each edge sum of the
-    kernel (Kendall's untied pairs). A bound: an edge sum whose share of epsilon is 0
-    (:func:`ustat.umpc.release.choose_edge_fraction`: the DP noise dominates) is not drawn."""
+def noise_draws(kernel: str | Kernel, ties: bool = False) -> int:
+    """Noisy sums of a release: the U-statistic, each auxiliary sum and, with ``ties`` (the
+    spec's), each edge sum of the kernel (Kendall's untied pairs). A bound: an edge sum whose
+    share of epsilon is 0 (:func:`ustat.umpc.release.choose_edge_fraction`: the DP noise
+    dominates) is not drawn."""
     from .. import kernels
 
     kern = kernels.get(kernel) if isinstance(kernel, str) else kernel
-    return 1 + (len(kern.aux_names) if kern.aux is not None else 0) + len(kern.edge_aux_names)
+    edge = len(kern.edge_aux_names) if ties else 0
+    return 1 + (len(kern.aux_names) if kern.aux is not None else 0) + edge
 
 
 def delta_spent(kernel: str | Kernel, n: int, epsilon: float, *, threat_model: str = "dis",
                 committee_size: int | None = None, fail: float = 2.0 ** -40, f_h: float = 0.5,
                 noise_method: str | None = None, backend: str = "dealer",
-                max_colluders: int | str | None = None, **_: Any) -> float:
+                max_colluders: int | str | None = None, ties: bool = False, **_: Any) -> float:
     """The delta of a :func:`ustat.umpc.run_umpc` release with these arguments (a bound: the
     in-MPC sampler's delta is at most 2^-40 per draw; the run reports the exact one)."""
     if not math.isfinite(float(epsilon)):
         return 0.0
     method, _note = resolve_noise_method(noise_method, backend, max_colluders, epsilon)
-    draws = noise_draws(kernel)
+    draws = noise_draws(kernel, ties)
     if method == "mpc":
         from noise.mpc_sampler import MAX_DELTA
 
@@ -148,7 +150,8 @@ def planned_delta(spec: UMPCSpec, n: int) -> float:
     return delta_spent(spec.kern, n, pr.epsilon, threat_model=pr.threat_model,
                        committee_size=pr.committee_size, fail=pr.committee_fail,
                        f_h=pr.honest_fraction, noise_method=pr.noise_method,
-                       backend=spec.execution.backend, max_colluders=pr.max_colluders)
+                       backend=spec.execution.backend, max_colluders=pr.max_colluders,
+                       ties=spec.tie_aware)
 
 
 def committee_note(spec: UMPCSpec, n: int) -> str | None:

@@ -132,7 +132,7 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         if given_fraction is None:      # from public parameters (ustat.umpc.release)
             aux_fraction = choose_aux_fraction(kern, n, m, delta_max) if kern.aux_names else 0.1
         assert aux_fraction is not None
-        edge_fraction = choose_edge_fraction(kern, n, m, delta_max, eps)
+        edge_fraction = choose_edge_fraction(kern, n, m, delta_max, eps) if spec.tie_aware else 0.0
         if kern.edge_aux_names and edge_fraction == 0.0:   # not worth drawing: not computed
             kern = without_edge_aux(kern)
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,

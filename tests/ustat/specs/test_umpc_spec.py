@@ -82,7 +82,7 @@ def test_round_trip_through_deploy_toml(tmp_path):
 def test_printable_one_line_per_group():
     text = str(UMPCSpec.of("gini", epsilon=0.5))
     lines = text.splitlines()
-    assert lines[0] == "UMPCSpec(kernel=gini, confidence=0.95)"
+    assert lines[0] == "UMPCSpec(kernel=gini, confidence=0.95, tie_aware=False)"
     assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["privacy", "precision", "design",
                                                              "execution"]
     assert "epsilon=0.5" in lines[1]

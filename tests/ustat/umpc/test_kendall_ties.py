@@ -68,15 +68,15 @@ def test_release_carries_the_untied_fraction_and_its_accounting():
     X = _tied(300, 4, 0.4, 1)
     n, m = X.shape[0], 600
     H = balanced(n, m, 2, CSPRNG(seed=3))
-    r = run_umpc(X, UMPCSpec.of("kendall", epsilon=8.0, bounds=((0, 3), (0, 3)), seed=2),
-                 hypergraph=H)
+    r = run_umpc(X, UMPCSpec.of("kendall", epsilon=8.0, bounds=((0, 3), (0, 3)), seed=2,
+                                tie_aware=True), hypergraph=H)
     assert r.edge_aux["names"] == ["untied_pairs"]
     f = choose_edge_fraction(K.get("kendall"), n, m, r.max_degree, 8.0)
     assert f > 0 and r.edge_aux_epsilon_fraction == f
     assert math.isclose(sum(r.epsilon_split.values()), 8.0)
     assert math.isclose(r.epsilon_split["untied_pairs"], 8.0 * f)
-    assert noise_draws("kendall") == 2
-    assert r.delta == delta_spent("kendall", n, 8.0) == 2 * 2.0 ** -40
+    assert noise_draws("kendall", ties=True) == 2 and noise_draws("kendall") == 1
+    assert r.delta == delta_spent("kendall", n, 8.0, ties=True) == 2 * 2.0 ** -40
     assert set(r.noise_guarantee) and math.isclose(r.noise_guarantee["epsilon"], 8.0)
     true_t = float(np.mean(K.get("kendall").edge_aux_plain(X[H.edges])))
     assert abs(r.edge_aux["noisy_means"][0] - true_t) < 0.05
@@ -88,10 +88,23 @@ def test_untied_share_is_zero_when_dp_noise_dominates_and_nothing_is_drawn():
     kern = K.get("kendall")
     assert choose_edge_fraction(kern, 200, 400, 4, 0.1) == 0.0
     assert choose_edge_fraction(kern, 200, 400, 4, math.inf) == 0.0
-    r = run_umpc(_tied(200, 4, 0.4, 2), UMPCSpec.of("kendall", epsilon=0.1,
+    r = run_umpc(_tied(200, 4, 0.4, 2), UMPCSpec.of("kendall", epsilon=0.1, tie_aware=True,
                                                     bounds=((0, 3), (0, 3)), seed=1))
     assert r.edge_aux == {} and r.edge_aux_epsilon_fraction == 0.0
     assert "untied_pairs" not in r.epsilon_split and r.epsilon_split["statistic"] == 0.1
+
+
+def test_without_ties_nothing_more_is_drawn_or_released():
+    """tie_aware is off by default: no untied fraction, no epsilon or delta spent on it, the
+    traffic of a run without it (the seeded Kendall releases of tests/releases are unchanged)."""
+    X = _tied(300, 4, 0.4, 1)
+    H = balanced(300, 600, 2, CSPRNG(seed=3))
+    spec = UMPCSpec.of("kendall", epsilon=8.0, bounds=((0, 3), (0, 3)), seed=2)
+    plain = run_umpc(X, spec, hypergraph=H)
+    tied = run_umpc(X, spec.replace(tie_aware=True), hypergraph=H)
+    assert plain.edge_aux == {} and plain.edge_aux_epsilon_fraction == 0.0
+    assert plain.epsilon_split == {"statistic": 8.0} and plain.delta == 2.0 ** -40
+    assert tied.delta == 2 * 2.0 ** -40 and tied.online_bits > plain.online_bits
 
 
 def test_variance_bound_uses_the_second_moment():
@@ -128,7 +141,7 @@ def test_interval_narrows_with_ties_and_not_without():
 def _law_coverage(X, bounds, eps, runs, seed):
     sys.path.append(os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks"))
     from estimate_coverage import ReleaseLaw, reference
-    law = ReleaseLaw(X, "kendall", eps, bounds, "dis")
+    law = ReleaseLaw(X, "kendall", eps, bounds, "dis", tie_aware=True)
     truth = reference("kendall", X)
     rng = CSPRNG(seed=seed)
     hits, halves, errs = [], [], []
@@ -154,3 +167,24 @@ def test_coverage_on_tied_and_untied_data(levels, eps):
     assert 0.93 <= cov <= 0.99, (cov, ratio)
     if levels:
         assert ratio < 2.75, ratio         # before: 2.87 (eps 1), 2.99 (eps 5)
+
+
+def test_the_ties_flag(capsys):
+    """``ustat estimate kendall --ties`` sets the spec's tie_aware and releases the untied
+    fraction; without the flag nothing of it appears; other protocols refuse the flag."""
+    import json
+
+    from ustat.cli import main
+
+    base = ["estimate", "kendall", "--n", "400", "--seed", "3", "--epsilon", "8", "--json",
+            "--no-progress"]
+    assert main(base + ["--ties"]) == 0
+    on = json.loads(capsys.readouterr().out)
+    assert main(base) == 0
+    off = json.loads(capsys.readouterr().out)
+    assert on["spec"]["tie_aware"] is True and off["spec"]["tie_aware"] is False
+    assert "untied_pairs" in on["epsilon_split"] and "edge_aux_noisy_means" in on
+    assert off["epsilon_split"] == {"statistic": 8.0} and "edge_aux_noisy_means" not in off
+    assert main(["estimate", "kendall", "--n", "100", "--protocol", "bell-ldp", "--ties",
+                 "--no-progress"]) == 2
+    assert "--ties applies to --protocol umpc only" in capsys.readouterr().err
