@@ -152,7 +152,7 @@ class ReleaseLaw:
 
     def draw(self, rng, confidence=0.95) -> dict:
         from ustat.sampling import balanced
-        from ustat.umpc.release import release_fields
+        from ustat.umpc.release import Split, release_fields
         from ustat.umpc.sampling_error import Design
 
         k = self.kern.degree
@@ -169,11 +169,10 @@ class ReleaseLaw:
                     for v, name in zip(means, self.edge_names)]
         aux = [a + (self._noise(name, rng) if noisy else 0.0)
                for a, name in zip(self.aux_true, self.kern.aux_names)]
-        return release_fields(self.kern, u=u, aux=aux, n=self.n, m=self.m, eps=self.eps,
-                              eps_u=self.eps_u, eps_aux=self.eps_aux, info=self.info,
-                              frac_bits=self.frac_bits, confidence=confidence,
-                              design=Design.of_edges(E, self.n, "balanced"),
-                              edge_aux=edge, eps_edge=self.eps_edge)
+        return release_fields(self.kern, u=u, aux=aux, n=self.n, m=self.m,
+                              split=Split(self.eps, self.eps_u, self.eps_aux, self.eps_edge),
+                              info=self.info, frac_bits=self.frac_bits, confidence=confidence,
+                              design=Design.of_edges(E, self.n, "balanced"), edge_aux=edge)
 
 
 def _summary(hits, halves, sds, errors) -> dict:

@@ -39,6 +39,20 @@ def test_the_simulator_loads_no_socket_code():
         assert not reached, f"{root} reaches {sorted(reached)}"
 
 
+def test_importing_the_statistics_loads_no_socket_code():
+    """In a fresh interpreter, the statistics and the simulator executor import no socket code
+    (mpc.wire, mpc.run): only an executor that spreads a program loads it, when it runs."""
+    import subprocess
+    import sys
+
+    code = ("import sys, fss, noise, ustat.umpc, ustat.ecdf, ustat.baselines, ustat.executors; "
+            "print(sorted(m for m in sys.modules if m.startswith(('mpc.wire', 'mpc.run'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 def test_mpc_keeps_at_most_ten_modules_at_its_top():
     top = [f for f in os.listdir(os.path.join(ROOT, "mpc")) if f.endswith(".py")]
     assert len(top) <= 10, sorted(top)

@@ -43,8 +43,6 @@ from typing import Any
 import numpy as np
 
 from mpc.comm.placement import Placement
-from mpc.run.launch import groups_for, launch
-from mpc.wire.transport import DEFAULT_TIMEOUT
 
 __all__ = [
     "Dask",
@@ -213,6 +211,9 @@ class LocalProcesses(Executor):
                              f"{self.timeout!r}")
 
     def run(self, program: Program) -> Any:
+        from mpc.run.launch import groups_for, launch  # socket code: only where it runs
+        from mpc.wire.transport import DEFAULT_TIMEOUT
+
         if program.local_only:
             raise ValueError(f"{program.local_only}: not with processes=")
         t0 = time.perf_counter()

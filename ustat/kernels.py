@@ -53,6 +53,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -123,7 +124,7 @@ class Kernel:
         lo, hi = self.output_range
         return float(hi - lo)
 
-    def secure_outputs(self, ops, x) -> list:
+    def secure_outputs(self, ops: Any, x: Any) -> list:
         """The secure evaluation of the kernel and its edge sums: ``[f, aux_1, ...]`` shares
         (``[secure(ops, x)]`` without ``edge_aux_names``)."""
         if not self.edge_aux_names:

@@ -24,7 +24,7 @@ from sklearn.metrics import rand_score, roc_auc_score
 from mpc.session import Session
 from tests.api import flat_umpc
 from ustat import kernels as K
-from ustat.umpc.precision import choose_precision
+from ustat.umpc.precision import Shares, choose_precision
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data")
 TOL = 1e-9
@@ -237,7 +237,7 @@ def test_kendall_bank_age_balance_300_rows_is_tau_a():
 
 # -- the choice of the encoding ---------------------------------------------------------
 def _choose(name, **kw):
-    args = dict(m=1000, n=500, delta_max=4, eps=1.0, aux_fraction=0.1)
+    args = dict(m=1000, n=500, delta_max=4, eps=1.0, shares=Shares(0.1))
     args.update(kw)
     return choose_precision(K.get(name), **args)
 

@@ -12,7 +12,7 @@ from mpc.arith.rng import CSPRNG
 from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat import sampling
-from ustat.umpc.release import dlap_variance, release_fields
+from ustat.umpc.release import Split, dlap_variance, release_fields
 
 
 def _info(scale, names=(), aux_scale=10.0, vf=1.0):
@@ -25,9 +25,9 @@ def _fields(name, u, aux=(), *, n=100, m=200, eps=1.0, info=None, confidence=0.9
             design=None):
     kern = K.get(name)
     info = _info(2.0 ** 14 * 8, kern.aux_names) if info is None else info
-    return release_fields(kern, u=u, aux=list(aux), n=n, m=m, eps=eps, eps_u=0.9 * eps,
-                          eps_aux=0.1 * eps, info=info, frac_bits=14, confidence=confidence,
-                          design=design)
+    return release_fields(kern, u=u, aux=list(aux), n=n, m=m,
+                          split=Split(eps, 0.9 * eps, 0.1 * eps), info=info, frac_bits=14,
+                          confidence=confidence, design=design)
 
 
 def test_balanced_design_narrows_the_sampling_term():
@@ -160,9 +160,9 @@ def test_delta_method_noise_std_matches_monte_carlo_over_seeds():
                      noise_method="polya")
             for s in range(150)]
     u_true = runs[0].evaluation["u_incomplete"]
-    at_truth = release_fields(kern, u=u_true, aux=[100.0], n=300, m=600, eps=4.0,
-                              eps_u=runs[0].epsilon_split["statistic"],
-                              eps_aux=runs[0].epsilon_split["class_counts"],
+    at_truth = release_fields(kern, u=u_true, aux=[100.0], n=300, m=600,
+                              split=Split(4.0, runs[0].epsilon_split["statistic"],
+                                          runs[0].epsilon_split["class_counts"]),
                               info=runs[0].aux["noise"], frac_bits=14, confidence=0.95)
     empirical = float(np.std([r.estimate_raw for r in runs]))
     assert empirical == pytest.approx(at_truth["noise_std"], rel=0.25)

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -126,9 +126,16 @@ def _widths(bounds, kern) -> list:
     return out
 
 
+class Shares(NamedTuple):
+    """The shares of epsilon beside the statistic's: the class counts' (auc, vus) and the
+    edge sums' (Kendall's untied pairs with ``tie_aware``; 0: not drawn)."""
+
+    aux: float
+    edge: float = 0.0
+
+
 def choose_precision(kern: Kernel, *, m: int, n: int, delta_max: int, eps: float,
-                     aux_fraction: float, edge_fraction: float = 0.0,
-                     bits: int | None = None, frac_bits: int | None = None,
+                     shares: Shares, bits: int | None = None, frac_bits: int | None = None,
                      input_frac_bits: int | None = None, resolution: float | None = None,
                      bounds: Sequence | None = None,
                      session_widths: tuple | None = None) -> Precision:
@@ -152,7 +159,7 @@ def choose_precision(kern: Kernel, *, m: int, n: int, delta_max: int, eps: float
     if resolution is not None and not (isinstance(resolution, (int, float))
                                        and math.isfinite(resolution) and resolution > 0):
         raise ValueError(f"resolution must be a positive number, got {resolution!r}")
-    args = (kern, m, n, delta_max, eps, aux_fraction, edge_fraction)
+    args = (kern, m, n, delta_max, eps, shares.aux, shares.edge)
     units = _widths(bounds, kern)
     if kern.encoding == "order":
         p = _order(kern, args, bits, frac_bits, input_frac_bits, resolution, units)

@@ -98,7 +98,7 @@ from .evaluation import evaluate_run
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
 from .progress import Progress, StageClock
-from .release import release_fields
+from .release import Split, release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
 from .tasks import ChunkInputs, default_workers
@@ -354,11 +354,12 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
     sens_sum = run.delta_max * kern.sensitivity
     released = bool(session.is_local("aggregator"))
     if released:
-        rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m, eps=run.eps,
-                             eps_u=noise.eps_u, eps_aux=noise.eps_aux, info=noise.info,
-                             frac_bits=session.fp.frac_bits, confidence=confidence,
+        rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m,
+                             split=Split(run.eps, noise.eps_u, noise.eps_aux, noise.eps_edge),
+                             info=noise.info, frac_bits=session.fp.frac_bits,
+                             confidence=confidence,
                              design=Design.of_edges(run.E, run.n, run.hypergraph.name),
-                             edge_aux=edge_means, eps_edge=noise.eps_edge)
+                             edge_aux=edge_means)
     else:                       # a process without the aggregator releases nothing
         u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
         edge_means = [math.nan] * len(edge_means)

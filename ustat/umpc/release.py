@@ -47,7 +47,7 @@ import itertools
 import math
 from collections.abc import Iterable
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BOOTSTRAP_DRAWS",
     "SIM_SEED",
+    "Split",
     "check_confidence",
     "choose_aux_fraction",
     "choose_edge_fraction",
@@ -455,16 +456,25 @@ def without_edge_aux(kern: Kernel) -> Kernel:
                                edge_aux_plain=None, extra=extra)
 
 
-def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: int, eps: float,
-                   eps_u: float, eps_aux: float, info: dict, frac_bits: int, confidence: float,
-                   design: Design | None = None, edge_aux: Iterable[float] = (),
-                   eps_edge: float = 0.0) -> dict:
+class Split(NamedTuple):
+    """A release's epsilon and its split: the statistic's, the class counts' (auc, vus) and
+    the edge sums' (Kendall's untied pairs, with ``tie_aware``)."""
+
+    eps: float
+    eps_u: float
+    eps_aux: float = 0.0
+    eps_edge: float = 0.0
+
+
+def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: int,
+                   split: Split, info: dict, frac_bits: int, confidence: float,
+                   design: Design | None = None, edge_aux: Iterable[float] = ()) -> dict:
     """The result fields of section 4 (module docstring) from released values only.
 
     ``design``: the public facts of the hypergraph (:class:`ustat.umpc.sampling_error.Design`;
     None: degrees as variable as uniform sampling's, the conservative choice).
     ``edge_aux``: the released means over E of the kernel's edge sums (Kendall:
-    the fraction of untied pairs), ``eps_edge`` each one's epsilon."""
+    the fraction of untied pairs), each released with ``split.eps_edge``."""
     frac_scale = float(1 << frac_bits)
     if design is None:
         design = Design.uniform_like(m, n, kern.degree)
@@ -484,7 +494,7 @@ def release_fields(kern: Kernel, *, u: float, aux: Iterable[float], n: int, m: i
         "confidence": confidence, "ci": ci,
         "ci_method": _method(confidence, sources, s_sd, "u" in info, info,
                              bool(kern.extra.get("second_moment")) and bool(edge_aux)),
-        "epsilon_split": epsilon_split(kern, eps, eps_u, eps_aux, eps_edge),
+        "epsilon_split": epsilon_split(kern, *split),
         "warnings": _warnings(kern, aux, g_u, g_a, sd_u, sd_aux),
         "uncertainty": {"noise_std_statistic": abs(g_u) * sd_u,
                         "noise_std_aux": math.sqrt(sum((g * s) ** 2

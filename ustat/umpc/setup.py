@@ -31,7 +31,7 @@ from ..specs.umpc import UMPCSpec
 from .chunk import ChunkSpec, get_backend
 from .engines import start_prefetch
 from .inputs import check_edges, check_no_wrap, encode_records, resolve_edges, validate_records
-from .precision import Precision, check_bounds, choose_precision, input_fp, scale_records
+from .precision import Precision, Shares, check_bounds, choose_precision, input_fp, scale_records
 from .release import choose_aux_fraction, choose_edge_fraction, without_edge_aux
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         if kern.edge_aux_names and edge_fraction == 0.0:   # not worth drawing: not computed
             kern = without_edge_aux(kern)
         prec = choose_precision(kern, m=m, n=n, delta_max=delta_max, eps=eps,
-                                aux_fraction=aux_fraction, edge_fraction=edge_fraction,
+                                shares=Shares(aux_fraction, edge_fraction),
                                 bounds=bounds, **enc_kw,
                                 session_widths=None if session is None else
                                 (session.ring.bits, session.fp.frac_bits))

@@ -22,7 +22,7 @@ from ustat.sampling import balanced
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_chunk, run_umpc
 from ustat.umpc.privacy import delta_spent, noise_draws
-from ustat.umpc.release import choose_edge_fraction, release_fields
+from ustat.umpc.release import Split, choose_edge_fraction, release_fields
 from ustat.umpc.sampling_error import Design, sampling_sd
 
 from ..test_gc_backend import _chunk_spec, _encoded
@@ -127,8 +127,8 @@ def test_interval_narrows_with_ties_and_not_without():
     n, m, frac = 2000, 4000, 14
     info = {"u": {"scale_ring_units": 8 / 0.9 * (1 << frac), "variance_factor": 1.0},
             "untied_pairs": {"scale_ring_units": 4 / 0.1 * (1 << frac), "variance_factor": 1.0}}
-    kw = dict(u=0.15, aux=[], n=n, m=m, eps=1.0, eps_u=0.9, eps_aux=0.0, info=info,
-              frac_bits=frac, confidence=0.95, design=Design(m, 0.0, "balanced"), eps_edge=0.1)
+    kw = dict(u=0.15, aux=[], n=n, m=m, split=Split(1.0, 0.9, 0.0, 0.1), info=info,
+              frac_bits=frac, confidence=0.95, design=Design(m, 0.0, "balanced"))
     wide = release_fields(kern, edge_aux=[1.0], **kw)
     narrow = release_fields(kern, edge_aux=[0.64], **kw)
     without = release_fields(kern, **kw)
