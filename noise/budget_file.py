@@ -171,18 +171,7 @@ class BudgetFile:
             if not create:
                 return None
             salt = os.urandom(SALT_BYTES)
-            directory = os.path.dirname(os.path.abspath(self.path))
-            fd, tmp = tempfile.mkstemp(prefix=".budget-salt-", dir=directory)   # mode 0600
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(salt)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, self.salt_path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            _replace(self.salt_path, salt, ".budget-salt-")
             return salt
         except OSError as exc:
             raise ValueError(f"budget file {self.path}: cannot read its salt file "
@@ -229,18 +218,8 @@ class BudgetFile:
         return _salted_doc(doc, salt), salt
 
     def _save(self, doc: dict):
-        directory = os.path.dirname(os.path.abspath(self.path))
-        fd, tmp = tempfile.mkstemp(prefix=".budget-", suffix=".json", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh, indent=1, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        text = json.dumps(doc, indent=1, sort_keys=True)
+        _replace(self.path, text.encode("utf-8"), ".budget-", ".json")
 
     def _budget(self, entry: dict) -> PrivacyBudget:
         b = PrivacyBudget(entry["total_epsilon"], entry.get("total_delta", 0.0))
@@ -485,3 +464,20 @@ def _check_totals(path, entry, total, total_delta):
         raise ValueError(f"budget file {path} records a total delta of "
                          f"{entry.get('total_delta', 0.0):.3g} for this data set, not "
                          f"{total_delta:.3g}; a total cannot be changed")
+
+
+def _replace(path: str, data: bytes, prefix: str, suffix: str = "") -> None:
+    """Write ``data`` to ``path`` atomically: a synced temporary file (mode 0600) beside it,
+    renamed over it; nothing is left behind on failure."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -14,9 +14,11 @@ defined in :mod:`ustat.cli.ecdf_options`.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -379,13 +381,32 @@ def _smoothing(args) -> str:
     return f"; then smoothing ({args.smooth})" if getattr(args, "smooth", None) else ""
 
 
-def _plot(fn) -> None:
-    from ..ecdf.smoothing import MissingDependencyError
+def _command(run: Callable[[argparse.Namespace], dict]) -> Callable[[argparse.Namespace], dict]:
+    """A command of the family: its flags checked before anything is read
+    (:func:`check_flags`), its report ending with its wall time (``seconds``)."""
+    @functools.wraps(run)
+    def timed(args: argparse.Namespace) -> dict:
+        t0 = clock()
+        check_flags(args)
+        out = run(args)
+        out["seconds"] = clock() - t0
+        return out
+    return timed
 
-    try:
-        fn()
-    except MissingDependencyError as exc:
-        raise UsageError(str(exc)) from None
+
+def _with_plot(args: argparse.Namespace, out: dict, draw: Any) -> dict:
+    """``--plot FILE``: ``draw(plots)`` writes the figure with :mod:`ustat.ecdf.plots` (a
+    missing matplotlib is a usage error) and the report names it; ``out`` returned."""
+    if args.plot:
+        from ..ecdf import plots
+        from ..ecdf.smoothing import MissingDependencyError
+
+        try:
+            draw(plots)
+        except MissingDependencyError as exc:
+            raise UsageError(str(exc)) from None
+        out["plot"] = args.plot
+    return out
 
 
 def _computed(fn):
@@ -398,11 +419,10 @@ def _computed(fn):
         raise UsageError(str(exc)) from None
 
 
+@_command
 def run_ecdf(args: argparse.Namespace) -> dict:
     from ..reports.ecdf import ecdf_output
 
-    t0 = clock()
-    check_flags(args)
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
     spec = ecdf_spec(args, bounds, thresholds_option(args, bounds))
@@ -415,24 +435,19 @@ def run_ecdf(args: argparse.Namespace) -> dict:
     rel = _computed(lambda: release(x, spec, where, evaluate=args.evaluate))
     out = ecdf_output(spec, rel, {"column": column, "source": source,
                                   "notes": [note] if note else []})
-    if args.plot:
-        from ..ecdf.plots import plot_ecdf
-        _plot(lambda: plot_ecdf(args.plot, rel.thresholds, rel.values, n=rel.n,
-                                epsilon=args.epsilon, column=column, smoothed=rel.smoothed,
-                                smoothing=args.smooth,
-                                exact=None if rel.exact is None else rel.exact / rel.n,
-                                bins=args.bins, backend=args.backend))
-        out["plot"] = args.plot
-    out["seconds"] = clock() - t0
+    _with_plot(args, out, lambda plots: plots.plot_ecdf(
+        args.plot, rel.thresholds, rel.values, n=rel.n, epsilon=args.epsilon, column=column,
+        smoothed=rel.smoothed, smoothing=args.smooth,
+        exact=None if rel.exact is None else rel.exact / rel.n, bins=args.bins,
+        backend=args.backend))
     return out
 
 
+@_command
 def run_quantile(args: argparse.Namespace) -> dict:
     from ..ecdf.quantiles import check_quantile_noise, private_quantiles
     from ..reports.ecdf import quantile_output
 
-    t0 = clock()
-    check_flags(args)
     levels = _levels(args)
     x, column, source = _load_column(args)
     bounds, note = _bounds_for(args, x, column)
@@ -450,16 +465,14 @@ def run_quantile(args: argparse.Namespace) -> dict:
     res = _computed(lambda: private_quantiles(x, spec, where, evaluate=args.evaluate))
     out = quantile_output(spec, res, {"column": column, "source": source,
                                       "notes": [note] if note else []})
-    out["seconds"] = clock() - t0
     return out
 
 
+@_command
 def run_roc(args: argparse.Namespace) -> dict:
     from ..ecdf.roc import private_roc
     from ..reports.ecdf import roc_output
 
-    t0 = clock()
-    check_flags(args)
     s, y, notes = _labelled(args, args.score, "roc needs --csv (a file with the score and "
                                               "label columns)")
     bounds, note = data_bounds(args, s, args.score)
@@ -472,21 +485,16 @@ def run_roc(args: argparse.Namespace) -> dict:
     r = _computed(lambda: private_roc(s, y, spec, where, evaluate=args.evaluate))
     out = roc_output(spec, r, {"score": args.score, "label": args.label, "n": int(s.size),
                                "notes": notes})
-    if args.plot:
-        from ..ecdf.plots import plot_roc
-        _plot(lambda: plot_roc(args.plot, r, score=args.score, label=args.label,
-                               positive=args.positive))
-        out["plot"] = args.plot
-    out["seconds"] = clock() - t0
+    _with_plot(args, out, lambda plots: plots.plot_roc(args.plot, r, score=args.score,
+                                                       label=args.label, positive=args.positive))
     return out
 
 
+@_command
 def run_hl(args: argparse.Namespace) -> dict:
     from ..ecdf.hosmer_lemeshow import private_hosmer_lemeshow
     from ..reports.ecdf import hl_output
 
-    t0 = clock()
-    check_flags(args)
     p, y, notes = _labelled(args, args.prob, "hl needs --csv (a file with the probability and "
                                              "label columns)")
     out_of = (p < 0) | (p > 1)
@@ -502,11 +510,7 @@ def run_hl(args: argparse.Namespace) -> dict:
     r = private_hosmer_lemeshow(p, y, spec, where, evaluate=args.evaluate)
     out = hl_output(spec, r, {"prob": args.prob, "label": args.label, "n": int(p.size),
                               "notes": notes})
-    if args.plot:
-        from ..ecdf.plots import plot_hl
-        _plot(lambda: plot_hl(args.plot, r, prob=args.prob))
-        out["plot"] = args.plot
+    _with_plot(args, out, lambda plots: plots.plot_hl(args.plot, r, prob=args.prob))
     if r.clamped:
         warn(f"{r.clamped} noisy expected count(s) below 0 were taken as 0 in the variances")
-    out["seconds"] = clock() - t0
     return out
