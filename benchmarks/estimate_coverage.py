@@ -182,6 +182,18 @@ def _summary(hits, halves, sds, errors) -> dict:
             "halfwidth_over_error_sd": float(np.mean(halves) / max(np.std(errors), 1e-300))}
 
 
+def _law_draws(law: ReleaseLaw, truth: float, runs: int, rng) -> tuple:
+    """(hits, half-widths, noise sds, errors) of ``runs`` releases drawn from ``law``."""
+    hits, halves, sds, errs = [], [], [], []
+    for _ in range(runs):
+        r = law.draw(rng)
+        hits.append(_hit(r["ci"], truth))
+        halves.append((r["ci"][1] - r["ci"][0]) / 2)
+        sds.append(r["noise_std"])
+        errs.append(r["estimate"] - truth)
+    return hits, halves, sds, errs
+
+
 def simulated_coverage(all_cases: dict, runs: int, epsilons=EPSILONS) -> dict:
     """Coverage per (data set, kernel, epsilon) of the release law (module docstring)."""
     from mpc.arith.rng import CSPRNG
@@ -190,17 +202,9 @@ def simulated_coverage(all_cases: dict, runs: int, epsilons=EPSILONS) -> dict:
     for (ds, kernel), (X, bounds, tm) in all_cases.items():
         truth = reference(kernel, X)
         for eps in epsilons:
-            law = ReleaseLaw(X, kernel, eps, bounds, tm)
-            hits, halves, sds, errs = [], [], [], []
-            for _ in range(runs):
-                r = law.draw(rng)
-                hits.append(_hit(r["ci"], truth))
-                halves.append((r["ci"][1] - r["ci"][0]) / 2)
-                sds.append(r["noise_std"])
-                errs.append(r["estimate"] - truth)
-            by[f"{ds}_{kernel}_eps{eps:g}"] = dict(_summary(hits, halves, sds, errs),
-                                                   truth=truth)
-            pooled[kernel].extend(hits)
+            draws = _law_draws(ReleaseLaw(X, kernel, eps, bounds, tm), truth, runs, rng)
+            by[f"{ds}_{kernel}_eps{eps:g}"] = dict(_summary(*draws), truth=truth)
+            pooled[kernel].extend(draws[0])
     return {"estimate_coverage_by_setting": by,
             "estimate_ci_coverage_simulated_auc": float(np.mean(pooled["auc"])),
             "estimate_ci_coverage_simulated_kendall": float(np.mean(pooled["kendall"]))}
@@ -265,15 +269,7 @@ def tied_records(n: int = 2000, levels: int = 5, rho: float = 0.3, seed: int = 1
 
 def _law_coverage(law: ReleaseLaw, truth: float, runs: int) -> dict:
     from mpc.arith.rng import CSPRNG
-    rng = CSPRNG()
-    hits, halves, sds, errs = [], [], [], []
-    for _ in range(runs):
-        r = law.draw(rng)
-        hits.append(_hit(r["ci"], truth))
-        halves.append((r["ci"][1] - r["ci"][0]) / 2)
-        sds.append(r["noise_std"])
-        errs.append(r["estimate"] - truth)
-    return _summary(hits, halves, sds, errs)
+    return _summary(*_law_draws(law, truth, runs, CSPRNG()))
 
 
 def kendall_ties_coverage(runs: int, epsilon: float = 1.0) -> dict:
