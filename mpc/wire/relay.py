@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from mpc.wire.transport import Outgoing
 from mpc.wire.sockets import (
     WOULD_BLOCK,
-    accept_greeting,
+    accept_peers,
     listen_socket,
     select_socket,
     send_queue,
@@ -164,25 +164,15 @@ class Relay:
         waiting = set(self.hosts)
         listener = self._listener
         assert listener is not None, "open() made the listener"
-        while waiting:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                missing = ", ".join(self.name(r) for r in sorted(waiting))
-                why = f"never connected to the relay: {missing}" + self._refusals()
-                self._broadcast(GONE, min(waiting), 0, why)
-                self._flush_and_close(time.monotonic() + LINGER)
-                raise RelayError(why)
-            listener.settimeout(left)
-            try:
-                sock, addr = listener.accept()
-            except TimeoutError:
-                continue
-            rank, conn = accept_greeting(sock, deadline, self.session, RELAY_RANK, self.wrap,
-                                         waiting, self.refused, addr)
-            if rank is None or conn is None:
-                continue
-            waiting.discard(rank)
-            self.conns[rank] = _Conn(rank, conn)
+        got = accept_peers(listener, deadline, self.session, RELAY_RANK, self.wrap, waiting,
+                           self.refused)
+        self.conns.update((rank, _Conn(rank, sock)) for rank, sock in got.items())
+        if waiting:
+            missing = ", ".join(self.name(r) for r in sorted(waiting))
+            why = f"never connected to the relay: {missing}" + self._refusals()
+            self._broadcast(GONE, min(waiting), 0, why)
+            self._flush_and_close(time.monotonic() + LINGER)
+            raise RelayError(why)
         listener.close()
         self._listener = None
         for c in self.conns.values():

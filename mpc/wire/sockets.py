@@ -1,8 +1,9 @@
 """Socket plumbing shared by the mesh and the relay.
 
 Used by :mod:`mpc.wire.transport` and :mod:`mpc.wire.relay`: the greeting
-a connection opens with, and what is checked before a connection is
-accepted (:func:`accept_greeting`); non-blocking I/O on plain and TLS
+a connection opens with, and accepting peers: handshakes run concurrently,
+each within :data:`HANDSHAKE_SECONDS`, and what is checked before a
+connection is accepted (:func:`accept_peers`); non-blocking I/O on plain and TLS
 sockets (:data:`WOULD_BLOCK`, :func:`pending`); selector registration; and
 what TCP carried on a connection, from the kernel (:func:`tcp_info_bytes`).
 """
@@ -32,35 +33,144 @@ HELLO = struct.Struct("<2sBBQII")
 WOULD_BLOCK = (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
-def accept_greeting(sock: socket.socket, deadline: float, session: int, me: int,
-                    wrap: Wrapper | None, waiting: Container[int], refused: list[str],
-                    addr: tuple | None) -> tuple[int, socket.socket] | tuple[None, None]:
-    """(rank, socket) of a new connection whose TLS handshake, greeting and certificate are
-    right: it must be for this run (``session``), to ``me``, from a rank in ``waiting``, with a
-    certificate naming that rank's participant. Otherwise (None, None); the reason is added to
-    ``refused``. Nothing else is read from the connection."""
-    where = f"{addr[0]}:{addr[1]}" if addr else "a connection"
-    try:
-        tune(sock)
-        sock.settimeout(max(0.1, deadline - time.monotonic()))
-        if wrap is not None:
-            sock = wrap(sock, True, None)
-        data = recv_exact(sock, HELLO.size)
-        magic, version, kind, sess, sender, receiver = HELLO.unpack(data)
-        if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO):
-            raise ConnectionError("its greeting is not ours")
-        if sess != session or receiver != me:
-            raise ConnectionError("its greeting is for another run or another participant")
-        if sender not in waiting:
-            raise ConnectionError(f"it claims rank {sender}, which is not expected here")
-        if wrap is not None:
-            wrap.verify(cast(ssl.SSLSocket, sock), sender)
-        return sender, sock
-    except (OSError, ConnectionError, ssl.SSLError) as e:
-        refused.append(f"{where}: {reason(e)}")
+#: seconds an accepted connection has, in all, to complete its TLS handshake and greeting
+#: (then it is dropped and named among the refusals)
+HANDSHAKE_SECONDS = 5.0
+#: connections in their handshake at once; one more drops the oldest
+MAX_HANDSHAKES = 64
+
+
+class _Handshake:
+    """One accepted connection still in its TLS handshake or greeting."""
+
+    __slots__ = ("addr", "greeting", "shaken", "sock", "until")
+
+    def __init__(self, sock: socket.socket, addr: tuple | None, until: float):
+        self.sock, self.addr, self.until = sock, addr, until
+        self.shaken = not isinstance(sock, ssl.SSLSocket)
+        self.greeting = b""
+
+    def where(self) -> str:
+        return f"{self.addr[0]}:{self.addr[1]}" if self.addr else "a connection"
+
+
+def accept_peers(listener: socket.socket, deadline: float, session: int, me: int,
+                 wrap: Wrapper | None, waiting: set[int],
+                 refused: list[str]) -> dict[int, socket.socket]:
+    """Accept connections on ``listener`` until every rank in ``waiting`` has connected or
+    ``deadline`` (``time.monotonic()``) has passed: ``{rank: socket}`` of those that did (each
+    removed from ``waiting``; the sockets non-blocking).
+
+    A connection is accepted if its TLS handshake (``wrap``: an
+    :class:`mpc.wire.tls.Wrapper`; None: plain TCP), greeting and certificate are right: it must
+    be for this run (``session``), to ``me``, from a rank in ``waiting``, with a certificate
+    naming that rank's participant. Nothing else is read from it. Otherwise it is closed and
+    the reason added to ``refused``.
+
+    Threat model: anyone who can reach the port, before any authentication. Handshakes run
+    concurrently (one selector, non-blocking sockets), so a silent or slow connection delays no
+    other; each has :data:`HANDSHAKE_SECONDS` in all (not per read: a byte at a time does not
+    extend it), and at most :data:`MAX_HANDSHAKES` are in progress at once (one more drops the
+    oldest), so what an unauthenticated peer holds is bounded."""
+    got: dict[int, socket.socket] = {}
+    busy: dict[socket.socket, _Handshake] = {}
+    sel = selectors.DefaultSelector()
+    listener.setblocking(False)
+    sel.register(listener, selectors.EVENT_READ, None)
+
+    def drop(h: _Handshake, why: str) -> None:
+        refused.append(f"{h.where()}: {why}")
+        busy.pop(h.sock, None)
+        select_socket(sel, h.sock, 0, None)
         with contextlib.suppress(OSError):
-            sock.close()
-        return None, None
+            h.sock.close()
+
+    def advance(h: _Handshake) -> None:
+        try:
+            if not h.shaken:
+                cast(ssl.SSLSocket, h.sock).do_handshake()
+                h.shaken = True
+            while len(h.greeting) < HELLO.size:
+                data = h.sock.recv(HELLO.size - len(h.greeting))
+                if not data:
+                    raise ConnectionError("connection closed")
+                h.greeting += data
+            sender = _check_greeting(h.greeting, session, me, waiting)
+            if wrap is not None:
+                wrap.verify(cast(ssl.SSLSocket, h.sock), sender)
+        except ssl.SSLWantWriteError:
+            select_socket(sel, h.sock, selectors.EVENT_WRITE, h)
+            return
+        except WOULD_BLOCK:
+            select_socket(sel, h.sock, selectors.EVENT_READ, h)
+            return
+        except (OSError, ConnectionError, ssl.SSLError) as e:
+            drop(h, reason(e))
+            return
+        busy.pop(h.sock)
+        select_socket(sel, h.sock, 0, None)
+        waiting.discard(sender)
+        got[sender] = h.sock
+
+    try:
+        while waiting:
+            now = time.monotonic()
+            if now >= deadline:
+                break
+            for h in [h for h in busy.values() if h.until <= now]:
+                drop(h, f"no TLS handshake and greeting within {HANDSHAKE_SECONDS:g} s "
+                        "(dropped)")
+            until = min([deadline] + [h.until for h in busy.values()])
+            for key, _ in sel.select(max(0.0, until - now)):
+                if key.data is not None:
+                    if key.data.sock in busy:
+                        advance(key.data)
+                    continue
+                while True:                                 # every connection queued
+                    try:
+                        sock, addr = listener.accept()
+                    except WOULD_BLOCK:
+                        break
+                    except OSError as e:                    # out of descriptors, ...
+                        refused.append(f"a connection: {reason(e)}")
+                        break
+                    if len(busy) >= MAX_HANDSHAKES:
+                        drop(min(busy.values(), key=lambda h: h.until),
+                             f"more than {MAX_HANDSHAKES} connections in handshake at once "
+                             "(the oldest dropped)")
+                    try:
+                        tune(sock)
+                        sock.setblocking(False)
+                        if wrap is not None:    # a non-blocking socket: handshake left to us
+                            sock = wrap(sock, True, None)
+                    except (OSError, ssl.SSLError) as e:
+                        refused.append(f"{addr[0]}:{addr[1]}: {reason(e)}")
+                        with contextlib.suppress(OSError):
+                            sock.close()
+                        continue
+                    h = _Handshake(sock, addr, time.monotonic() + HANDSHAKE_SECONDS)
+                    busy[sock] = h
+                    advance(h)
+                if not waiting:
+                    break
+    finally:
+        for h in list(busy.values()):
+            drop(h, "still in its handshake when the wait ended")
+        sel.close()
+    return got
+
+
+def _check_greeting(data: bytes, session: int, me: int, waiting: Container[int]) -> int:
+    """The sender rank of a greeting ``data`` that is for this run and ``me`` from a rank in
+    ``waiting``; ConnectionError saying what is wrong otherwise."""
+    magic, version, kind, sess, sender, receiver = HELLO.unpack(data)
+    if (magic, version, kind) != (fr.MAGIC, fr.VERSION, fr.HELLO):
+        raise ConnectionError("its greeting is not ours")
+    if sess != session or receiver != me:
+        raise ConnectionError("its greeting is for another run or another participant")
+    if sender not in waiting:
+        raise ConnectionError(f"it claims rank {sender}, which is not expected here")
+    return int(sender)
 
 
 def reason(e: BaseException) -> str:

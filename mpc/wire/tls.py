@@ -177,7 +177,9 @@ class Wrapper:
     ``names[rank]`` is the participant each rank must be (its certificate's
     name); ``relay``: the relay's name (the rank :data:`mpc.wire.relay.RELAY_RANK`).
     A client checks the server's name at once; a server learns the rank from
-    the greeting and checks it then (:meth:`verify`).
+    the greeting and checks it then (:meth:`verify`). A server-side socket that
+    is non-blocking is returned before its handshake, which the caller drives
+    (:func:`mpc.wire.sockets.accept_peers`, concurrently with others).
     """
 
     def __init__(self, creds: Credentials, names: Iterable[str], relay: str | None = None):
@@ -190,8 +192,9 @@ class Wrapper:
         self.client = client_context(creds)
 
     def __call__(self, sock: socket.socket, server_side: bool, peer: int | None) -> ssl.SSLSocket:
-        if server_side:
-            return self.server.wrap_socket(sock, server_side=True)
+        if server_side:         # non-blocking: the caller drives the handshake (accept_peers)
+            return self.server.wrap_socket(sock, server_side=True,
+                                           do_handshake_on_connect=sock.gettimeout() != 0.0)
         tls = self.client.wrap_socket(sock, server_side=False)
         assert peer is not None, "a client names the peer it dials"
         check_peer(tls, self.names[peer])

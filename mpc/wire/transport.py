@@ -69,7 +69,7 @@ from mpc.wire import frames as fr
 from mpc.wire.sockets import HELLO as _HELLO
 from mpc.wire.sockets import (
     WOULD_BLOCK,
-    accept_greeting,
+    accept_peers,
     dial,
     listen_socket,
     select_socket,
@@ -260,23 +260,12 @@ class SocketMesh:
         waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
         listener = self._listener
         assert listener is not None, "open() made the listener"
-        while waiting:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TransportError("never connected: " + ", ".join(
-                    self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
-                    min(waiting), None)
-            listener.settimeout(left)
-            try:
-                sock, addr = listener.accept()
-            except TimeoutError:
-                continue
-            peer, conn = accept_greeting(sock, deadline, self.session, self.rank, self._wrap,
-                                         waiting, self.refused, addr)
-            if peer is None or conn is None:
-                continue
-            waiting.discard(peer)
-            self._peers[peer] = conn
+        self._peers.update(accept_peers(listener, deadline, self.session, self.rank,
+                                        self._wrap, waiting, self.refused))
+        if waiting:
+            raise TransportError("never connected: " + ", ".join(
+                self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
+                min(waiting), None)
         listener.close()
         self._listener = None
         for sock in self._peers.values():
