@@ -29,6 +29,10 @@ the relay (frames sealed end to end). Keys:
 - ``parties_1e4_auc_seconds``: AUC over 10^4 synthetic parties in 4 host
   processes through the relay, deployed (wall), and its protocol seconds
   (secure randomness: no seed);
+- ``handshake_slowloris_delay_seconds``: start-up (TLS, 3 party hosts through
+  the relay and a dealer, in threads of this process) with one idle TCP
+  connection held open to the relay and one to host-0's listener, minus
+  without (median of ``max(3, --repeats)`` each; target <= 2);
 - with ``--gc``: ``deploy_kendall_bank_gc_seconds`` (``--backend gc
   --threat-model hf``, seed 5, deployed with a 900 s step timeout) and
   ``deploy_kendall_bank_gc_same_release`` (equal to ``ustat estimate``).
@@ -198,6 +202,58 @@ def _auc_csv(path, n):
         f.writelines(f"{s:.6f},{int(b)}\n" for s, b in zip(score, y))
 
 
+def _start_up_seconds(creds, silent: bool) -> float:
+    """Seconds until 3 party hosts (through the relay) and a dealer have joined, over TLS; with
+    ``silent``, an idle TCP connection (no handshake) held open to the relay and to host-0."""
+    import socket
+    import threading
+
+    from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay
+
+    names = ["host-0", "host-1", "host-2", "dealer"]
+    plan = Plan(names=names, groups=[[range(10 * r, 10 * r + 10)] for r in range(3)]
+                + [["dealer"]], addresses=[None] * 4, session=7, relay=("127.0.0.1", 0),
+                relayed=[0, 1, 2], connect_timeout=30.0)
+    meshes = [open_mesh(plan, r, creds[names[r]], port=0) for r in range(4)]
+    relay = open_relay(plan, creds["relay"], port=0)
+    plan.addresses = [("127.0.0.1", m.port) for m in meshes]
+    plan.relay = ("127.0.0.1", relay.port)
+    idle = [socket.create_connection(("127.0.0.1", p)) for p in (relay.port, meshes[0].port)] \
+        if silent else []
+    rts: list = [None] * 4
+    ts = [threading.Thread(target=lambda r=r: rts.__setitem__(r, join(meshes[r], plan,
+                                                                        creds[names[r]])))
+          for r in range(4)]
+    server = threading.Thread(target=run_relay, args=(relay,))
+    t = time.perf_counter()
+    server.start()
+    for th in ts:
+        th.start()
+    for th in ts:
+        th.join()
+    seconds = time.perf_counter() - t
+    for s in idle:
+        s.close()
+    for rt, m in zip(rts, meshes):
+        (rt.transport if rt is not None else m).close()
+    server.join()
+    relay.close()
+    if any(rt is None for rt in rts):
+        raise RuntimeError("start-up failed")
+    return seconds
+
+
+def _slowloris_delay(tmp, repeats) -> float:
+    """Start-up with one silent connection to the relay and one to a host, minus without."""
+    from mpc.wire import tls
+
+    creds = tls.make_deployment(os.path.join(tmp, "slowloris"),
+                                ["host-0", "host-1", "host-2", "dealer", "relay"], "bench")
+    n = max(3, repeats)
+    return (statistics.median(_start_up_seconds(creds, True) for _ in range(n))
+            - statistics.median(_start_up_seconds(creds, False) for _ in range(n)))
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -239,6 +295,7 @@ def main(argv=None):
                     "rtt10ms_model_ratio": proto10 / (steps * 0.01 + proto)})
         if args.gc:
             res.update(_gc_deployment(tmp, csv, n))
+        res["handshake_slowloris_delay_seconds"] = _slowloris_delay(tmp, args.repeats)
         n_lt = 10**4 if args.quick else 10**6
         res["lt_comparisons"] = n_lt
         res["lt_per_s_tls"], res["lt_launch_seconds_tls"] = _lt_tls(n_lt, args.repeats)
