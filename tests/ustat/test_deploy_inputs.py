@@ -22,6 +22,8 @@ from ustat.deploy import init, load
 from .test_deploy import KENDALL, ROOT, _bank_rows, _ports
 
 PROTOCOL = ["--", "estimate", *KENDALL]
+#: init of a seeded protocol (issue 36: --seed needs --insecure)
+INIT = ["deploy", "init", "--insecure"]
 
 
 def _ustat(*argv, timeout=60):
@@ -42,14 +44,14 @@ def _ustat(*argv, timeout=60):
 ])
 def test_deploy_init_checks_every_flag_before_writing_anything(tmp_path, capsys, flags, why):
     d = tmp_path / "dep"
-    code = main(["deploy", "init", "--parties", "20", "--hosts", "2", "--out", str(d), *flags,
+    code = main([*INIT, "--parties", "20", "--hosts", "2", "--out", str(d), *flags,
                  *PROTOCOL])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("ustat: error:") and why in err, err
     assert len(err.splitlines()) == 1
     assert not d.exists() and os.listdir(tmp_path) == []       # nothing half-written
     # the retry with good flags succeeds (no "exists")
-    assert main(["deploy", "init", "--parties", "20", "--hosts", "2", "--out", str(d),
+    assert main([*INIT, "--parties", "20", "--hosts", "2", "--out", str(d),
                  "--base-port", str(_ports()), *PROTOCOL]) == 0
     assert load(str(d)).parties == 20
 
@@ -58,7 +60,7 @@ def test_deploy_init_refuses_a_directory_in_use(tmp_path, capsys):
     d = tmp_path / "dep"
     d.mkdir()
     (d / "notes.txt").write_text("mine")
-    assert main(["deploy", "init", "--parties", "20", "--hosts", "2", "--out", str(d),
+    assert main([*INIT, "--parties", "20", "--hosts", "2", "--out", str(d),
                  *PROTOCOL]) == 2
     assert "not an empty directory" in capsys.readouterr().err
     assert os.listdir(d) == ["notes.txt"]
@@ -68,7 +70,7 @@ def test_deploy_init_refuses_a_directory_in_use(tmp_path, capsys):
 def dep(tmp_path):
     d = str(tmp_path / "dep")
     init(d, 20, job_from_command(["estimate", *KENDALL], 20), hosts=2, base_port=_ports(),
-         connect_timeout=2.0)
+         connect_timeout=2.0, insecure=True)
     return d
 
 
@@ -128,3 +130,54 @@ def test_a_host_file_holding_only_its_own_rows_is_read_as_those_rows(tmp_path):
     assert host_file_rows(str(own), range(10, 20), data) == range(10)
     with pytest.raises(ValueError, match=r"rows 10-19 needed .* the file has 7"):
         host_file_rows(str(short), range(10, 20), data)
+
+
+def test_a_seed_is_refused_at_init_unless_insecure(tmp_path, capsys):
+    """Issue 36 N2: with --seed every participant can compute the noise: refused in one line
+    naming --insecure, nothing written; with --insecure, init records it in deploy.toml."""
+    d = tmp_path / "dep"
+    code = main(["deploy", "init", "--parties", "20", "--hosts", "2", "--out", str(d),
+                 "--base-port", str(_ports()), *PROTOCOL])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("ustat: error:") and "--insecure" in err, err
+    assert len(err.splitlines()) == 1 and not d.exists()
+    with pytest.raises(ValueError, match="insecure"):
+        init(str(d), 20, job_from_command(["estimate", *KENDALL], 20), hosts=2,
+             base_port=_ports())
+    assert main(["deploy", "init", "--parties", "20", "--hosts", "2", "--out", str(d),
+                 "--base-port", str(_ports()), "--insecure", *PROTOCOL]) == 0
+    assert load(str(d)).insecure
+    unseeded = [a for a in KENDALL if a not in ("--seed", "5")]
+    init(str(tmp_path / "b"), 20, job_from_command(["estimate", *unseeded], 20), hosts=2,
+         base_port=_ports())
+    assert not load(str(tmp_path / "b")).insecure
+
+
+def test_a_seeded_run_is_refused_by_a_participant_without_insecure(tmp_path, capsys):
+    """deploy.toml edited to carry a seed without `insecure = true`: each participant refuses
+    before connecting."""
+    d = tmp_path / "dep"
+    init(str(d), 20, job_from_command(["estimate", *KENDALL], 20), hosts=2,
+         base_port=_ports(), insecure=True)
+    path = d / "deploy.toml"
+    path.write_text(path.read_text().replace("insecure = true\n", ""))
+    code = main(["serve", "--config", str(path), "--role", "dealer"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "--insecure" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("address, ok", [("10.0.0.5:7000", False), ("0.0.0.0:7000", False),
+                                         ("localhost:7000", False), ("127.0.0.2:7000", True)])
+def test_plain_is_refused_unless_every_address_is_loopback(tmp_path, capsys, address, ok):
+    """Issue 36 W6: --plain (no TLS, no end-to-end encryption) only when every participant,
+    the relay included, listens on a loopback address (127.0.0.0/8, ::1)."""
+    d = tmp_path / "dep"
+    init(str(d), 20, job_from_command(["estimate", *KENDALL], 20), hosts=2,
+         base_port=_ports(), insecure=True, addresses={"relay": address})
+    cfg = load(str(d))
+    assert cfg.loopback() == ok
+    if not ok:
+        code = main(["serve", "--config", str(d / "deploy.toml"), "--role", "dealer", "--plain"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and "--plain" in err and "loopback" in err, err
+        assert len(err.splitlines()) == 1

@@ -66,6 +66,9 @@ def register(sub: argparse._SubParsersAction[Parser],
                    help="seconds a step may wait for a peer (default 60, a LAN's margin)")
     i.add_argument("--connect-timeout", type=float_arg, default=30.0,
                    help="seconds to wait for every participant at start-up (default 30)")
+    i.add_argument("--insecure", action="store_true",
+                   help="allow a seeded protocol (--seed: every participant can compute the "
+                        "noise; tests and demos only); the release says so")
     i.add_argument("protocol", nargs=argparse.REMAINDER,
                    help="after --: the ustat command the participants run, e.g. -- estimate "
                         "kendall --columns age,balance --bounds 18:95,-8019:102127, or -- "
@@ -94,7 +97,8 @@ def register(sub: argparse._SubParsersAction[Parser],
 
 def _process_flags(p):
     p.add_argument("--plain", action="store_true",
-                   help="plain TCP instead of TLS (loopback tests only: nothing is authenticated)")
+                   help="plain TCP instead of TLS (refused unless every address in deploy.toml "
+                        "is loopback: nothing is authenticated or encrypted)")
     p.add_argument("--report", metavar="FILE", help="also write the result and wire counts here")
     p.add_argument("--json", action="store_true")
 
@@ -197,7 +201,7 @@ def cmd_deploy(args: argparse.Namespace) -> dict:
                    roles=roles,
                    base_port=args.base_port, addresses=addresses, name=args.name,
                    timeout=args.timeout, connect_timeout=args.connect_timeout,
-                   source=args.source)
+                   source=args.source, insecure=args.insecure)
         return {"command": "deploy init", "config": cfg.path,
                 "participants": [{"name": p.name, "role": p.role,
                                   "parties": None if p.parties is None else

@@ -10,6 +10,7 @@ key and certificate per participant). The file::
     connect_timeout = 30.0           # seconds to wait for every participant at start-up
     delay = 0.0                      # added to every step (latency studies)
     source = "bank.csv"              # how the release names the data
+    insecure = true                  # only with deploy init --insecure: a seeded run
 
     [run]
     command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
@@ -109,6 +110,7 @@ class Config:
     source: str = ""
     ca: str = ""
     extra: dict = field(default_factory=dict)
+    insecure: bool = False      # deploy init --insecure: a seeded run (tests, demos)
 
     @property
     def ranked(self) -> list:
@@ -118,6 +120,31 @@ class Config:
     @property
     def relay(self) -> Participant | None:
         return next((p for p in self.participants if p.role == "relay"), None)
+
+    def loopback(self) -> bool:
+        """True if every participant (the relay included) listens on a loopback address
+        (127.0.0.0/8 or ::1, written as such: a name such as ``localhost`` is not trusted)."""
+        return all(is_loopback(p.address[0]) for p in self.participants)
+
+    def check_plain(self) -> None:
+        """ValueError unless plain TCP is allowed: every address loopback (:meth:`loopback`).
+        Threat model: plain TCP has no TLS and no end-to-end encryption, so anyone on the
+        network path reads and alters every frame; only this machine's own traffic is exempt."""
+        if not self.loopback():
+            off = ", ".join(f"{p.name} ({p.address[0]})" for p in self.participants
+                            if not is_loopback(p.address[0]))
+            raise ValueError(f"--plain (no TLS, no encryption) only when every participant "
+                             f"listens on a loopback address (127.0.0.0/8, ::1); not: {off} "
+                             f"({self.path}); run without --plain")
+
+    def check_seed(self) -> None:
+        """ValueError if the run's spec has a seed and ``deploy init --insecure`` was not given
+        (``[deployment] insecure = true``): with the seed every participant can compute the
+        noise, so the release protects nothing against them."""
+        if seed_of(self.spec()) is not None and not self.insecure:
+            raise ValueError(f"{self.path}: the run has a seed ([run.spec]), with which every "
+                             "participant can compute the noise; only a deployment made with "
+                             "`deploy init --insecure` (tests, demos) may run it")
 
     def get(self, name: str) -> Participant:
         for p in self.participants:
@@ -201,6 +228,27 @@ class Config:
                 raise ValueError(f"{name}'s {what} {path} is missing (deploy init wrote it in "
                                  f"keys/; copy it to this host; {self.path})")
         return Credentials(name, p.key, p.cert, self.ca)
+
+
+def is_loopback(host: str) -> bool:
+    """True for an IP address in 127.0.0.0/8 or ::1 (a host name is not resolved: False)."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def seed_of(spec: Spec) -> int | str | None:
+    """The debug seed of a run's spec (U-MPC or the ECDF family: ``execution.seed``)."""
+    execution = getattr(spec, "execution", None)
+    return getattr(execution, "seed", None)
+
+
+#: the note a seeded deployment's release carries (``deploy init --insecure``)
+INSECURE_NOTE = ("insecure deployment (deploy init --insecure): the run is seeded, so every "
+                 "participant can compute the noise; for tests and demos only")
 
 
 def parse_range(text: str | int) -> range:
@@ -290,7 +338,8 @@ def load(path: str) -> Config:
                              f"{'>= 0' if k == 'delay' else '> 0'}, got {dep[k]!r}")
     cfg = Config(path, dep.get("name", "deployment"), session, run, parts,
                  seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
-                 dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")))
+                 dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")),
+                 insecure=dep.get("insecure", False) is True)
     _check_parties(cfg)
     return cfg
 

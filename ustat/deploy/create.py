@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING
 
-from .config import FILE, ROLES, Config, Job, _address, dump, load
+from .config import FILE, ROLES, Config, Job, _address, dump, load, seed_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,7 +32,7 @@ UMPC_ROLES = ("dealer", "aggregator")
 def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[str] | None = None,
          address: str = "127.0.0.1", base_port: int = 7100, addresses: dict | None = None,
          name: str = "deployment", timeout: float = 60.0, connect_timeout: float = 30.0,
-         source: str = "") -> Config:
+         source: str = "", insecure: bool = False) -> Config:
     """Write a deployment to directory ``out`` and return its :class:`.config.Config`.
 
     ``job``: what the participants compute (:class:`.config.Job`: the statistic, its spec,
@@ -40,6 +40,10 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     from a ``ustat`` command line). ``roles``: default the statistic's (the dealer and the
     aggregator for U-MPC, two servers and the analyst for the ECDF family), plus the relay
     with two or more hosts.
+
+    A spec with a seed (``--seed``: every participant can then compute the noise) is refused
+    unless ``insecure`` (``deploy init --insecure``: tests, demos); then ``deploy.toml`` says
+    ``insecure = true`` and the release carries a note saying so.
 
     Everything is checked before anything is written (ValueError naming the flag: ports in
     1..65535 for every participant, timeouts > 0, ``addresses`` naming participants, ``out``
@@ -58,6 +62,10 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
             raise ValueError(f"{flag} must be a number of seconds > 0, got {v!r}")
     if not isinstance(job, Job):
         raise TypeError(f"job must be a ustat.deploy.Job, got {type(job).__name__}")
+    if job.spec is not None and seed_of(job.spec) is not None and not insecure:
+        raise ValueError("--seed in a deployment lets every participant compute the noise (no "
+                         "privacy against them): drop it, or give deploy init --insecure for a "
+                         "test or a demo")
     from . import ecdf
 
     command = job.command
@@ -117,7 +125,7 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     try:
         os.chmod(tmp, 0o755)
         _write(tmp, people, plist, name, timeout, connect_timeout, source, job, parties,
-               make_deployment)
+               make_deployment, insecure)
         load(tmp)                           # what every participant will read: checked
         if os.path.isdir(out):
             os.rmdir(out)                   # empty (checked above)
@@ -129,13 +137,14 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
 
 
 def _write(out, people, plist, name, timeout, connect_timeout, source, job, parties,
-           make_deployment) -> None:
+           make_deployment, insecure=False) -> None:
     keys = os.path.join(out, "keys")
     os.makedirs(keys, exist_ok=True)
     make_deployment(keys, [p[0] for p in people], name)
     doc = {"deployment": {"name": name, "session": int.from_bytes(os.urandom(7), "little"),
                           "timeout": float(timeout), "connect_timeout": float(connect_timeout),
-                          "delay": 0.0, "source": source, "ca": "keys/ca.pem"},
+                          "delay": 0.0, "source": source, "ca": "keys/ca.pem",
+                          "insecure": True if insecure else None},
            "run": job.to_dict(parties),
            "participant": plist}
     with open(os.path.join(out, FILE), "w") as f:

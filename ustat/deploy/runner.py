@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..data.records import RecordSource, load_records, raw_records
-from .config import Config
+from .config import INSECURE_NOTE, Config, seed_of
 from .participant import DeployedParticipant
 from .rows import host_file_rows
 
@@ -81,6 +81,8 @@ def _estimate(cfg: Config, executor: DeployedParticipant, host: range | None, cs
         return None
     res.processes = 1                   # the wire counts are reported per participant instead
     out = estimate_output(spec, res, None, meta, warnings, res.delta)
+    if cfg.insecure and seed_of(spec) is not None:
+        out["notes"] = [*out.get("notes", []), INSECURE_NOTE]
     out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +
                          (cfg.relay is not None)}
     return out
@@ -98,6 +100,8 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
     if not res.released:
         return None
     out = report(cfg.command, spec, res, meta)
+    if cfg.insecure and seed_of(spec) is not None:
+        out["notes"] = [*out.get("notes", []), INSECURE_NOTE]
     out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +
                          (cfg.relay is not None)}
     return out
@@ -105,12 +109,17 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
 
 def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool = True,
                     log: Callable[[str], None] | None = None) -> dict:
-    """Run participant ``name`` of ``cfg`` to the end. Returns ``{"name", "role", "release"
-    (the aggregator's, else None), "wire", "seconds"}``; raises TransportError / RelayError /
-    ValueError on a fault (the caller exits non-zero, with no release)."""
+    """Run participant ``name`` of ``cfg`` to the end (``tls`` False: plain TCP, refused unless
+    every address is loopback; a seeded spec is refused unless ``cfg.insecure``). Returns
+    ``{"name", "role", "release" (the aggregator's, else None), "wire", "seconds"}``; raises
+    TransportError / RelayError / ValueError on a fault (the caller exits non-zero, with no
+    release)."""
     from mpc.run.hosts import open_relay, run_relay
 
     me = cfg.get(name)
+    if not tls:
+        cfg.check_plain()
+    cfg.check_seed()
     t0 = time.perf_counter()
     if me.role == "relay":
         plan = cfg.plan()
