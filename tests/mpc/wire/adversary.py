@@ -46,6 +46,12 @@ def _vm_bytes() -> int:
 
 
 def _rss_mb() -> float:
+    """Peak RSS of this process image (VmHWM: unlike ``ru_maxrss``, not the peak of the parent
+    this process was forked from)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
