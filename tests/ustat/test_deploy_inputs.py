@@ -181,3 +181,12 @@ def test_plain_is_refused_unless_every_address_is_loopback(tmp_path, capsys, add
         err = capsys.readouterr().err.strip()
         assert code == 2 and "--plain" in err and "loopback" in err, err
         assert len(err.splitlines()) == 1
+
+
+def test_deploy_init_source_names_the_data_in_deploy_toml(tmp_path, capsys):
+    """``deploy init --source`` (the job's ``source``) is what the release names the data."""
+    out = tmp_path / "d"
+    assert main(["deploy", "init", "--parties", "10", "--hosts", "1", "--out", str(out),
+                 "--source", "bank 2024", "--insecure", "--", "estimate", *KENDALL]) == 0
+    capsys.readouterr()
+    assert load(str(out)).source == "bank 2024"

@@ -24,6 +24,7 @@ step, and nothing is released.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -197,11 +198,11 @@ def cmd_deploy(args: argparse.Namespace) -> dict:
             addresses[name] = addr
         roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
         hosts = args.hosts if args.hosts is not None else min(4, args.parties)
-        cfg = init(args.out, args.parties, job_from_command(proto, args.parties), hosts=hosts,
-                   roles=roles,
+        job = dataclasses.replace(job_from_command(proto, args.parties), source=args.source)
+        cfg = init(args.out, args.parties, job, hosts=hosts, roles=roles,
                    base_port=args.base_port, addresses=addresses, name=args.name,
                    timeout=args.timeout, connect_timeout=args.connect_timeout,
-                   source=args.source, insecure=args.insecure)
+                   insecure=args.insecure)
         return {"command": "deploy init", "config": cfg.path,
                 "participants": [{"name": p.name, "role": p.role,
                                   "parties": None if p.parties is None else

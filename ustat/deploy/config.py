@@ -67,12 +67,14 @@ class Job:
     how each party host reads its own file (the fields of
     :class:`ustat.data.records.RecordSource`: ``columns``, ``sep``, ``header``,
     ``encoding``, ``positive``, ``classes``, ``clip``). ``args``: an ECDF command's flags
-    (its spec is written from them)."""
+    (its spec is written from them). ``source``: how the release names the data (``deploy
+    init --source``; written to ``[deployment] source``)."""
 
     command: str
     spec: Any = None
     data: dict = field(default_factory=dict)
     args: tuple = ()
+    source: str = ""
 
     def to_dict(self, parties: int) -> dict:
         """The ``[run]`` table of ``deploy.toml``."""

@@ -32,7 +32,7 @@ UMPC_ROLES = ("dealer", "aggregator")
 def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[str] | None = None,
          address: str = "127.0.0.1", base_port: int = 7100, addresses: dict | None = None,
          name: str = "deployment", timeout: float = 60.0, connect_timeout: float = 30.0,
-         source: str = "", insecure: bool = False) -> Config:
+         insecure: bool = False) -> Config:
     """Write a deployment to directory ``out`` and return its :class:`.config.Config`.
 
     ``job``: what the participants compute (:class:`.config.Job`: the statistic, its spec,
@@ -124,7 +124,7 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(out))}.", dir=parent)
     try:
         os.chmod(tmp, 0o755)
-        _write(tmp, people, plist, name, timeout, connect_timeout, source, job, parties,
+        _write(tmp, people, plist, name, timeout, connect_timeout, job.source, job, parties,
                make_deployment, insecure)
         load(tmp)                           # what every participant will read: checked
         if os.path.isdir(out):
