@@ -24,6 +24,7 @@ from mpc.run.hosts import Plan, join, open_mesh, open_relay, run_relay
 from mpc.wire import frames as fr
 from mpc.wire import tls
 from mpc.wire.transport import Expected, Outgoing, TransportError
+from tests.mpc.wire._threads import run_all
 
 SESSION = 0x5EED
 NAMES = ["host-0", "host-1", "host-2", "dealer"]
@@ -108,19 +109,7 @@ def _close(rts, relay=None):
 
 
 def _on_all(rts, fns):
-    res, errs = [None] * len(rts), [None] * len(rts)
-
-    def run(i):
-        try:
-            res[i] = fns[i](rts[i].transport)
-        except Exception as e:
-            errs[i] = e
-    ts = [threading.Thread(target=run, args=(i,)) for i in range(len(rts))]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(30)
-    return res, errs
+    return run_all([lambda f=f, rt=rt: f(rt.transport) for f, rt in zip(fns, rts)])
 
 
 def _out(arr, bits, seg=0):

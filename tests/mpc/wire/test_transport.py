@@ -13,6 +13,7 @@ import pytest
 
 from mpc.wire import frames as fr
 from mpc.wire.transport import Expected, Outgoing, SocketMesh, TransportError
+from tests.mpc.wire._threads import run_all
 
 SESSION = 0xABCDEF
 
@@ -55,20 +56,7 @@ def _exp(arr, bits, seg=0):
 
 
 def _both(meshes, fns):
-    res, errs = [None] * len(meshes), [None] * len(meshes)
-
-    def run(i):
-        try:
-            res[i] = fns[i]()
-        except Exception as e:
-            errs[i] = e
-
-    ts = [threading.Thread(target=run, args=(i,)) for i in range(len(meshes))]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join(30)
-    return res, errs
+    return run_all(fns[:len(meshes)])
 
 
 def test_an_exchange_delivers_large_frames_both_ways_and_counts_bytes(pair):
