@@ -180,14 +180,14 @@ def server_pass(params: dcf.DCFParams, party: int, key: Any, W: np.ndarray, chun
 
 
 def check_pairs(params: dcf.DCFParams, keys: tuple, trip: np.ndarray, n_points: int,
-                seeds: np.ndarray, chunk: int = 1 << 22) -> np.ndarray:
+                seeds: np.ndarray, chunk: int = 1 << 22, workers: int | None = None) -> np.ndarray:
     """bool (B,): the check of B key pairs with their triples (uint64 (2, B, 2, kappa)),
     both servers in one place and nothing counted (tests, benchmarks; the servers run
     the same steps with the rounds between them, :class:`~ustat.ecdf.servers.FSSServers`).
-    ``seeds``: uint64 (2, 2), the servers' coin seeds."""
+    ``seeds``: uint64 (2, 2), the servers' coin seeds; ``workers``: threads of each eval."""
     kappa = trip.shape[-1]
     W, tail = sketch_weights(coin(seeds[0], seeds[1], kappa, n_points))
-    ab = [server_pass(params, b, keys[b], W, chunk)[0] for b in (0, 1)]
+    ab = [server_pass(params, b, keys[b], W, chunk, workers)[0] for b in (0, 1)]
     u = open_shares(0, ab[0], tail, trip[0]) + open_shares(1, ab[1], tail, trip[1])
     return decide(check_shares(0, ab[0], tail, trip[0], u),
                   check_shares(1, ab[1], tail, trip[1], u))

@@ -30,6 +30,12 @@ Online, per batch of queries k_1..k_Q (2 rounds):
      adds its noise part on k's path (L + 1 nodes) and sends the Q shares
      to the analyst (Q * l bits);
   6. the analyst adds the two shares: the noisy count.
+Key check (``verify``, :mod:`ustat.ecdf.keycheck`), offline after step 3: each
+server evaluates its keys at all N thresholds (keeping the sums at every
+threshold, which then answer step 5 without evaluating again), the servers
+open u then z (2 rounds, phase ``ecdf key check``), drop the failing keys
+(their values taken off the sums) and server0 sends the count to the analyst
+(phase ``ecdf key check report``).
 Cost: offline n * 2 * K bits (K = dcf.wire_bits, 128 + n_bits (130 + l) + l rounded up to
 bytes); online per query 2 (index_bits + l) bits: O(n + m |B|) in all.
 Server work per query: one DCF eval per key (2 n_bits AES blocks).
@@ -50,8 +56,12 @@ Threat model (static, semi-honest; private authenticated channels)
   goes to an analyst that colludes with no server.
 * Both servers together reconstruct every alpha from the key pairs: the
   two servers must not collude. The analyst learns the DP release only.
-* Not covered: malicious parties (a malformed key biases the counts by an
-  arbitrary amount; privacy of the others is unaffected) or servers.
+* Malicious parties: without ``verify`` a malformed key biases the counts by
+  an arbitrary amount (privacy of the others is unaffected); with ``verify``
+  (:mod:`ustat.ecdf.keycheck`) the servers check every key pair on the N
+  thresholds and drop those that are not one step of weight one (a 0/1 label),
+  before any sum: one party then moves each count by at most one. Not covered:
+  malicious servers.
 m > 2 servers: not supported here (``ValueError``); two-key DCF does not
 extend to m > 2 for free (the known m-party DCF has keys of size
 O(2^(m/2))). The pointwise backend (:mod:`ustat.ecdf.pointwise`) supports any
@@ -259,8 +269,9 @@ class FSSServers:
     def _verify(self, seeds: np.ndarray, trips: list, malformed: np.ndarray) -> None:
         """The key check (:mod:`ustat.ecdf.keycheck`): each server evaluates its keys at all
         N thresholds (the sums at every threshold come out of the same pass and answer the
-        queries), the servers open u, then z (2 rounds), drop the keys that fail, and
-        server0 tells the analyst how many (1 round)."""
+        queries), the servers open u, then z (2 rounds: phase ``ecdf key check``), drop the
+        keys that fail, and server0 tells the analyst how many (1 round: phase ``ecdf key
+        check report``)."""
         s, net = self.session, self.session.net
         sid, n, N = server_ids(s), self.n, self.tree.n_points
         kappa = keycheck.sketches(s.ring.bits)
@@ -294,9 +305,9 @@ class FSSServers:
                                                             np.arange(N), QUERY_CHUNK,
                                                             self.workers):
                         sums[q0:q1] -= y.sum(axis=1, dtype=np.uint64)
-            count = np.array([gone.size], np.int64)
-            with net.round():                       # the count, to the analyst
-                net.send(int(sid[0]), net.role("analyst"), count, 64)
+        count = np.array([gone.size], np.int64)
+        with net.phase("ecdf key check report", offline=True), net.round():
+            net.send(int(sid[0]), net.role("analyst"), count, 64)   # the count, to the analyst
         self.dropped = int(count[0])
 
     def _local_sums(self, b: int, idx: np.ndarray) -> np.ndarray:

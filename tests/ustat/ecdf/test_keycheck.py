@@ -115,7 +115,8 @@ def test_a_verified_seeded_release_equals_the_unverified_one_and_drops_nothing()
     assert np.array_equal(a.ecdf.counts, b.ecdf.counts) and a.quantiles == b.quantiles
     assert b.ecdf.account["keys_dropped"] == 0
     phases = b.ecdf.communication["phases"]
-    assert phases["ecdf key check"]["offline"]["rounds"] == 3   # 2 between servers, 1 to analyst
+    assert phases["ecdf key check"]["offline"]["rounds"] == 2          # between the servers
+    assert phases["ecdf key check report"]["offline"]["rounds"] == 1   # the count, to the analyst
 
 
 def test_roc_keys_with_a_label_other_than_0_or_1_are_dropped(monkeypatch):
