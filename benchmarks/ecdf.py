@@ -56,7 +56,10 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   ``tests/ustat/ecdf/_keycorpus.py`` (9 kinds, 10 800 keys, N = 100) detected
   or neutralized (target 1.0; ``malformed_neutralized``: those whose values
   on the grid are an honest key's, ``malformed_missed``: target 0);
-  ``honest_rejected``: honest keys rejected out of 10^6 (N = 16; target 0).
+  ``honest_rejected``: honest keys rejected out of 10^6 (N = 16; target 0);
+  ``verify_key_upload_bits_per_party``: a party's upload with the check
+  (keys with 64-bit outputs and the triple; ``key_upload_bits_per_party``
+  without it).
 Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
 thread), when installed, evaluating 10^5 keys at one point each, against our
 DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
@@ -147,7 +150,9 @@ def bench_verify(n, n_grid):
     ok = keycheck.check_pairs(p, k, trip, n_grid, g.uint64((2, 2)), workers=1)
     check = time.perf_counter() - t
     assert ok.all()
+    upload = 2 * (key_upload_bits(n_grid, keycheck.OUT_BITS) + 128 * kappa)
     return {"verify_keys_seconds_1e5": check, "verify_parties": n, "verify_grid": n_grid,
+            "verify_key_upload_bits_per_party": upload,
             "verify_overhead_ratio": (check + secs[True]) / secs[False],
             "verify_extra_rounds": rounds}
 

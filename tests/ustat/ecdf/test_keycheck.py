@@ -138,3 +138,45 @@ def test_verify_keys_is_refused_off_the_fss_backend():
         ECDFSpec.of(thresholds=8, backend="pointwise", verify_keys=True)
     with pytest.raises(ValueError, match="true or false"):
         ECDFSpec.of(thresholds=8, verify_keys="yes")
+
+
+def test_the_cli_flag_reports_the_dropped_keys_and_is_refused_off_fss(capsys):
+    import json
+
+    from ustat.cli import main
+
+    common = ["ecdf", "--n", "300", "--bounds", "0:1", "--thresholds", "16", "--seed", "2",
+              "--json", "--no-progress"]
+    assert main([*common, "--verify-keys"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["account"]["keys_dropped"] == 0 and out["spec"]["execution"]["verify_keys"]
+    assert main([*common, "--backend", "central", "--verify-keys"]) == 2
+    err = capsys.readouterr().err
+    assert "ustat: error: --verify-keys" in err and "Traceback" not in err
+
+
+def test_across_processes_a_non_canonical_record_drops_its_party_not_the_batch(monkeypatch):
+    """Parties 0, 7, 14, ... upload records with a control bit set in a seed (which the
+    parser refuses): the servers, in their own processes, drop those parties only and the
+    release equals the one without them (the launcher forks: the patch reaches the parties)."""
+    from ustat.executors import LocalProcesses
+
+    real = dcf.instance_payloads
+
+    def payloads(key):
+        rows = real(key).copy()
+        rows[::7, 0] |= 1
+        return rows
+
+    x = np.random.default_rng(4).random(140)
+    spec = ECDFSpec.of(thresholds=16, bounds=(0, 1), epsilon=1.0, seed=5, verify_keys=True)
+    monkeypatch.setattr(servers_module.dcf, "instance_payloads", payloads)
+    got = release(x, spec, LocalProcesses(2))
+    monkeypatch.undo()
+    assert got.account["keys_dropped"] == 20 and got.n == 120
+    want = release(x, spec.replace(verify_keys=False), LocalProcesses(2))
+    bad = np.zeros(140, bool)
+    bad[::7] = True
+    exact = np.array([np.sum(x[~bad] <= t) for t in got.thresholds])
+    full = np.array([np.sum(x <= t) for t in got.thresholds])
+    assert np.array_equal(got.counts - exact, want.counts - full)   # same noise, honest counts
