@@ -95,6 +95,7 @@ from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMP
 from .chunk import get_backend
 from .engines import run_chunks
 from .evaluation import evaluate_run
+from .input_check import check_inputs
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
 from .progress import Progress, StageClock
@@ -309,6 +310,10 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             refusal(exc)
             raise
         try:
+            if pr.check_inputs:     # issue 39: every input range-checked on its shares
+                run.enc = check_inputs(run.session, run.enc, run.kern,
+                                       run.precision.input_frac_bits, ex.backend,
+                                       run.rng.derive("input-check"))
             clock.lap("setup")
             bar.total = run.m
             bar.stage("computing")
