@@ -11,16 +11,17 @@ column (not once per edge):
    encoded column x_i into A_i + B_i and sends B_i to its partner p(i), the
    successor of i on a public random cycle (n d l bits).
 2. *Range check*: the pair (i, p(i)) computes shares of
-   ``c_i = [lo <= x_i <= hi] * x_i`` for the column's public domain
-   (:func:`input_domain`: numeric columns [0, 2^c_in], categorical codes
-   [0, levels - 1]; lo = 0 for both) with the run's comparison provider: the
-   FSS interval gate (:func:`fss.gates.in_interval`, exact on the whole ring,
-   1 round) and one Beaver product (1 round) for the dealer backend with
-   k = 2; the p-party comparison circuit (:func:`mpc.protocols.compare.in_interval`)
-   for k > 2; a garbled circuit between i and p(i) (:mod:`ustat.umpc.gc_backend`,
+   ``b_i = [lo <= x_i <= hi]`` (signed reading of the ring) for the column's
+   public domain (:func:`input_domain`: numeric columns [0, 2^c_in],
+   categorical codes [0, levels - 1]; lo = 0 for both) with the run's
+   comparison provider: the FSS interval gate (:func:`fss.gates.in_interval`,
+   exact on the whole ring, 1 round) for the dealer backend with k = 2; the
+   p-party comparison circuit (:func:`mpc.protocols.compare.in_interval`) for
+   k > 2; a garbled circuit between i and p(i) (:mod:`ustat.umpc.gc_backend`,
    OT, no dealer) for backend ``gc``.
-3. *Return* (1 round): p(i) sends its share of c_i to i (n d l bits); party
-   i's edges use c_i in step 1 as before.
+3. *Return* (1 round): p(i) sends its share of b_i to i (n d l bits), who
+   opens b_i and enters ``c_i = b_i x_i`` (x_i = A_i + B_i, the value it
+   shared) in its edges' step 1 as before.
 
 Why zero (the domain's lower bound) rather than a clamp to the nearest
 bound: both map every ring element into the domain, so the DP argument
@@ -28,19 +29,21 @@ bound: both map every ring element into the domain, so the DP argument
 input a party supplies, and both are the identity on an in-range (honest)
 input. The interval gate reads the whole ring exactly, while a clamp's two
 comparisons read x - lo and x - hi, which wrap for ring elements near
-2^(l-1). Nothing is opened but c_i to party i (a function of its own input:
-x_i itself when it is honest); the check consumes its own derived stream, so
+2^(l-1). Nothing is opened but b_i to party i (a function of its own input:
+1 when it is honest). Opening b_i to i and multiplying there gives i
+exactly what a product inside MPC would (c_i, from which i reads b_i), at
+half the traffic and one round less. The check consumes its own derived stream, so
 the noise and the edges' randomness do not move (a seeded release keeps its
 value; its bits and rounds grow by the check's).
 
 Cost (d checked columns, l-bit ring): online 2 n d l bits of sharing and
-return plus the gates' (FSS: 2 n d l for the interval gate's opening and
-4 n d l for the product), 4 rounds; offline one DCF key and a Beaver triple
-per input. Independent of |E|.
+return plus the gate's (FSS: 2 n d l for the interval gate's opening),
+3 rounds; offline one DCF key per input (FSS), OT and garbled tables (gc).
+Independent of |E|.
 
 Threat model: what the check neutralizes is a party's *input*: any ring
 element it shares. It assumes semi-honest computation otherwise: party i's
-host uses c_i in its edges and the pair (i, p(i)) follows the gates; a host
+host enters c_i in its edges and the pair (i, p(i)) follows the gate; a host
 that deviates after the check (shares another value, shifts a share or its
 running sum in step 4) is not stopped (docs/security.md, the threat-model
 table). Input privacy: x_i stays hidden from p(i) alone (and the dealer
@@ -110,6 +113,7 @@ def check_inputs(session: Session, enc: np.ndarray, kern: Kernel, input_frac_bit
     degree picks the dealer's comparison provider); ``backend``: ``"dealer"``
     or ``"gc"``; ``rng``: a stream for the check alone (masks, keys, labels).
     Returns what each party's edges use: ``enc`` where in range, 0 elsewhere.
+    Cost: module docstring (3 rounds, 4 n d l online bits with FSS).
     """
     enc = np.asarray(enc, dtype=np.uint64)
     n, d = enc.shape
@@ -136,25 +140,24 @@ def check_inputs(session: Session, enc: np.ndarray, kern: Kernel, input_frac_bit
         b = sub.net.send(np.arange(n), partner, ring.sub(x, a), ring.bits)
         holders = np.stack([np.arange(n), partner])
         if backend == "gc":
-            c0, c1 = _gc_check(sub, holders, a, b, lo, hi)
+            b0, b1 = _gc_check(sub, holders, a, b, lo, hi)
         else:
-            c0, c1 = _dealer_check(sub, holders, a, b, lo, hi, kern.degree)
-        c1 = sub.net.send(partner, np.arange(n), np.ascontiguousarray(c1), ring.bits)
+            b0, b1 = _dealer_check(sub, holders, a, b, lo, hi, kern.degree)
+        b1 = sub.net.send(partner, np.arange(n), np.ascontiguousarray(b1), ring.bits)
     net.absorb(sub.net.traffic(), np.arange(n))
     out = enc.copy()
-    out[:, cols] = ring.add(c0, c1)
+    out[:, cols] = np.where(ring.add(b0, b1) == 1, x, np.uint64(0))   # b_i x_i at party i
     return out
 
 
 def _dealer_check(sub, holders, a, b, lo, hi, degree):
-    """[lo <= x <= hi] x on the pairs' shares: FSS (k = 2 runs) or the p-party circuit, one
-    interval gate and one Beaver product for all n d inputs at once; (A, B) halves (n, d)."""
+    """Shares of [lo <= x <= hi] on the pairs' shares: FSS (k = 2 runs) or the p-party
+    circuit, one interval gate for all n d inputs at once; (i's, p(i)'s) halves (n, d)."""
     n, d = a.shape
     ops = SecureOps(sub, np.tile(holders, (1, d)), "fss" if degree == 2 else "circuit")
     x = np.stack([a.T.ravel(), b.T.ravel()])                     # column-major batch (2, d n)
     inside = ops.in_interval(x, np.repeat(lo, n), np.repeat(hi, n))  # type: ignore[arg-type]
-    c = ops.mul(inside, x)
-    return c[0].reshape(d, n).T, c[1].reshape(d, n).T
+    return inside[0].reshape(d, n).T, inside[1].reshape(d, n).T
 
 
 def _gc_check(sub, holders, a, b, lo, hi):
@@ -183,7 +186,7 @@ def _check_kernel(lo: tuple, hi: tuple) -> Kernel:
         outs = []
         for c in range(d):
             v = ops.add(x[0][c], x[1][c])
-            outs.append(ops.mul(ops.in_interval(v, lo[c], hi[c]), v))
+            outs.append(ops.in_interval(v, lo[c], hi[c]))
         return outs
 
     def plain(X):
