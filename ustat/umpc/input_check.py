@@ -136,13 +136,13 @@ def check_inputs(session: Session, enc: np.ndarray, kern: Kernel, input_frac_bit
     lo = np.array([domain[c][0] for c in cols], dtype=np.int64)
     hi = np.array([domain[c][1] for c in cols], dtype=np.int64)
     with sub.net.phase(PHASE):
-        a = rng.derive("shares").ring_elements(ring, x.shape)
-        b = sub.net.send(np.arange(n), partner, ring.sub(x, a), ring.bits)
+        mine = rng.derive("shares").ring_elements(ring, x.shape)         # A_i, kept by i
+        theirs = sub.net.send(np.arange(n), partner, ring.sub(x, mine), ring.bits)  # B_i
         holders = np.stack([np.arange(n), partner])
         if backend == "gc":
-            b0, b1 = _gc_check(sub, holders, a, b, lo, hi)
+            b0, b1 = _gc_check(sub, holders, mine, theirs, lo, hi)
         else:
-            b0, b1 = _dealer_check(sub, holders, a, b, lo, hi, kern.degree)
+            b0, b1 = _dealer_check(sub, holders, mine, theirs, lo, hi, kern.degree)
         b1 = sub.net.send(partner, np.arange(n), np.ascontiguousarray(b1), ring.bits)
     net.absorb(sub.net.traffic(), np.arange(n))
     out = enc.copy()

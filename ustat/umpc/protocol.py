@@ -53,6 +53,11 @@ with their own discrete Laplace noise (sensitivity delta_max) and share of
 epsilon (``edge_aux_epsilon_fraction``, chosen from public parameters by
 :func:`ustat.umpc.release.choose_edge_fraction`); only the interval uses them.
 
+With ``privacy.check_inputs`` every party's encoded input is range-checked
+on its shares before step 1, once per party and column (:mod:`ustat.umpc.input_check`:
+3 rounds, a comparison gate per input), so that a party that skips its local
+check cannot push a kernel beyond its sensitivity.
+
 Before step 1 the encoding is chosen per kernel from public parameters
 (:mod:`ustat.umpc.precision`: comparison kernels get as many input
 fractional bits as the ring allows, arithmetic kernels a ring whose
