@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mpc import arrays as _arrays
+from mpc import fixedpoint as _fp
 from mpc.arith.ring import Ring
 from mpc.protocols import compare as _compare
 from mpc.protocols.beaver import multiply as _multiply
@@ -194,6 +196,7 @@ class SecureArray:
     # -- arithmetic -------------------------------------------------------------------------------
     def __add__(self, other):
         self._additive("+")
+        self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
             a, b = self._aligned(other)
             return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
@@ -221,20 +224,36 @@ class SecureArray:
             x, y = np.broadcast_arrays(self._shares, other._shares)
             h = self._broadcast_holders(x.shape)
             z = _multiply(self.session, np.ascontiguousarray(x), np.ascontiguousarray(y), h)
-            return SecureArray(self.session, z, h, ring=self.ring,
-                               frac_bits=self.frac_bits + other.frac_bits,
-                               bound=self.bound * other.bound)
+            return _fp.rescale_product(
+                SecureArray(self.session, z, h, ring=self.ring,
+                            frac_bits=self.frac_bits + other.frac_bits,
+                            bound=self.bound * other.bound), self.frac_bits, other.frac_bits)
         arr = np.asarray(other)
         if arr.dtype.kind in "iub":
             enc, bound = self._public(arr, 0)
             return self._like((self._shares * enc) & self.ring.mask,
                               bound=self.bound * max(bound, 1))
-        c = 0 if arr.dtype.kind != "f" else self.session.fp.frac_bits
-        enc, bound = self._public(arr, c)
-        return self._like((self._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
-                          bound=self.bound * max(bound, 1))
+        if arr.dtype.kind != "f":
+            raise TypeError(f"public operand must be numeric, got {arr.dtype}")
+        return _fp.multiply_public(self, arr if arr.ndim else float(arr))
 
     __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        """``x / d``: a public divisor by :func:`mpc.fixedpoint.divide_public` (exact to the
+        stated error), a secure one by :func:`mpc.fixedpoint.divide`."""
+        if isinstance(other, SecureArray):
+            return _fp.divide(self, other)
+        arr = np.asarray(other)
+        if arr.ndim:
+            return _fp.multiply_public(self, 1.0 / arr.astype(np.float64))
+        return _fp.divide_public(self, other.item() if isinstance(other, np.generic) else other)
+
+    def __rtruediv__(self, other):
+        return _fp.divide(other, self)
+
+    def __abs__(self):
+        return _fp.abs_value(self)
 
     def _broadcast_holders(self, shape):
         h = self.holders
@@ -248,6 +267,7 @@ class SecureArray:
     # -- comparisons ------------------------------------------------------------------------------
     def _compare(self, other, op: str, flip: bool = False):
         self._additive(op)
+        self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
             a, b = self._aligned(other)
             z_shares = (a._shares - b._shares) & a.ring.mask
@@ -266,8 +286,9 @@ class SecureArray:
             raise ValueError(
                 f"comparison operand out of the gate's domain: {what} may reach 2^"
                 f"{bound.bit_length() - 1} or more in magnitude, and must stay below 2^{l - 1} "
-                f"(Z_2^{l}); give smaller input bounds (session.input(..., bound=...)) or a "
-                "wider ring")
+                f"(Z_2^{l}); give smaller input bounds (session.input(..., bound=...)), "
+                "x.assume_bound(B) after a step that provably bounds the value, or a wider "
+                "ring")
         in_bits = bound.bit_length() + 1
         in_bits = in_bits if in_bits < l else None
         holders = a.holders if a.holders.ndim == 1 or z_shares.shape == a.holders.shape else \
@@ -354,6 +375,72 @@ class SecureArray:
         """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
 
+    # -- fixed point (mpc.fixedpoint) and array operations (mpc.arrays) ---------------------------
+    def assume_bound(self, bound: float) -> SecureArray:
+        """The same secret with tracked bound |value| <= ``bound`` (in value units, at this
+        scale): the caller's proof, not checked (no share is read). Use after a step that
+        provably shrinks a value the tracking cannot see (a clipped or normalized value, a
+        sum of 0/1 flags over known groups): a wrong bound makes later comparisons and
+        truncations silently wrong."""
+        ring_bound = math.ceil(float(bound) * (1 << self.frac_bits))
+        if not 0 <= ring_bound < 1 << (self.ring.bits - 1):
+            raise ValueError(f"bound {bound!r} must be >= 0 and below 2^{self.ring.bits - 1} "
+                             f"ring units at {self.frac_bits} fractional bits")
+        return self._like(self._shares, bound=ring_bound)
+
+    def truncate(self, m: int) -> SecureArray:
+        """Divide by 2^m, m fractional bits fewer: :func:`mpc.fixedpoint.truncate`."""
+        return _fp.truncate(self, m)
+
+    def reciprocal(self, lower: float | None = None) -> SecureArray:
+        """1 / x on [lower, bound], Newton's iteration: :func:`mpc.fixedpoint.reciprocal`."""
+        return _fp.reciprocal(self, lower)
+
+    def sqrt(self, lower: float | None = None) -> SecureArray:
+        """Square root, Newton on the inverse square root: :func:`mpc.fixedpoint.sqrt`."""
+        return _fp.sqrt(self, lower)
+
+    def exp(self) -> SecureArray:
+        """e^x, Taylor and squarings: :func:`mpc.fixedpoint.exp`."""
+        return _fp.exp(self)
+
+    def sigmoid(self) -> SecureArray:
+        """1 / (1 + e^-x): :func:`mpc.fixedpoint.sigmoid`."""
+        return _fp.sigmoid(self)
+
+    def mean(self, axis: int | None = None) -> SecureArray:
+        """Mean over ``axis`` (sum times the public 1/n): :func:`mpc.fixedpoint.mean`."""
+        return _fp.mean(self, axis)
+
+    def var(self, axis: int | None = None, ddof: int = 0) -> SecureArray:
+        """Variance over ``axis``: :func:`mpc.fixedpoint.var`."""
+        return _fp.var(self, axis, ddof)
+
+    def sort(self, axis: int = 0) -> SecureArray:
+        """Sorted ascending along ``axis``, Batcher's network: :func:`mpc.arrays.sort`."""
+        return _arrays.sort(self, axis)
+
+    def argsort(self, axis: int = 0) -> SecureArray:
+        """Secret indices that sort along ``axis``: :func:`mpc.arrays.argsort`."""
+        return _arrays.argsort(self, axis)
+
+    def shuffle(self, axis: int = 0) -> SecureArray:
+        """A secret uniform permutation along ``axis``: :func:`mpc.arrays.shuffle`."""
+        return _arrays.shuffle(self, axis)
+
+    def take(self, index: SecureArray) -> SecureArray:
+        """``x[index]`` for a secret integer index: :func:`mpc.arrays.take`."""
+        return _arrays.take(self, index)
+
+    def __setitem__(self, index, value):
+        _arrays.setitem(self, index, value)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _arrays.array_function(func, args, kwargs)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _arrays.array_ufunc(SecureArray, ufunc, method, inputs, kwargs)
+
     # -- XOR values -------------------------------------------------------------------------------
     def __xor__(self, other):
         self._xor_kind("^")
@@ -398,6 +485,8 @@ class SecureArray:
 def where(cond: SecureArray, a: SecureArray | ArrayLike,
           b: SecureArray | ArrayLike) -> SecureArray:
     """``a`` where the 0/1 value ``cond`` is 1, else ``b``: b + cond (a - b), one Beaver product.
+    The result is one of the two, so its tracked bound is the larger of theirs (a selection
+    never grows it, e.g. in a hand-written sort).
 
     ``a``, ``b``: secure values or public numbers (at least one secure, or
     ``cond`` alone carries the holders).
@@ -410,7 +499,15 @@ def where(cond: SecureArray, a: SecureArray | ArrayLike,
         diff = -(b - a)
     else:
         return cond * (np.asarray(a) - np.asarray(b)) + b
-    return cond * diff + b
+    out = cond * diff + b
+    return out._like(out._shares, bound=max(_bound_of(a, out), _bound_of(b, out)))
+
+
+def _bound_of(v, like: SecureArray) -> int:
+    """The tracked bound of ``v`` at ``like``'s scale (a public ``v``: its encoding's)."""
+    if isinstance(v, SecureArray):
+        return v.bound << (like.frac_bits - v.frac_bits)
+    return like._public(v, like.frac_bits)[1]
 
 
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
@@ -538,6 +635,16 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
     z = tc ^ (d & tb) ^ (e & ta)
     z[0] ^= d & e
     return z
+
+
+def constant(session: Session, value: ArrayLike, holders: ArrayLike,
+             frac_bits: int | None = None) -> SecureArray:
+    """A secure value holding the public ``value`` among ``holders`` (no message; holder 0's
+    share is the encoding): :func:`mpc.arrays.public_like`. ``frac_bits``: the scale (default
+    0 for integers, the session's for floats)."""
+    h = np.atleast_1d(np.asarray([session.participant(x) for x in np.atleast_1d(holders)]))
+    empty = SecureArray(session, np.zeros((h.size, 1), dtype=np.uint64), h, bound=0)
+    return _arrays.public_like(empty, value, frac_bits)
 
 
 # -- input and output ------------------------------------------------------------------------------
