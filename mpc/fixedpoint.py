@@ -417,10 +417,11 @@ def mean(x: SecureArray, axis: int | None = None) -> SecureArray:
 
 
 def var(x: SecureArray, axis: int | None = None, ddof: int = 0) -> SecureArray:
-    """Variance over ``axis``: the mean of squared deviations from the mean, divided by
-    n - ``ddof`` (one Beaver round and one truncation for the squares, besides the two
-    public divisions). The squares must fit: (2 bound)^2 < 2^(l-2) (a 64-bit ring for
-    most fixed-point data)."""
+    """Variance over ``axis``: the squared deviations from the mean, each divided by
+    n - ``ddof`` (:func:`divide_public` on one square's bound, not the sum's: the error
+    relative to the variance stays near 2^-(l/2)), then summed. Cost: the mean, one Beaver
+    round and one truncation for the squares, one or two for the division. The squares must
+    fit: (2 bound)^2 < 2^(l-2) ring units (a 64-bit ring for most fixed-point data)."""
     x = _fixed(x)
     m = mean(x, axis)
     if axis is None:
@@ -429,8 +430,7 @@ def var(x: SecureArray, axis: int | None = None, ddof: int = 0) -> SecureArray:
         ax = int(axis) % x.ndim + 1
         m_sh = np.broadcast_to(np.expand_dims(m.shares, ax), x.shares.shape)
     d = x - x._like(np.ascontiguousarray(m_sh), bound=x.bound)
-    s = (d * d).sum(axis)
-    n = x.shares[0].size // max(s.shares[0].size, 1)
+    n = x.shares[0].size // max(m.shares[0].size, 1)
     if n - ddof <= 0:
         raise ValueError(f"ddof={ddof} leaves no degrees of freedom for {n} values")
-    return divide_public(s, n - ddof)
+    return divide_public(d * d, n - ddof).sum(axis)

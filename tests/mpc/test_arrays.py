@@ -63,7 +63,7 @@ def test_a_sort_counts_one_comparison_and_one_product_round_per_layer():
     s = _s(2, comparisons=FSSGates())
     x = _vec(s, RNG.integers(0, 100, size=20), 100)
     r0 = s.costs().online["rounds"]
-    x[:1] < x[1:2]
+    _ = x[:1] < x[1:2]                                   # one comparison alone
     one = s.costs().online["rounds"] - r0
     r1 = s.costs().online["rounds"]
     x.sort()
@@ -128,11 +128,11 @@ def test_numpy_functions_work_or_raise_never_an_object_array():
     assert np.array_equal(s.output(np.where(x > 0, x, 0)), np.where(v > 0, v, 0))
     assert np.array_equal(s.output(np.abs(x)), np.abs(v))
     assert np.array_equal(s.output(np.add(1, x)), v + 1)
-    assert np.array_equal(s.output(np.array(2) < x), 2 < v)
+    assert np.array_equal(s.output(np.array(2) < x), v > 2)
     assert np.array_equal(s.output(np.sort(x)), np.sort(v))
-    with pytest.raises(TypeError, match="mpc.arrays.sort"):
+    with pytest.raises(TypeError, match=r"mpc\.arrays\.sort"):
         np.median(x)
-    with pytest.raises(TypeError, match="x.max"):
+    with pytest.raises(TypeError, match=r"x\.max"):
         np.max(x)
-    with pytest.raises(TypeError, match="numpy.log"):
+    with pytest.raises(TypeError, match=r"numpy\.log"):
         np.log(x)
