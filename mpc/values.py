@@ -195,6 +195,9 @@ class SecureArray:
 
     # -- arithmetic -------------------------------------------------------------------------------
     def __add__(self, other):
+        """``x + y``: local. A secure ``y`` is aligned to the larger scale exactly; a public
+        float that is not a whole number of units of x's scale widens x to the session's
+        scale first (:func:`mpc.fixedpoint.widen_for`). The bound is the sum of bounds."""
         self._additive("+")
         self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
@@ -216,6 +219,11 @@ class SecureArray:
         return (-self) + other
 
     def __mul__(self, other):
+        """``x * y``. Two secure values: a Beaver product (one round), truncated back to the
+        larger scale when both are fixed point (:func:`mpc.fixedpoint.rescale_product`, one
+        round more; exact with an integer value). A public integer: local and exact. A
+        public float (or float array): :func:`mpc.fixedpoint.multiply_public` (planned
+        scale, error stated, ValueError rather than a silent loss)."""
         self._additive("*")
         if isinstance(other, SecureArray):
             other._additive("*")
@@ -250,9 +258,12 @@ class SecureArray:
         return _fp.divide_public(self, other.item() if isinstance(other, np.generic) else other)
 
     def __rtruediv__(self, other):
+        """``c / x`` for a public ``c``: :func:`mpc.fixedpoint.divide` (an integer ``x``:
+        the domain |x| >= 1; a fixed-point one needs ``divide(c, x, lower=...)``)."""
         return _fp.divide(other, self)
 
     def __abs__(self):
+        """``abs(x)``: :func:`mpc.fixedpoint.abs_value` (one comparison, one product)."""
         return _fp.abs_value(self)
 
     def _broadcast_holders(self, shape):
@@ -332,6 +343,8 @@ class SecureArray:
         return where(self, a, b)
 
     def __getitem__(self, index):
+        """``x[index]``: numpy's basic and advanced indexing on the data axes (local); a secret
+        index: :meth:`take`."""
         idx = index if isinstance(index, tuple) else (index,)
         shares = self._shares[(slice(None),) + idx]
         h = self.holders if self.holders.ndim == 1 else self.holders[(slice(None),) + idx]
@@ -433,12 +446,18 @@ class SecureArray:
         return _arrays.take(self, index)
 
     def __setitem__(self, index, value):
+        """``x[index] = value`` (secure or public), in place: :func:`mpc.arrays.setitem`."""
         _arrays.setitem(self, index, value)
 
     def __array_function__(self, func, types, args, kwargs):
+        """numpy functions: concatenate, stack, sum, mean, var, where, sort, argsort run
+        securely; others raise TypeError naming what to use (:func:`mpc.arrays.array_function`):
+        never an object array."""
         return _arrays.array_function(func, args, kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy ufuncs (``np.add``, ``np.less``, ``np.abs``, ``np.sqrt``, ``np.exp``, and a
+        numpy array on the left of an operator): :func:`mpc.arrays.array_ufunc`."""
         return _arrays.array_ufunc(SecureArray, ufunc, method, inputs, kwargs)
 
     # -- XOR values -------------------------------------------------------------------------------
