@@ -214,6 +214,8 @@ def widen_for(x: SecureArray, v: object) -> SecureArray:
     """``x`` at the session's scale when the public float ``v`` is not a whole number of units
     of ``x``'s last place (``x + 0.5`` on an integer value, ``x < 0.5``): an exact shift,
     so the public operand loses nothing to ``x``'s scale."""
+    if isinstance(v, type(x)):
+        return x
     arr = np.asarray(v)
     c = x.session.fp.frac_bits
     if arr.dtype.kind != "f" or x.frac_bits >= c or not np.all(np.isfinite(arr)):

@@ -455,6 +455,11 @@ class SecureArray:
         never an object array."""
         return _arrays.array_function(func, args, kwargs)
 
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(x)``: refused (TypeError), never an object array of a secret."""
+        raise TypeError("a secure value is not a numpy array: open it with session.output(x), "
+                        "or use mpc.arrays / the SecureArray methods")
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """numpy ufuncs (``np.add``, ``np.less``, ``np.abs``, ``np.sqrt``, ``np.exp``, and a
         numpy array on the left of an operator): :func:`mpc.arrays.array_ufunc`."""

@@ -136,3 +136,14 @@ def test_numpy_functions_work_or_raise_never_an_object_array():
         np.max(x)
     with pytest.raises(TypeError, match=r"numpy\.log"):
         np.log(x)
+    with pytest.raises(TypeError, match=r"session\.output"):
+        np.asarray([x, x])
+
+
+def test_a_comparison_out_of_range_advises_assume_bound():
+    s = _s(2)
+    x = _vec(s, np.arange(4), 2**30)
+    y = x * 2**9                                          # tracked 2^39: no longer comparable
+    with pytest.raises(ValueError, match="assume_bound"):
+        _ = y < 0
+    assert np.array_equal(s.output(y.assume_bound(2**12) < 1000), [1, 1, 0, 0])
