@@ -31,7 +31,7 @@ holder; FSS: against either key holder alone); MPyC's is semi-honest with
 an honest majority (Shamir, t = 1 of 3) and no dealer.
 
 The protocols of ``examples/mpc_protocols.py`` (issue 40): the exact median of three
-parties' 1,000 integers in three processes (each party its own, the dealer with party 2;
+parties' 1,000 integers in three party processes (each party its own, the dealer a fourth;
 binary search on the value, and Batcher's sort: ``median_sort_3x1000_seconds_3proc``),
 MPyC's ``np_sort`` median with ``-M3``, a Batcher sort of 10^4 values in one process (two
 parties, FSS gates), and the relative error of the secure mean and variance of 3,000 values

@@ -1,5 +1,5 @@
 """Six protocols written with secure values (issue 40), each one program that runs in one process
-(the simulator) or in three (each party its own process, the dealer with party 2).
+(the simulator) or in three party processes (each party its own; the dealer in a fourth).
 
 - ``argmax``: the index of the largest of three parties' values, over 10^4 instances.
 - ``median_sort`` / ``median_search``: the median of three parties' 1,000 integers, exact: a
@@ -26,8 +26,9 @@ import numpy as np
 from mpc.run.launch import launch
 from mpc.session import Session
 
-#: each party its own process; the dealer beside party 2
-GROUPS_3 = [[0], [1], [2, "dealer"]]
+#: each party its own process, and the dealer its own (in a party's process it would see the
+#: masks of every value that party holds)
+GROUPS_3 = [[0], [1], [2], ["dealer"]]
 PARTIES = [0, 1, 2]
 
 

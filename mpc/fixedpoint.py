@@ -37,8 +37,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mpc.protocols.truncation import truncate as _truncate_shares
-
 if TYPE_CHECKING:
     from mpc.values import SecureArray
 
@@ -57,13 +55,6 @@ def _with_bound(x: SecureArray, bound: int) -> SecureArray:
     return x._like(x._shares, bound=int(bound))
 
 
-def _check_products(x: SecureArray) -> None:
-    pre = x.session.preprocessing
-    if not pre.products:
-        raise ValueError(f"truncation needs the dealer's masks, and this session's "
-                         f"preprocessing ({type(pre).__name__}: {pre.trust}) deals none")
-
-
 def truncate(x: SecureArray, m: int) -> SecureArray:
     """``x`` divided by 2^m, one scale lower per bit: the same number at scale ``frac_bits - m``.
 
@@ -73,7 +64,9 @@ def truncate(x: SecureArray, m: int) -> SecureArray:
     new last place, exact in expectation), bound ``bound // 2^m + 1``.
     Cost: one online round ((p - 1) l bits per element per holder), one
     dealer round (3 p l bits per element). Security: the opened value is
-    masked by a uniform ring element (perfect); a trusted dealer.
+    masked by a uniform ring element (perfect); the masks come from the session's
+    preprocessing provider (:meth:`mpc.protocols.providers.Preprocessing.truncate`: the
+    trusted dealer; a session without one raises ValueError).
     """
     x._additive("truncate")
     m = int(m)
@@ -86,8 +79,7 @@ def truncate(x: SecureArray, m: int) -> SecureArray:
                          f" and this value may reach 2^{x.bound.bit_length() - 1}: give smaller "
                          "input bounds (session.input(..., bound=)), assume_bound() after a "
                          "proven step, or a wider ring (Session(bits=64))")
-    _check_products(x)
-    out = _truncate_shares(x.session, x._shares, x.holders, m)
+    out = x.session.preprocessing.truncate(x.session, x._shares, x.holders, m)
     return x._like(out, frac_bits=x.frac_bits - m, bound=(x.bound >> m) + 1)
 
 

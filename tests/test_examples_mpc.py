@@ -60,7 +60,7 @@ def test_six_protocols_in_one_process_at_the_issues_sizes():
 def test_six_protocols_in_three_processes():
     data = _data(100, np.random.default_rng(2))
     res = launch(_all, *data, groups=P.GROUPS_3, timeout=60, run_timeout=120)
-    for r in res:
+    for r in res[:3]:                                        # the parties' processes
         _check(r.value, *data)
 
 

@@ -123,3 +123,11 @@ def test_assume_bound_is_the_callers_proof_and_checked_against_the_ring():
     assert x.assume_bound(0.5).bound == 1                # rounded up, never down
     with pytest.raises(ValueError, match="below 2"):
         x.assume_bound(2.0 ** 40)
+
+
+def test_truncation_masks_come_from_the_preprocessing_provider():
+    from mpc.protocols.providers import OTPreprocessing
+    s = Session(2, seed=1, preprocessing=OTPreprocessing())
+    x = s.input(np.array([[1.5], [2.0]]), by=[0, 1], bound=4, frac_bits=14)
+    with pytest.raises(ValueError, match="truncation needs the dealer's masks"):
+        x.truncate(4)
