@@ -47,7 +47,7 @@ def median_sort(rt, data, seed=None):
     """The median of all values (the mean of the two middle ones for an even count), exact:
     Batcher's network on the 3 m values, then the middle ranks."""
     s = _session(rt, seed=seed)
-    x = s.input(data, by=PARTIES, bound=2**16).reshape(data.size)
+    x = s.input(data, by=PARTIES, bound=2**14).reshape(data.size)
     y = x.sort()
     k = data.size // 2
     med = y[k] if data.size % 2 else (y[k - 1] + y[k]) * 0.5
@@ -56,9 +56,9 @@ def median_sort(rt, data, seed=None):
 
 def median_search(rt, data, seed=None):
     """The same median by binary search on the value: for the ranks k and k + 1 at once, the
-    largest t with #{v <= t} < rank, one bit per step (17 steps for |v| <= 2^16)."""
+    largest t with #{v <= t} < rank, one bit per step (16 steps for |v| <= 2^14)."""
     s = _session(rt, seed=seed)
-    bound = 2**16
+    bound = 2**14
     x = s.input(data, by=PARTIES, bound=bound).reshape(data.size)
     n = data.size
     ranks = np.array([(n + 1) // 2, n // 2 + 1])              # the two middle ranks (1-based)
@@ -101,7 +101,7 @@ def dp_count(rt, data, threshold, epsilon, seed=None, reveal_noise=False):
     from mpc.values import SecureArray
     from noise.mpc_noise import mpc_dlap_noises
     s = _session(rt, seed=seed)
-    x = s.input(data, by=PARTIES, bound=2**16)
+    x = s.input(data, by=PARTIES, bound=2**14)
     count = (x > threshold).sum()
     ns = mpc_dlap_noises(s, [(epsilon, 1.0)])[0]
     noise = SecureArray(s, ns.shares, ns.parties, frac_bits=s.fp.frac_bits,
