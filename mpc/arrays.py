@@ -170,6 +170,8 @@ def sort_by(keys: SecureArray, *payloads: SecureArray, axis: int = 0) -> tuple:
     bound are kept (a comparator outputs its inputs' min and max).
     """
     keys._additive("sort")
+    if keys.ndim == 0:
+        raise ValueError("a zero-dimensional secure value has nothing to sort")
     if keys.holders.ndim > 1:
         raise ValueError("sorting needs the same holders for every element")
     vals = [keys] + list(payloads)

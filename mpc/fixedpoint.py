@@ -303,7 +303,8 @@ def divide(x: SecureArray, y: SecureArray, lower: float | None = None) -> Secure
                         "mpc.fixedpoint.divide(x, y, lower=...) with |y| >= lower")
     neg = y < 0
     sign = 1 - 2 * neg
-    r = reciprocal(y * sign, lower) * sign
+    r = reciprocal(_with_bound(y * sign, y.bound), lower)
+    r = _with_bound(r * sign, r.bound)
     return x * r if not isinstance(x, (int, float)) else r * x
 
 

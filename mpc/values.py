@@ -535,18 +535,9 @@ def _bound_of(v, like: SecureArray) -> int:
 
 
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
-    """Secure values of one shape and family stacked along a new batch axis."""
-    values = list(values)
-    first = values[0]
-    for v in values[1:]:
-        _same_family(first, v)
-    c = max(v.frac_bits for v in values)
-    values = [v if v.frac_bits == c else v._rescaled(c) for v in values]
-    ax = _shift_axis(axis, first.ndim + 1)
-    shares = np.stack([v._shares for v in values], axis=ax)
-    h = first.holders if first.holders.ndim == 1 else \
-        np.stack([v.holders for v in values], axis=ax)
-    return first._like(shares, holders=h, frac_bits=c, bound=max(v.bound for v in values))
+    """Secure values of one shape and family stacked along a new ``axis``:
+    :func:`mpc.arrays.stack`."""
+    return _arrays.stack(values, axis)
 
 
 def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
