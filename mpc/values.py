@@ -12,7 +12,9 @@ share arrays. It carries
 - its ring (width l) and fixed-point scale ``frac_bits`` (c): the secret is
   ``signed(sum of shares) / 2^c``. Values of different scales combine: the
   lower scale is shifted up exactly (a public factor 2^d, no truncation);
-  a product's scale is the sum of its factors' scales;
+  a product of two fixed-point values is truncated back to the larger of
+  their scales (:mod:`mpc.fixedpoint`: one round more, error below one unit
+  of the last place), a product with an integer value is exact;
 - ``bound``: a public bound on the secret's magnitude in ring units. Inputs
   get theirs from ``session.input(..., bound=...)`` (checked on the inputs,
   by the party that has them), operations propagate it (a sum's bound is the
@@ -21,8 +23,12 @@ share arrays. It carries
   ValueError naming the operand, before any message. No check ever reads
   shares.
 
-Operators: ``+ - *`` with secure values and public numbers (``*`` of two
-secure values is a Beaver product, one round); comparisons ``< <= > >= ==``
+Operators: ``+ - * /`` with secure values and public numbers (``*`` of two
+secure values is a Beaver product, one round; public factors and divisors
+and the fixed-point functions ``reciprocal``, ``sqrt``, ``exp``,
+``sigmoid``, ``abs``, ``mean``, ``var``: :mod:`mpc.fixedpoint`; ``sort``,
+``argsort``, ``shuffle``, ``take``, item assignment and numpy's functions:
+:mod:`mpc.arrays`); comparisons ``< <= > >= ==``
 (0/1 results at scale 0); :func:`where`; ``sum``, ``dot``; ``max``,
 ``min``, ``argmax``, ``argmin`` over an axis (a tournament: log2(n) levels,
 each one batched comparison and one round of products); ``^``, ``&`` on
