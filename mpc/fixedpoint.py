@@ -255,6 +255,16 @@ def _domain(x: SecureArray, lower: float | None) -> tuple[float, float]:
     return lo, hi
 
 
+def _check_domain(x: SecureArray, lo: float, hi: float, inverse_bound: int, what: str) -> None:
+    """Raise, naming ``lower``, if x times a value bounded by ``inverse_bound`` (ring units,
+    the iteration's largest factor) may not fit below 2^(l-2) before its truncation."""
+    if x.bound * inverse_bound >= _limit(x):
+        raise ValueError(f"{what} on [{lo:g}, {hi:g}] at {x.frac_bits} fractional bits does not "
+                         f"fit Z_2^{x.ring.bits} (bound / lower times 2^{2 * x.frac_bits} must "
+                         f"stay below 2^{x.ring.bits - 2}): give a larger lower=, a smaller "
+                         "bound (assume_bound), or a wider ring (Session(bits=64))")
+
+
 def _clamped(x: SecureArray, lo: float) -> SecureArray:
     """max(x, lo) for x >= 0 (one comparison, one product)."""
     low = x < lo
@@ -279,9 +289,10 @@ def reciprocal(x: SecureArray, lower: float | None = None) -> SecureArray:
     c = x.frac_bits
     y0 = 2.0 / (lo + hi)
     n = _iterations(lambda e: e * e, [1 - lo * y0, 1 - hi * y0], 2.0 ** -(c + 2))
-    x = _clamped(x, lo)
     one = 1 << c
     y_bound = math.ceil(one / lo) + 4
+    _check_domain(x, lo, hi, y_bound + math.ceil(y0 * one) + 1, "the reciprocal")
+    x = _clamped(x, lo)
     y = x._like(np.zeros_like(x._shares), bound=y_bound) + y0
     for _ in range(n):
         xy = _with_bound(x * y, 2 * one + 4)
@@ -320,6 +331,8 @@ def sqrt(x: SecureArray, lower: float | None = None) -> SecureArray:
     error left by y's rounding (amplified by x in x y). Cost per iteration:
     three products with truncation (6 rounds), 5 products more at the end.
     Output at scale c; error a few units of the last place on [lower, bound].
+    The ring must hold (bound / lower) 2^(2c) below 2^(l-2) (ValueError naming
+    ``lower`` otherwise: in the default 40-bit ring a domain such as [16, 300]).
     """
     x = _fixed(x)
     c = x.frac_bits
@@ -327,8 +340,9 @@ def sqrt(x: SecureArray, lower: float | None = None) -> SecureArray:
     y0 = math.sqrt(2.0 / (lo + hi))
     n = _iterations(lambda e: 0.75 * e * e + 0.25 * e ** 3,
                     [1 - lo * y0 * y0, 1 - hi * y0 * y0], 2.0 ** -(c + 2))
-    xc = _clamped(x, lo)
     one = 1 << c
+    _check_domain(x, lo, hi, math.ceil(one / lo) + 4, "the square root")
+    xc = _clamped(x, lo)
     y_bound = math.ceil(one / math.sqrt(lo)) + 4
     y = x._like(np.zeros_like(x._shares), bound=y_bound) + y0
     for _ in range(n):

@@ -88,6 +88,11 @@ def test_reciprocal_division_and_sqrt_within_a_few_units_of_the_last_place():
     with pytest.raises(TypeError, match="lower="):
         x / x
     assert s.output(_input(s, np.zeros((3, 2)), 100, 16).sum(axis=0).sqrt()).tolist() == [0, 0]
+    s40 = _s()                                           # 40 bits: the domain must be narrower
+    y = _input(s40, a[:, :4], 100).sum(axis=0)
+    with pytest.raises(ValueError, match="give a larger lower="):
+        y.sqrt()
+    assert np.max(np.abs(s40.output(y.sqrt(lower=16)) - np.sqrt(t[:4]))) < 8 * ULP14
 
 
 def test_exp_sigmoid_and_abs_within_their_stated_errors():
