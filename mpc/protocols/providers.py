@@ -12,8 +12,9 @@ registered by importing a module:
   dealer), ``fss.FSSGates`` (two holders, one round, a trusted dealer's DCF
   keys) and ``mpc.gc.GarbledCircuits`` (two holders, Yao with oblivious
   transfer, no dealer).
-- **Preprocessing** (:class:`Preprocessing`): the source of Beaver triples
-  and daBits. :class:`TrustedDealerPreprocessing` (the session's
+- **Preprocessing** (:class:`Preprocessing`): the source of Beaver triples,
+  daBits and truncation masks (:meth:`Preprocessing.truncate`).
+  :class:`TrustedDealerPreprocessing` (the session's
   :class:`~mpc.protocols.dealer.TrustedDealer`, default) or
   :class:`OTPreprocessing` (dealer-free: bit triples for GMW by oblivious
   transfer between the holders; no arithmetic triples, so a session with it
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc.protocols import compare
+from mpc.protocols import compare, truncation
 
 if TYPE_CHECKING:
     from mpc.session import Session
@@ -102,6 +103,14 @@ class Preprocessing:
     trust = ""
     products = False
 
+    def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
+                 m: int) -> np.ndarray:
+        """Shares of x / 2^m, stochastically rounded, from shares ``x`` (|x| < 2^(l-2)):
+        :func:`mpc.protocols.truncation.truncate` with this source's masks. The base deals
+        none and raises ValueError."""
+        raise ValueError(f"a truncation needs the dealer's masks, and this session's "
+                         f"preprocessing ({type(self).__name__}: {self.trust}) deals none")
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -113,6 +122,12 @@ class TrustedDealerPreprocessing(Preprocessing):
     name = "dealer"
     trust = "trusted dealer: honest, colludes with no party, sees no input"
     products = True
+
+    def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
+                 m: int) -> np.ndarray:
+        """The dealer's mask r, floor(r / 2^m) and r's top bit, then one opening
+        (:func:`mpc.protocols.truncation.truncate`)."""
+        return truncation.truncate(session, x, holders, m)
 
 
 class OTPreprocessing(Preprocessing):
