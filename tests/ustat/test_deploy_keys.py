@@ -90,6 +90,8 @@ def test_keygen_sign_pin_and_revoke(tmp_path, capsys):
     assert _init(d, "--ca-passphrase-file", str(secret)) == 0
     assert b"ENCRYPTED" in (d / "ca" / "ca.key").read_bytes()
     capsys.readouterr()
+    with open(d / "deploy.toml", "a") as f:
+        f.write('[notes]\nowner = "the organizer"\n')      # kept when sign rewrites the file
     names = [p.name for p in load(str(d)).participants]
     csrs = []
     for n in names:                   # each on its own machine, into its copy's keys/
@@ -102,6 +104,7 @@ def test_keygen_sign_pin_and_revoke(tmp_path, capsys):
     res = json.loads(capsys.readouterr().out)
     assert res["unpinned"] == [] and sorted(s["name"] for s in res["signed"]) == sorted(names)
     cfg = load(str(d))
+    assert 'owner = "the organizer"' in (d / "deploy.toml").read_text()
     creds = {n: cfg.credentials(n) for n in ("host-0", "dealer")}
     ranked = [p.name for p in cfg.ranked]
     assert _handshake(creds["dealer"], creds["host-0"], ranked, 0, ranked.index("dealer")) == []

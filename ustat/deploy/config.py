@@ -391,7 +391,9 @@ def dump(cfg_dict: dict) -> str:
     [{...}, ...]}; values are strings, numbers, booleans, lists and nested tables (None
     values are left out: every field that may be None has None as its default)."""
     out: list = []
-    for table in ("deployment", "run"):
+    tables = ["deployment", "run"] + [t for t in cfg_dict
+                                      if t not in ("deployment", "run", "participant")]
+    for table in tables:                # other tables (added by hand, say) are kept
         _table(out, table, cfg_dict[table])
     for p in cfg_dict["participant"]:
         out.append("[[participant]]")
