@@ -69,12 +69,13 @@ def _port():
 
 def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
     from ustat.cli.deploy import job_from_command
-    from ustat.deploy import init, run_local
+    from ustat.deploy import Keys, init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
     init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(),
-         timeout=timeout, insecure="--seed" in command)     # the gc run is seeded
+         timeout=timeout, insecure="--seed" in command,     # the gc run is seeded
+         keys=Keys(local=True))                             # every key here: one machine
     if delay:
         path = os.path.join(d, "deploy.toml")
         with open(path) as f:

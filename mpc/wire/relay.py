@@ -36,8 +36,10 @@ learn or do"). In short: it sees which host sends how many bytes to which,
 and when; it can drop, delay or reorder envelopes, each of which ends the
 run with an error naming the step; it cannot read a frame, alter one
 (authentication fails), forge one, or redirect one (the receiver's key and
-the associated data differ), and it cannot substitute X25519 keys (they are
-signed by the hosts' certificate keys).
+the associated data differ), and it cannot substitute X25519 keys or replay
+an earlier run's (every host signs the run's transcript, :mod:`mpc.wire.e2e`).
+ANNOUNCE envelopes carry a host's announcement (segment 0) and its key
+confirmation (segment 1).
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 :class:`RelayClient` is the part of :class:`mpc.wire.transport.SocketMesh` that
 reaches the other party hosts through the relay (:mod:`mpc.wire.relay`). At
 start-up it greets the relay, waits for READY (a host that never connected
-is named by the relay before any step), and exchanges signed X25519 keys
-with every other host (:mod:`mpc.wire.e2e`). In an exchange it seals this
+is named by the relay before any step), exchanges X25519 keys and fresh
+nonces with every other host, then key confirmations (signatures over the
+run's transcript, :mod:`mpc.wire.e2e`): two rounds through the relay, and
+no frame before both. In an exchange it seals this
 step's frames to other hosts into envelopes, and reads envelopes as they
 come: frames of the current step are checked against what the step
 expects (their sealed length before anything is allocated, then, once
@@ -54,6 +56,7 @@ class RelayClient:
         self.inbox: dict = {}
         self.buffered = 0
         self.announced: dict = {}
+        self.confirmed: dict = {}
         self.ready = False
         self.queue: deque = deque()
         self.step = 0
@@ -87,20 +90,39 @@ class RelayClient:
                         f"{why(e) or ' (connection closed)'}", None, None) from None
         sock.setblocking(False)
         self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
-        self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host is "
-                                                 "connected")
+        try:
+            self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host "
+                                                     "is connected")
+            self._handshake(endpoint, deadline)
+        except BaseException as e:         # the relay is told, and tells the other hosts
+            self.close(False, str(e))
+            raise
+        return self
+
+    def _handshake(self, endpoint: Endpoint | None, deadline: float) -> None:
+        """Announcements (segment 0 of ANNOUNCE envelopes), then, with end-to-end encryption,
+        key confirmations (segment 1): every other host's, checked (:mod:`mpc.wire.e2e`)."""
         blob = endpoint.announcement() if endpoint is not None else b""
         for h in sorted(self.hosts):
             self._send_control(rl.ANNOUNCE, h, blob)
         self._pump(deadline, lambda: not self.queue and len(self.announced) == len(self.hosts),
                    "waiting for the other hosts' keys")
-        for h, body in self.announced.items():
-            if endpoint is not None:
-                try:
-                    endpoint.accept(h, body)
-                except E2EError as e:
-                    raise error(str(e), h, 0) from None
-        return self
+        if endpoint is None:
+            return
+        for h in sorted(self.announced):
+            try:
+                endpoint.accept(h, self.announced[h])
+            except E2EError as e:
+                raise self.error(str(e), h, 0) from None
+        for h in sorted(self.hosts):
+            self._send_control(rl.ANNOUNCE, h, endpoint.confirmation(h), segment=1)
+        self._pump(deadline, lambda: not self.queue and len(self.confirmed) == len(self.hosts),
+                   "waiting for the other hosts' key confirmations")
+        for h in sorted(self.confirmed):
+            try:
+                endpoint.confirm(h, self.confirmed[h])
+            except E2EError as e:
+                raise self.error(str(e), h, 0) from None
 
     def _pump(self, deadline, until, what) -> None:
         sel = selectors.DefaultSelector()
@@ -117,8 +139,9 @@ class RelayClient:
         finally:
             sel.close()
 
-    def _send_control(self, kind, dst, body: bytes, step=0):
-        self.queue.append(memoryview(rl.envelope(kind, self.rank, dst, step, 0, len(body))))
+    def _send_control(self, kind, dst, body: bytes, step=0, segment=0):
+        self.queue.append(memoryview(rl.envelope(kind, self.rank, dst, step, segment,
+                                                 len(body))))
         if body:
             self.queue.append(memoryview(body))
 
@@ -232,9 +255,11 @@ class RelayClient:
             raise self.error(f"{text} (reported by the relay at step {step})", who, step,
                              origin=text)
         elif kind == rl.ANNOUNCE:
-            if src in self.announced:
-                raise self.error(f"{self.describe(src)} announced its key twice", src, step)
-            self.announced[src] = bytes(body)
+            got = self.confirmed if h["segment"] == 1 else self.announced
+            if src in got or h["segment"] > 1:
+                raise self.error(f"{self.describe(src)} announced its key or confirmation "
+                                 "twice", src, step)
+            got[src] = bytes(body)
         elif kind == rl.DATA:
             key = (src, h["step"], h["segment"])
             if h["step"] < self.step or key in self.inbox or (

@@ -1,7 +1,9 @@
 """``deploy.toml``: who takes part in a deployment, where each listens, and what they compute.
 
-A deployment directory holds ``deploy.toml`` and ``keys/`` (the CA and one
-key and certificate per participant). The file::
+A deployment directory holds ``deploy.toml`` and ``keys/`` (the CA's
+certificate, every participant's certificate, and on each participant's own
+machine its own key, made there: :mod:`.keys`); the organizer keeps the CA in
+``ca/``. The file::
 
     [deployment]
     name = "bank-kendall"
@@ -11,6 +13,7 @@ key and certificate per participant). The file::
     delay = 0.0                      # added to every step (latency studies)
     source = "bank.csv"              # how the release names the data
     insecure = true                  # only with deploy init --insecure: a seeded run
+    local = true                     # only with deploy init --local: every key made here
 
     [run]
     command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
@@ -34,11 +37,15 @@ key and certificate per participant). The file::
     role = "parties"                 # parties | dealer | aggregator | relay | server-0 | ...
     parties = "0-1130"               # a party host: the records it holds (one party each)
     address = "10.0.0.5:7100"        # where it listens (the relay and every process)
-    key = "keys/host-0.key"
+    key = "keys/host-0.key"          # made on host-0 (ustat deploy keygen), never copied
     cert = "keys/host-0.pem"
+    fingerprint = "sha256:9f2c..."   # its certificate's pin (ustat deploy sign writes it)
 
 The ranks of the run are the participants in file order, the relay left
 out. Everything here is public; the keys are the only secrets (mode 0600).
+A run starts only when every participant has a pinned certificate, and a
+peer whose certificate is not its pin is refused: removing or replacing a
+pin revokes that certificate.
 The TOML reader is the standard library's ``tomllib`` (Python 3.11+) or
 ``tomli``; the writer emits the small subset above.
 """
@@ -95,6 +102,7 @@ class Participant:
     key: str = ""
     cert: str = ""
     parties: range | None = None
+    fingerprint: str = ""       # the pinned certificate's SHA-256 (mpc.wire.tls.fingerprint)
 
 
 @dataclass
@@ -113,6 +121,7 @@ class Config:
     ca: str = ""
     extra: dict = field(default_factory=dict)
     insecure: bool = False      # deploy init --insecure: a seeded run (tests, demos)
+    local: bool = False         # deploy init --local: every key made in one place (a demo)
 
     @property
     def ranked(self) -> list:
@@ -222,14 +231,28 @@ class Config:
                                              f"{self.path}: [run.spec]")
 
     def credentials(self, name: str) -> Credentials:
-        from mpc.wire.tls import Credentials
+        """Participant ``name``'s TLS material with every participant's pin; ValueError if a
+        file is missing, a participant is not pinned yet, or ``name``'s own certificate is
+        not its pin."""
+        from mpc.wire.tls import Credentials, fingerprint, load_certificate
 
         p = self.get(name)
         for what, path in (("key", p.key), ("certificate", p.cert), ("CA certificate", self.ca)):
             if not os.path.isfile(path):
-                raise ValueError(f"{name}'s {what} {path} is missing (deploy init wrote it in "
-                                 f"keys/; copy it to this host; {self.path})")
-        return Credentials(name, p.key, p.cert, self.ca)
+                where = ("made on its machine by `ustat deploy keygen`" if what == "key" else
+                         "from the organizer (`ustat deploy sign` writes it)")
+                raise ValueError(f"{name}'s {what} {path} is missing ({where}; {self.path})")
+        bare = [q.name for q in self.participants if not q.fingerprint]
+        if bare:
+            raise ValueError(f"{self.path}: no certificate is pinned for {', '.join(bare)}: "
+                             "the organizer signs their requests (`ustat deploy sign`), "
+                             "which pins them, and sends out the new deploy.toml")
+        if fingerprint(load_certificate(p.cert)) != p.fingerprint:
+            raise ValueError(f"{name}'s certificate {p.cert} is not the one pinned for it in "
+                             f"{self.path} (revoked or replaced: use the signed certificate "
+                             "that came with this deploy.toml)")
+        return Credentials(name, p.key, p.cert, self.ca,
+                           {q.name: q.fingerprint for q in self.participants})
 
 
 def is_loopback(host: str) -> bool:
@@ -317,7 +340,8 @@ def load(path: str) -> Config:
             parts.append(Participant(
                 p["name"], role, _address(p["address"]),
                 os.path.join(base, p.get("key", "")), os.path.join(base, p.get("cert", "")),
-                parse_range(p["parties"]) if role == "parties" else None))
+                parse_range(p["parties"]) if role == "parties" else None,
+                str(p.get("fingerprint", ""))))
         except (KeyError, ValueError) as e:
             raise ValueError(f"{path}: participant {i + 1}: bad or missing {e}") from None
     if not parts:
@@ -341,7 +365,8 @@ def load(path: str) -> Config:
     cfg = Config(path, dep.get("name", "deployment"), session, run, parts,
                  seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
                  dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")),
-                 insecure=dep.get("insecure", False) is True)
+                 insecure=dep.get("insecure", False) is True,
+                 local=dep.get("local", False) is True)
     _check_parties(cfg)
     return cfg
 
@@ -366,7 +391,9 @@ def dump(cfg_dict: dict) -> str:
     [{...}, ...]}; values are strings, numbers, booleans, lists and nested tables (None
     values are left out: every field that may be None has None as its default)."""
     out: list = []
-    for table in ("deployment", "run"):
+    tables = ["deployment", "run"] + [t for t in cfg_dict
+                                      if t not in ("deployment", "run", "participant")]
+    for table in tables:                # other tables (added by hand, say) are kept
         _table(out, table, cfg_dict[table])
     for p in cfg_dict["participant"]:
         out.append("[[participant]]")
