@@ -28,17 +28,19 @@ the source (the connection's authenticated participant), the destination
 envelope shorter than a frame header, an empty one included, is refused).
 Nothing is allocated from an announced length: a body of at most
 :data:`STREAM_ABOVE` bytes is read whole (it is at most that), a longer one
-is streamed, its header forwarded at once and its bytes in chunks as they
-come. What waits to go to a host is capped (:data:`MAX_QUEUED_BYTES`,
-counting :data:`ENTRY_COST` per piece, and :data:`MAX_QUEUED_ENTRIES`): while
-a host's queue is full, the relay reads no further body bytes for it from
-the sender (TCP holds the sender back), so a host that does not read, or one
-that floods another, costs the relay at most that much memory. It sends
-READY to every host once all have connected (or GONE naming those that
-never did, before any step), and when a host disconnects without saying
-BYE, or sends something malformed, it tells every other host (GONE, with
-the host and the reason) and stops: no host waits on a run that cannot
-finish.
+is streamed, its header forwarded with its first chunk and its bytes in
+chunks as they come; until its last chunk is queued, the relay reads nothing
+more from other senders to that host, so envelopes reach a host whole, in
+the order they were queued, never interleaved. What waits to go to a host is
+capped (:data:`MAX_QUEUED_BYTES`, counting :data:`ENTRY_COST` per piece, and
+:data:`MAX_QUEUED_ENTRIES`): while a host's queue is full, the relay reads
+no further body bytes for it from the sender (TCP holds the sender back), so
+a host that does not read, or one that floods another, costs the relay at
+most that much memory. It sends READY to every host once all have connected
+(or GONE naming those that never did, before any step), and when a host
+disconnects without saying BYE, or sends something malformed, it tells every
+other host (GONE, with the host and the reason) and stops: no host waits on
+a run that cannot finish.
 
 What the relay can learn or do: see docs/guides/deploy.md ("What the relay can
 learn or do"). In short: it sees which host sends how many bytes to which,
@@ -129,8 +131,8 @@ def parse(buf: bytes | bytearray | memoryview) -> dict:
 class _Conn:
     """One host's connection at the relay: what is being read from it, what waits to go to it."""
 
-    __slots__ = ("body", "bye", "forwarded", "head", "left", "pos", "queue", "rank", "sock",
-                 "streamed")
+    __slots__ = ("body", "bye", "forwarded", "head", "left", "owner", "pos", "queue", "rank",
+                 "sock", "streamed")
 
     def __init__(self, rank, sock):
         self.rank, self.sock = rank, sock
@@ -138,6 +140,7 @@ class _Conn:
         self.bye = False
         self.forwarded = 0
         self.streamed = False       # the queue holds chunks of a streamed body
+        self.owner: int | None = None   # the sender whose streamed body to it is under way
         self._reset()
 
     def _reset(self):
@@ -250,9 +253,14 @@ class Relay:
                 open_.discard(c.rank)
 
     def _held(self, c: _Conn) -> bool:
-        """``c``'s next bytes are a body for a host whose queue is full: wait until it reads."""
+        """``c``'s next bytes are a body for a host whose queue is full (wait until it reads),
+        or for a host another sender is streaming a body to (wait until that body is queued
+        whole: an envelope reaches its host in one piece, never interleaved with another's)."""
         h = c.head
-        return h is not None and h["kind"] in (DATA, ANNOUNCE) and self.conns[h["dst"]].full()
+        if h is None or h["kind"] not in (DATA, ANNOUNCE):
+            return False
+        dst = self.conns[h["dst"]]
+        return dst.full() or dst.owner not in (None, c.rank)
 
     def _read(self, c: _Conn) -> bool:
         """Read what the socket has; False once the host has left after BYE."""
@@ -260,55 +268,60 @@ class Relay:
             if self._held(c):
                 return True
             view = memoryview(c.body)[c.pos:]
-            try:
-                n = c.sock.recv_into(view, min(len(view), _CHUNK)) if len(view) else 0
-            except WOULD_BLOCK:
-                return True
-            except OSError as e:
-                if c.bye:
-                    return False
-                raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}", c.rank) from None
-            if len(view) and n == 0:
-                if c.bye:
-                    return False
-                raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
-            c.pos += n
-            if c.pos < len(c.body):
-                continue
-            if c.head is None:
+            if len(view):
                 try:
-                    h = parse(bytes(c.body))
-                except ValueError as e:
-                    raise RelayError(f"{self.name(c.rank)} sent a malformed envelope: {e}",
+                    n = c.sock.recv_into(view, min(len(view), _CHUNK))
+                except WOULD_BLOCK:
+                    return True
+                except OSError as e:
+                    if c.bye:
+                        return False
+                    raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}",
                                      c.rank) from None
-                self._check(c, h)
-                if h["length"] > STREAM_ABOVE:
-                    self._stream_head(c, h)
+                if n == 0:
+                    if c.bye:
+                        return False
+                    raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
+                c.pos += n
+                if c.pos < len(c.body):
                     continue
-                c.head, c.body, c.pos = h, bytearray(h["length"]), 0
-                if h["length"]:
-                    continue
+            if c.head is None:
+                self._head(c)
+                continue                    # held? then the body (an empty one: dispatched)
             if c.left:
                 self._stream_chunk(c)
                 continue
             self._dispatch(c, c.head, bytes(c.body) if c.head["length"] <= 4096 else c.body)
             c._reset()
 
-    def _stream_head(self, c: _Conn, h: dict) -> None:
-        """Forward a long envelope's header now; its body follows chunk by chunk."""
-        head = envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"], h["length"])
-        dst = self.conns[h["dst"]]
-        dst.queue.append(memoryview(head))
-        dst.streamed = True
-        c.forwarded += len(head)
-        self.bytes_forwarded += len(head)
-        c.head, c.left, c.pos = h, h["length"], 0
-        c.body = bytearray(min(c.left, _CHUNK))
+    def _head(self, c: _Conn) -> None:
+        """An envelope header is in: check it, then read its body whole (at most
+        :data:`STREAM_ABOVE` bytes) or in chunks (a longer one: nothing queued yet)."""
+        try:
+            h = parse(bytes(c.body))
+        except ValueError as e:
+            raise RelayError(f"{self.name(c.rank)} sent a malformed envelope: {e}",
+                             c.rank) from None
+        self._check(c, h)
+        c.head, c.pos = h, 0
+        if h["length"] > STREAM_ABOVE:
+            c.left = h["length"]
+            c.body = bytearray(_CHUNK)
+        else:
+            c.body = bytearray(h["length"])
 
     def _stream_chunk(self, c: _Conn) -> None:
-        """A chunk of a streamed body is in: queue it to its host, start the next."""
-        assert c.head is not None, "_stream_head() set it"
-        dst = self.conns[c.head["dst"]]
+        """A chunk of a streamed body is in: queue it to its host (after the envelope's header,
+        with the first chunk; the host is then ``c``'s until the last), start the next."""
+        h = c.head
+        assert h is not None, "_head() set it"
+        dst = self.conns[h["dst"]]
+        if c.left == h["length"]:
+            head = envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"], h["length"])
+            dst.queue.append(memoryview(head))
+            dst.owner = c.rank
+            c.forwarded += len(head)
+            self.bytes_forwarded += len(head)
         dst.queue.append(memoryview(c.body))
         dst.streamed = True
         c.forwarded += len(c.body)
@@ -317,6 +330,7 @@ class Relay:
         if c.left:
             c.body, c.pos = bytearray(min(c.left, _CHUNK)), 0
         else:
+            dst.owner = None
             c._reset()
 
     def _check(self, c, h) -> None:
@@ -419,8 +433,7 @@ class Relay:
         """Before a GONE to ``c``: the envelopes it needs to read the GONE. A streamed body
         queued to it stays whole and one still coming is padded with zeros (it then fails to
         open, and the GONE that follows says why); else the envelopes not started go."""
-        coming = [s for s in self.conns.values()
-                  if s.left and s.head is not None and s.head["dst"] == c.rank]
+        coming = [s for s in self.conns.values() if s.rank == c.owner and s.left]
         if not coming and not c.streamed:
             _drop_unsent(c)
             return
@@ -431,6 +444,7 @@ class Relay:
                 c.queue.append(_ZEROS[:min(left, _CHUNK)])
                 left -= min(left, _CHUNK)
             s._reset()
+        c.owner = None
 
 
 def _drop_unsent(c: _Conn) -> None:

@@ -220,6 +220,8 @@ class RelayClient:
                 self.body = self.parts[0] if len(self.parts) == 1 else \
                     bytearray().join(self.parts)
                 self.parts = []
+                if self.head["step"] <= self.step:  # its step began while it came: release
+                    self.buffered -= self.head["length"] + ENTRY_COST
             h, body = self.head, self.body
             self._reset()
             self._envelope(h, body, step)
