@@ -65,27 +65,7 @@ def cap_memory(headroom: int = HEADROOM) -> None:
 def _relay_attack(bodies) -> Exception | None:
     """A plain relay for hosts 0 and 1; host 0 sends ``bodies`` (an iterable of bytes) while
     host 1 reads nothing; returns the relay's error."""
-    from mpc.wire import frames as fr
-    from mpc.wire import relay as rl
-    from mpc.wire.sockets import HELLO
-
-    relay = rl.Relay([0, 1], ["host-0", "host-1"], SESSION, connect_timeout=5.0).open()
-    socks = []
-    for r in (0, 1):
-        s = socket.create_connection(("127.0.0.1", relay.port), timeout=5)
-        s.sendall(HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, SESSION, r, rl.RELAY_RANK))
-        socks.append(s)
-    box: dict = {}
-
-    def serve():
-        try:
-            relay.accept_all()
-            relay.serve()
-        except Exception as e:
-            box["error"] = e
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
+    relay, socks, box, t = plain_relay(2)
     attacker = socks[0]
     attacker.settimeout(1.0)
     try:
@@ -99,6 +79,36 @@ def _relay_attack(bodies) -> Exception | None:
     t.join(10)
     relay.close()
     return box.get("error")
+
+
+def plain_relay(n: int):
+    """A plain relay for hosts 0..n-1 on loopback, serving in a daemon thread, each host
+    connected and greeted: ``(relay, sockets, box, thread)``; ``box``: ``{"error": what the
+    relay raised}`` or ``{"out": what it returned}``. The caller closes the sockets, joins
+    the thread (bounded) and closes the relay."""
+    from mpc.wire import frames as fr
+    from mpc.wire import relay as rl
+    from mpc.wire.sockets import HELLO
+
+    relay = rl.Relay(range(n), [f"host-{r}" for r in range(n)], SESSION,
+                     connect_timeout=5.0).open()
+    socks = []
+    for r in range(n):
+        s = socket.create_connection(("127.0.0.1", relay.port), timeout=5)
+        s.sendall(HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, SESSION, r, rl.RELAY_RANK))
+        socks.append(s)
+    box: dict = {}
+
+    def serve():
+        try:
+            relay.accept_all()
+            box["out"] = relay.serve()
+        except Exception as e:
+            box["error"] = e
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return relay, socks, box, t
 
 
 def _spam(kind_len: int, n: int, dst: int = 1):

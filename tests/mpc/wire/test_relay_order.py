@@ -6,14 +6,11 @@ thread joined with a bounded timeout, every socket is closed."""
 
 import os
 import socket
-import threading
 import time
 
 from mpc.wire import frames as fr
 from mpc.wire import relay as rl
-from mpc.wire.sockets import HELLO
-
-SESSION = 0x5EED
+from tests.mpc.wire.adversary import SESSION, plain_relay
 
 
 def _recv(s: socket.socket, n: int) -> bytes:
@@ -26,32 +23,10 @@ def _recv(s: socket.socket, n: int) -> bytes:
     return bytes(buf)
 
 
-def _relay(n):
-    relay = rl.Relay(range(n), [f"host-{r}" for r in range(n)], SESSION,
-                     connect_timeout=5.0).open()
-    socks = []
-    for r in range(n):
-        s = socket.create_connection(("127.0.0.1", relay.port), timeout=5)
-        s.sendall(HELLO.pack(fr.MAGIC, fr.VERSION, fr.HELLO, SESSION, r, rl.RELAY_RANK))
-        socks.append(s)
-    box: dict = {}
-
-    def serve():
-        try:
-            relay.accept_all()
-            box["out"] = relay.serve()
-        except Exception as e:                  # reported by the test
-            box["error"] = e
-
-    t = threading.Thread(target=serve, daemon=True)
-    t.start()
-    return relay, socks, box, t
-
-
 def test_a_streamed_body_reaches_its_host_whole_while_another_host_sends_to_it():
     """Host 0 streams a 3 MiB frame to host 2 in two halves; between them host 1 sends host 2
     a short one (and a second long one). Host 2 reads host 0's envelope whole, then host 1's."""
-    relay, socks, box, t = _relay(3)
+    relay, socks, box, t = plain_relay(3)
     try:
         long0 = os.urandom(3 << 20)
         short1, long1 = os.urandom(fr.FIXED_SIZE + 16), os.urandom(rl.STREAM_ABOVE + 5)
