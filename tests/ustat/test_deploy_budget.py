@@ -70,6 +70,8 @@ def _spends(d):
 
 def test_a_rerun_on_the_same_rows_shares_the_budget_and_is_refused_before_computing(
         tmp_path, computed):
+    """Two runs on the same rows: the second is refused by the aggregator before anyone
+    computes; a run on changed rows is another data set."""
     d = _deployment(tmp_path, total=1.0)
     files = _files(tmp_path, _rows())
     out, errs, _ = run_threads(d, files, salt_dir=str(tmp_path))
@@ -84,12 +86,7 @@ def test_a_rerun_on_the_same_rows_shares_the_budget_and_is_refused_before_comput
         assert "spent 1 of 1" in str(errs[host]), errs[host]
     assert computed == []                               # nobody computed
     assert _spends(d) == [["spent"]]                    # nothing more charged
-
-
-def test_changed_rows_are_a_new_data_set_with_a_budget_of_its_own(tmp_path, computed):
-    d = _deployment(tmp_path, total=1.0)
-    _, errs, _ = run_threads(d, _files(tmp_path, _rows()), salt_dir=str(tmp_path))
-    assert not errs, errs
+    # one row changed: another data set, with a budget of its own
     _, errs, _ = run_threads(d, _files(tmp_path, _rows(shift=0.5), "b"),
                              salt_dir=str(tmp_path))
     assert not errs, errs
