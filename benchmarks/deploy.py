@@ -33,6 +33,12 @@ the relay (frames sealed end to end). Keys:
   the relay and a dealer, in threads of this process) with one idle TCP
   connection held open to the relay and one to host-0's listener, minus
   without (median of ``max(3, --repeats)`` each; target <= 2);
+- ``relay_peak_rss_mb_adversarial``: the peak RSS (MB) of a relay process
+  fed the issue-36 W3/W4 inputs by an authenticated host (one envelope
+  announcing 2^34 bytes; 300,000 empty DATA envelopes; 300,000 minimal ones
+  to a host that reads nothing), the largest of the three runs
+  (``tests/mpc/wire/adversary.py``, each under an address-space cap;
+  target <= 256);
 - with ``--gc``: ``deploy_kendall_bank_gc_seconds`` (``--backend gc
   --threat-model hf``, seed 5, deployed with a 900 s step timeout) and
   ``deploy_kendall_bank_gc_same_release`` (equal to ``ustat estimate``).
@@ -194,6 +200,17 @@ def _mpyc_lt(n, repeats, tmp, ssl):
     return n / seconds
 
 
+def _relay_peak_rss_mb() -> float:
+    import json
+    peaks = []
+    for scenario in ("relay-huge", "relay-empty", "relay-small"):
+        out = subprocess.run([sys.executable, "-m", "tests.mpc.wire.adversary", scenario],
+                             cwd=ROOT, check=True, capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, PYTHONPATH=ROOT))
+        peaks.append(json.loads(out.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+    return max(peaks)
+
+
 def _auc_csv(path, n):
     rng = np.random.default_rng(4)
     y = rng.integers(0, 2, n)
@@ -326,6 +343,7 @@ def main(argv=None):
         res.update({"parties_auc": n_auc, "parties_1e4_auc_seconds": wall_auc,
                     "parties_1e4_auc_protocol_seconds": proto_auc,
                     "parties_1e4_auc_estimate": out_auc["release"]["estimate"]})
+        res["relay_peak_rss_mb_adversarial"] = _relay_peak_rss_mb()
     emit(res, args.json)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -120,6 +121,10 @@ def register(sub: argparse._SubParsersAction[Parser],
     p.add_argument("--id", required=True, metavar="I|I-J", help="the parties this host holds")
     p.add_argument("--csv", required=True, help="the records; this host reads rows I..J only")
     p.add_argument("--columns", help="must equal the protocol's --columns if given")
+    p.add_argument("--salt", metavar="FILE",
+                   help="with a budget ([run.budget]): this host's secret commitment salt, "
+                        "made when missing (default: CSV.NAME.commit-salt); keep it: "
+                        "a new salt starts a new budget")
     _process_flags(p)
     commands["deploy"] = (cmd_deploy, show_deploy)
     commands["serve"] = (cmd_process, show_process)
@@ -179,10 +184,19 @@ def cmd_process(args: argparse.Namespace) -> dict:
         if me.parties is not None:
             raise UsageError(f"{me.name} is a party host: run it with `ustat party`")
         csv = None
+    ledger = None
+    if cfg.budget and me.role in ("aggregator", "analyst"):
+        b = cfg.budget                  # the ledger this role keeps (ustat.deploy.budget)
+        args.budget_file, args.budget_total = b["file"], b.get("total")
+        args.budget_delta = b.get("total_delta")
+        ledger = args.charge
     try:
-        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log)
+        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log, ledger=ledger,
+                              salt=getattr(args, "salt", None))
     except (TransportError, RelayError) as exc:
         _fault(exc)
+    if ledger is not None and out["release"] is not None:
+        out["release"]["budget"] = ledger.summary()     # as ustat estimate --budget-file
     if args.report:
         with open(args.report, "w") as f:
             json.dump(out, f, default=_plain)
@@ -317,8 +331,8 @@ def job_from_command(command: list, parties: int) -> Job:
     "--columns", "age,balance", "--bounds", ...]``) for ``parties`` parties: its flags become
     the run's spec (every participant computes from the spec, never parses a command line)
     and what each party host reads of its own file. ValueError for what a deployment cannot
-    run (no ``--csv``: each host gives its own file; no ``--processes``, ``--evaluate`` or
-    ``--budget-file``)."""
+    run (no ``--csv``: each host gives its own file; no ``--processes`` or ``--evaluate``).
+    ``--budget-file`` becomes ``[run.budget]`` (:func:`budget_table`)."""
     from ..deploy import ecdf
 
     command = list(command)
@@ -367,11 +381,6 @@ def _ecdf_job(command: list):
     for key, why in refused:
         if getattr(args, key, None):
             raise ValueError(f"not in a deployment: {why}")
-    budget = [flag for flag in ("--budget-file", "--budget-total", "--budget-delta")
-              if getattr(args, flag[2:].replace("-", "_"), None) is not None]
-    if budget:
-        raise ValueError(f"not in a deployment: {' / '.join(budget)}: a deployment keeps no "
-                         "budget (no participant sees the data set to identify it)")
     if args.backend == "central":
         raise ValueError("--backend central is a trusted curator holding every value: nothing "
                          "to deploy (use fss or pointwise)")
@@ -388,13 +397,15 @@ def _ecdf_job(command: list):
         raise ValueError("the value and --label columns must differ")
     data = {"columns": columns, "sep": args.sep, "header": not args.no_header,
             "encoding": args.encoding or "utf-8", "positive": getattr(args, "positive", None)}
-    return Job(args.command, spec, data)
+    return Job(args.command, spec, data,
+               budget=budget_table(args, ecdf.charge_delta(args), args.command))
 
 
 def _estimate_job(command: list, parties: int):
     from .. import kernels
     from ..data.records import bounds_option
     from ..deploy.config import Job
+    from ..umpc.privacy import planned_delta
     from . import estimate_options
     from .estimate import edges_option, umpc_spec
 
@@ -413,9 +424,6 @@ def _estimate_job(command: list, parties: int):
                          "host reads those columns of its own file)")
     if args.evaluate:
         raise ValueError("--evaluate reads every record in the clear: not in a deployment")
-    if args.budget_file or args.budget_total is not None or args.budget_delta is not None:
-        raise ValueError("--budget-file: a deployment keeps no budget yet (no participant "
-                         "sees the data set to identify it): run without it")
     kern = kernels.get(args.kernel)
     numeric = [c for c in range(kern.columns) if c not in kern.categorical]
     pairs = iter(bounds_option(args.bounds, len(numeric)))
@@ -428,7 +436,30 @@ def _estimate_job(command: list, parties: int):
     data = {"columns": args.columns, "sep": args.sep, "header": not args.no_header,
             "encoding": args.encoding or "utf-8", "positive": args.positive,
             "classes": args.classes, "clip": args.clip}
-    return Job("estimate", spec, data)
+    return Job("estimate", spec, data,
+               budget=budget_table(args, planned_delta(spec, parties), kern.name))
+
+
+def budget_table(args: argparse.Namespace, delta: float, label: str) -> dict:
+    """``[run.budget]`` of a protocol's ``--budget-file`` (empty without it): the ledger the
+    releasing role keeps (:mod:`ustat.deploy.budget`), the totals it starts a data set with,
+    and what each run charges (``epsilon``, ``delta``); ValueError for what cannot be
+    charged."""
+    if not args.budget_file:
+        for flag, value in (("--budget-total", args.budget_total),
+                            ("--budget-delta", args.budget_delta)):
+            if value is not None:
+                raise ValueError(f"{flag} needs --budget-file")
+        return {}
+    if math.isinf(args.epsilon):
+        raise ValueError("--epsilon inf is not private and cannot be charged to --budget-file")
+    total, total_delta = args.budget_total, args.budget_delta
+    if total is not None and not 0 < total < math.inf:
+        raise ValueError(f"--budget-total must be > 0 and finite, got {total}")
+    if total_delta is not None and not 0 <= total_delta < 1:
+        raise ValueError(f"--budget-delta must be in [0, 1), got {total_delta}")
+    return {"file": args.budget_file, "total": total, "total_delta": total_delta,
+            "epsilon": float(args.epsilon), "delta": float(delta), "label": label}
 
 
 def _plain(obj):

@@ -23,6 +23,12 @@ machine its own key, made there: :mod:`.keys`); the organizer keeps the CA in
     columns = "age,balance"
     header = true
 
+    [run.budget]                     # only with --budget-file: the releasing role's ledger
+    file = "budget.json"             # relative to this file's directory
+    total = 3.0                      # the data set's totals, when the ledger first sees it
+    epsilon = 1.0                    # what each run charges
+    delta = 0.0
+
     [run.spec]                       # the run spec (ustat.specs), as to_dict writes it
     kernel = "kendall"
     confidence = 0.95
@@ -75,13 +81,16 @@ class Job:
     :class:`ustat.data.records.RecordSource`: ``columns``, ``sep``, ``header``,
     ``encoding``, ``positive``, ``classes``, ``clip``). ``args``: an ECDF command's flags
     (its spec is written from them). ``source``: how the release names the data (``deploy
-    init --source``; written to ``[deployment] source``)."""
+    init --source``; written to ``[deployment] source``). ``budget``: the protocol's
+    ``--budget-file`` and what each run charges to it (``[run.budget]``: ``file``, ``total``,
+    ``total_delta``, ``epsilon``, ``delta``, ``label``; :mod:`ustat.deploy.budget`), or empty."""
 
     command: str
     spec: Any = None
     data: dict = field(default_factory=dict)
     args: tuple = ()
     source: str = ""
+    budget: dict = field(default_factory=dict)
 
     def to_dict(self, parties: int) -> dict:
         """The ``[run]`` table of ``deploy.toml``."""
@@ -91,6 +100,8 @@ class Job:
         out["data"] = {k: v for k, v in self.data.items() if v is not None}
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
+        if self.budget:
+            out["budget"] = dict(self.budget)
         return out
 
 
@@ -216,6 +227,15 @@ class Config:
     @property
     def parties(self) -> int:
         return int(self.run.get("parties", 0))
+
+    @property
+    def budget(self) -> dict:
+        """``[run.budget]`` (empty: no budget kept); ``file`` made absolute against this
+        file's directory (the releasing role's copy of it)."""
+        b = dict(self.run.get("budget") or {})
+        if b.get("file"):
+            b["file"] = os.path.join(os.path.dirname(self.path), str(b["file"]))
+        return b
 
     def spec(self) -> Spec:
         """The run's spec (:mod:`ustat.specs`: a UMPCSpec for ``estimate``, the ECDF family's
