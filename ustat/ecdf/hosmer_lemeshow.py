@@ -40,7 +40,9 @@ Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend)
 and ceil(log2 N) batches of Q - 1 queries, the edges to the parties (1
 round), then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l
-(to the analyst), 2 rounds. Where it runs: as :mod:`ustat.ecdf.release` (any
+(to the analyst), 2 rounds (with ``verify_keys``: 64-bit shares with a witness and
+triples, 2 more rounds between the servers and 1 to the analyst, :mod:`ustat.ecdf.hl_check`).
+Where it runs: as :mod:`ustat.ecdf.release` (any
 executor, :func:`hl_program`); only the analyst's process computes the
 statistic and its p-value. Threat model: as the chosen backend (semi-honest,
 non-colluding servers); ``noise_mode`` as there; malicious parties with

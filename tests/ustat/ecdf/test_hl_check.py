@@ -18,7 +18,7 @@ Q, C, BITS = 5, 16, 48
 ONE = 1 << C
 KINDS = ("label2", "label_neg", "p_above", "p_off_grid", "two_groups", "zero_groups",
          "pair_sum", "label_pair", "split_e", "random", "zero_divisor", "bad_triple",
-         "witness_nonbit", "forged_p_above", "above_l")
+         "witness_not_onehot", "forged_p_above", "above_l")
 
 
 def _honest(n, rng, Qn=Q):
@@ -32,12 +32,14 @@ def _honest(n, rng, Qn=Q):
     return v, P, g, y
 
 
-def _forge_bits(up, P, Pc):
-    """Replace the witness with the bit patterns of P and Pc mod 2^(c+1) (the best a party can
-    do for a value without c + 1 bits)."""
-    j = np.arange(C + 1)
-    up[:, 4 * Q:4 * Q + C + 1] = ((P[:, None] % (2 * ONE)) >> j) & 1
-    up[:, 4 * Q + C + 1:4 * Q + 2 * C + 2] = ((Pc[:, None] % (2 * ONE)) >> j) & 1
+def _forge_digits(up, P, Pc):
+    """Replace the witness with the digits of P and Pc mod 16^D (the best a party can do for
+    a value without D hexadecimal digits)."""
+    J = hl_check.blocks(C)
+    shifts = 4 * np.arange(J // 2)
+    d = np.concatenate([(P[:, None] >> shifts) & 15, (Pc[:, None] >> shifts) & 15], axis=1)
+    up[:, 4 * Q:hl_check.layout(Q, C)] = (d[:, :, None] == np.arange(hl_check.BASE)) \
+        .reshape(len(P), -1)
 
 
 def _corpus(kind, n, rng, kappa):
@@ -74,13 +76,14 @@ def _corpus(kind, n, rng, kappa):
     elif kind == "bad_triple":                      # an honest vector, a wrong a^2
         W = hl_check.layout(Q, C)
         up[:, W] += np.uint64(1)
-    elif kind == "witness_nonbit":                  # P + 2^c + 1 with a bit of value 2
-        v[r, 0, g], v[r, 1, g] = P + 2, ONE - P - 2
+    elif kind == "witness_not_onehot":              # digit 1 of P +1, of 2^c - P -1: +-1 entries
+        v[r, 0, g], v[r, 1, g] = P + 16, ONE - P - 16
         up = hl_check.party_upload(v, P, C, kappa, rng)
-        up[:, 4 * Q] += np.uint64(2) * (~(P.astype(np.uint64) & np.uint64(1)) & np.uint64(1)) \
-            + np.uint64(2) * (P.astype(np.uint64) & np.uint64(1))
+        lo, hi = 4 * Q + hl_check.BASE, 4 * Q + hl_check.BASE * (hl_check.blocks(C) // 2 + 1)
+        up[:, [lo + 1, hi]] += np.uint64(1)
+        up[:, [lo, hi + 1]] -= np.uint64(1)
     elif kind == "forged_p_above":
-        _forge_bits(up, ONE + big, -big)
+        _forge_digits(up, ONE + big, -big)
     return up
 
 
@@ -117,7 +120,7 @@ def test_every_vector_of_a_corpus_of_malformed_contributions_is_dropped_or_neutr
         if kind != "above_l":                       # all the others are invalid mod 2^l
             assert not passed.any(), kind
         total += up.shape[0]
-    assert total >= 1000 and W == 4 * Q + 2 * (C + 1)
+    assert total >= 1000 and W == 4 * Q + 16 * 10
 
 
 @pytest.mark.parametrize("m, n", [pytest.param(2, 100_000, marks=pytest.mark.slow), (3, 5000)])
