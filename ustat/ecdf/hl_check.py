@@ -48,8 +48,8 @@ Cost per party and server: 64 (4Q + 16 J + (5 + 2J) kappa) bits uploaded
 instead of l 4Q (c = 16: J = 10; kappa = 7 at l = 48: 4Q + 160 + 175 words);
 between the servers 2 rounds: (4 + J) kappa then (2 + J) kappa 64-bit words
 per party each way; O(n (4Q + 16 J) kappa) word operations per server,
-batched. Threat model: malicious parties, semi-honest non-colluding servers
-(as the sums).
+batched (``benchmarks/ecdf.py``: ``hl_input_check_*``). Threat model: malicious
+parties, semi-honest non-colluding servers (as the sums).
 """
 
 from __future__ import annotations
