@@ -414,7 +414,34 @@ class Relay:
                     c.sock.sendall(c.queue.popleft())
             except OSError:
                 c.queue.clear()
+        self._drain(until)
         self.close()
+
+    def _drain(self, until: float) -> None:
+        """Half-close every connection and read what its host still sends until it closes
+        (or ``until``): closing a socket with unread bytes resets the connection, and a reset
+        can discard the GONE or BYE just sent before the host has read it."""
+        live = []
+        for c in self.conns.values():
+            with contextlib.suppress(OSError):
+                c.sock.shutdown(socket.SHUT_WR)
+                c.sock.setblocking(False)
+                live.append(c.sock)
+        while live and time.monotonic() < until:
+            ready = selectors.DefaultSelector()
+            try:
+                for sock in live:
+                    ready.register(sock, selectors.EVENT_READ)
+                for key, _ in ready.select(min(0.2, max(0.0, until - time.monotonic()))):
+                    try:
+                        if not key.fileobj.recv(1 << 16):           # type: ignore[union-attr]
+                            live.remove(key.fileobj)
+                    except (BlockingIOError, ssl.SSLWantReadError):
+                        pass
+                    except OSError:
+                        live.remove(key.fileobj)
+            finally:
+                ready.close()
 
     def close(self) -> None:
         sent = received = 0
