@@ -165,19 +165,43 @@ class SecureArray:
         return enc.astype(np.uint64) & self.ring.mask, bound
 
     def _add_public(self, enc):
-        out = self._shares.copy()
+        """Shares of this value plus the encoded public ``enc`` (``enc``'s shape must broadcast
+        to this value's: :meth:`_public_operand` expands the value first)."""
+        out = np.array(self._shares, copy=True)
         row0 = self._public_row()
         out[row0] = (out[row0] + np.broadcast_to(enc, self.shape)) & self.ring.mask
         return out
+
+    def _public_operand(self, v, frac_bits: int, op: str, name: str = "public operand"):
+        """This value broadcast against the public ``v`` (numpy's rules on the data axes), and
+        ``v`` encoded at ``frac_bits`` with its bound."""
+        enc, bound = self._public(v, frac_bits, name)
+        shape = _data_shape(self.shape, enc.shape, op)
+        return self._to_shape(shape), enc, bound
+
+    def _to_shape(self, shape: tuple) -> SecureArray:
+        """This value broadcast to the data shape ``shape`` (numpy's rules; the holder axis stays
+        first and is never broadcast against). A view, no message."""
+        shape = tuple(shape)
+        if shape == self.shape:
+            return self
+        full = (self.p,) + shape
+        lead = (self.p,) + (1,) * (len(shape) - self.ndim) + self.shape
+        shares = np.broadcast_to(self._shares.reshape(lead), full)
+        h = self.holders if self.holders.ndim == 1 else \
+            np.broadcast_to(self.holders.reshape(lead), full)
+        return self._like(shares, holders=h)
 
     def _public_row(self):
         """Where a public constant is added: the first holder's row (per instance alike)."""
         return 0
 
     # -- alignment of scales -----------------------------------------------------------------------
-    def _aligned(self, other: SecureArray):
-        _same_family(self, other)
-        a, b = self, other
+    def _aligned(self, other: SecureArray, op: str = "combine"):
+        """Both operands at one data shape (numpy broadcasting) and at the larger scale."""
+        shape = _data_shape(self.shape, other.shape, op)
+        a, b = self._to_shape(shape), other._to_shape(shape)
+        _same_family(a, b)
         if a.frac_bits < b.frac_bits:
             a = a._rescaled(b.frac_bits)
         elif b.frac_bits < a.frac_bits:
@@ -195,10 +219,10 @@ class SecureArray:
     def __add__(self, other):
         self._additive("+")
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other)
+            a, b = self._aligned(other, "+")
             return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
-        enc, bound = self._public(other, self.frac_bits)
-        return self._like(self._add_public(enc), bound=self.bound + bound)
+        x, enc, bound = self._public_operand(other, self.frac_bits, "+")
+        return x._like(x._add_public(enc), bound=self.bound + bound)
 
     __radd__ = __add__
 
@@ -216,29 +240,23 @@ class SecureArray:
         self._additive("*")
         if isinstance(other, SecureArray):
             other._additive("*")
-            _same_family(self, other)
+            shape = _data_shape(self.shape, other.shape, "*")
+            x, y = self._to_shape(shape), other._to_shape(shape)
+            _same_family(x, y)
             _check_products(self.session)
-            x, y = np.broadcast_arrays(self._shares, other._shares)
-            h = self._broadcast_holders(x.shape)
-            z = _multiply(self.session, np.ascontiguousarray(x), np.ascontiguousarray(y), h)
+            h = x.holders
+            z = _multiply(self.session, np.ascontiguousarray(x._shares),
+                          np.ascontiguousarray(y._shares), h)
             return SecureArray(self.session, z, h, ring=self.ring,
                                frac_bits=self.frac_bits + other.frac_bits,
                                bound=self.bound * other.bound)
         arr = np.asarray(other)
-        if arr.dtype.kind in "iub":
-            enc, bound = self._public(arr, 0)
-            return self._like((self._shares * enc) & self.ring.mask,
-                              bound=self.bound * max(bound, 1))
-        c = 0 if arr.dtype.kind != "f" else self.session.fp.frac_bits
-        enc, bound = self._public(arr, c)
-        return self._like((self._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
-                          bound=self.bound * max(bound, 1))
+        c = self.session.fp.frac_bits if arr.dtype.kind == "f" else 0
+        x, enc, bound = self._public_operand(arr, c, "*")
+        return x._like((x._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
+                       bound=self.bound * max(bound, 1))
 
     __rmul__ = __mul__
-
-    def _broadcast_holders(self, shape):
-        h = self.holders
-        return h if h.ndim == 1 else np.broadcast_to(h, shape)
 
     def _additive(self, op):
         if self.kind != "additive":
@@ -249,15 +267,15 @@ class SecureArray:
     def _compare(self, other, op: str, flip: bool = False):
         self._additive(op)
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other)
+            a, b = self._aligned(other, op)
             z_shares = (a._shares - b._shares) & a.ring.mask
             bound = a.bound + b.bound
             what = "the difference of the operands"
         else:
-            enc, pb = self._public(other, self.frac_bits, "the compared public value")
-            z_shares = self._add_public(_neg(enc, self.ring))
+            a, enc, pb = self._public_operand(other, self.frac_bits, op,
+                                              "the compared public value")
+            z_shares = a._add_public(_neg(enc, self.ring))
             bound = self.bound + pb
-            a = self
             what = "the operand minus the public value"
         if flip:
             z_shares = _neg(z_shares, self.ring)
@@ -270,8 +288,7 @@ class SecureArray:
                 "wider ring")
         in_bits = bound.bit_length() + 1
         in_bits = in_bits if in_bits < l else None
-        holders = a.holders if a.holders.ndim == 1 or z_shares.shape == a.holders.shape else \
-            np.broadcast_to(a.holders, z_shares.shape)
+        holders = a.holders
         shape = z_shares.shape[1:]
         flat = z_shares.reshape(z_shares.shape[0], -1)
         hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
@@ -651,6 +668,7 @@ def output_values(session: Session, x: SecureArray,
     """
     if not isinstance(x, SecureArray):
         raise TypeError(f"output takes a SecureArray, got {type(x).__name__}")
+    _check_openable(x)
     if to is None:
         receivers = np.unique(x.holders)
     else:
@@ -689,6 +707,20 @@ def output_values(session: Session, x: SecureArray,
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+def _check_openable(x: SecureArray) -> None:
+    """Refuse to open an additive value whose tracked bound exceeds the ring's signed range (it may
+    have wrapped: opening would print a wrong number). Values made without a bound carry the
+    ring's range itself (2^(l-1)) and pass; no share is read."""
+    l = x.ring.bits
+    if x.kind != "additive" or x.bound <= 1 << (l - 1):
+        return
+    raise ValueError(
+        f"output refused: the value's tracked bound needs {x.bound.bit_length() + 1} bits "
+        f"(|value| < 2^{math.log2(x.bound):.1f} ring units at {x.frac_bits} fractional bits) "
+        f"and Z_2^{l} holds {l} bits signed, so it may have wrapped; use a wider ring "
+        "(Session(bits=...)), tighter input bounds, or fewer fractional bits")
+
+
 def _check_products(session) -> None:
     """Products, ANDs and daBits come from the session's trusted dealer: refused without one."""
     pre = session.preprocessing
@@ -718,6 +750,15 @@ def _same_family(a: SecureArray, b: SecureArray) -> None:
             and not (a.holders.ndim == 1 and b.holders.ndim == 1
                      and np.array_equal(a.holders, b.holders)):
         raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _data_shape(a: tuple, b: tuple, op: str) -> tuple:
+    """numpy's broadcast of two data shapes, or a ValueError naming them (not the shares')."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise ValueError(f"operands of {op!r} could not be broadcast together: data shapes "
+                         f"{tuple(a)} and {tuple(b)}") from None
 
 
 def _neg(x, ring: Ring) -> np.ndarray:
