@@ -172,12 +172,19 @@ class SecureArray:
         out[row0] = (out[row0] + np.broadcast_to(enc, self.shape)) & self.ring.mask
         return out
 
-    def _public_operand(self, v, frac_bits: int, op: str, name: str = "public operand"):
+    def _public_operand(self, v, op: str, name: str = "public operand"):
         """This value broadcast against the public ``v`` (numpy's rules on the data axes), and
-        ``v`` encoded at ``frac_bits`` with its bound."""
-        enc, bound = self._public(v, frac_bits, name)
-        shape = _data_shape(self.shape, enc.shape, op)
-        return self._to_shape(shape), enc, bound
+        ``v`` encoded at the value's scale with its bound. A float that this scale would round
+        (e.g. 0.5 against integers) converts the value up to the session's scale first (exact)."""
+        x = self
+        arr = np.asarray(v)
+        c = self.session.fp.frac_bits
+        if arr.dtype.kind == "f" and self.frac_bits < c and \
+                not np.array_equal(np.rint(arr * 2.0 ** self.frac_bits), arr * 2.0 ** self.frac_bits):
+            x = self._rescaled(c)
+        enc, bound = x._public(arr, x.frac_bits, name)
+        shape = _data_shape(x.shape, enc.shape, op)
+        return x._to_shape(shape), enc, bound
 
     def _to_shape(self, shape: tuple) -> SecureArray:
         """This value broadcast to the data shape ``shape`` (numpy's rules; the holder axis stays
@@ -221,8 +228,8 @@ class SecureArray:
         if isinstance(other, SecureArray):
             a, b = self._aligned(other, "+")
             return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
-        x, enc, bound = self._public_operand(other, self.frac_bits, "+")
-        return x._like(x._add_public(enc), bound=self.bound + bound)
+        x, enc, bound = self._public_operand(other, "+")
+        return x._like(x._add_public(enc), bound=x.bound + bound)
 
     __radd__ = __add__
 
@@ -252,7 +259,8 @@ class SecureArray:
                                bound=self.bound * other.bound)
         arr = np.asarray(other)
         c = self.session.fp.frac_bits if arr.dtype.kind == "f" else 0
-        x, enc, bound = self._public_operand(arr, c, "*")
+        enc, bound = self._public(arr, c)
+        x = self._to_shape(_data_shape(self.shape, enc.shape, "*"))
         return x._like((x._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
                        bound=self.bound * max(bound, 1))
 
@@ -272,10 +280,9 @@ class SecureArray:
             bound = a.bound + b.bound
             what = "the difference of the operands"
         else:
-            a, enc, pb = self._public_operand(other, self.frac_bits, op,
-                                              "the compared public value")
+            a, enc, pb = self._public_operand(other, op, "the compared public value")
             z_shares = a._add_public(_neg(enc, self.ring))
-            bound = self.bound + pb
+            bound = a.bound + pb
             what = "the operand minus the public value"
         if flip:
             z_shares = _neg(z_shares, self.ring)
@@ -428,6 +435,65 @@ def where(cond: SecureArray, a: SecureArray | ArrayLike,
     else:
         return cond * (np.asarray(a) - np.asarray(b)) + b
     return cond * diff + b
+
+
+def from_shares(session: Session, shares: Any, holders: ArrayLike, *, frac_bits: int,
+                bound: float | None = None) -> SecureArray:
+    """A secure value from additive shares made elsewhere (e.g. distributed noise), in an
+    explicit unit.
+
+    ``shares``: ``uint64 (p, *shape)``, row j held by ``holders[j]``, or an
+    object with ``.shares`` and, when it states them, ``.frac_bits`` (its
+    unit) and ``.bound`` (|secret| bound in its ring units), such as
+    :class:`noise.shares.NoiseShares`. ``frac_bits`` (required): the scale of
+    the result; the secret is ``signed(sum of shares) / 2^frac_bits``. Shares
+    that state a lower unit are converted up exactly (a public factor
+    2^d, no message); a higher one raises (it would drop fractional bits,
+    e.g. wrapping noise at 14 fractional bits as integers multiplies it by
+    2^14). ``bound``: public bound on |secret| in real units (default: the
+    stated one, else the ring's range). Cost: local, no message. Threat model:
+    whatever produced the shares; nothing is opened.
+    """
+    arr, unit, stated = shares, None, None
+    if hasattr(shares, "shares"):
+        arr, unit, stated = shares.shares, getattr(shares, "frac_bits", None), \
+            getattr(shares, "bound", None)
+    frac_bits = int(frac_bits)
+    unit = frac_bits if unit is None else int(unit)
+    if unit > frac_bits:
+        raise ValueError(f"the shares are in units of 2^-{unit} (frac_bits={unit}); "
+                         f"frac_bits={frac_bits} would drop {unit - frac_bits} fractional bits "
+                         f"and scale the secret by 2^{unit - frac_bits}: pass frac_bits={unit}")
+    ring = session.ring
+    if bound is not None:
+        bound_ring: int | None = math.ceil(float(bound) * (1 << unit))
+    else:
+        bound_ring = None if stated is None else math.ceil(float(stated))
+    x = SecureArray(session, np.asarray(arr, dtype=np.uint64) & ring.mask, holders,
+                    frac_bits=unit, bound=bound_ring)
+    return x if unit == frac_bits else x._rescaled(frac_bits)
+
+
+def constant(session: Session, value: ArrayLike, holders: ArrayLike, *,
+             frac_bits: int) -> SecureArray:
+    """A public constant as a secure value of ``holders`` (the first holds it, the others 0),
+    encoded at ``frac_bits`` fractional bits (required).
+
+    Raises ValueError if ``value`` is not exact at that scale (e.g. 0.01 at
+    4 fractional bits: say the scale that holds it) or outside the ring. Its
+    bound is its encoded magnitude. Cost: local, no message; nothing is secret.
+    """
+    arr = np.asarray(value)
+    frac_bits = int(frac_bits)
+    if arr.dtype.kind == "f" and not np.array_equal(np.rint(arr * 2.0 ** frac_bits),
+                                                    arr * 2.0 ** frac_bits):
+        raise ValueError(f"constant {_show(arr)} is not exact at {frac_bits} fractional bits: "
+                         "pass the scale that holds it (frac_bits=)")
+    h = np.atleast_1d(np.asarray(holders))
+    zero = SecureArray(session, np.zeros((h.size,) + arr.shape, np.uint64), h,
+                       frac_bits=frac_bits, bound=0)
+    enc, b = zero._public(arr, frac_bits, "constant")
+    return zero._like(zero._add_public(enc), bound=b)
 
 
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
