@@ -179,8 +179,7 @@ class SecureArray:
         x = self
         arr = np.asarray(v)
         c = self.session.fp.frac_bits
-        if arr.dtype.kind == "f" and self.frac_bits < c and \
-                not np.array_equal(np.rint(arr * 2.0 ** self.frac_bits), arr * 2.0 ** self.frac_bits):
+        if self.frac_bits < c and not _exact_at(arr, self.frac_bits):
             x = self._rescaled(c)
         enc, bound = x._public(arr, x.frac_bits, name)
         shape = _data_shape(x.shape, enc.shape, op)
@@ -485,8 +484,7 @@ def constant(session: Session, value: ArrayLike, holders: ArrayLike, *,
     """
     arr = np.asarray(value)
     frac_bits = int(frac_bits)
-    if arr.dtype.kind == "f" and not np.array_equal(np.rint(arr * 2.0 ** frac_bits),
-                                                    arr * 2.0 ** frac_bits):
+    if not _exact_at(arr, frac_bits):
         raise ValueError(f"constant {_show(arr)} is not exact at {frac_bits} fractional bits: "
                          "pass the scale that holds it (frac_bits=)")
     h = np.atleast_1d(np.asarray(holders))
@@ -816,6 +814,14 @@ def _same_family(a: SecureArray, b: SecureArray) -> None:
             and not (a.holders.ndim == 1 and b.holders.ndim == 1
                      and np.array_equal(a.holders, b.holders)):
         raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _exact_at(arr: np.ndarray, frac_bits: int) -> bool:
+    """Whether the public ``arr`` is exact at ``frac_bits`` fractional bits (integers always)."""
+    if arr.dtype.kind != "f":
+        return True
+    scaled = arr * 2.0 ** frac_bits
+    return bool(np.array_equal(np.rint(scaled), scaled))
 
 
 def _data_shape(a: tuple, b: tuple, op: str) -> tuple:
