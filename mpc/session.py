@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mpc.comm.costs import Costs
     from mpc.run.routing import Link
     from mpc.run.runtime import Runtime
-    from mpc.values import SecureArray
+    from mpc.values import NotReceived, SecureArray
 
 #: What a session is given to compare with: a provider, a sequence of them, or None.
 ComparisonsLike = Comparisons | Iterable[Comparisons] | None
@@ -233,8 +233,9 @@ class Session:
                             frac_bits=frac_bits)
 
     def output(self, x: SecureArray,
-               to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
-        """Open a secure value to ``to``: see :func:`mpc.values.output_values`."""
+               to: int | str | Sequence[int | str] | None = None) -> np.ndarray | NotReceived:
+        """Open a secure value to ``to``: see :func:`mpc.values.output_values` (a
+        :class:`mpc.values.NotReceived` in a process where no receiver runs)."""
         from mpc.values import output_values
         return output_values(self, x, to)
 

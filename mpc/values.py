@@ -721,14 +721,20 @@ def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
 
 
 def output_values(session: Session, x: SecureArray,
-                  to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
+                  to: int | str | Sequence[int | str] | None = None
+                  ) -> np.ndarray | NotReceived:
     """Open ``x`` to ``to`` (a participant id, a role name, a list of them; default: every
     holder), one round: each holder sends its share to every receiver but itself.
 
     Returns the values (float64 at scale > 0, int64 at scale 0; signed) in
-    processes where a receiver runs, None elsewhere. Cost: one round, (p - 1)
-    l bits per element to a receiver that holds a share, p l to one that
-    does not.
+    processes where a receiver runs; elsewhere a :class:`NotReceived`, which
+    refuses to be used (truth value, comparison, arithmetic, indexing: a
+    branch on it would silently diverge from the receivers' program) and
+    travels back from :func:`mpc.run.launch.launch` as None; test it with
+    :func:`received`. Raises ValueError, before any message, if the value's
+    tracked bound exceeds the ring's signed range (it may have wrapped).
+    Cost: one round, (p - 1) l bits per element to a receiver that holds a
+    share, p l to one that does not.
     """
     if not isinstance(x, SecureArray):
         raise TypeError(f"output takes a SecureArray, got {type(x).__name__}")
@@ -760,7 +766,7 @@ def output_values(session: Session, x: SecureArray,
     for j, keep, rows in partial:
         sh[j].reshape(-1)[keep] = rows
     if not np.any(net.is_local(receivers)):
-        return None
+        return NotReceived(receivers.tolist(), x.shape)
     if x.kind == "xor":
         return np.bitwise_xor.reduce(sh, axis=0)
     total = sh.sum(axis=0, dtype=np.uint64) & ring.mask
@@ -768,6 +774,50 @@ def output_values(session: Session, x: SecureArray,
     if x.frac_bits:
         return signed.astype(np.float64) / float(1 << x.frac_bits)
     return signed
+
+
+class NotReceived:
+    """What :func:`output_values` returns in a process where no receiver of the output runs.
+
+    Any use that would decide something from the value (``bool``, ``==``,
+    ``<``, arithmetic, indexing, ``len``, numpy conversion) raises TypeError
+    naming the receivers: the processes that hold them took their branch on
+    the real value, and a silent default here would make this one diverge.
+    Pickled (e.g. returned from a launched program) it becomes None.
+    """
+
+    __slots__ = ("receivers", "shape")
+
+    def __init__(self, receivers: list, shape: tuple):
+        self.receivers = receivers
+        self.shape = shape
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise TypeError(f"this process did not receive this output (opened to participant(s) "
+                        f"{self.receivers}, which run elsewhere): it has no value to branch or "
+                        "compute on here; open it to this process too (output(..., to=...)) or "
+                        "test mpc.values.received(out) first")
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __array__ = __index__ = __int__ = _refuse
+    __float__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __neg__ = __abs__ = _refuse
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (_none, ())
+
+    def __repr__(self) -> str:
+        return f"NotReceived(receivers={self.receivers}, shape={self.shape})"
+
+
+def _none() -> None:
+    return None
+
+
+def received(out: Any) -> bool:
+    """Whether ``out`` (what :func:`output_values` returned) is a value this process received."""
+    return not isinstance(out, NotReceived)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
