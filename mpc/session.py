@@ -83,8 +83,9 @@ class Session:
         round; ``mpc.gc.GarbledCircuits()`` without a dealer.
     preprocessing : where triples come from:
         :class:`~mpc.protocols.providers.TrustedDealerPreprocessing` (default)
-        or :class:`~mpc.protocols.providers.OTPreprocessing` (no dealer; no
-        products of secure values).
+        or :class:`~mpc.protocols.providers.OTPreprocessing` (no dealer: products
+        by OT triples; the default when every comparison provider is dealer-free,
+        e.g. ``comparisons=GarbledCircuits()``).
 
     ``workers`` (attribute, default None): how many threads a protocol step
     may use inside this session (None: the step's own default). Sessions of
@@ -127,7 +128,7 @@ class Session:
 
     def _providers(self, comparisons, preprocessing) -> None:
         self.comparisons = as_comparisons(comparisons)
-        self.preprocessing = as_preprocessing(preprocessing)
+        self.preprocessing = as_preprocessing(preprocessing, self.comparisons)
 
     def comparison_for(self, holders: int) -> Comparisons:
         """The first of :attr:`comparisons` that serves ``holders`` holders (ValueError if none)."""

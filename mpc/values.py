@@ -32,8 +32,11 @@ holders, e.g. ``fss.FSSGates()`` for two holders (one round), the p-party
 circuit :mod:`mpc.protocols.compare` for any number (about 8 rounds, secure
 against any p - 1 holders), or ``mpc.gc.GarbledCircuits()`` (two holders,
 oblivious transfer instead of a dealer). Products take Beaver triples from
-the session's trusted dealer; a session whose preprocessing is
-``OTPreprocessing()`` (no dealer) refuses them.
+the session's preprocessing: the trusted dealer, or with ``OTPreprocessing()``
+(the default when the comparisons are dealer-free, e.g. garbled circuits)
+Gilboa's OT multiplication between the holders, no dealer
+(:mod:`mpc.protocols.ot_triples`); ANDs of XOR values and daBits still need
+the dealer.
 
 Threat model: that of the providers (static semi-honest adversary; a
 trusted dealer for triples and keys, none with garbled circuits and OT
@@ -249,10 +252,11 @@ class SecureArray:
             shape = _data_shape(self.shape, other.shape, "*")
             x, y = self._to_shape(shape), other._to_shape(shape)
             _same_family(x, y)
-            _check_products(self.session)
             h = x.holders
+            pre = self.session.preprocessing
+            triples = pre.triples(self.session, h, shape) if not pre.dealer else None
             z = _multiply(self.session, np.ascontiguousarray(x._shares),
-                          np.ascontiguousarray(y._shares), h)
+                          np.ascontiguousarray(y._shares), h, triples)
             return SecureArray(self.session, z, h, ring=self.ring,
                                frac_bits=self.frac_bits + other.frac_bits,
                                bound=self.bound * other.bound)
@@ -836,13 +840,14 @@ def _check_openable(x: SecureArray) -> None:
 
 
 def _check_products(session) -> None:
-    """Products, ANDs and daBits come from the session's trusted dealer: refused without one."""
+    """ANDs of XOR values and daBits come from the session's trusted dealer: refused without
+    one (products of additive values take the preprocessing's triples, OT ones too)."""
     pre = session.preprocessing
-    if not pre.products:
-        raise ValueError(f"a product, an AND or a bit conversion of secure values needs the "
-                         f"dealer's triples, and this session's "
+    if not pre.dealer:
+        raise ValueError(f"an AND or a bit conversion of secure values needs the dealer's "
+                         f"triples, and this session's "
                          f"preprocessing ({type(pre).__name__}: {pre.trust}) deals none; use "
-                         "Session(preprocessing=TrustedDealerPreprocessing()) for products")
+                         "Session(preprocessing=TrustedDealerPreprocessing()) for them")
 
 
 def _check_value_holders(session, holders, shape) -> np.ndarray:
