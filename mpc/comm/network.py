@@ -84,11 +84,11 @@ def caller_op() -> str:
     outside this module and ``contextlib`` (e.g. ``output_values``, ``multiply``). The same in
     every process of an SPMD run; frames carry its tag, so a process whose program took
     another path is named as diverged. A few microseconds, once per round."""
-    f = sys._getframe(1)
+    f: Any = sys._getframe(1)
     while f is not None and (f.f_code.co_filename == __file__
                              or f.f_code.co_filename.endswith("contextlib.py")):
         f = f.f_back
-    return "?" if f is None else f.f_code.co_qualname
+    return "?" if f is None else getattr(f.f_code, "co_qualname", f.f_code.co_name)
 
 
 class Network:

@@ -56,7 +56,7 @@ class Exchange:
         self.out: dict[int, list] = {}
         self.expect: dict[int, list] = {}
         self.fills: dict[int, list] = {}
-        self.records = []       # (fill, phase, round, offline) for recorded views
+        self.records: list = []  # (fill, phase, round, offline) for recorded views
 
     def __bool__(self) -> bool:
         return bool(self.out) or bool(self.expect)

@@ -109,7 +109,7 @@ def _learn_names() -> None:
             for f in members:
                 code = getattr(f, "__code__", None)
                 if code is not None and getattr(f, "__module__", None) == mod_name:
-                    op_tag(code.co_qualname)
+                    op_tag(getattr(code, "co_qualname", code.co_name))
 
 
 def header_size(ndim: int) -> int:
