@@ -30,11 +30,21 @@ assumption on how many holders are honest (secure against all but one
 holder; FSS: against either key holder alone); MPyC's is semi-honest with
 an honest majority (Shamir, t = 1 of 3) and no dealer.
 
+The protocols of ``examples/mpc_protocols.py`` (issue 40): the exact median of three
+parties' 1,000 integers in three party processes (each party its own, the dealer a fourth;
+binary search on the value, and Batcher's sort: ``median_sort_3x1000_seconds_3proc``),
+MPyC's ``np_sort`` median with ``-M3``, a Batcher sort of 10^4 values in one process (two
+parties, FSS gates), and the relative error of the secure mean and variance of 3,000 values
+(64-bit ring, 20 fractional bits).
+
 Keys: argmax_1e4_seconds_1proc (+ _cold), argmax_1e4_seconds_3proc (+ _launch_seconds),
 mpyc_argmax_1e4_seconds_m1, mpyc_argmax_1e4_seconds_m3, argmax_program_lines (ours,
 protocol lines only, and ``mpyc_argmax_program_lines``), lt_per_s_1proc, lt_per_s_3proc,
 mpyc_lt_per_s_m1, mpyc_lt_per_s_m3, lt_ratio_3proc_vs_mpyc_m3 (target >= 100),
-argmax_ratio_3proc_vs_mpyc_m3, trust (text), wire bytes of the 3-process runs.
+argmax_ratio_3proc_vs_mpyc_m3, trust (text), wire bytes of the 3-process runs;
+median_3x1000_seconds_3proc, median_sort_3x1000_seconds_3proc,
+mpyc_median_3x1000_seconds_m3, median_ratio_3proc_vs_mpyc_m3 (target >= 20),
+sort_1e4_seconds_1proc, mean_var_rel_error (``--quick``: 3 x 100 values, a 10^3 sort).
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ import textwrap
 import time
 
 import numpy as np
-from _common import ROOT, emit  # noqa: F401  (ROOT puts the repository on sys.path)
+from _common import ROOT, emit
 
 import fss
 from mpc.protocols.providers import CircuitComparisons
@@ -63,6 +73,9 @@ COMPARISONS = (fss.FSSGates(), CircuitComparisons())
 
 GROUPS_ARGMAX = [[0], [1], [2], ["dealer"]]
 GROUPS_LT = [[0], [1], ["dealer"]]
+
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import mpc_protocols  # noqa: E402
 
 
 def argmax_program(rt, data):
@@ -83,6 +96,13 @@ MPYC_ARGMAX = """
     out = await mpc.output(i)
 """
 
+MPYC_MEDIAN = """
+    x = [mpc.input(secint.array(data[i]), senders=i % len(mpc.parties)) for i in range(3)]
+    y = mpc.np_sort(mpc.np_hstack(x))
+    k = 3 * N // 2
+    out = await mpc.output(y[k - 1] + y[k])
+"""
+
 MPYC_SCRIPT = """
 import sys, time
 import numpy as np
@@ -99,6 +119,10 @@ async def main():
     if WHAT == "argmax":
 {argmax}
         ok = np.array_equal(np.asarray(out).ravel(), np.argmax(data, axis=0))
+    elif WHAT == "median":
+        data = rng.integers(-10**4, 10**4, size=(3, N))
+{median}
+        ok = int(out) / 2 == np.median(data)
     else:
         a = mpc.input(secint.array(data[0]), senders=0)
         b = mpc.input(secint.array(data[1]), senders=min(1, len(mpc.parties) - 1))
@@ -177,6 +201,40 @@ def _mpyc(what, n, parties, repeats, script, *, extra=(), cwd=None, expect=None)
     return statistics.median(times)
 
 
+def _median_3proc(program, data, repeats):
+    runs = []
+    for _ in range(repeats):
+        res = launch(program, data, groups=mpc_protocols.GROUPS_3, warm_up=[fss.warm_up])
+        runs.append(max(r.seconds for r in res))
+        assert res[0].value == np.median(data)
+    return statistics.median(runs)
+
+
+def sort_program(rt, data):
+    """Two parties' secret 10^4 values, summed and sorted (FSS gates, Batcher's network)."""
+    s = Session(2, runtime=rt, roles=("dealer",), comparisons=COMPARISONS)
+    x = s.input(data, by=[0, 1], bound=2**20).sum(axis=0).assume_bound(2**21)
+    return s.output(x.sort(), to=[0, 1])
+
+
+def bench_issue40(n_med, n_sort, repeats, rng) -> dict:
+    """The keys of issue 40: the exact median in three processes (search and sort), a sort of
+    ``n_sort`` values in one process, the mean and variance's relative error."""
+    ints = rng.integers(-10**4, 10**4, size=(3, n_med))
+    out = {"groups_median_3proc": "parties 0, 1, 2 and the dealer in 4 processes",
+           "median_3x1000_seconds_3proc": _median_3proc(mpc_protocols.median_search, ints,
+                                                        repeats),
+           "median_sort_3x1000_seconds_3proc": _median_3proc(mpc_protocols.median_sort, ints,
+                                                             repeats)}
+    data = rng.integers(-2**20, 2**20, size=(2, n_sort))
+    _, warm, got = _ours_1proc(sort_program, data, repeats)
+    assert np.array_equal(got, np.sort(data.sum(axis=0)))
+    vals = rng.normal(50, 10, size=(3, 1000))
+    m, v = mpc_protocols.mean_var(None, vals)
+    return dict(out, sort_1e4_seconds_1proc=warm, sort_values=n_sort,
+                mean_var_rel_error=max(abs(m / vals.mean() - 1), abs(v / vals.var() - 1)))
+
+
 def main(argv=None):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -216,6 +274,9 @@ def main(argv=None):
     run, launch_s, wire, out = _ours_procs(lt_program, data_lt, GROUPS_LT, reps)
     assert np.array_equal(out.astype(bool), data_lt[0] < data_lt[1])
     res.update(lt_per_s_3proc=n_lt / run, lt_launch_seconds_3proc=launch_s, lt_wire_3proc=wire)
+    n_med = 100 if args.quick else 1000
+    res.update(median_values_per_party=n_med, **bench_issue40(n_med, 10**3 if args.quick
+                                                               else 10**4, reps, rng))
     if not args.no_mpyc:
         try:
             import mpyc
@@ -227,14 +288,18 @@ def main(argv=None):
             with tempfile.TemporaryDirectory() as tmp:
                 script = os.path.join(tmp, "mpyc_bench.py")
                 with open(script, "w") as f:
-                    f.write(MPYC_SCRIPT.format(argmax=textwrap.indent(
-                        textwrap.dedent(MPYC_ARGMAX).strip(), " " * 8)))
+                    f.write(MPYC_SCRIPT.format(
+                        argmax=textwrap.indent(textwrap.dedent(MPYC_ARGMAX).strip(), " " * 8),
+                        median=textwrap.indent(textwrap.dedent(MPYC_MEDIAN).strip(), " " * 8)))
                 for p in (1, 3):
                     res[f"mpyc_argmax_1e4_seconds_m{p}"] = _mpyc("argmax", n_arg, p, reps,
                                                                   script)
                     res[f"mpyc_lt_per_s_m{p}"] = n_mpyc_lt / _mpyc("lt", n_mpyc_lt, p, reps,
                                                                    script)
+                res["mpyc_median_3x1000_seconds_m3"] = _mpyc("median", n_med, 3, reps, script)
             res["mpyc_lt_comparisons"] = n_mpyc_lt
+            res["median_ratio_3proc_vs_mpyc_m3"] = (res["mpyc_median_3x1000_seconds_m3"]
+                                                    / res["median_3x1000_seconds_3proc"])
             res["lt_ratio_3proc_vs_mpyc_m3"] = res["lt_per_s_3proc"] / res["mpyc_lt_per_s_m3"]
             res["argmax_ratio_3proc_vs_mpyc_m3"] = (res["mpyc_argmax_1e4_seconds_m3"]
                                                     / res["argmax_1e4_seconds_3proc"])

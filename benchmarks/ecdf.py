@@ -42,6 +42,24 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   ``--quick`` finishes in seconds: a subset of the sensitivity check (named in
   ``ecdf_sensitivity_checked``), Bank and Heart at epsilon 1 and 5 with a few
   runs: a smoke test, not a measurement.
+* Verifiable keys (issue 39, :mod:`ustat.ecdf.keycheck`), N = 1024, Z_2^32:
+  ``verify_keys_seconds_1e5``: both servers' check of 10^5 parties' keys
+  (each evaluates its keys at the N thresholds and computes its sketch
+  shares, then the opening arithmetic), one thread each, run one after the
+  other, in one process; ``verify_overhead_ratio``: the two servers' work for
+  a verified full-curve release (the check, whose pass also yields the sums
+  at every threshold, plus the N answers) over the unverified one (N queries
+  over every key), same run (target <= 2); ``verify_extra_rounds``: rounds
+  between the servers counted by the network in phase ``ecdf key check``
+  (target <= 2; the count sent to the analyst is phase ``ecdf key check
+  report``, 1 round); ``malformed_detected_rate``: the share of the corpus of
+  ``tests/ustat/ecdf/_keycorpus.py`` (9 kinds, 10 800 keys, N = 100) detected
+  or neutralized (target 1.0; ``malformed_neutralized``: those whose values
+  on the grid are an honest key's, ``malformed_missed``: target 0);
+  ``honest_rejected``: honest keys rejected out of 10^6 (N = 16; target 0);
+  ``verify_key_upload_bits_per_party``: a party's upload with the check
+  (keys with 64-bit outputs and the triple; ``key_upload_bits_per_party``
+  without it).
 Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
 thread), when installed, evaluating 10^5 keys at one point each, against our
 DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
@@ -102,6 +120,66 @@ def bench_fss(n, repeat):
     return {"fss_query_seconds_1e5": warm, "fss_query_seconds_1e5_cold": cold,
             "fss_queries_per_s_1e5": batch.size / wb, "fss_keygen_seconds_all_parties": keygen,
             "fss_parties": n}
+
+
+def bench_verify(n, n_grid):
+    """The key check's keys (module docstring): both servers' check and the overhead."""
+    from ustat.ecdf import keycheck
+
+    g = CSPRNG()
+    tree = Tree(n_grid)
+    noise = draw_noise(tree, 1.0, [g, g], mode="each")
+    ranks = g.integers(n_grid + 1, (n,))
+    everything = np.arange(n_grid)
+    secs = {}
+    for verify in (False, True):
+        s = make_session(n, 2, bits=32)
+        s.workers = 1
+        srv = FSSServers.setup(s, ranks, tree, noise, verify=verify)
+        t = time.perf_counter()
+        for b in (0, 1):                              # what the two servers answer
+            srv._local_sums(b, everything)
+        secs[verify] = time.perf_counter() - t
+        if verify:
+            rounds = s.net.report()["phases"]["ecdf key check"]["offline"]["rounds"]
+            p = srv.params
+            kappa = keycheck.sketches(32)
+    k = dcf.gen(p, (np.uint64((1 << p.n_bits) - 1) - ranks.astype(np.uint64)), 1, g)
+    trip = keycheck.triples(n, kappa, g)
+    t = time.perf_counter()
+    ok = keycheck.check_pairs(p, k, trip, n_grid, g.uint64((2, 2)), workers=1)
+    check = time.perf_counter() - t
+    assert ok.all()
+    upload = 2 * (key_upload_bits(n_grid, keycheck.OUT_BITS) + 128 * kappa)
+    return {"verify_keys_seconds_1e5": check, "verify_parties": n, "verify_grid": n_grid,
+            "verify_key_upload_bits_per_party": upload,
+            "verify_overhead_ratio": (check + secs[True]) / secs[False],
+            "verify_extra_rounds": rounds}
+
+
+def bench_corpus(per_kind, honest_batches):
+    """malformed_detected_rate over the corpus, honest_rejected over batches of 250 000."""
+    from tests.ustat.ecdf import _keycorpus as kc
+    from ustat.ecdf import keycheck
+
+    g = CSPRNG()
+    total = caught = neutral = missed = 0
+    for rows, trip in kc.corpus(per_kind, 100, 32, g).values():
+        v = kc.judge(rows, trip, 100, 32, g)
+        total += rows.shape[1]
+        caught += int((v["detected"] | v["neutralized"]).sum())
+        neutral += int(v["neutralized"].sum())
+        missed += int(v["missed"].sum())
+    p = kc.params_for(16)
+    rejected = 0
+    for _ in range(honest_batches):                   # batches of 250 000 honest parties
+        ranks = g.integers(17, (250_000,)).astype(np.uint64)
+        k = dcf.gen(p, (np.uint64((1 << p.n_bits) - 1) - ranks), 1, g)
+        trip = keycheck.triples(250_000, keycheck.sketches(32), g)
+        rejected += int((~keycheck.check_pairs(p, k, trip, 16, g.uint64((2, 2)))).sum())
+    return {"malformed_detected_rate": caught / total, "malformed_keys": total,
+            "malformed_neutralized": neutral, "malformed_missed": missed,
+            "honest_rejected": rejected, "honest_checked": 250_000 * honest_batches}
 
 
 def bench_dcf32(n, repeat):
@@ -230,6 +308,8 @@ def main(argv=None):
     res["peer_sycret_ratio_dcf32"] = res["dcf32_eval_seconds_1e5"] / peer if peer else None
     res["fss_query_target_seconds"] = 0.1
     res["key_upload_bits_per_party"] = 2 * key_upload_bits(N_GRID, 32)
+    res.update(bench_verify(10_000 if q else 100_000, N_GRID))
+    res.update(bench_corpus(1200, 1 if q else 4))
     res.update(bench_mse(200 if q else 2000))
     res.update(bench_comm(1000 if q else 10_000, (1, 10, 100, 1000)))
     res.update(bench_smooth(2000 if q else 10_000, 3))

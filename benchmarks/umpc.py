@@ -27,6 +27,16 @@ Keys (all measured in this run):
   the same edges)^2 (DP noise alone); bank_kendall_dp_mse_theory:
   2 (delta_max Delta f / (epsilon |E|))^2; bank_kendall_inc_mse: mean of
   (incomplete - complete)^2.
+- input_check_overhead_ratio_bank (issue 39; target <= 1.5): the online bits of
+  the Bank Kendall run above with UMPCSpec check_inputs on over off (every
+  input range-checked on its shares, ustat/umpc/input_check.py), same spec,
+  interleaved warm runs (seeded). Its dis/Polya noise (n^2 l bits) dominates those bits, so
+  _edges gives the same ratio over the edges' phases alone (input-check +
+  sharing + computing over sharing + computing), _rounds the online rounds,
+  _seconds the median wall time (offline dealing included: the simulator
+  deals as it goes); input_check_{online,offline}_bits_bank and
+  input_check_rounds_bank what the check adds; input_check_same_release_bank
+  that the released value did not move.
 - gini_1e6_seconds, gini_1e6_peak_mb (and _online_bits, _offline_bits,
   _rounds): Gini mean difference, n = 10^6 synthetic uniform records,
   |E| = 2n, M_HF (the default noise: sampled inside MPC by a committee of
@@ -420,6 +430,48 @@ def bank_kendall(runs: int, repeats: int):
     }
 
 
+def _online(res, phases=None) -> tuple:
+    """(online bits, online rounds) of a result, over ``phases`` (None: every phase)."""
+    cells = [v.get("online", {}) for k, v in res.communication["phases"].items()
+             if phases is None or k in phases]
+    return sum(c.get("bits", 0) for c in cells), sum(c.get("rounds", 0) for c in cells)
+
+
+def input_check_overhead(repeats: int) -> dict:
+    """Bank Kendall with ``check_inputs`` on / off, the same spec otherwise, interleaved runs."""
+    from ustat.data import load_csv, normalize, parse_bounds
+    from ustat.specs import UMPCSpec
+    from ustat.umpc import run_umpc
+
+    raw, _ = load_csv(BANK, columns=["age", "balance"])
+    X, _ = normalize(raw, parse_bounds(BANK_BOUNDS, 2))
+    specs = {on: UMPCSpec.of("kendall", epsilon=1.0, edges="2n", threat_model="dis",
+                             noise_method="polya", check_inputs=on, seed="input-check")
+             for on in (False, True)}         # seeded: the same noise, so the same release
+    seconds: dict = {False: [], True: []}
+    last = {on: run_umpc(X, specs[on]) for on in (False, True)}     # warm-up, not timed
+    for _ in range(max(1, repeats)):
+        for on in (False, True):
+            t = time.perf_counter()
+            last[on] = run_umpc(X, specs[on])
+            seconds[on].append(time.perf_counter() - t)
+    (b_off, r_off), (b_on, r_on) = _online(last[False]), _online(last[True])
+    edges = ("sharing", "computing")
+    (e_off, _), (e_on, _) = _online(last[False], edges), _online(last[True], edges + (
+        "input-check",))
+    med = {on: float(np.median(v)) for on, v in seconds.items()}
+    return {
+        "input_check_overhead_ratio_bank": b_on / b_off,
+        "input_check_overhead_ratio_bank_edges": e_on / e_off,
+        "input_check_overhead_ratio_bank_rounds": r_on / r_off,
+        "input_check_overhead_ratio_bank_seconds": med[True] / med[False],
+        "input_check_online_bits_bank": b_on - b_off,
+        "input_check_offline_bits_bank": last[True].offline_bits - last[False].offline_bits,
+        "input_check_rounds_bank": r_on - r_off,
+        "input_check_same_release_bank": last[True].u_hat == last[False].u_hat,
+    }
+
+
 def main(argv=None):
     import argparse
 
@@ -453,6 +505,7 @@ def main(argv=None):
               "gini_encoding": args.gini_encoding, "memory": args.memory}
     if os.path.exists(BANK):
         result.update(bank_kendall(runs, repeats))
+        result.update(input_check_overhead(repeats))
     else:
         result["bank_skipped"] = f"{BANK} not found"
     big = 10**5 if args.quick else 10**6

@@ -69,7 +69,7 @@ import numpy as np
 from . import _keyio, _util, tree
 from .keys import DCFParams, TreeKey
 
-__all__ = ["BLOCK", "SMALL", "DCFParams", "eval", "eval_plain", "from_bytes",
+__all__ = ["BLOCK", "SMALL", "DCFParams", "canonical_payloads", "eval", "eval_plain", "from_bytes",
            "from_instance_payloads", "gen", "gen_bytes", "instance_payloads", "key_bits",
            "serialized_payload_bits", "to_bytes", "wire_bits"]
 
@@ -197,6 +197,20 @@ def from_instance_payloads(rows: Any, party: int, params: DCFParams, *,
         raise TypeError(f"rows must be a 2-d uint8 array, got {rows.dtype} of shape {rows.shape}")
     return tree.from_payload(rows, params, party, (rows.shape[0],), insecure=insecure,
                              per_instance=True)
+
+
+def canonical_payloads(rows: Any, params: DCFParams) -> np.ndarray:
+    """bool (B,): which per-instance payloads (rows of :func:`instance_payloads`) pass the
+    checks :func:`from_instance_payloads` makes on the whole batch (canonical seeds, padding
+    bits, values below 2^l), so that a receiver of B owners' messages can set aside one
+    owner's malformed record instead of refusing them all. Cost: one pass over a few bytes
+    per field."""
+    params = _params(params)
+    rows = np.asarray(rows)
+    if rows.dtype != np.uint8 or rows.ndim != 2 or rows.shape[1] != params.record_bytes:
+        raise TypeError(f"rows must be uint8 (B, {params.record_bytes}), got {rows.dtype} of "
+                        f"shape {rows.shape}")
+    return _keyio.canonical_records(rows, params)
 
 
 def serialized_payload_bits(key: TreeKey) -> int:

@@ -12,7 +12,9 @@ share arrays. It carries
 - its ring (width l) and fixed-point scale ``frac_bits`` (c): the secret is
   ``signed(sum of shares) / 2^c``. Values of different scales combine: the
   lower scale is shifted up exactly (a public factor 2^d, no truncation);
-  a product's scale is the sum of its factors' scales;
+  a product of two fixed-point values is truncated back to the larger of
+  their scales (:mod:`mpc.fixedpoint`: one round more, error below one unit
+  of the last place), a product with an integer value is exact;
 - ``bound``: a public bound on the secret's magnitude in ring units. Inputs
   get theirs from ``session.input(..., bound=...)`` (checked on the inputs,
   by the party that has them), operations propagate it (a sum's bound is the
@@ -21,8 +23,12 @@ share arrays. It carries
   ValueError naming the operand, before any message. No check ever reads
   shares.
 
-Operators: ``+ - *`` with secure values and public numbers (``*`` of two
-secure values is a Beaver product, one round); comparisons ``< <= > >= ==``
+Operators: ``+ - * /`` with secure values and public numbers (``*`` of two
+secure values is a Beaver product, one round; public factors and divisors
+and the fixed-point functions ``reciprocal``, ``sqrt``, ``exp``,
+``sigmoid``, ``abs``, ``mean``, ``var``: :mod:`mpc.fixedpoint`; ``sort``,
+``argsort``, ``shuffle``, ``take``, item assignment and numpy's functions:
+:mod:`mpc.arrays`); comparisons ``< <= > >= ==``
 (0/1 results at scale 0); :func:`where`; ``sum``, ``dot``; ``max``,
 ``min``, ``argmax``, ``argmin`` over an axis (a tournament: log2(n) levels,
 each one batched comparison and one round of products); ``^``, ``&`` on
@@ -35,8 +41,8 @@ oblivious transfer instead of a dealer). Products take Beaver triples from
 the session's preprocessing: the trusted dealer, or with ``OTPreprocessing()``
 (the default when the comparisons are dealer-free, e.g. garbled circuits)
 Gilboa's OT multiplication between the holders, no dealer
-(:mod:`mpc.protocols.ot_triples`); ANDs of XOR values and daBits still need
-the dealer.
+(:mod:`mpc.protocols.ot_triples`); ANDs of XOR values, daBits and the
+truncation of a product of two fixed-point values still need the dealer.
 
 Threat model: that of the providers (static semi-honest adversary; a
 trusted dealer for triples and keys, none with garbled circuits and OT
@@ -52,6 +58,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mpc import arrays as _arrays
+from mpc import fixedpoint as _fp
 from mpc.arith.ring import Ring
 from mpc.protocols import compare as _compare
 from mpc.protocols.beaver import multiply as _multiply
@@ -177,16 +185,10 @@ class SecureArray:
 
     def _public_operand(self, v, op: str, name: str = "public operand"):
         """This value broadcast against the public ``v`` (numpy's rules on the data axes), and
-        ``v`` encoded at the value's scale with its bound. A float that this scale would round
-        (e.g. 0.5 against integers) converts the value up to the session's scale first (exact)."""
-        x = self
-        arr = np.asarray(v)
-        c = self.session.fp.frac_bits
-        if self.frac_bits < c and not _exact_at(arr, self.frac_bits):
-            x = self._rescaled(c)
-        enc, bound = x._public(arr, x.frac_bits, name)
-        shape = _data_shape(x.shape, enc.shape, op)
-        return x._to_shape(shape), enc, bound
+        ``v`` encoded at the value's scale with its bound (the caller widens the value first
+        where the scale would round ``v``: :func:`mpc.fixedpoint.widen_for`)."""
+        enc, bound = self._public(v, self.frac_bits, name)
+        return self._to_shape(_data_shape(self.shape, enc.shape, op)), enc, bound
 
     def _to_shape(self, shape: tuple) -> SecureArray:
         """This value broadcast to the data shape ``shape`` (numpy's rules; the holder axis stays
@@ -206,11 +208,15 @@ class SecureArray:
         return 0
 
     # -- alignment of scales -----------------------------------------------------------------------
-    def _aligned(self, other: SecureArray, op: str = "combine"):
-        """Both operands at one data shape (numpy broadcasting) and at the larger scale."""
+    def _broadcast_aligned(self, other: SecureArray, op: str):
+        """Both operands at one data shape (numpy's rules on the data axes) and one scale."""
         shape = _data_shape(self.shape, other.shape, op)
-        a, b = self._to_shape(shape), other._to_shape(shape)
-        _same_family(a, b)
+        return self._to_shape(shape)._aligned(other._to_shape(shape))
+
+    def _aligned(self, other: SecureArray):
+        """Both operands (same family) at the larger scale (an exact shift)."""
+        _same_family(self, other)
+        a, b = self, other
         if a.frac_bits < b.frac_bits:
             a = a._rescaled(b.frac_bits)
         elif b.frac_bits < a.frac_bits:
@@ -226,9 +232,13 @@ class SecureArray:
 
     # -- arithmetic -------------------------------------------------------------------------------
     def __add__(self, other):
+        """``x + y``: local. A secure ``y`` is aligned to the larger scale exactly; a public
+        float that is not a whole number of units of x's scale widens x to the session's
+        scale first (:func:`mpc.fixedpoint.widen_for`). The bound is the sum of bounds."""
         self._additive("+")
+        self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other, "+")
+            a, b = self._broadcast_aligned(other, "+")
             return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
         x, enc, bound = self._public_operand(other, "+")
         return x._like(x._add_public(enc), bound=x.bound + bound)
@@ -246,6 +256,11 @@ class SecureArray:
         return (-self) + other
 
     def __mul__(self, other):
+        """``x * y``. Two secure values: a Beaver product (one round), truncated back to the
+        larger scale when both are fixed point (:func:`mpc.fixedpoint.rescale_product`, one
+        round more; exact with an integer value). A public integer: local and exact. A
+        public float (or float array): :func:`mpc.fixedpoint.multiply_public` (planned
+        scale, error stated, ValueError rather than a silent loss)."""
         self._additive("*")
         if isinstance(other, SecureArray):
             other._additive("*")
@@ -257,17 +272,41 @@ class SecureArray:
             triples = pre.triples(self.session, h, shape) if not pre.dealer else None
             z = _multiply(self.session, np.ascontiguousarray(x._shares),
                           np.ascontiguousarray(y._shares), h, triples)
-            return SecureArray(self.session, z, h, ring=self.ring,
-                               frac_bits=self.frac_bits + other.frac_bits,
-                               bound=self.bound * other.bound)
+            return _fp.rescale_product(
+                SecureArray(self.session, z, h, ring=self.ring,
+                            frac_bits=self.frac_bits + other.frac_bits,
+                            bound=self.bound * other.bound), self.frac_bits, other.frac_bits)
         arr = np.asarray(other)
-        c = self.session.fp.frac_bits if arr.dtype.kind == "f" else 0
-        enc, bound = self._public(arr, c)
-        x = self._to_shape(_data_shape(self.shape, enc.shape, "*"))
-        return x._like((x._shares * enc) & self.ring.mask, frac_bits=self.frac_bits + c,
-                       bound=self.bound * max(bound, 1))
+        if arr.dtype.kind in "iub":
+            enc, bound = self._public(arr, 0)
+            x = self._to_shape(_data_shape(self.shape, enc.shape, "*"))
+            return x._like((x._shares * enc) & self.ring.mask, bound=self.bound * max(bound, 1))
+        if arr.dtype.kind != "f":
+            raise TypeError(f"public operand must be numeric, got {arr.dtype}")
+        x = self._to_shape(_data_shape(self.shape, arr.shape, "*"))
+        return _fp.multiply_public(x, arr if arr.ndim else float(arr))
 
     __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        """``x / d``: a public divisor by :func:`mpc.fixedpoint.divide_public` (exact to the
+        stated error), a secure one by :func:`mpc.fixedpoint.divide`."""
+        if isinstance(other, SecureArray):
+            return _fp.divide(self, other)
+        arr = np.asarray(other)
+        if arr.ndim:
+            x = self._to_shape(_data_shape(self.shape, arr.shape, "/"))
+            return _fp.multiply_public(x, 1.0 / arr.astype(np.float64))
+        return _fp.divide_public(self, other.item() if isinstance(other, np.generic) else other)
+
+    def __rtruediv__(self, other):
+        """``c / x`` for a public ``c``: :func:`mpc.fixedpoint.divide` (an integer ``x``:
+        the domain |x| >= 1; a fixed-point one needs ``divide(c, x, lower=...)``)."""
+        return _fp.divide(other, self)
+
+    def __abs__(self):
+        """``abs(x)``: :func:`mpc.fixedpoint.abs_value` (one comparison, one product)."""
+        return _fp.abs_value(self)
 
     def _additive(self, op):
         if self.kind != "additive":
@@ -277,8 +316,9 @@ class SecureArray:
     # -- comparisons ------------------------------------------------------------------------------
     def _compare(self, other, op: str, flip: bool = False):
         self._additive(op)
+        self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other, op)
+            a, b = self._broadcast_aligned(other, op)
             z_shares = (a._shares - b._shares) & a.ring.mask
             bound = a.bound + b.bound
             what = "the difference of the operands"
@@ -294,8 +334,9 @@ class SecureArray:
             raise ValueError(
                 f"comparison operand out of the gate's domain: {what} may reach 2^"
                 f"{bound.bit_length() - 1} or more in magnitude, and must stay below 2^{l - 1} "
-                f"(Z_2^{l}); give smaller input bounds (session.input(..., bound=...)) or a "
-                "wider ring")
+                f"(Z_2^{l}); give smaller input bounds (session.input(..., bound=...)), "
+                "x.assume_bound(B) after a step that provably bounds the value, or a wider "
+                "ring")
         in_bits = bound.bit_length() + 1
         in_bits = in_bits if in_bits < l else None
         holders = a.holders
@@ -338,6 +379,8 @@ class SecureArray:
         return where(self, a, b)
 
     def __getitem__(self, index):
+        """``x[index]``: numpy's basic and advanced indexing on the data axes (local); a secret
+        index: :meth:`take`."""
         idx = index if isinstance(index, tuple) else (index,)
         shares = self._shares[(slice(None),) + idx]
         h = self.holders if self.holders.ndim == 1 else self.holders[(slice(None),) + idx]
@@ -380,6 +423,83 @@ class SecureArray:
     def argmin(self, axis: int = 0) -> SecureArray:
         """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _tournament(self, axis, "min", with_index=True)[1]
+
+    # -- fixed point (mpc.fixedpoint) and array operations (mpc.arrays) ---------------------------
+    def assume_bound(self, bound: float) -> SecureArray:
+        """The same secret with tracked bound |value| <= ``bound`` (in value units, at this
+        scale): the caller's proof, not checked (no share is read). Use after a step that
+        provably shrinks a value the tracking cannot see (a clipped or normalized value, a
+        sum of 0/1 flags over known groups): a wrong bound makes later comparisons and
+        truncations silently wrong."""
+        ring_bound = math.ceil(float(bound) * (1 << self.frac_bits))
+        if not 0 <= ring_bound < 1 << (self.ring.bits - 1):
+            raise ValueError(f"bound {bound!r} must be >= 0 and below 2^{self.ring.bits - 1} "
+                             f"ring units at {self.frac_bits} fractional bits")
+        return self._like(self._shares, bound=ring_bound)
+
+    def truncate(self, m: int) -> SecureArray:
+        """Divide by 2^m, m fractional bits fewer: :func:`mpc.fixedpoint.truncate`."""
+        return _fp.truncate(self, m)
+
+    def reciprocal(self, lower: float | None = None) -> SecureArray:
+        """1 / x on [lower, bound], Newton's iteration: :func:`mpc.fixedpoint.reciprocal`."""
+        return _fp.reciprocal(self, lower)
+
+    def sqrt(self, lower: float | None = None) -> SecureArray:
+        """Square root, Newton on the inverse square root: :func:`mpc.fixedpoint.sqrt`."""
+        return _fp.sqrt(self, lower)
+
+    def exp(self) -> SecureArray:
+        """e^x, Taylor and squarings: :func:`mpc.fixedpoint.exp`."""
+        return _fp.exp(self)
+
+    def sigmoid(self) -> SecureArray:
+        """1 / (1 + e^-x): :func:`mpc.fixedpoint.sigmoid`."""
+        return _fp.sigmoid(self)
+
+    def mean(self, axis: int | None = None) -> SecureArray:
+        """Mean over ``axis`` (sum times the public 1/n): :func:`mpc.fixedpoint.mean`."""
+        return _fp.mean(self, axis)
+
+    def var(self, axis: int | None = None, ddof: int = 0) -> SecureArray:
+        """Variance over ``axis``: :func:`mpc.fixedpoint.var`."""
+        return _fp.var(self, axis, ddof)
+
+    def sort(self, axis: int = 0) -> SecureArray:
+        """Sorted ascending along ``axis``, Batcher's network: :func:`mpc.arrays.sort`."""
+        return _arrays.sort(self, axis)
+
+    def argsort(self, axis: int = 0) -> SecureArray:
+        """Secret indices that sort along ``axis``: :func:`mpc.arrays.argsort`."""
+        return _arrays.argsort(self, axis)
+
+    def shuffle(self, axis: int = 0) -> SecureArray:
+        """A secret uniform permutation along ``axis``: :func:`mpc.arrays.shuffle`."""
+        return _arrays.shuffle(self, axis)
+
+    def take(self, index: SecureArray) -> SecureArray:
+        """``x[index]`` for a secret integer index: :func:`mpc.arrays.take`."""
+        return _arrays.take(self, index)
+
+    def __setitem__(self, index, value):
+        """``x[index] = value`` (secure or public), in place: :func:`mpc.arrays.setitem`."""
+        _arrays.setitem(self, index, value)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy functions: concatenate, stack, sum, mean, var, where, sort, argsort run
+        securely; others raise TypeError naming what to use (:func:`mpc.arrays.array_function`):
+        never an object array."""
+        return _arrays.array_function(func, args, kwargs)
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(x)``: refused (TypeError), never an object array of a secret."""
+        raise TypeError("a secure value is not a numpy array: open it with session.output(x), "
+                        "or use mpc.arrays / the SecureArray methods")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy ufuncs (``np.add``, ``np.less``, ``np.abs``, ``np.sqrt``, ``np.exp``, and a
+        numpy array on the left of an operator): :func:`mpc.arrays.array_ufunc`."""
+        return _arrays.array_ufunc(SecureArray, ufunc, method, inputs, kwargs)
 
     # -- XOR values -------------------------------------------------------------------------------
     def __xor__(self, other):
@@ -425,6 +545,8 @@ class SecureArray:
 def where(cond: SecureArray, a: SecureArray | ArrayLike,
           b: SecureArray | ArrayLike) -> SecureArray:
     """``a`` where the 0/1 value ``cond`` is 1, else ``b``: b + cond (a - b), one Beaver product.
+    The result is one of the two, so its tracked bound is the larger of theirs (a selection
+    never grows it, e.g. in a hand-written sort).
 
     ``a``, ``b``: secure values or public numbers (at least one secure, or
     ``cond`` alone carries the holders).
@@ -437,7 +559,15 @@ def where(cond: SecureArray, a: SecureArray | ArrayLike,
         diff = -(b - a)
     else:
         return cond * (np.asarray(a) - np.asarray(b)) + b
-    return cond * diff + b
+    out = cond * diff + b
+    return out._like(out._shares, bound=max(_bound_of(a, out), _bound_of(b, out)))
+
+
+def _bound_of(v, like: SecureArray) -> int:
+    """The tracked bound of ``v`` at ``like``'s scale (a public ``v``: its encoding's)."""
+    if isinstance(v, SecureArray):
+        return v.bound << (like.frac_bits - v.frac_bits)
+    return like._public(v, like.frac_bits)[1]
 
 
 def from_shares(session: Session, shares: Any, holders: ArrayLike, *, frac_bits: int,
@@ -477,40 +607,10 @@ def from_shares(session: Session, shares: Any, holders: ArrayLike, *, frac_bits:
     return x if unit == frac_bits else x._rescaled(frac_bits)
 
 
-def constant(session: Session, value: ArrayLike, holders: ArrayLike, *,
-             frac_bits: int) -> SecureArray:
-    """A public constant as a secure value of ``holders`` (the first holds it, the others 0),
-    encoded at ``frac_bits`` fractional bits (required).
-
-    Raises ValueError if ``value`` is not exact at that scale (e.g. 0.01 at
-    4 fractional bits: say the scale that holds it) or outside the ring. Its
-    bound is its encoded magnitude. Cost: local, no message; nothing is secret.
-    """
-    arr = np.asarray(value)
-    frac_bits = int(frac_bits)
-    if not _exact_at(arr, frac_bits):
-        raise ValueError(f"constant {_show(arr)} is not exact at {frac_bits} fractional bits: "
-                         "pass the scale that holds it (frac_bits=)")
-    h = np.atleast_1d(np.asarray(holders))
-    zero = SecureArray(session, np.zeros((h.size,) + arr.shape, np.uint64), h,
-                       frac_bits=frac_bits, bound=0)
-    enc, b = zero._public(arr, frac_bits, "constant")
-    return zero._like(zero._add_public(enc), bound=b)
-
-
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
-    """Secure values of one shape and family stacked along a new batch axis."""
-    values = list(values)
-    first = values[0]
-    for v in values[1:]:
-        _same_family(first, v)
-    c = max(v.frac_bits for v in values)
-    values = [v if v.frac_bits == c else v._rescaled(c) for v in values]
-    ax = _shift_axis(axis, first.ndim + 1)
-    shares = np.stack([v._shares for v in values], axis=ax)
-    h = first.holders if first.holders.ndim == 1 else \
-        np.stack([v.holders for v in values], axis=ax)
-    return first._like(shares, holders=h, frac_bits=c, bound=max(v.bound for v in values))
+    """Secure values of one shape and family stacked along a new ``axis``:
+    :func:`mpc.arrays.stack`."""
+    return _arrays.stack(values, axis)
 
 
 def _tournament(x: SecureArray, axis, mode: str, with_index: bool = False):
@@ -623,6 +723,20 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
     z = tc ^ (d & tb) ^ (e & ta)
     z[0] ^= d & e
     return z
+
+
+def constant(session: Session, value: ArrayLike, holders: ArrayLike,
+             frac_bits: int | None = None) -> SecureArray:
+    """A secure value holding the public ``value`` among ``holders`` (no message; holder 0's
+    share is the encoding): :func:`mpc.arrays.public_like`. ``frac_bits``: the unit (default
+    0 for integers, the session's for floats); a value an explicit ``frac_bits`` does not hold
+    exactly (0.01 at 4 fractional bits) raises ValueError instead of rounding."""
+    if frac_bits is not None and not _exact_at(np.asarray(value), int(frac_bits)):
+        raise ValueError(f"constant {_show(value)} is not exact at {int(frac_bits)} fractional "
+                         "bits: pass the scale that holds it (frac_bits=)")
+    h = np.atleast_1d(np.asarray([session.participant(x) for x in np.atleast_1d(holders)]))
+    empty = SecureArray(session, np.zeros((h.size, 1), dtype=np.uint64), h, bound=0)
+    return _arrays.public_like(empty, value, frac_bits)
 
 
 # -- input and output ------------------------------------------------------------------------------

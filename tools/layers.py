@@ -49,11 +49,12 @@ LAYERS = (
     Layer("mpc.ot", ("mpc.comm", "mpc.machine"), "oblivious transfer: base OT, IKNP "
                                                  "extension, correlated OT"),
     Layer("mpc.protocols", ("mpc.comm", "mpc.ot"), "the trusted dealer, Beaver products, the "
-                                                   "p-party comparison circuit, GMW, providers"),
+                                                   "p-party comparison circuit, GMW, "
+                                                   "truncation, providers"),
     Layer("mpc.session", ("mpc.protocols",), "a session (parties, network, randomness, "
                                             "providers) and secure values (typed shared "
-                                            "arrays with operators)",
-          holds=("mpc.session", "mpc.values")),
+                                            "arrays with operators, fixed point, sorting)",
+          holds=("mpc.session", "mpc.values", "mpc.fixedpoint", "mpc.arrays")),
     Layer("mpc.gc", ("mpc.session", "mpc.machine"), "garbled circuits: circuits, half-gates, "
                                                    "Yao, the garbled-circuit provider"),
     Layer("mpc.run", ("mpc.wire", "mpc.comm", "mpc.machine"), "running a program across "

@@ -5,7 +5,9 @@ Usage: python tools/make_api.py [--check]
 Writes each page of :data:`PAGES` under docs/reference/: mpc-api.md (the engine, bottom
 up) and ustat-api.md (specs, executors, the statistics and their results). For each
 module, its summary, then every public class (with its public methods and properties) and
-function: the signature and the first paragraph of the docstring. ``--check`` exits 1 if
+function: the signature and the first paragraph of the docstring (the whole docstring, and
+the documented operators, for the modules of :data:`WHOLE`: the secure values a protocol
+author reads as a reference). ``--check`` exits 1 if
 a page is not what it would write (the test suite runs it, so the pages cannot drift from
 the code).
 """
@@ -26,7 +28,8 @@ REFERENCE = os.path.join(ROOT, "docs", "reference")
 MPC_MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
            "comm.placement", "comm.traffic", "comm.network", "comm.costs", "protocols.dealer",
            "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
-           "session", "values", "wire.frames", "wire.transport", "run.routing", "run.runtime",
+           "protocols.truncation", "session", "values", "fixedpoint", "arrays", "wire.frames",
+           "wire.transport", "run.routing", "run.runtime",
            "run.launch"]
 
 MPC_HEADER = """# mpc layer API (generated)
@@ -34,7 +37,9 @@ MPC_HEADER = """# mpc layer API (generated)
 The engine's public surface, for code in `fss/`, `noise/`, `ustat/` and for
 protocol authors. Generated from the code by `python tools/make_api.py`
 (the test suite checks that this page is current): signatures and the first
-paragraph of each docstring; the docstrings have the rest. Start with
+paragraph of each docstring; the docstrings have the rest, except for the secure values
+(`mpc.values`, `mpc.fixedpoint`, `mpc.arrays`, `mpc.protocols.truncation`), whose
+docstrings are here whole, operators included: the full `SecureArray` reference. Start with
 [composing.md](../guides/composing.md) (the tutorial) and [runtime.md](../internals/runtime.md)
 (the process model). Shares are plain uint64 arrays, party axis first,
 `(p, *batch)`; protocol authors work with `mpc.values.SecureArray`.
@@ -58,6 +63,9 @@ README's "From Python" section and the guides ([release.md](../guides/release.md
 ([cli.md](../guides/cli.md)).
 """
 
+#: modules rendered with whole docstrings and documented operators (package-qualified)
+WHOLE = {"mpc.values", "mpc.fixedpoint", "mpc.arrays", "mpc.protocols.truncation"}
+
 #: page file name -> (header, package, its modules in reading order)
 PAGES = {"mpc-api.md": (MPC_HEADER, "mpc", MPC_MODULES),
          "ustat-api.md": (USTAT_HEADER, "ustat", USTAT_MODULES)}
@@ -67,6 +75,11 @@ def first_paragraph(obj) -> str:
     doc = inspect.getdoc(obj) or ""
     para = doc.split("\n\n")[0].strip()
     return " ".join(line.strip() for line in para.splitlines())
+
+
+def whole(obj) -> str:
+    """The whole docstring, paragraphs kept."""
+    return (inspect.getdoc(obj) or "").strip()
 
 
 def signature(obj) -> str:
@@ -90,10 +103,13 @@ def public(module):
     return out
 
 
-def class_members(cls: type) -> list[tuple[str, Any, str]]:
+def class_members(cls: type, operators: bool = False) -> list[tuple[str, Any, str]]:
+    """Public members (with ``operators``: also the dunder methods that have a docstring)."""
     out: list[tuple[str, Any, str]] = []
     for name, member in vars(cls).items():
-        if name.startswith("_") and name != "__init__":
+        dunder = name.startswith("__") and name.endswith("__")
+        if name.startswith("_") and name != "__init__" and not (
+                operators and dunder and inspect.isfunction(member) and member.__doc__):
             continue
         if isinstance(member, property):
             out.append((name, member, "property"))
@@ -105,11 +121,34 @@ def class_members(cls: type) -> list[tuple[str, Any, str]]:
     return out
 
 
+def _render_whole(mod, lines: list) -> None:
+    """A module of :data:`WHOLE`: every docstring whole, each member under its own heading."""
+    lines.append(whole(mod) + "\n")
+    for name, obj in public(mod):
+        if inspect.isclass(obj):
+            init = vars(obj).get("__init__")
+            lines.append(f"\n### class `{name}{signature(obj) if init is not None else ''}`\n")
+            lines.append(whole(obj) + "\n")
+            for mname, member, kind in class_members(obj, operators=True):
+                if mname == "__init__":
+                    continue
+                sig = "" if kind == "property" else signature(member)
+                lines.append(f"\n#### `.{mname}{sig}`" + (f" ({kind})" if kind != "method"
+                                                          else "") + "\n")
+                lines.append(whole(member) + "\n")
+        else:
+            lines.append(f"\n### `{name}{signature(obj)}`\n")
+            lines.append(whole(obj) + "\n")
+
+
 def render(header: str, package: str, modules: list) -> str:
     lines = [header]
     for short in modules:
         mod = importlib.import_module(f"{package}.{short}")
         lines.append(f"\n## `{package}.{short}`\n")
+        if mod.__name__ in WHOLE:
+            _render_whole(mod, lines)
+            continue
         lines.append(first_paragraph(mod) + "\n")
         for name, obj in public(mod):
             if inspect.isclass(obj):

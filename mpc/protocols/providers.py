@@ -12,13 +12,15 @@ registered by importing a module:
   dealer), ``fss.FSSGates`` (two holders, one round, a trusted dealer's DCF
   keys) and ``mpc.gc.GarbledCircuits`` (two holders, Yao with oblivious
   transfer, no dealer).
-- **Preprocessing** (:class:`Preprocessing`): the source of Beaver triples
-  and daBits. :class:`TrustedDealerPreprocessing` (the session's
+- **Preprocessing** (:class:`Preprocessing`): the source of Beaver triples,
+  daBits and truncation masks (:meth:`Preprocessing.truncate`).
+  :class:`TrustedDealerPreprocessing` (the session's
   :class:`~mpc.protocols.dealer.TrustedDealer`, default) or
   :class:`OTPreprocessing` (dealer-free: bit triples for GMW and arithmetic
   Beaver triples for products of secure values by oblivious transfer
-  between the holders, :mod:`mpc.protocols.ot_triples`; XOR ANDs and daBits
-  of secure values still need a dealer and are refused). A session whose
+  between the holders, :mod:`mpc.protocols.ot_triples`; XOR ANDs, daBits
+  and the truncation masks of fixed-point products still need a dealer and
+  are refused). A session whose
   comparisons are all dealer-free (``mpc.gc.GarbledCircuits()``) takes
   :class:`OTPreprocessing` by default.
 
@@ -35,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc.protocols import compare
+from mpc.protocols import compare, truncation
 
 if TYPE_CHECKING:
     from mpc.session import Session
@@ -114,6 +116,14 @@ class Preprocessing:
         """Beaver triples ``(a, b, c)``, each ``uint64 (p, *shape)``, among ``holders``."""
         raise NotImplementedError
 
+    def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
+                 m: int) -> np.ndarray:
+        """Shares of x / 2^m, stochastically rounded, from shares ``x`` (|x| < 2^(l-2)):
+        :func:`mpc.protocols.truncation.truncate` with this source's masks. The base deals
+        none and raises ValueError."""
+        raise ValueError(f"a truncation needs the dealer's masks, and this session's "
+                         f"preprocessing ({type(self).__name__}: {self.trust}) deals none")
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -132,12 +142,19 @@ class TrustedDealerPreprocessing(Preprocessing):
         """The dealer's triples (3 p l offline bits each)."""
         return session.dealer.beaver_triples(holders, shape)
 
+    def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
+                 m: int) -> np.ndarray:
+        """The dealer's mask r, floor(r / 2^m) and r's top bit, then one opening
+        (:func:`mpc.protocols.truncation.truncate`)."""
+        return truncation.truncate(session, x, holders, m)
+
 
 class OTPreprocessing(Preprocessing):
     """No dealer: bit triples for GMW and arithmetic Beaver triples for products of secure
     values by oblivious transfer between each pair of holders (:mod:`mpc.ot`,
     :mod:`mpc.protocols.ot_triples`: p (p - 1) l OTs and l^2 correction bits per pair and
-    product). XOR ANDs and daBits of secure values are refused (they need a dealer)."""
+    product). XOR ANDs, daBits and truncations of secure values are refused (they need a
+    dealer): a product of two fixed-point values, which is truncated, raises."""
 
     name = "ot"
     trust = "no dealer: oblivious transfer between the holders (computational security)"

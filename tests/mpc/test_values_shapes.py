@@ -89,13 +89,16 @@ def test_a_shape_mismatch_names_the_data_shapes():
 
 
 def test_output_refuses_a_value_that_may_have_wrapped():
-    """(x * x).sum() in the 40-bit ring: the tracked bound needs more bits than the ring has."""
+    """(x * x).sum() of integers and a scaled fixed-point sum in the 40-bit ring: the tracked
+    bound needs more bits than the ring has, so output raises instead of printing a wrap."""
     s = Session(2, seed=2)
-    vals = np.random.default_rng(2).uniform(0, 100, size=(2, 1000))
-    x = s.input(vals, by=[0, 1], bound=100, frac_bits=14)                 # data shape (2, 1000)
-    y = (x * x).sum()
-    with pytest.raises(ValueError, match=r"bound needs \d+ bits.*Z_2\^40") as e:
-        s.output(y)
-    assert "\n" not in str(e.value)
-    ok = s.output(x.sum())                               # in range: opens as before
-    assert abs(ok[()] - vals.sum()) < 1000 * 2 ** -14
+    ints = np.random.default_rng(2).integers(20000, 30000, size=(2, 1000))
+    x = s.input(ints, by=[0, 1], bound=30000)                             # data shape (2, 1000)
+    vals = np.random.default_rng(3).uniform(0, 100, size=(2, 1000))
+    f = s.input(vals, by=[0, 1], bound=100, frac_bits=14)
+    for y in ((x * x).sum(), f.sum() * 2 ** 16):
+        with pytest.raises(ValueError, match=r"bound needs \d+ bits.*Z_2\^40") as e:
+            s.output(y)
+        assert "\n" not in str(e.value)
+    ok = s.output(f.sum())                               # in range: opens as before
+    assert abs(ok[()] - vals.sum()) < 2000 * 2 ** -14

@@ -71,7 +71,7 @@ def test_a_local_deployment_releases_what_ustat_estimate_releases(tmp_path, caps
     for p in cfg.participants:
         assert oct(os.stat(p.key).st_mode & 0o777) == "0o600"
     got = _deploy_cli(d, csv)
-    want = _estimate(csv, KENDALL + extra, capsys)
+    want = _estimate(csv, KENDALL + extra + ["--check-inputs"], capsys)   # deploy's default
     for key in ("estimate", "estimate_raw", "u_hat", "ci", "noise_std", "edges",
                 "online_bits", "offline_bits", "rounds", "threat_model", "backend"):
         assert got[key] == want[key], key
@@ -142,7 +142,7 @@ def test_kendall_on_bank_deployed_over_4_hosts_releases_ustat_estimates_bits(tmp
     init(d, 4521, job_from_command(["estimate", *KENDALL, *extra], 4521), hosts=4,
          base_port=_ports(), insecure=True)
     got = _deploy_cli(d, BANK)
-    want = _estimate(BANK, KENDALL + extra, capsys)
+    want = _estimate(BANK, KENDALL + extra + ["--check-inputs"], capsys)  # deploy's default
     for key in ("estimate", "u_hat", "ci", "online_bits", "offline_bits", "rounds"):
         assert got[key] == want[key], key
     assert got["wire"]["overhead_ratio"] < 0.10

@@ -41,14 +41,16 @@ def test_an_ecdf_deployment_releases_what_ustat_ecdf_releases(tmp_path, capsys):
                                                    "analyst", "relay"]
     assert cfg.groups()[2:] == [["server0"], ["server1"], ["analyst", "dealer"]]
     got = _deploy_cli(d, csv)
-    want = _local("ecdf", csv, args, capsys)
+    want = _local("ecdf", csv, args + ["--verify-keys"], capsys)   # on by default deployed
     for key in ("noisy_counts", "ecdf", "thresholds", "intervals", "account", "communication",
                 "n", "bounds", "backend"):
         assert got[key] == want[key], key
     assert got["command"] == "ecdf" and got["deployment"]["processes"] == 6
-    # the two servers received keys from the hosts and answered only the analyst
+    # the two servers received keys from the hosts; they send only the key check's two
+    # messages (n kappa words each, to each other) and the answers to the analyst
     w = {p["name"]: p["wire"] for p in got["participants"]}
-    assert w["host-0"]["payload_bytes_sent"] > 100 * w["server-0"]["payload_bytes_sent"] > 0
+    assert w["host-0"]["payload_bytes_sent"] > 3 * w["server-0"]["payload_bytes_sent"] > 0
+    assert got["account"]["keys_dropped"] == 0
     assert got["wire"]["overhead_ratio"] < 0.10
 
 
@@ -115,7 +117,7 @@ def test_a_roc_deployment_releases_what_ustat_roc_releases(tmp_path, capsys):
             "--thresholds", "32", "--epsilon", "20", "--seed", "4"]
     init(d, 400, job_from_command(["roc", *args], 400), hosts=2, base_port=_ports(), insecure=True)
     got = _deploy_cli(d, csv)
-    want = _local("roc", csv, args, capsys)
+    want = _local("roc", csv, args + ["--verify-keys"], capsys)
     for key in ("auc", "auc_ci", "fpr", "tpr", "roc_band", "n_pos_noisy", "n_neg_noisy",
                 "communication", "account"):
         assert got[key] == want[key], key
@@ -145,7 +147,7 @@ def test_a_hosmer_lemeshow_deployment_releases_what_ustat_hl_releases(tmp_path, 
             "--epsilon", "20", "--seed", "6"]
     init(d, 300, job_from_command(["hl", *args], 300), hosts=2, base_port=_ports(), insecure=True)
     got = _deploy_cli(d, str(csv))
-    want = _local("hl", str(csv), args, capsys)
+    want = _local("hl", str(csv), args + ["--verify-keys"], capsys)
     for key in ("statistic", "p_value", "edges", "table", "df", "communication", "account"):
         assert got[key] == want[key], key
     assert got["command"] == "hl" and got["n"] == 300
@@ -160,7 +162,7 @@ def test_quantiles_of_bank_age_deployed_over_4_hosts_equal_ustat_quantile(tmp_pa
     init(d, 4521, job_from_command(["quantile", *args], 4521), hosts=4, base_port=_ports(),
          insecure=True)
     got = _deploy_cli(d, BANK)
-    want = _local("quantile", BANK, args, capsys)
+    want = _local("quantile", BANK, args + ["--verify-keys"], capsys)
     for key in ("quantiles", "quantile_ci", "communication", "account", "n"):
         assert got[key] == want[key], key
     assert len(got["participants"]) == 8                     # 4 hosts, 2 servers, analyst, relay

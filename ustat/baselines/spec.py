@@ -136,6 +136,7 @@ class UMPCOptions(Spec):
     committee_size: int | None = None
     honest_fraction: float | None = None
     committee_fail: float | None = None
+    check_inputs: bool | None = None
     input_frac_bits: int | None = None
     resolution: float | None = None
     bounds: tuple | None = None

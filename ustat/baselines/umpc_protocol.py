@@ -55,11 +55,12 @@ _FLAGS = {"aux_epsilon_fraction": "--aux-epsilon-fraction", "bits": "--bits",
           "committee_size": "--committee-size", "honest_fraction": "--honest-fraction",
           "committee_fail": "--committee-fail", "resolution": "--resolution",
           "edges": "--edges", "sampler": "--sampler", "backend": "--backend",
-          "confidence": "--confidence", "tie_aware": "--ties"}
+          "confidence": "--confidence", "tie_aware": "--ties",
+          "check_inputs": "--check-inputs"}
 #: U-MPC's options by their BaselineSpec field, in UMPCSpec's order of groups
 _FIELDS = ("aux_epsilon_fraction", "bits", "frac_bits", "threat_model", "noise_method",
            "max_colluders", "committee_size", "honest_fraction", "committee_fail",
-           "input_frac_bits", "resolution", "bounds", "edges", "sampler", "backend",
+           "check_inputs", "input_frac_bits", "resolution", "bounds", "edges", "sampler", "backend",
            "chunk_size", "confidence", "tie_aware")
 
 

@@ -346,6 +346,8 @@ def _estimate_job(command: list, parties: int):
               for c in range(kern.columns)]
     edges, sampler = edges_option(args, parties, kern.degree, [])
     spec = umpc_spec(args, kern, edges=edges, sampler=sampler, bounds=bounds)
+    if args.check_inputs is None:       # deployments check inputs unless told not to
+        spec = spec.replace(check_inputs=True)
     data = {"columns": args.columns, "sep": args.sep, "header": not args.no_header,
             "encoding": args.encoding or "utf-8", "positive": args.positive,
             "classes": args.classes, "clip": args.clip}

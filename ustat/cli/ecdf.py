@@ -63,7 +63,7 @@ ECDF_FLAGS = (
     ("--seed", "seed", "seed"), ("--smooth", "smooth", "smooth"),
     ("--confidence", "confidence", "confidence"), ("--q", "q", "q"),
     ("--groups", "groups", "groups"), ("--thresholds", "thresholds", "n_thresholds"),
-    ("--null", "null", "null"),
+    ("--null", "null", "null"), ("--verify-keys", "verify_keys", "verify_keys"),
 )
 
 #: Noise sets sampled inside MPC per release with --noise mpc (roc: two class trees; hl: the
@@ -201,10 +201,14 @@ def _common_fields(args, n_points: int) -> dict:
                          f"to m > 2); use --backend pointwise for {args.servers} servers")
     if args.servers < 2:
         raise UsageError(f"--servers must be >= 2, got {args.servers}")
+    verify = bool(getattr(args, "verify_keys", None))
+    if verify and args.backend != "fss":
+        raise UsageError(f"--verify-keys checks the DCF keys of --backend fss, not --backend "
+                         f"{args.backend}: drop it")
     return dict(epsilon=args.epsilon, sensitivity=args.sensitivity,
                 noise_mode=None if args.backend == "central" else args.noise,
                 backend=args.backend, servers=args.servers, seed=args.seed,
-                branching=branching_option(args, n_points))
+                branching=branching_option(args, n_points), verify_keys=verify)
 
 
 def _spec(kind: type[Spec], *top: Any, **flat: Any) -> Any:
@@ -276,6 +280,8 @@ def deployed_spec(args: argparse.Namespace) -> ECDFSpec | QuantileSpec | ROCSpec
     from ..data.records import bounds_option
 
     check_flags(args, deployed=True)
+    if getattr(args, "verify_keys", None) is None:     # deployments check keys by default
+        args.verify_keys = args.backend == "fss"
     if args.command == "hl":
         return hl_spec(args)
     bounds = tuple(bounds_option(args.bounds, 1)[0])

@@ -11,6 +11,7 @@ executor in :mod:`ustat.cli.ecdf`, which runs the commands.
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 from .budget import budget_options
@@ -68,6 +69,10 @@ def _common(p, *, thresholds=DEFAULT_THRESHOLDS, smooth=True):
     p.add_argument("--evaluate", action="store_true",
                    help="also report the exact values (reads the data in the clear)")
     p.add_argument("--seed", default=None, help="reproducible, INSECURE randomness")
+    p.add_argument("--verify-keys", action=argparse.BooleanOptionalAction, default=None,
+                   help="fss: the two servers check that each party's DCF keys are one step "
+                        "of weight one (a 0/1 label for roc) and drop those that are not; the "
+                        "release reports keys_dropped (default: off here, on in deployments)")
     p.add_argument("--processes", type=int_arg, default=None, metavar="P",
                    help="spread the parties, the servers and the analyst over P processes on "
                         "this machine, connected by loopback sockets (same release for a seed)")

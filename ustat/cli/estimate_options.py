@@ -95,6 +95,11 @@ def _privacy_options(e):
                         "fraction of untied pairs so the interval is tight on tied data (one "
                         "more noisy sum: about twice the online traffic with --noise-method "
                         "mpc; without ties the default interval is already right)")
+    p.add_argument("--check-inputs", action=argparse.BooleanOptionalAction, default=None,
+                   help="umpc: range-check every party's input on its shares before the edges "
+                        "(a party that skips its local check cannot push a kernel beyond its "
+                        "sensitivity; about 4 rounds and a gate per input); off by default, "
+                        "on by default in `ustat deploy init`")
     p.add_argument("--budget-file", metavar="FILE",
                    help="JSON file keeping a privacy budget (epsilon and delta) per data set, "
                         "recognised by its content, across runs; a run that would exceed it is "

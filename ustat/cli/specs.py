@@ -37,6 +37,7 @@ UMPC_FLAGS = (
     ("--edges", "edges", "edges"), ("--sampler", "sampler", "sampler"),
     ("--backend", "backend", "backend"), ("--seed", "seed", "seed"),
     ("--confidence", "confidence", "confidence"), ("--ties", "ties", "tie_aware"),
+    ("--check-inputs", "check_inputs", "check_inputs"),
 )
 
 

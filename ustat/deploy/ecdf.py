@@ -26,7 +26,9 @@ Public in ``deploy.toml``: the columns, the bounds (required for ``ecdf``,
 other option. :func:`ustat.cli.deploy.job_from_command` refuses what a
 deployment cannot run (``--csv``, ``--evaluate``, ``--backend central``,
 ``--processes``, ``--budget-file``, ``--plot``, ``--servers`` other than 2).
-Threat model: the protocol's (:mod:`ustat.ecdf`): two non-colluding servers;
+Threat model: the protocol's (:mod:`ustat.ecdf`): two non-colluding servers, which
+check every party's keys by default (``verify_keys``, :mod:`ustat.ecdf.keycheck`:
+a malicious host's malformed keys are dropped and counted, ``keys_dropped``);
 the transport adds TLS 1.3 with the deployment's certificates, and the
 relay's end-to-end encryption between party hosts (parties send to the
 servers directly here: only party hosts go through the relay).

@@ -318,7 +318,7 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
     session = session_for(place, spec, options, n)
     tree_spec = ECDFSpec(ECDFPrivacy(plan.eps_tree, pr.noise_mode, pr.sensitivity),
                          ECDFPrecision(spec.precision.bits), ECDFDesign(tuple(tau.tolist())),
-                         ECDFExecution(ex.backend, ex.servers, seed))
+                         ECDFExecution(ex.backend, ex.servers, seed, ex.verify_keys))
     dep = deploy(p, tree_spec, session=session)
     edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
@@ -353,7 +353,7 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
                "noise_mode": mode, "backend": ex.backend, "sums_sensitivity": plan.sums_sens,
                "sums_noise": {"observed": plan.o_law.to_dict(), "expected": plan.e_law.to_dict(),
                               "expected_units": f"2^-{FRAC_BITS}"},
-               "delta": dep.noise.delta + sums_delta}
+               "delta": dep.noise.delta + sums_delta} | dep.key_check()
     sd = math.sqrt(plan.noise_var)
     tail = "the chi-square tail" if noise is None else "a simulated null"
     law = "y ~ Bernoulli(p)" if null == "calibrated" else "p fitted on these records"

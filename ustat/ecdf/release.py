@@ -163,7 +163,13 @@ class Deployment:
             "mse_counts": nz.mse_counts, "mse": nz.mse(self.n), "node_noise": nz.law.to_dict(),
             "epsilon_vs_server_seeing_output": nz.coalition_epsilon(),
             "delta": nz.delta,
-        }
+        } | self.key_check()
+
+    def key_check(self) -> dict:
+        """``{"keys_verified": True, "keys_dropped": count}`` when the servers checked the
+        parties' keys (:mod:`ustat.ecdf.keycheck`), else empty."""
+        dropped = getattr(self.answerer, "dropped", None)
+        return {} if dropped is None else {"keys_verified": True, "keys_dropped": int(dropped)}
 
 
 def branching_for(design: ECDFDesign, n_points: int, epsilon: float) -> int:
@@ -190,6 +196,9 @@ def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLi
     :func:`session_for`) instead of a new one of this process; rows of ``values`` and
     ``weights`` of parties held by another process are then never read.
     ``record_views``: a new session records what every participant receives (tests).
+    With ``spec.execution.verify_keys`` the servers check the keys and drop the malformed
+    (:mod:`ustat.ecdf.keycheck`): the deployment's ``n`` is then the parties kept, the
+    denominator of the ECDF and the quantiles' target counts.
     """
     if not isinstance(spec, (ECDFSpec, QuantileSpec)):
         raise TypeError(f"spec must be a ustat.specs.ECDFSpec, got {type(spec).__name__} (e.g. "
@@ -239,7 +248,9 @@ def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLi
                          "use more bits")
     answerer: FSSServers | PointwiseServers
     if backend == "fss":
-        answerer = FSSServers.setup(session, ranks, tree, noise, weights)
+        answerer = FSSServers.setup(session, ranks, tree, noise, weights,
+                                    verify=ex.verify_keys)
+        n -= answerer.dropped or 0      # the parties counted (a drop says nothing of honest ones)
     else:
         answerer = PointwiseServers(session, ranks, tree, noise, weights)
     return Deployment(tau, tree, noise, backend, n, session, answerer)

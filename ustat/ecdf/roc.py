@@ -358,7 +358,7 @@ def _class_spec(spec: ROCSpec, tau: np.ndarray, branching: int, epsilon: float,
     return ECDFSpec(ECDFPrivacy(epsilon, pr.noise_mode, pr.sensitivity),
                     ECDFPrecision(prec.bits, prec.bounds, prec.clip),
                     ECDFDesign(tuple(tau.tolist()), branching=branching),
-                    ECDFExecution(ex.backend, ex.servers, seed))
+                    ECDFExecution(ex.backend, ex.servers, seed, ex.verify_keys))
 
 
 def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROCRelease:
@@ -404,6 +404,9 @@ def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROC
                epsilon_requested=eps,
                epsilon_vs_server_seeing_output=sum(d.noise.coalition_epsilon() for d in deps),
                class_sizes="noisy counts at the last threshold (same releases, no extra epsilon)")
+    if "keys_dropped" in acc:                   # each class's keys are checked apart
+        per_class = [d.key_check()["keys_dropped"] for d in deps]
+        acc.update(keys_dropped=sum(per_class), keys_dropped_per_class=per_class)
     exact = None
     if evaluate:
         r = grid_rank(x, tau)

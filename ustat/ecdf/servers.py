@@ -30,6 +30,12 @@ Online, per batch of queries k_1..k_Q (2 rounds):
      adds its noise part on k's path (L + 1 nodes) and sends the Q shares
      to the analyst (Q * l bits);
   6. the analyst adds the two shares: the noisy count.
+Key check (``verify``, :mod:`ustat.ecdf.keycheck`), offline after step 3: each
+server evaluates its keys at all N thresholds (keeping the sums at every
+threshold, which then answer step 5 without evaluating again), the servers
+open u then z (2 rounds, phase ``ecdf key check``), drop the failing keys
+(their values taken off the sums) and server0 sends the count to the analyst
+(phase ``ecdf key check report``).
 Cost: offline n * 2 * K bits (K = dcf.wire_bits, 128 + n_bits (130 + l) + l rounded up to
 bytes); online per query 2 (index_bits + l) bits: O(n + m |B|) in all.
 Server work per query: one DCF eval per key (2 n_bits AES blocks).
@@ -50,8 +56,12 @@ Threat model (static, semi-honest; private authenticated channels)
   goes to an analyst that colludes with no server.
 * Both servers together reconstruct every alpha from the key pairs: the
   two servers must not collude. The analyst learns the DP release only.
-* Not covered: malicious parties (a malformed key biases the counts by an
-  arbitrary amount; privacy of the others is unaffected) or servers.
+* Malicious parties: without ``verify`` a malformed key biases the counts by
+  an arbitrary amount (privacy of the others is unaffected); with ``verify``
+  (:mod:`ustat.ecdf.keycheck`) the servers check every key pair on the N
+  thresholds and drop those that are not one step of weight one (a 0/1 label),
+  before any sum: one party then moves each count by at most one. Not covered:
+  malicious servers.
 m > 2 servers: not supported here (``ValueError``); two-key DCF does not
 extend to m > 2 for free (the known m-party DCF has keys of size
 O(2^(m/2))). The pointwise backend (:mod:`ustat.ecdf.pointwise`) supports any
@@ -70,13 +80,14 @@ are recorded).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from fss import dcf
 from mpc.session import Session
 
+from . import keycheck
 from .tree import Tree, TreeNoise
 
 if TYPE_CHECKING:
@@ -175,13 +186,18 @@ class FSSServers:
         self.session, self.tree, self.noise = session, tree, noise
         self.params, self.keys, self.n = params, keys, int(n)
         self.workers: int | None = getattr(session, "workers", None)
+        self.sums: list[Any] = [None, None]     # verified: each server's sums at every threshold
+        self.dropped: int | None = None         # verified: keys dropped (None: not verified)
 
     @classmethod
     def setup(cls, session: Session, ranks: ArrayLike, tree: Tree, noise: TreeNoise,
-              weights: ArrayLike | None = None) -> FSSServers:
+              weights: ArrayLike | None = None, verify: bool = False) -> FSSServers:
         """Offline phase: party-side key generation and the upload (steps 1-3).
 
-        ``weights``: beta_i per party (non-negative integers, default 1).
+        ``weights``: beta_i per party (non-negative integers, default 1). ``verify``: the
+        servers check every key pair before using it (:mod:`ustat.ecdf.keycheck`: keys with
+        64-bit outputs, a triple per party, 2 rounds between the servers) and drop those
+        that fail (``dropped``).
         """
         sid = server_ids(session)
         if sid.size != 2 or noise.servers != 2:
@@ -192,49 +208,117 @@ class FSSServers:
         if n != session.n_parties:
             raise ValueError(f"ranks: {n} values for {session.n_parties} parties")
         beta = np.ones(n, np.int64) if weights is None else np.asarray(weights, np.int64)
-        params = dcf.DCFParams(domain_bits(tree.n_points), session.ring.bits)
+        kappa = keycheck.sketches(session.ring.bits) if verify else 0
+        params = dcf.DCFParams(domain_bits(tree.n_points),
+                               keycheck.OUT_BITS if verify else session.ring.bits)
         alpha = (np.uint64(1 << params.n_bits) - np.uint64(1)) - ranks.astype(np.uint64)
         nonce = int(session.rng.uint64())
         net = session.net
         mine = np.asarray(net.is_local(net.parties), dtype=bool)
-        keys = None
+        keys, trip = None, None
         if mine.any():                              # this process's parties make their keys
             keys = dcf.gen(params, alpha, beta, session.rng.derive("ecdf", "party-keygen", nonce),
                            only=None if mine.all() else mine)
+            if verify:                              # and their triples (a, a^2)
+                trip = keycheck.triples(n, kappa, session.rng.derive("ecdf", "party-triples",
+                                                                      nonce))
         rec = dcf.wire_bits(params) // 8
+        extra = 16 * kappa                          # the triple's bytes after the key's
         remote = net.link is not None
         uploads: list[np.ndarray | None] = [None, None]
+        seeds = [np.zeros(2, np.uint64), np.zeros(2, np.uint64)]
         with net.phase("ecdf keys", offline=True), net.round():
             for b in (0, 1):                        # one upload per server
                 if net.record_views or remote:      # the bytes travel (views: small n, tests)
-                    upload = np.zeros((n, rec), dtype=np.uint8)
+                    upload = np.zeros((n, rec + extra), dtype=np.uint8)
                     if keys is not None:
-                        upload[mine] = dcf.instance_payloads(keys[b])
+                        upload[mine, :rec] = dcf.instance_payloads(keys[b])
+                    if trip is not None:
+                        upload[mine, rec:] = trip[b][mine].reshape(-1, 2 * kappa).view(np.uint8)
                     uploads[b] = upload
-                net.send_bits(net.parties, int(sid[b]), 8 * rec, uploads[b])
+                net.send_bits(net.parties, int(sid[b]), 8 * (rec + extra), uploads[b])
+            if verify:                              # the coin's seeds (keycheck: why here)
+                for b in (0, 1):
+                    if net.is_local(int(sid[b])):
+                        seeds[b][:] = session.rng.derive("ecdf", "key-check-coin", b,
+                                                         nonce).uint64(2)
+                    net.send(int(sid[b]), int(sid[1 - b]), seeds[b], 64)
         held: list[Any] = [None, None]
+        trips: list[Any] = [None, None]
+        malformed = np.zeros((2, n), dtype=bool)
         for b in (0, 1):                            # what each server of this process holds
             if not net.is_local(int(sid[b])):
                 continue
             if remote:
-                held[b] = dcf.from_instance_payloads(uploads[b], b, params,
-                                                     insecure=session.insecure)
+                rows = np.ascontiguousarray(cast("np.ndarray", uploads[b])[:, :rec])
+                if verify:                          # one bad record is one dropped party
+                    malformed[b] = ~dcf.canonical_payloads(rows, params)
+                    rows[malformed[b]] = 0          # a canonical filler, dropped below
+                    trips[b] = np.ascontiguousarray(cast("np.ndarray", uploads[b])[:, rec:]) \
+                        .view(np.uint64).reshape(n, 2, kappa)
+                held[b] = dcf.from_instance_payloads(rows, b, params, insecure=session.insecure)
             else:                                   # one process: it generated every key
                 assert keys is not None
                 held[b] = keys[b]
-        return cls(session, tree, noise, params, tuple(held), n)
+                trips[b] = None if trip is None else trip[b]
+        out = cls(session, tree, noise, params, tuple(held), n)
+        if verify:
+            out._verify(np.stack(seeds), trips, malformed)
+        return out
+
+    def _verify(self, seeds: np.ndarray, trips: list, malformed: np.ndarray) -> None:
+        """The key check (:mod:`ustat.ecdf.keycheck`): each server evaluates its keys at all
+        N thresholds (the sums at every threshold come out of the same pass and answer the
+        queries), the servers open u, then z (2 rounds: phase ``ecdf key check``), drop the
+        keys that fail, and server0 tells the analyst how many (1 round: phase ``ecdf key
+        check report``)."""
+        s, net = self.session, self.session.net
+        sid, n, N = server_ids(s), self.n, self.tree.n_points
+        kappa = keycheck.sketches(s.ring.bits)
+        W, tail = keycheck.sketch_weights(keycheck.coin(seeds[0], seeds[1], kappa, N))
+        ab: list[Any] = [None, None]
+        for b in (0, 1):
+            if self.keys[b] is not None:            # this process holds server b
+                ab[b], self.sums[b] = keycheck.server_pass(self.params, b, self.keys[b], W,
+                                                           QUERY_CHUNK, self.workers)
+        msg = [np.zeros((n, kappa + 1), np.uint64) for _ in range(2)]
+        with net.phase("ecdf key check", offline=True):
+            with net.round():                       # u = A + a, and the malformed flags
+                for b in (0, 1):
+                    if ab[b] is not None:
+                        msg[b][:, :kappa] = keycheck.open_shares(b, ab[b], tail, trips[b])
+                        msg[b][:, kappa] = malformed[b]
+                    net.send(int(sid[b]), int(sid[1 - b]), msg[b], 64)
+            u = msg[0][:, :kappa] + msg[1][:, :kappa]
+            z = [np.zeros((n, kappa), np.uint64) for _ in range(2)]
+            with net.round():                       # z = A^2 - B + (c - a^2)
+                for b in (0, 1):
+                    if ab[b] is not None:
+                        z[b][:] = keycheck.check_shares(b, ab[b], tail, trips[b], u)
+                    net.send(int(sid[b]), int(sid[1 - b]), z[b], 64)
+            drop = ~keycheck.decide(z[0], z[1]) | (msg[0][:, kappa] | msg[1][:, kappa] != 0)
+            gone = np.flatnonzero(drop)
+            for b in (0, 1):
+                sums = self.sums[b]
+                if sums is not None and gone.size:  # what the dropped keys added, taken off
+                    for q0, q1, y in keycheck.chunked_evals(self.params, b, self.keys[b].take(gone),
+                                                            np.arange(N), QUERY_CHUNK,
+                                                            self.workers):
+                        sums[q0:q1] -= y.sum(axis=1, dtype=np.uint64)
+        count = np.array([gone.size], np.int64)
+        with net.phase("ecdf key check report", offline=True), net.round():
+            net.send(int(sid[0]), net.role("analyst"), count, 64)   # the count, to the analyst
+        self.dropped = int(count[0])
 
     def _local_sums(self, b: int, idx: np.ndarray) -> np.ndarray:
-        """Server b: sum over all keys of its DCF shares at every index (Q,), in Z_2^l."""
+        """Server b: sum over all keys of its DCF shares at every index (Q,), in Z_2^l
+        (verified keys: the sums the check computed, without the dropped keys)."""
         ring = self.session.ring
-        Q, n = idx.size, self.n
-        x_all = (np.uint64((1 << self.params.n_bits) - 2) - idx.astype(np.uint64))
-        out = np.empty(Q, dtype=np.uint64)
-        step = max(1, QUERY_CHUNK // max(n, 1))
-        for q0 in range(0, Q, step):                # chunks of queries (memory bound)
-            q1 = min(Q, q0 + step)
-            x = np.ascontiguousarray(np.broadcast_to(x_all[q0:q1, None], (q1 - q0, n)))
-            y = dcf.eval(self.params, b, self.keys[b], x, workers=self.workers)
+        if self.sums[b] is not None:
+            return self.sums[b][idx] & ring.mask
+        out = np.empty(idx.size, dtype=np.uint64)
+        for q0, q1, y in keycheck.chunked_evals(self.params, b, self.keys[b], idx, QUERY_CHUNK,
+                                                self.workers):
             out[q0:q1] = y.sum(axis=1, dtype=np.uint64) & ring.mask
         return out
 

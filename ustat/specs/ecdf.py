@@ -294,6 +294,7 @@ class ECDFExecution(Spec):
     backend: str = "fss"
     servers: int = 2
     seed: int | str | None = None           # reproducible, INSECURE randomness
+    verify_keys: bool = False               # the servers check each party's keys (fss)
 
     def __post_init__(self) -> None:
         check_choice(self.backend, "backend", BACKENDS)
@@ -302,6 +303,12 @@ class ECDFExecution(Spec):
             raise ValueError(f"servers: backend 'fss' needs servers = 2, got {self.servers} "
                              "(two-key DCF does not extend to m > 2; use backend 'pointwise')")
         set_field(self, "seed", check_seed(self.seed))
+        if not isinstance(self.verify_keys, (bool, np.bool_)):
+            raise ValueError(f"verify_keys must be true or false, got {self.verify_keys!r}")
+        set_field(self, "verify_keys", bool(self.verify_keys))
+        if self.verify_keys and self.backend != "fss":
+            raise ValueError(f"verify_keys: the key check is the fss backend's (its parties' "
+                             f"DCF keys), not backend {self.backend!r}'s")
 
 
 @dataclass(frozen=True)

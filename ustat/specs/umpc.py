@@ -7,7 +7,11 @@
   sampled inside MPC, ``polya`` Polya shares; None: ``mpc`` where it serves),
   the collusion parameters of the noise (``max_colluders``,
   ``committee_size``, ``honest_fraction`` f_H, ``committee_fail``) and the
-  class counts' share of epsilon (``aux_epsilon_fraction``, AUC and VUS).
+  class counts' share of epsilon (``aux_epsilon_fraction``, AUC and VUS), and
+  ``check_inputs``: range-check every party's input on its shares before the
+  edges (:mod:`ustat.umpc.input_check`; a party that skips its local check
+  cannot push a kernel beyond its sensitivity), off by default in the
+  simulator, on in deployments (``ustat deploy init``).
 - :class:`Precision`: the ring and fixed-point bits (None: chosen per kernel,
   :mod:`ustat.umpc.precision`), the resolution comparisons must keep, and the
   public ``bounds`` of raw numeric columns.
@@ -91,9 +95,15 @@ class Privacy(Spec):
     honest_fraction: float = 0.5                # hf: f_H
     committee_fail: float = 2.0 ** -40          # hf: P(fewer honest members than assumed)
     aux_epsilon_fraction: float | None = None   # class counts' share (None: chosen)
+    #: range-check every input on its shares before the edges (ustat.umpc.input_check):
+    #: off by default (the simulator's seeded releases keep their bits), on in deployments
+    check_inputs: bool = False
 
     def __post_init__(self) -> None:
         set_field(self, "epsilon", check_epsilon(self.epsilon))
+        if type(self.check_inputs).__name__ not in ("bool", "bool_"):
+            raise TypeError(f"check_inputs must be True or False, got {self.check_inputs!r}")
+        set_field(self, "check_inputs", bool(self.check_inputs))
         check_choice(self.threat_model, "threat_model", THREAT_MODELS)
         if self.noise_method is not None and self.noise_method not in NOISE_METHODS:
             raise ValueError(f"noise_method must be 'mpc' or 'polya', got {self.noise_method!r}")

@@ -53,6 +53,11 @@ with their own discrete Laplace noise (sensitivity delta_max) and share of
 epsilon (``edge_aux_epsilon_fraction``, chosen from public parameters by
 :func:`ustat.umpc.release.choose_edge_fraction`); only the interval uses them.
 
+With ``privacy.check_inputs`` every party's encoded input is range-checked
+on its shares before step 1, once per party and column (:mod:`ustat.umpc.input_check`:
+3 rounds, a comparison gate per input), so that a party that skips its local
+check cannot push a kernel beyond its sensitivity.
+
 Before step 1 the encoding is chosen per kernel from public parameters
 (:mod:`ustat.umpc.precision`: comparison kernels get as many input
 fractional bits as the ring allows, arithmetic kernels a ring whose
@@ -95,6 +100,7 @@ from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMP
 from .chunk import get_backend
 from .engines import run_chunks
 from .evaluation import evaluate_run
+from .input_check import check_inputs
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
 from .progress import Progress, StageClock
@@ -309,6 +315,10 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             refusal(exc)
             raise
         try:
+            if pr.check_inputs:     # issue 39: every input range-checked on its shares
+                run.enc = check_inputs(run.session, run.enc, run.kern,
+                                       run.precision.input_frac_bits, ex.backend,
+                                       run.rng.derive("input-check"))
             clock.lap("setup")
             bar.total = run.m
             bar.stage("computing")
