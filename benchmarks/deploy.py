@@ -33,6 +33,12 @@ the relay (frames sealed end to end). Keys:
   the relay and a dealer, in threads of this process) with one idle TCP
   connection held open to the relay and one to host-0's listener, minus
   without (median of ``max(3, --repeats)`` each; target <= 2);
+- ``relay_peak_rss_mb_adversarial``: the peak RSS (MB) of a relay process
+  fed the issue-36 W3/W4 inputs by an authenticated host (one envelope
+  announcing 2^34 bytes; 300,000 empty DATA envelopes; 300,000 minimal ones
+  to a host that reads nothing), the largest of the three runs
+  (``tests/mpc/wire/adversary.py``, each under an address-space cap;
+  target <= 256);
 - with ``--gc``: ``deploy_kendall_bank_gc_seconds`` (``--backend gc
   --threat-model hf``, seed 5, deployed with a 900 s step timeout) and
   ``deploy_kendall_bank_gc_same_release`` (equal to ``ustat estimate``).
@@ -69,12 +75,13 @@ def _port():
 
 def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
     from ustat.cli.deploy import job_from_command
-    from ustat.deploy import init, run_local
+    from ustat.deploy import Keys, init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
     init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(),
-         timeout=timeout, insecure="--seed" in command)     # the gc run is seeded
+         timeout=timeout, insecure="--seed" in command,     # the gc run is seeded
+         keys=Keys(local=True))                             # every key here: one machine
     if delay:
         path = os.path.join(d, "deploy.toml")
         with open(path) as f:
@@ -191,6 +198,17 @@ def _mpyc_lt(n, repeats, tmp, ssl):
     seconds = _mpyc("lt", n, 3, repeats, script, extra=["--ssl"] if ssl else [], cwd=tmp,
                     expect="via SSL" if ssl else None)
     return n / seconds
+
+
+def _relay_peak_rss_mb() -> float:
+    import json
+    peaks = []
+    for scenario in ("relay-huge", "relay-empty", "relay-small"):
+        out = subprocess.run([sys.executable, "-m", "tests.mpc.wire.adversary", scenario],
+                             cwd=ROOT, check=True, capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, PYTHONPATH=ROOT))
+        peaks.append(json.loads(out.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+    return max(peaks)
 
 
 def _auc_csv(path, n):
@@ -325,6 +343,7 @@ def main(argv=None):
         res.update({"parties_auc": n_auc, "parties_1e4_auc_seconds": wall_auc,
                     "parties_1e4_auc_protocol_seconds": proto_auc,
                     "parties_1e4_auc_estimate": out_auc["release"]["estimate"]})
+        res["relay_peak_rss_mb_adversarial"] = _relay_peak_rss_mb()
     emit(res, args.json)
 
 

@@ -9,7 +9,8 @@ it (party hosts), the run's session tag and its timeouts.
 :func:`open_mesh` and :func:`join` turn a plan into the process's
 :class:`mpc.run.runtime.Runtime`: listen, connect to every peer (TLS 1.3 with
 the process's :class:`mpc.wire.tls.Credentials`, the peers' certificates
-checked against the names), join the relay (X25519 keys signed by the
+checked against the names and pins), join the relay (fresh X25519 keys and
+nonces, confirmed by signatures of the run's transcript with the
 certificate keys, :mod:`mpc.wire.e2e`), agree the joint key, and start counting.
 :func:`run_relay` is the relay's process. :mod:`mpc.run.launch` uses the same
 functions for runs on this machine, and ``ustat serve`` / ``ustat party``

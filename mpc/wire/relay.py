@@ -24,20 +24,33 @@ length                8      bytes that follow (a DATA body: the sealed frame)
 The relay forwards DATA and ANNOUNCE envelopes as they are, after checking
 the source (the connection's authenticated participant), the destination
 (another host of the run) and the length (at most
-:data:`mpc.wire.frames.MAX_FRAME_BYTES` plus the frame's overhead). It sends
-READY to every host once all have connected (or GONE naming those that
-never did, before any step), and when a host disconnects without saying
-BYE, or sends something malformed, it tells every other host (GONE, with
-the host and the reason) and stops: no host waits on a run that cannot
-finish.
+:data:`mpc.wire.frames.MAX_FRAME_BYTES` plus the frame's overhead; a DATA
+envelope shorter than a frame header, an empty one included, is refused).
+Nothing is allocated from an announced length: a body of at most
+:data:`STREAM_ABOVE` bytes is read whole (it is at most that), a longer one
+is streamed, its header forwarded with its first chunk and its bytes in
+chunks as they come; until its last chunk is queued, the relay reads nothing
+more from other senders to that host, so envelopes reach a host whole, in
+the order they were queued, never interleaved. What waits to go to a host is
+capped (:data:`MAX_QUEUED_BYTES`, counting :data:`ENTRY_COST` per piece, and
+:data:`MAX_QUEUED_ENTRIES`): while a host's queue is full, the relay reads
+no further body bytes for it from the sender (TCP holds the sender back), so
+a host that does not read, or one that floods another, costs the relay at
+most that much memory. It sends READY to every host once all have connected
+(or GONE naming those that never did, before any step), and when a host
+disconnects without saying BYE, or sends something malformed, it tells every
+other host (GONE, with the host and the reason) and stops: no host waits on
+a run that cannot finish.
 
 What the relay can learn or do: see docs/guides/deploy.md ("What the relay can
 learn or do"). In short: it sees which host sends how many bytes to which,
 and when; it can drop, delay or reorder envelopes, each of which ends the
 run with an error naming the step; it cannot read a frame, alter one
 (authentication fails), forge one, or redirect one (the receiver's key and
-the associated data differ), and it cannot substitute X25519 keys (they are
-signed by the hosts' certificate keys).
+the associated data differ), and it cannot substitute X25519 keys or replay
+an earlier run's (every host signs the run's transcript, :mod:`mpc.wire.e2e`).
+ANNOUNCE envelopes carry a host's announcement (segment 0) and its key
+confirmation (segment 1).
 """
 
 from __future__ import annotations
@@ -80,6 +93,15 @@ MAX_CONTROL_BYTES = 1 << 16
 #: reads its GONE only at its next step)
 LINGER = 5.0
 _CHUNK = 1 << 20
+#: bodies longer than this are streamed in chunks of at most this, not read whole first
+STREAM_ABOVE = _CHUNK
+#: most bytes (bodies, headers and :data:`ENTRY_COST` per piece) waiting to go to one host
+MAX_QUEUED_BYTES = 64 << 20
+#: most pieces (headers, bodies, chunks) waiting to go to one host
+MAX_QUEUED_ENTRIES = 1 << 14
+#: bytes a queued piece costs beyond its own (the objects that hold it)
+ENTRY_COST = 256
+_ZEROS = memoryview(bytes(_CHUNK))
 
 
 class RelayError(RuntimeError):
@@ -111,17 +133,27 @@ def parse(buf: bytes | bytearray | memoryview) -> dict:
 class _Conn:
     """One host's connection at the relay: what is being read from it, what waits to go to it."""
 
-    __slots__ = ("body", "bye", "forwarded", "head", "pos", "queue", "rank", "sock")
+    __slots__ = ("body", "bye", "forwarded", "head", "left", "owner", "pos", "queue", "rank",
+                 "sock", "streamed")
 
     def __init__(self, rank, sock):
         self.rank, self.sock = rank, sock
         self.queue: deque = deque()
         self.bye = False
         self.forwarded = 0
+        self.streamed = False       # the queue holds chunks of a streamed body
+        self.owner: int | None = None   # the sender whose streamed body to it is under way
         self._reset()
 
     def _reset(self):
         self.head, self.body, self.pos = None, bytearray(ENVELOPE_SIZE), 0
+        self.left = 0               # bytes of a streamed body still to read (0: not streaming)
+
+    def full(self) -> bool:
+        """Its queue is at the cap: read nothing more for it (see the module docstring)."""
+        q = self.queue
+        return len(q) >= MAX_QUEUED_ENTRIES or \
+            sum(len(mv) for mv in q) + ENTRY_COST * len(q) >= MAX_QUEUED_BYTES
 
 
 class Relay:
@@ -202,8 +234,8 @@ class Relay:
                             open_.discard(c.rank)
                 for c in self.conns.values():
                     self._pending(c, open_)
-                    ev = (selectors.EVENT_READ if c.rank in open_ else 0) | \
-                        (selectors.EVENT_WRITE if c.queue else 0)
+                    ev = (selectors.EVENT_READ if c.rank in open_ and not self._held(c)
+                          else 0) | (selectors.EVENT_WRITE if c.queue else 0)
                     select_socket(sel, c.sock, ev, c)
         except RelayError as e:
             self._broadcast(GONE, e.args[1] if len(e.args) > 1 else RELAY_RANK, 0, e.origin)
@@ -217,40 +249,90 @@ class Relay:
 
     def _pending(self, c, open_):
         """TLS bytes already decrypted in the socket object (select does not see them)."""
-        while c.rank in open_ and isinstance(c.sock, ssl.SSLSocket) and c.sock.pending():
+        while c.rank in open_ and isinstance(c.sock, ssl.SSLSocket) and c.sock.pending() \
+                and not self._held(c):
             if not self._read(c):
                 open_.discard(c.rank)
+
+    def _held(self, c: _Conn) -> bool:
+        """``c``'s next bytes are a body for a host whose queue is full (wait until it reads),
+        or for a host another sender is streaming a body to (wait until that body is queued
+        whole: an envelope reaches its host in one piece, never interleaved with another's)."""
+        h = c.head
+        if h is None or h["kind"] not in (DATA, ANNOUNCE):
+            return False
+        dst = self.conns[h["dst"]]
+        return dst.full() or dst.owner not in (None, c.rank)
 
     def _read(self, c: _Conn) -> bool:
         """Read what the socket has; False once the host has left after BYE."""
         while True:
-            view = memoryview(c.body)[c.pos:]
-            try:
-                n = c.sock.recv_into(view, min(len(view), _CHUNK)) if len(view) else 0
-            except WOULD_BLOCK:
+            if self._held(c):
                 return True
-            except OSError as e:
-                if c.bye:
-                    return False
-                raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}", c.rank) from None
-            if len(view) and n == 0:
-                if c.bye:
-                    return False
-                raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
-            c.pos += n
-            if c.pos < len(c.body):
-                continue
-            if c.head is None:
+            view = memoryview(c.body)[c.pos:]
+            if len(view):
                 try:
-                    h = parse(bytes(c.body))
-                except ValueError as e:
-                    raise RelayError(f"{self.name(c.rank)} sent a malformed envelope: {e}",
+                    n = c.sock.recv_into(view, min(len(view), _CHUNK))
+                except WOULD_BLOCK:
+                    return True
+                except OSError as e:
+                    if c.bye:
+                        return False
+                    raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}",
                                      c.rank) from None
-                self._check(c, h)
-                c.head, c.body, c.pos = h, bytearray(h["length"]), 0
-                if h["length"]:
+                if n == 0:
+                    if c.bye:
+                        return False
+                    raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
+                c.pos += n
+                if c.pos < len(c.body):
                     continue
+            if c.head is None:
+                self._head(c)
+                continue                    # held? then the body (an empty one: dispatched)
+            if c.left:
+                self._stream_chunk(c)
+                continue
             self._dispatch(c, c.head, bytes(c.body) if c.head["length"] <= 4096 else c.body)
+            c._reset()
+
+    def _head(self, c: _Conn) -> None:
+        """An envelope header is in: check it, then read its body whole (at most
+        :data:`STREAM_ABOVE` bytes) or in chunks (a longer one: nothing queued yet)."""
+        try:
+            h = parse(bytes(c.body))
+        except ValueError as e:
+            raise RelayError(f"{self.name(c.rank)} sent a malformed envelope: {e}",
+                             c.rank) from None
+        self._check(c, h)
+        c.head, c.pos = h, 0
+        if h["length"] > STREAM_ABOVE:
+            c.left = h["length"]
+            c.body = bytearray(_CHUNK)
+        else:
+            c.body = bytearray(h["length"])
+
+    def _stream_chunk(self, c: _Conn) -> None:
+        """A chunk of a streamed body is in: queue it to its host (after the envelope's header,
+        with the first chunk; the host is then ``c``'s until the last), start the next."""
+        h = c.head
+        assert h is not None, "_head() set it"
+        dst = self.conns[h["dst"]]
+        if c.left == h["length"]:
+            head = envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"], h["length"])
+            dst.queue.append(memoryview(head))
+            dst.owner = c.rank
+            c.forwarded += len(head)
+            self.bytes_forwarded += len(head)
+        dst.queue.append(memoryview(c.body))
+        dst.streamed = True
+        c.forwarded += len(c.body)
+        self.bytes_forwarded += len(c.body)
+        c.left -= len(c.body)
+        if c.left:
+            c.body, c.pos = bytearray(min(c.left, _CHUNK)), 0
+        else:
+            dst.owner = None
             c._reset()
 
     def _check(self, c, h) -> None:
@@ -259,6 +341,11 @@ class Relay:
             raise RelayError(f"{who} sent an envelope claiming to be from "
                              f"{self.name(h['src'])}", c.rank)
         limit = self.max_body if h["kind"] == DATA else MAX_CONTROL_BYTES
+        if h["kind"] == DATA and h["length"] < fr.FIXED_SIZE:
+            raise RelayError(f"{who} sent an empty data envelope at step {h['step']}"
+                             if not h["length"] else f"{who} sent a data envelope of "
+                             f"{h['length']} bytes at step {h['step']}, shorter than a frame",
+                             c.rank)
         if h["length"] > limit:
             raise RelayError(f"{who} announced an envelope of {h['length']} bytes at step "
                              f"{h['step']} (at most {limit})", c.rank)
@@ -293,7 +380,8 @@ class Relay:
 
     def forward(self, h: dict, body: bytes | bytearray) -> tuple[bytes, Any] | None:
         """(header, body) to pass on for envelope ``h`` (None drops it). The relay passes every
-        envelope unchanged; tests override this to play a relay that alters or drops."""
+        envelope unchanged; tests override this to play a relay that alters or drops (bodies
+        of at most :data:`STREAM_ABOVE` bytes: longer ones are streamed past it unchanged)."""
         return envelope(h["kind"], h["src"], h["dst"], h["step"], h["segment"],
                         h["length"]), body
 
@@ -302,6 +390,8 @@ class Relay:
             send_queue(c.sock, c.queue, _CHUNK)
         except OSError:
             c.queue.clear()                         # it left; the read side reports it
+        if not c.queue:
+            c.streamed = False
 
     # -- stopping -------------------------------------------------------------------------------
     def _broadcast(self, kind, src, step, text) -> None:
@@ -309,7 +399,7 @@ class Relay:
         for r, c in self.conns.items():
             if r != src:
                 if kind == GONE:
-                    _drop_unsent(c)
+                    self._end_streams(c)
                 c.queue.append(memoryview(envelope(kind, src, r, step, 0, len(body))))
                 if body:
                     c.queue.append(memoryview(body))
@@ -339,6 +429,24 @@ class Relay:
         if self._listener is not None:
             self._listener.close()
             self._listener = None
+
+
+    def _end_streams(self, c: _Conn) -> None:
+        """Before a GONE to ``c``: the envelopes it needs to read the GONE. A streamed body
+        queued to it stays whole and one still coming is padded with zeros (it then fails to
+        open, and the GONE that follows says why); else the envelopes not started go."""
+        coming = [s for s in self.conns.values() if s.rank == c.owner and s.left]
+        if not coming and not c.streamed:
+            _drop_unsent(c)
+            return
+        for s in coming:
+            c.queue.append(memoryview(s.body)[:s.pos])
+            left = s.left - s.pos
+            while left:
+                c.queue.append(_ZEROS[:min(left, _CHUNK)])
+                left -= min(left, _CHUNK)
+            s._reset()
+        c.owner = None
 
 
 def _drop_unsent(c: _Conn) -> None:

@@ -3,15 +3,23 @@
 :class:`RelayClient` is the part of :class:`mpc.wire.transport.SocketMesh` that
 reaches the other party hosts through the relay (:mod:`mpc.wire.relay`). At
 start-up it greets the relay, waits for READY (a host that never connected
-is named by the relay before any step), and exchanges signed X25519 keys
-with every other host (:mod:`mpc.wire.e2e`). In an exchange it seals this
+is named by the relay before any step), exchanges X25519 keys and fresh
+nonces with every other host, then key confirmations (signatures over the
+run's transcript, :mod:`mpc.wire.e2e`): two rounds through the relay, and
+no frame before both. In an exchange it seals this
 step's frames to other hosts into envelopes, and reads envelopes as they
 come: frames of the current step are checked against what the step
 expects (their sealed length before anything is allocated, then, once
 opened, their typed header, :func:`mpc.wire.frames.check_header`); frames of a
-later step wait in memory (a host may run ahead); a frame of an earlier
-step, a second copy, or one that fails to open is an error naming its
-sender and the step. GONE from the relay (another host left, or never
+later step wait in memory (a host may run ahead), within limits checked on
+the envelope's header: from each peer, frames of one later step only (a peer
+is at most one exchange ahead of this host), at most
+:data:`MAX_AHEAD_FRAMES` of them and :data:`MAX_AHEAD_BYTES` in all (counting
+:data:`ENTRY_COST` per frame), and their bodies are read in chunks as they
+come, so nothing is allocated from an announced length. A DATA envelope
+shorter than a frame (an empty one included), a frame of an earlier step, a
+second copy, one the step does not expect, or one that fails to open is an
+error naming its sender and the step. GONE from the relay (another host left, or never
 came) ends the run with that host's name.
 """
 
@@ -39,6 +47,14 @@ if TYPE_CHECKING:
     from mpc.wire.transport import Expected, TransportError, WireCounts
 
 
+#: frames one peer may have waiting for a later step
+MAX_AHEAD_FRAMES = 1024
+#: bytes (bodies, plus :data:`ENTRY_COST` per frame) one peer may have waiting for a later step
+MAX_AHEAD_BYTES = 1 << 30
+#: bytes a waiting frame costs beyond its body (the objects that hold it)
+ENTRY_COST = 256
+
+
 class RelayClient:
     """One host's connection to the relay (see the module docstring)."""
 
@@ -53,7 +69,11 @@ class RelayClient:
         self.max_buffered = int(max_buffered)
         self.inbox: dict = {}
         self.buffered = 0
+        self.ahead: dict = {}       # peer -> [later step, frames, bytes] waiting from it
+        self.parts: list = []       # chunks read of a waiting frame's body
+        self.left = 0               # bytes of that body still to read
         self.announced: dict = {}
+        self.confirmed: dict = {}
         self.ready = False
         self.queue: deque = deque()
         self.step = 0
@@ -87,20 +107,39 @@ class RelayClient:
                         f"{why(e) or ' (connection closed)'}", None, None) from None
         sock.setblocking(False)
         self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
-        self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host is "
-                                                 "connected")
+        try:
+            self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host "
+                                                     "is connected")
+            self._handshake(endpoint, deadline)
+        except BaseException as e:         # the relay is told, and tells the other hosts
+            self.close(False, str(e))
+            raise
+        return self
+
+    def _handshake(self, endpoint: Endpoint | None, deadline: float) -> None:
+        """Announcements (segment 0 of ANNOUNCE envelopes), then, with end-to-end encryption,
+        key confirmations (segment 1): every other host's, checked (:mod:`mpc.wire.e2e`)."""
         blob = endpoint.announcement() if endpoint is not None else b""
         for h in sorted(self.hosts):
             self._send_control(rl.ANNOUNCE, h, blob)
         self._pump(deadline, lambda: not self.queue and len(self.announced) == len(self.hosts),
                    "waiting for the other hosts' keys")
-        for h, body in self.announced.items():
-            if endpoint is not None:
-                try:
-                    endpoint.accept(h, body)
-                except E2EError as e:
-                    raise error(str(e), h, 0) from None
-        return self
+        if endpoint is None:
+            return
+        for h in sorted(self.announced):
+            try:
+                endpoint.accept(h, self.announced[h])
+            except E2EError as e:
+                raise self.error(str(e), h, 0) from None
+        for h in sorted(self.hosts):
+            self._send_control(rl.ANNOUNCE, h, endpoint.confirmation(h), segment=1)
+        self._pump(deadline, lambda: not self.queue and len(self.confirmed) == len(self.hosts),
+                   "waiting for the other hosts' key confirmations")
+        for h in sorted(self.confirmed):
+            try:
+                endpoint.confirm(h, self.confirmed[h])
+            except E2EError as e:
+                raise self.error(str(e), h, 0) from None
 
     def _pump(self, deadline, until, what) -> None:
         sel = selectors.DefaultSelector()
@@ -117,8 +156,9 @@ class RelayClient:
         finally:
             sel.close()
 
-    def _send_control(self, kind, dst, body: bytes, step=0):
-        self.queue.append(memoryview(rl.envelope(kind, self.rank, dst, step, 0, len(body))))
+    def _send_control(self, kind, dst, body: bytes, step=0, segment=0):
+        self.queue.append(memoryview(rl.envelope(kind, self.rank, dst, step, segment,
+                                                 len(body))))
         if body:
             self.queue.append(memoryview(body))
 
@@ -146,9 +186,11 @@ class RelayClient:
                 self.counts.payload_bytes_sent += f.payload.size
                 sent += len(head) + len(sealed)
             self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
+        for src in [p for p, a in self.ahead.items() if a[0] <= step]:
+            del self.ahead[src]
         for (src, st, seg) in [k for k in self.inbox if k[1] == step]:
             body = self.inbox.pop((src, st, seg))
-            self.buffered -= len(body)
+            self.buffered -= len(body) + ENTRY_COST
             if src not in expect:
                 raise self.error(f"{self.describe(src)} sent a frame for step {step}, which "
                                  "expects none from it (through the relay)", src, step)
@@ -192,6 +234,17 @@ class RelayClient:
                 self._header(step)
                 if self.head["length"]:     # type: ignore[index]  # _header() set it
                     continue
+            if self.left:                   # a chunk of a waiting frame's body
+                self.parts.append(self.body)
+                self.left -= len(self.body)
+                if self.left:
+                    self.body, self.pos = bytearray(min(self.left, rl._CHUNK)), 0
+                    continue
+                self.body = self.parts[0] if len(self.parts) == 1 else \
+                    bytearray().join(self.parts)
+                self.parts = []
+                if self.head["step"] <= self.step:  # its step began while it came: release
+                    self.buffered -= self.head["length"] + ENTRY_COST
             h, body = self.head, self.body
             self._reset()
             self._envelope(h, body, step)
@@ -208,18 +261,53 @@ class RelayClient:
                              f"this run, at step {step}", None, step)
         if kind != rl.DATA:
             limit = rl.MAX_CONTROL_BYTES
+        elif h["length"] < fr.FIXED_SIZE + (TAG_BYTES if self.endpoint is not None else 0):
+            raise self.error(f"{self.describe(src)} sent an empty frame for step {h['step']}"
+                             if not h["length"] else f"{self.describe(src)} sent a frame of "
+                             f"{h['length']} bytes for step {h['step']}, shorter than a frame",
+                             src, step)
         elif h["step"] == self.step and h["segment"] < len(self.expect.get(src, ())):
             limit = sealed_size(self.expect[src][h["segment"]], self.endpoint is not None)
             if h["length"] != limit:
                 raise self.error(f"a frame from {self.describe(src)} at step {step} announces "
                                  f"{h['length']} bytes, expected {limit}", src, step)
+        elif h["step"] <= self.step:
+            self._envelope(h, b"", step)        # refused: earlier, a copy, or not expected
+            raise AssertionError("unreachable: _envelope refuses it")
         else:
-            limit = self.max_buffered - self.buffered
+            self._wait(src, h, step)
+            self.head, self.pos = h, 0
+            self.left = h["length"]
+            self.body = bytearray(min(self.left, rl._CHUNK))
+            return
         if h["length"] > limit:
             raise self.error(f"a frame from {self.describe(src)} for step {h['step']} announces "
                              f"{h['length']} bytes (at most {limit} may wait), at step {step}",
                              src, step)
         self.head, self.body, self.pos = h, bytearray(h["length"]), 0
+
+    def _wait(self, src: int, h: dict, step: int) -> None:
+        """Reserve room for a frame of a later step from ``src`` (before reading its body), or
+        refuse it: frames of one later step per peer, at most MAX_AHEAD_FRAMES and
+        MAX_AHEAD_BYTES of them, and at most max_buffered from all peers."""
+        who = self.describe(src)
+        later, frames, held = self.ahead.get(src, (h["step"], 0, 0))
+        if later != h["step"]:
+            raise self.error(f"{who} sent a frame for step {h['step']} while one for step "
+                             f"{later} waits (a peer is at most one step ahead), at step "
+                             f"{step} (through the relay)", src, step)
+        if frames >= MAX_AHEAD_FRAMES:
+            raise self.error(f"{who} has {frames} frames waiting for step {later} (at most "
+                             f"{MAX_AHEAD_FRAMES}), at step {step} (through the relay)", src,
+                             step)
+        cost = h["length"] + ENTRY_COST
+        limit = min(MAX_AHEAD_BYTES - held, self.max_buffered - self.buffered)
+        if cost > limit:
+            raise self.error(f"a frame from {who} for step {h['step']} announces "
+                             f"{h['length']} bytes (at most {max(0, limit - ENTRY_COST)} more "
+                             f"may wait), at step {step}", src, step)
+        self.ahead[src] = (later, frames + 1, held + cost)
+        self.buffered += cost
 
     def _envelope(self, h, body, step) -> None:
         kind, src = h["kind"], h["src"]
@@ -232,9 +320,11 @@ class RelayClient:
             raise self.error(f"{text} (reported by the relay at step {step})", who, step,
                              origin=text)
         elif kind == rl.ANNOUNCE:
-            if src in self.announced:
-                raise self.error(f"{self.describe(src)} announced its key twice", src, step)
-            self.announced[src] = bytes(body)
+            got = self.confirmed if h["segment"] == 1 else self.announced
+            if src in got or h["segment"] > 1:
+                raise self.error(f"{self.describe(src)} announced its key or confirmation "
+                                 "twice", src, step)
+            got[src] = bytes(body)
         elif kind == rl.DATA:
             key = (src, h["step"], h["segment"])
             if h["step"] < self.step or key in self.inbox or (
@@ -248,8 +338,8 @@ class RelayClient:
                 raise self.error(f"{self.describe(src)} sent a frame at step {step}, which "
                                  f"expects none from it (through the relay)", src, step)
             else:
-                self.inbox[key] = body
-                self.buffered += len(body)
+                self.inbox[key] = body          # its room was reserved by _wait
+
         else:
             raise self.error(f"the relay sent a {rl.KINDS[kind]} envelope at step {step}",
                              None, step)

@@ -302,25 +302,38 @@ def test_roc_with_one_threshold_is_refused_and_refunded(capsys, data, tmp_path):
     assert not b.exists() or _spends(b) == []
 
 
-@pytest.mark.parametrize("protocol", [
+_DEPLOYED = [
     ["estimate", "kendall", "--columns", "p,q", "--bounds", "0:1,0:1"],
     ["ecdf", "--column", "p", "--bounds", "0:1"],
     ["quantile", "--column", "p", "--bounds", "0:1"],
     ["roc", "--score", "p", "--label", "y", "--bounds", "0:1"],
     ["hl", "--prob", "p", "--label", "y"],
-])
-@pytest.mark.parametrize("budget", [
-    ["--budget-file", "b.json", "--budget-total", "3"],
-    ["--budget-total", "3"],
-    ["--budget-delta", "1e-6"],
-])
-def test_deploy_init_refuses_a_budget(capsys, tmp_path, protocol, budget):
-    """No participant of a deployment sees the data set to identify it: a budget flag in the
-    protocol is refused at ``deploy init`` (issue 37, item 11), naming the budget."""
+]
+
+
+@pytest.mark.parametrize("protocol", _DEPLOYED)
+@pytest.mark.parametrize("budget", [["--budget-total", "3"], ["--budget-delta", "1e-6"]])
+def test_deploy_init_refuses_a_budget_total_without_its_file(capsys, tmp_path, protocol,
+                                                             budget):
     out = tmp_path / "dep"
     code = main(["deploy", "init", "--parties", "50", "--hosts", "1", "--out", str(out), "--",
                  *protocol, *budget])
     err = capsys.readouterr().err
-    assert code == 2 and "budget" in err and "deployment" in err
+    assert code == 2 and f"{budget[0]} needs --budget-file" in err
     assert len(err.strip().splitlines()) == 1
     assert not (out / "deploy.toml").exists()
+
+
+@pytest.mark.parametrize("protocol", _DEPLOYED)
+def test_deploy_init_writes_the_budget_the_releasing_role_keeps(capsys, tmp_path, protocol):
+    """A deployment's budget (issue 36, item 6): [run.budget] names the ledger (beside
+    deploy.toml), its totals and what each run charges (ustat.deploy.budget)."""
+    from ustat.deploy import load
+
+    out = tmp_path / "dep"
+    assert main(["deploy", "init", "--parties", "50", "--hosts", "1", "--out", str(out), "--",
+                 *protocol, "--budget-file", "b.json", "--budget-total", "3"]) == 0
+    capsys.readouterr()
+    b = load(str(out)).budget
+    assert b["file"] == str(out / "b.json") and b["total"] == 3.0 and b["epsilon"] == 1.0
+    assert b["delta"] >= 0 and "total_delta" not in b

@@ -21,7 +21,9 @@ pytest.importorskip("cryptography")
 
 from ustat.cli import main
 from ustat.cli.deploy import job_from_command
-from ustat.deploy import DeployError, init, load, run_local
+from ustat.deploy import DeployError, Keys, init, load, run_local
+
+LOCAL = Keys(local=True)            # every key made here: participants on one machine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
@@ -62,7 +64,8 @@ def _deploy_cli(directory, csv):
 def test_a_local_deployment_releases_what_ustat_estimate_releases(tmp_path, capsys, extra):
     csv = _bank_rows(tmp_path, 60)
     d = str(tmp_path / "dep")
-    assert main(["deploy", "init", "--insecure", "--parties", "60", "--hosts", "2", "--out", d,
+    assert main(["deploy", "init", "--local", "--insecure",
+                 "--parties", "60", "--hosts", "2", "--out", d,
                  "--base-port", str(_ports()), "--", "estimate", *KENDALL, *extra]) == 0
     capsys.readouterr()
     cfg = load(d)
@@ -100,7 +103,7 @@ def test_a_fault_stops_every_process_with_a_named_error_and_no_release(tmp_path,
     csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the fault's moment
     d = str(tmp_path / "dep")
     init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=2, base_port=_ports(),
-         timeout=3.0, connect_timeout=30.0, insecure=True)
+         keys=LOCAL, timeout=3.0, connect_timeout=30.0, insecure=True)
     seen = {}
 
     def inject(procs, logs):
@@ -140,7 +143,7 @@ def test_kendall_on_bank_deployed_over_4_hosts_releases_ustat_estimates_bits(tmp
         pytest.skip("../shared/data/bank/bank.csv is absent")
     d = str(tmp_path / "dep")
     init(d, 4521, job_from_command(["estimate", *KENDALL, *extra], 4521), hosts=4,
-         base_port=_ports(), insecure=True)
+         base_port=_ports(), keys=LOCAL, insecure=True)
     got = _deploy_cli(d, BANK)
     want = _estimate(BANK, KENDALL + extra + ["--check-inputs"], capsys)  # deploy's default
     for key in ("estimate", "u_hat", "ci", "online_bits", "offline_bits", "rounds"):
@@ -175,7 +178,7 @@ def test_every_surviving_participant_names_the_one_that_was_killed(tmp_path, vic
     csv = _bank_rows(tmp_path, 600)
     d = str(tmp_path / "dep")
     init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=3, base_port=_ports(),
-         timeout=3.0, connect_timeout=30.0, insecure=True)
+         keys=LOCAL, timeout=3.0, connect_timeout=30.0, insecure=True)
 
     def inject(procs, logs):
         _wait_for(logs, victim, "computing")       # joined: its part is still to come

@@ -19,7 +19,7 @@ from ustat.cli import main
 from ustat.cli.deploy import job_from_command
 from ustat.deploy import init, load
 
-from .test_deploy import BANK, _bank_rows, _deploy_cli, _ports
+from .test_deploy import BANK, LOCAL, _bank_rows, _deploy_cli, _ports
 
 ECDF = ["--column", "age", "--bounds", "18:95", "--epsilon", "1", "--seed", "3"]
 
@@ -33,7 +33,8 @@ def test_an_ecdf_deployment_releases_what_ustat_ecdf_releases(tmp_path, capsys):
     csv = _bank_rows(tmp_path, 300)
     d = str(tmp_path / "dep")
     args = ECDF + ["--thresholds", "24"]
-    assert main(["deploy", "init", "--insecure", "--parties", "300", "--hosts", "2", "--out", d,
+    assert main(["deploy", "init", "--local", "--insecure",
+                 "--parties", "300", "--hosts", "2", "--out", d,
                  "--base-port", str(_ports()), "--", "ecdf", *args]) == 0
     capsys.readouterr()
     cfg = load(d)
@@ -63,7 +64,7 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
     args = ECDF + ["--thresholds", "16", "--q", "0.5", "--backend", "pointwise", "--noise", "mpc",
                    "--epsilon", "10"]          # at 1 the noise hides 200 records' quantiles
     init(d, 200, job_from_command(["quantile", *args], 200), hosts=1, base_port=_ports(),
-         insecure=True)
+         keys=LOCAL, insecure=True)
     assert [p.role for p in load(d).participants] == ["parties", "server-0", "server-1",
                                                       "analyst"]
     got = _deploy_cli(d, csv)
@@ -82,8 +83,10 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
     (["quantile", "--column", "age", "--bounds", "18:95", "--backend", "central"], "central"),
     (["ecdf", "--column", "age", "--bounds", "18:95", "--backend", "pointwise", "--servers",
       "3"], "two servers"),
-    (["ecdf", "--column", "age", "--bounds", "18:95", "--budget-file", "b.json"],
-     "--budget-file"),
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--budget-total", "3"],
+     "--budget-total needs --budget-file"),
+    (["ecdf", "--column", "age", "--bounds", "18:95", "--budget-file", "b.json", "--epsilon",
+      "inf"], "cannot be charged"),
     (["roc", "--score", "duration", "--label", "y"], "--score and public --bounds"),
     (["hl", "--label", "y"], "--prob"),
     (["roc", "--score", "duration", "--label", "y", "--bounds", "0:5000", "--evaluate"],
@@ -93,7 +96,7 @@ def test_the_analyst_prints_the_quantiles_as_ustat_quantile_does(tmp_path, capsy
 def test_init_refuses_what_a_deployment_cannot_run(tmp_path, command, why):
     with pytest.raises(ValueError, match=why.replace("-", r"\-")):
         init(str(tmp_path / "dep"), 10, job_from_command(command, 10), hosts=1, base_port=_ports(),
-             insecure=True)
+             keys=LOCAL, insecure=True)
     assert not os.path.exists(tmp_path / "dep" / "deploy.toml")
 
 
@@ -115,7 +118,8 @@ def test_a_roc_deployment_releases_what_ustat_roc_releases(tmp_path, capsys):
     d = str(tmp_path / "dep")
     args = ["--score", "duration", "--label", "y", "--positive", "yes", "--bounds", "0:3100",
             "--thresholds", "32", "--epsilon", "20", "--seed", "4"]
-    init(d, 400, job_from_command(["roc", *args], 400), hosts=2, base_port=_ports(), insecure=True)
+    init(d, 400, job_from_command(["roc", *args], 400), hosts=2, base_port=_ports(), insecure=True,
+         keys=LOCAL)
     got = _deploy_cli(d, csv)
     want = _local("roc", csv, args + ["--verify-keys"], capsys)
     for key in ("auc", "auc_ci", "fpr", "tpr", "roc_band", "n_pos_noisy", "n_neg_noisy",
@@ -145,7 +149,8 @@ def test_a_hosmer_lemeshow_deployment_releases_what_ustat_hl_releases(tmp_path, 
     d = str(tmp_path / "dep")
     args = ["--prob", "p", "--label", "y", "--groups", "5", "--thresholds", "64",
             "--epsilon", "20", "--seed", "6"]
-    init(d, 300, job_from_command(["hl", *args], 300), hosts=2, base_port=_ports(), insecure=True)
+    init(d, 300, job_from_command(["hl", *args], 300), hosts=2, base_port=_ports(), insecure=True,
+         keys=LOCAL)
     got = _deploy_cli(d, str(csv))
     want = _local("hl", str(csv), args + ["--verify-keys"], capsys)
     for key in ("statistic", "p_value", "edges", "table", "df", "communication", "account"):
@@ -160,7 +165,7 @@ def test_quantiles_of_bank_age_deployed_over_4_hosts_equal_ustat_quantile(tmp_pa
     d = str(tmp_path / "dep")
     args = ECDF + ["--thresholds", "78", "--q", "0.25,0.5,0.75"]
     init(d, 4521, job_from_command(["quantile", *args], 4521), hosts=4, base_port=_ports(),
-         insecure=True)
+         keys=LOCAL, insecure=True)
     got = _deploy_cli(d, BANK)
     want = _local("quantile", BANK, args + ["--verify-keys"], capsys)
     for key in ("quantiles", "quantile_ci", "communication", "account", "n"):
@@ -192,7 +197,8 @@ def test_a_deployment_stores_the_spec_its_flags_build(tmp_path, command, kind, d
 
     job = job_from_command(command, 300)
     assert type(job.spec).__name__ == kind and job.command == command[0]
-    cfg = init(str(tmp_path / "dep"), 300, job, hosts=2, base_port=_ports(), insecure=True)
+    cfg = init(str(tmp_path / "dep"), 300, job, hosts=2, base_port=_ports(), insecure=True,
+               keys=LOCAL)
     assert cfg.spec() == job.spec and isinstance(cfg.spec(), getattr(specs, kind))
     assert "args" not in cfg.run and {k: cfg.run["data"][k] for k in data} == data
     text = (tmp_path / "dep" / "deploy.toml").read_text()

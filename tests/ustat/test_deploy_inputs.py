@@ -19,7 +19,7 @@ from ustat.cli import main
 from ustat.cli.deploy import job_from_command
 from ustat.deploy import init, load
 
-from .test_deploy import KENDALL, ROOT, _bank_rows, _ports
+from .test_deploy import KENDALL, LOCAL, ROOT, _bank_rows, _ports
 
 PROTOCOL = ["--", "estimate", *KENDALL]
 #: init of a seeded protocol (issue 36: --seed needs --insecure)
@@ -70,7 +70,7 @@ def test_deploy_init_refuses_a_directory_in_use(tmp_path, capsys):
 def dep(tmp_path):
     d = str(tmp_path / "dep")
     init(d, 20, job_from_command(["estimate", *KENDALL], 20), hosts=2, base_port=_ports(),
-         connect_timeout=2.0, insecure=True)
+         connect_timeout=2.0, insecure=True, keys=LOCAL)
     return d
 
 

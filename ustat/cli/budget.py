@@ -138,21 +138,33 @@ class Charge:
         check_options(args)
         if not getattr(args, "budget_file", None):
             return None
-        from noise.budget_file import DEFAULT_TOTAL_DELTA, BudgetFile
-
         from ..data import dataset_identity
 
         ident = dataset_identity(args.csv, columns, sep=args.sep, header=not args.no_header,
                                  encoding=args.encoding)
-        self.file = BudgetFile(args.budget_file)
         info = {"command": args.command, "columns": list(columns), **(details or {}),
                 "path": ident.description["path"]}
+        return self.reserve_keys(ident.keys, epsilon=epsilon, delta=delta, label=label,
+                                 details=info, description=ident.description)
+
+    def reserve_keys(self, keys: Sequence[str], *, epsilon: float, delta: float, label: str,
+                     details: dict | None = None,
+                     description: dict | None = None) -> Reservation | None:
+        """Reserve (epsilon, delta) on the data set named by ``keys`` (a deployment's
+        commitments, :mod:`ustat.deploy.budget`) in ``--budget-file``; UsageError when it
+        would overspend."""
+        args = self.args
+        if not getattr(args, "budget_file", None):
+            return None
+        from noise.budget_file import DEFAULT_TOTAL_DELTA, BudgetFile
+
+        self.file = BudgetFile(args.budget_file)
         try:
             self.reservation = self.file.reserve(
-                ident.keys, epsilon, delta, total=args.budget_total,
+                list(keys), epsilon, delta, total=getattr(args, "budget_total", None),
                 total_delta=getattr(args, "budget_delta", None),
-                default_total_delta=DEFAULT_TOTAL_DELTA, label=label, details=info,
-                description=ident.description)
+                default_total_delta=DEFAULT_TOTAL_DELTA, label=label, details=details or {},
+                description=description or {})
         except ValueError as exc:
             raise UsageError(_budget_hint(exc, delta, _protocol(args))) from None
         return self.reservation

@@ -4,8 +4,13 @@
   --bounds ...`` (or ``-- quantile --column C --bounds lo:hi --q ...``, or
   ``-- ecdf ...``, ``-- roc --score S --label Y --bounds ...``, ``-- hl --prob P
   --label Y``): the configuration (the command's flags become the run's spec,
-  :func:`job_from_command`), the CA and every participant's key and certificate
-  (:func:`ustat.deploy.init`).
+  :func:`job_from_command`) and the CA (:func:`ustat.deploy.init`); with ``--local``
+  (a demo on one machine) every participant's key and certificate too, pinned.
+- ``ustat deploy keygen --name host-1 [--out DIR]``: on the participant's machine, its key
+  (never leaves DIR) and a certificate signing request for the organizer.
+- ``ustat deploy sign --ca DIR --csr FILE [--csr FILE ...] [--out FILE]``: the organizer
+  signs requests with the CA and pins each certificate in ``deploy.toml``
+  (:mod:`ustat.deploy.keys`).
 - ``ustat serve --config DIR/deploy.toml --role dealer|aggregator|relay``
   (``server-0|server-1|analyst|relay`` for an ECDF command): one role's
   process (:mod:`ustat.deploy.runner`); the aggregator (the analyst) prints the release.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -48,7 +54,7 @@ def register(sub: argparse._SubParsersAction[Parser],
                        description="Set up a deployment (one process per role and per party "
                                    "host, TLS with the deployment's own CA) or run one here.")
     dsub = d.add_subparsers(dest="deploy_command", required=True)
-    i = dsub.add_parser("init", help="write DIR/deploy.toml and DIR/keys/ (CA, keys, certs)")
+    i = dsub.add_parser("init", help="write DIR/deploy.toml and the CA (DIR/ca/, keys/ca.pem)")
     i.add_argument("--parties", type=int_arg, required=True, help="data parties (records)")
     i.add_argument("--hosts", type=int_arg, default=None,
                    help="party-host processes, each holding a block of parties (default 4, "
@@ -70,11 +76,36 @@ def register(sub: argparse._SubParsersAction[Parser],
     i.add_argument("--insecure", action="store_true",
                    help="allow a seeded protocol (--seed: every participant can compute the "
                         "noise; tests and demos only); the release says so")
+    i.add_argument("--local", action="store_true",
+                   help="a demo on one machine: also make every participant's key and "
+                        "certificate here, pinned (whoever holds DIR holds every key)")
+    i.add_argument("--ca-passphrase-file", metavar="FILE",
+                   help="encrypt the CA key (DIR/ca/ca.key) with the first line of FILE (or "
+                        "set USTAT_CA_PASSPHRASE)")
     i.add_argument("protocol", nargs=argparse.REMAINDER,
                    help="after --: the ustat command the participants run, e.g. -- estimate "
                         "kendall --columns age,balance --bounds 18:95,-8019:102127, or -- "
                         "quantile --column age --bounds 18:95 --q 0.5 (also ecdf, roc, hl)")
     i.add_argument("--json", action="store_true")
+    k = dsub.add_parser("keygen", help="on a participant's machine: its key and a signing "
+                                       "request (the key never leaves DIR)")
+    k.add_argument("--name", required=True, help="the participant's name in deploy.toml")
+    k.add_argument("--out", default="keys", metavar="DIR",
+                   help="where the key (0600) and NAME.csr go (default keys, next to the "
+                        "participant's copy of deploy.toml)")
+    k.add_argument("--json", action="store_true")
+    g = dsub.add_parser("sign", help="the organizer: sign requests with the CA and pin the "
+                                     "certificates in deploy.toml")
+    g.add_argument("--ca", required=True, metavar="DIR", help="the CA's directory (DIR/ca)")
+    g.add_argument("--csr", required=True, action="append", metavar="FILE",
+                   help="a participant's request (repeatable)")
+    g.add_argument("--out", metavar="FILE",
+                   help="where the certificate goes (one --csr; default the participant's cert "
+                        "path in deploy.toml)")
+    g.add_argument("--config", help="the deployment's deploy.toml (default next to --ca)")
+    g.add_argument("--ca-passphrase-file", metavar="FILE",
+                   help="the CA key's passphrase (or USTAT_CA_PASSPHRASE)")
+    g.add_argument("--json", action="store_true")
     r = dsub.add_parser("run", help="run every participant as a process on this machine")
     r.add_argument("--local", required=True, metavar="DIR", help="the deployment directory")
     r.add_argument("--csv", help="the records (each party host reads only its own rows)")
@@ -90,6 +121,10 @@ def register(sub: argparse._SubParsersAction[Parser],
     p.add_argument("--id", required=True, metavar="I|I-J", help="the parties this host holds")
     p.add_argument("--csv", required=True, help="the records; this host reads rows I..J only")
     p.add_argument("--columns", help="must equal the protocol's --columns if given")
+    p.add_argument("--salt", metavar="FILE",
+                   help="with a budget ([run.budget]): this host's secret commitment salt, "
+                        "made when missing (default: CSV.NAME.commit-salt); keep it: "
+                        "a new salt starts a new budget")
     _process_flags(p)
     commands["deploy"] = (cmd_deploy, show_deploy)
     commands["serve"] = (cmd_process, show_process)
@@ -149,10 +184,19 @@ def cmd_process(args: argparse.Namespace) -> dict:
         if me.parties is not None:
             raise UsageError(f"{me.name} is a party host: run it with `ustat party`")
         csv = None
+    ledger = None
+    if cfg.budget and me.role in ("aggregator", "analyst"):
+        b = cfg.budget                  # the ledger this role keeps (ustat.deploy.budget)
+        args.budget_file, args.budget_total = b["file"], b.get("total")
+        args.budget_delta = b.get("total_delta")
+        ledger = args.charge
     try:
-        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log)
+        out = run_participant(cfg, me.name, csv, tls=not args.plain, log=_log, ledger=ledger,
+                              salt=getattr(args, "salt", None))
     except (TransportError, RelayError) as exc:
         _fault(exc)
+    if ledger is not None and out["release"] is not None:
+        out["release"]["budget"] = ledger.summary()     # as ustat estimate --budget-file
     if args.report:
         with open(args.report, "w") as f:
             json.dump(out, f, default=_plain)
@@ -183,9 +227,26 @@ def show_process(res: dict) -> None:
               f"sent on the wire")
 
 
+def _keys_command(args: argparse.Namespace) -> dict:
+    """``deploy keygen`` and ``deploy sign`` (:mod:`ustat.deploy.keys`)."""
+    from ..deploy import keys
+
+    if args.deploy_command == "keygen":
+        key, csr = keys.keygen(args.name, args.out)
+        return {"command": "deploy keygen", "name": args.name, "key": key, "csr": csr}
+    signed = keys.sign(args.ca, args.csr, config=args.config, out=args.out,
+                       ca_passphrase=keys.passphrase(args.ca_passphrase_file))
+    config = args.config or os.path.join(os.path.dirname(os.path.abspath(args.ca)), "deploy.toml")
+    return {"command": "deploy sign", "config": config, "signed": signed,
+            "unpinned": keys.unpinned(config)}
+
+
 def cmd_deploy(args: argparse.Namespace) -> dict:
+    if args.deploy_command in ("keygen", "sign"):
+        return _keys_command(args)
     if args.deploy_command == "init":
         from ..deploy.create import init
+        from ..deploy.keys import Keys, passphrase
 
         proto = list(args.protocol)
         if proto and proto[0] == "--":
@@ -202,8 +263,9 @@ def cmd_deploy(args: argparse.Namespace) -> dict:
         cfg = init(args.out, args.parties, job, hosts=hosts, roles=roles,
                    base_port=args.base_port, addresses=addresses, name=args.name,
                    timeout=args.timeout, connect_timeout=args.connect_timeout,
-                   insecure=args.insecure)
-        return {"command": "deploy init", "config": cfg.path,
+                   insecure=args.insecure,
+                   keys=Keys(args.local, passphrase(args.ca_passphrase_file)))
+        return {"command": "deploy init", "config": cfg.path, "local": cfg.local,
                 "participants": [{"name": p.name, "role": p.role,
                                   "parties": None if p.parties is None else
                                   [p.parties.start, p.parties.stop - 1],
@@ -223,12 +285,41 @@ def cmd_deploy(args: argparse.Namespace) -> dict:
     return release
 
 
+def _show_keys(res: dict) -> None:
+    if res["command"] == "deploy keygen":
+        print(f"wrote {res['key']} (this participant's private key: it never leaves this "
+              f"machine) and {res['csr']}: send the .csr to the organizer (ustat deploy sign)")
+        return
+    for s in res["signed"]:
+        print(f"signed {s['name']}: {s['cert']}, pinned {s['fingerprint']}"
+              + (f" (replacing {s['replaced']}: the old certificate is revoked)"
+                 if s["replaced"] else ""))
+    if res["unpinned"]:
+        print(f"not pinned yet: {', '.join(res['unpinned'])}")
+    else:
+        print(f"every participant is pinned: send {res['config']}, keys/ca.pem and keys/*.pem "
+              "(all public) to every participant")
+
+
 def show_deploy(res: dict) -> None:
+    if res.get("command") in ("deploy keygen", "deploy sign"):
+        _show_keys(res)
+        return
     if res.get("command") == "deploy init":
-        print(f"wrote {res['config']} and its keys; participants:")
+        print(f"wrote {res['config']}; participants:")
         for p in res["participants"]:
             held = "" if p["parties"] is None else f"  parties {p['parties'][0]}-{p['parties'][1]}"
             print(f"  {p['name']:<12} {p['role']:<11} {p['address']}{held}")
+        base = os.path.dirname(res["config"])
+        if res.get("local"):
+            print(f"LOCAL DEMO (--local): every participant's key was made here, in "
+                  f"{os.path.join(base, 'keys')}: whoever holds that directory can be any "
+                  "participant; for real hosts, init without --local")
+        else:
+            print(f"the CA is in {os.path.join(base, 'ca')} (keep it offline); next: each "
+                  "participant runs `ustat deploy keygen --name NAME` on its machine and "
+                  f"sends NAME.csr; sign them with `ustat deploy sign --ca "
+                  f"{os.path.join(base, 'ca')} --csr NAME.csr ...`")
         return
     _print_release(res)
     from ..deploy.wire import print_wire
@@ -240,8 +331,8 @@ def job_from_command(command: list, parties: int) -> Job:
     "--columns", "age,balance", "--bounds", ...]``) for ``parties`` parties: its flags become
     the run's spec (every participant computes from the spec, never parses a command line)
     and what each party host reads of its own file. ValueError for what a deployment cannot
-    run (no ``--csv``: each host gives its own file; no ``--processes``, ``--evaluate`` or
-    ``--budget-file``)."""
+    run (no ``--csv``: each host gives its own file; no ``--processes`` or ``--evaluate``).
+    ``--budget-file`` becomes ``[run.budget]`` (:func:`budget_table`)."""
     from ..deploy import ecdf
 
     command = list(command)
@@ -290,11 +381,6 @@ def _ecdf_job(command: list):
     for key, why in refused:
         if getattr(args, key, None):
             raise ValueError(f"not in a deployment: {why}")
-    budget = [flag for flag in ("--budget-file", "--budget-total", "--budget-delta")
-              if getattr(args, flag[2:].replace("-", "_"), None) is not None]
-    if budget:
-        raise ValueError(f"not in a deployment: {' / '.join(budget)}: a deployment keeps no "
-                         "budget (no participant sees the data set to identify it)")
     if args.backend == "central":
         raise ValueError("--backend central is a trusted curator holding every value: nothing "
                          "to deploy (use fss or pointwise)")
@@ -311,13 +397,15 @@ def _ecdf_job(command: list):
         raise ValueError("the value and --label columns must differ")
     data = {"columns": columns, "sep": args.sep, "header": not args.no_header,
             "encoding": args.encoding or "utf-8", "positive": getattr(args, "positive", None)}
-    return Job(args.command, spec, data)
+    return Job(args.command, spec, data,
+               budget=budget_table(args, ecdf.charge_delta(args), args.command))
 
 
 def _estimate_job(command: list, parties: int):
     from .. import kernels
     from ..data.records import bounds_option
     from ..deploy.config import Job
+    from ..umpc.privacy import planned_delta
     from . import estimate_options
     from .estimate import edges_option, umpc_spec
 
@@ -336,9 +424,6 @@ def _estimate_job(command: list, parties: int):
                          "host reads those columns of its own file)")
     if args.evaluate:
         raise ValueError("--evaluate reads every record in the clear: not in a deployment")
-    if args.budget_file or args.budget_total is not None or args.budget_delta is not None:
-        raise ValueError("--budget-file: a deployment keeps no budget yet (no participant "
-                         "sees the data set to identify it): run without it")
     kern = kernels.get(args.kernel)
     numeric = [c for c in range(kern.columns) if c not in kern.categorical]
     pairs = iter(bounds_option(args.bounds, len(numeric)))
@@ -351,7 +436,30 @@ def _estimate_job(command: list, parties: int):
     data = {"columns": args.columns, "sep": args.sep, "header": not args.no_header,
             "encoding": args.encoding or "utf-8", "positive": args.positive,
             "classes": args.classes, "clip": args.clip}
-    return Job("estimate", spec, data)
+    return Job("estimate", spec, data,
+               budget=budget_table(args, planned_delta(spec, parties), kern.name))
+
+
+def budget_table(args: argparse.Namespace, delta: float, label: str) -> dict:
+    """``[run.budget]`` of a protocol's ``--budget-file`` (empty without it): the ledger the
+    releasing role keeps (:mod:`ustat.deploy.budget`), the totals it starts a data set with,
+    and what each run charges (``epsilon``, ``delta``); ValueError for what cannot be
+    charged."""
+    if not args.budget_file:
+        for flag, value in (("--budget-total", args.budget_total),
+                            ("--budget-delta", args.budget_delta)):
+            if value is not None:
+                raise ValueError(f"{flag} needs --budget-file")
+        return {}
+    if math.isinf(args.epsilon):
+        raise ValueError("--epsilon inf is not private and cannot be charged to --budget-file")
+    total, total_delta = args.budget_total, args.budget_delta
+    if total is not None and not 0 < total < math.inf:
+        raise ValueError(f"--budget-total must be > 0 and finite, got {total}")
+    if total_delta is not None and not 0 <= total_delta < 1:
+        raise ValueError(f"--budget-delta must be in [0, 1), got {total_delta}")
+    return {"file": args.budget_file, "total": total, "total_delta": total_delta,
+            "epsilon": float(args.epsilon), "delta": float(delta), "label": label}
 
 
 def _plain(obj):

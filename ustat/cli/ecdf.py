@@ -85,7 +85,8 @@ def check_flags(args: argparse.Namespace, *, deployed: bool = False) -> float:
     from .common import check_epsilon_option
 
     e = check_epsilon_option(args.epsilon)
-    check_options(args)
+    if not deployed:                    # a deployment's budget: ustat.cli.deploy.budget_table
+        check_options(args)
     _check_ignored_flags(args, deployed)
     if not deployed:
         _check_outputs(args)
@@ -367,15 +368,20 @@ def _labelled(args, value_col: str, no_csv: str) -> tuple:
 
 
 # -- running --------------------------------------------------------------------------------------
-def _charge(args, columns) -> None:
-    """This release's epsilon (pure DP, delta 0; with --noise mpc the sampler's bound, 2^-40 per
-    tree or set of sums) reserved in --budget-file, before computing."""
-    delta = 0.0
+def charge_delta(args: argparse.Namespace) -> float:
+    """The delta a release of these flags is charged: 0 (pure DP), or with --noise mpc the
+    sampler's bound, 2^-40 per tree or set of sums."""
     if getattr(args, "noise", None) == "mpc" and math.isfinite(args.epsilon):
         from noise.mpc_sampler import MAX_DELTA
-        delta = _MPC_NOISE_SETS.get(args.command, 1) * MAX_DELTA
-    args.charge.reserve(columns, epsilon=args.epsilon, delta=delta, label=args.command,
-                        details={"backend": args.backend})
+        return _MPC_NOISE_SETS.get(args.command, 1) * MAX_DELTA
+    return 0.0
+
+
+def _charge(args, columns) -> None:
+    """This release's epsilon and delta (:func:`charge_delta`) reserved in --budget-file,
+    before computing."""
+    args.charge.reserve(columns, epsilon=args.epsilon, delta=charge_delta(args),
+                        label=args.command, details={"backend": args.backend})
 
 
 def _where(args) -> str:

@@ -1,7 +1,9 @@
 """``deploy.toml``: who takes part in a deployment, where each listens, and what they compute.
 
-A deployment directory holds ``deploy.toml`` and ``keys/`` (the CA and one
-key and certificate per participant). The file::
+A deployment directory holds ``deploy.toml`` and ``keys/`` (the CA's
+certificate, every participant's certificate, and on each participant's own
+machine its own key, made there: :mod:`.keys`); the organizer keeps the CA in
+``ca/``. The file::
 
     [deployment]
     name = "bank-kendall"
@@ -11,6 +13,7 @@ key and certificate per participant). The file::
     delay = 0.0                      # added to every step (latency studies)
     source = "bank.csv"              # how the release names the data
     insecure = true                  # only with deploy init --insecure: a seeded run
+    local = true                     # only with deploy init --local: every key made here
 
     [run]
     command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
@@ -19,6 +22,12 @@ key and certificate per participant). The file::
     [run.data]                       # what each party host reads of its own file
     columns = "age,balance"
     header = true
+
+    [run.budget]                     # only with --budget-file: the releasing role's ledger
+    file = "budget.json"             # relative to this file's directory
+    total = 3.0                      # the data set's totals, when the ledger first sees it
+    epsilon = 1.0                    # what each run charges
+    delta = 0.0
 
     [run.spec]                       # the run spec (ustat.specs), as to_dict writes it
     kernel = "kendall"
@@ -34,11 +43,15 @@ key and certificate per participant). The file::
     role = "parties"                 # parties | dealer | aggregator | relay | server-0 | ...
     parties = "0-1130"               # a party host: the records it holds (one party each)
     address = "10.0.0.5:7100"        # where it listens (the relay and every process)
-    key = "keys/host-0.key"
+    key = "keys/host-0.key"          # made on host-0 (ustat deploy keygen), never copied
     cert = "keys/host-0.pem"
+    fingerprint = "sha256:9f2c..."   # its certificate's pin (ustat deploy sign writes it)
 
 The ranks of the run are the participants in file order, the relay left
 out. Everything here is public; the keys are the only secrets (mode 0600).
+A run starts only when every participant has a pinned certificate, and a
+peer whose certificate is not its pin is refused: removing or replacing a
+pin revokes that certificate.
 The TOML reader is the standard library's ``tomllib`` (Python 3.11+) or
 ``tomli``; the writer emits the small subset above.
 """
@@ -68,13 +81,16 @@ class Job:
     :class:`ustat.data.records.RecordSource`: ``columns``, ``sep``, ``header``,
     ``encoding``, ``positive``, ``classes``, ``clip``). ``args``: an ECDF command's flags
     (its spec is written from them). ``source``: how the release names the data (``deploy
-    init --source``; written to ``[deployment] source``)."""
+    init --source``; written to ``[deployment] source``). ``budget``: the protocol's
+    ``--budget-file`` and what each run charges to it (``[run.budget]``: ``file``, ``total``,
+    ``total_delta``, ``epsilon``, ``delta``, ``label``; :mod:`ustat.deploy.budget`), or empty."""
 
     command: str
     spec: Any = None
     data: dict = field(default_factory=dict)
     args: tuple = ()
     source: str = ""
+    budget: dict = field(default_factory=dict)
 
     def to_dict(self, parties: int) -> dict:
         """The ``[run]`` table of ``deploy.toml``."""
@@ -84,6 +100,8 @@ class Job:
         out["data"] = {k: v for k, v in self.data.items() if v is not None}
         if self.spec is not None:
             out["spec"] = self.spec.to_dict()
+        if self.budget:
+            out["budget"] = dict(self.budget)
         return out
 
 
@@ -95,6 +113,7 @@ class Participant:
     key: str = ""
     cert: str = ""
     parties: range | None = None
+    fingerprint: str = ""       # the pinned certificate's SHA-256 (mpc.wire.tls.fingerprint)
 
 
 @dataclass
@@ -113,6 +132,7 @@ class Config:
     ca: str = ""
     extra: dict = field(default_factory=dict)
     insecure: bool = False      # deploy init --insecure: a seeded run (tests, demos)
+    local: bool = False         # deploy init --local: every key made in one place (a demo)
 
     @property
     def ranked(self) -> list:
@@ -208,6 +228,15 @@ class Config:
     def parties(self) -> int:
         return int(self.run.get("parties", 0))
 
+    @property
+    def budget(self) -> dict:
+        """``[run.budget]`` (empty: no budget kept); ``file`` made absolute against this
+        file's directory (the releasing role's copy of it)."""
+        b = dict(self.run.get("budget") or {})
+        if b.get("file"):
+            b["file"] = os.path.join(os.path.dirname(self.path), str(b["file"]))
+        return b
+
     def spec(self) -> Spec:
         """The run's spec (:mod:`ustat.specs`: a UMPCSpec for ``estimate``, the ECDF family's
         for ``ecdf``, ``quantile``, ``roc``, ``hl``), checked; ValueError naming the file."""
@@ -222,14 +251,28 @@ class Config:
                                              f"{self.path}: [run.spec]")
 
     def credentials(self, name: str) -> Credentials:
-        from mpc.wire.tls import Credentials
+        """Participant ``name``'s TLS material with every participant's pin; ValueError if a
+        file is missing, a participant is not pinned yet, or ``name``'s own certificate is
+        not its pin."""
+        from mpc.wire.tls import Credentials, fingerprint, load_certificate
 
         p = self.get(name)
         for what, path in (("key", p.key), ("certificate", p.cert), ("CA certificate", self.ca)):
             if not os.path.isfile(path):
-                raise ValueError(f"{name}'s {what} {path} is missing (deploy init wrote it in "
-                                 f"keys/; copy it to this host; {self.path})")
-        return Credentials(name, p.key, p.cert, self.ca)
+                where = ("made on its machine by `ustat deploy keygen`" if what == "key" else
+                         "from the organizer (`ustat deploy sign` writes it)")
+                raise ValueError(f"{name}'s {what} {path} is missing ({where}; {self.path})")
+        bare = [q.name for q in self.participants if not q.fingerprint]
+        if bare:
+            raise ValueError(f"{self.path}: no certificate is pinned for {', '.join(bare)}: "
+                             "the organizer signs their requests (`ustat deploy sign`), "
+                             "which pins them, and sends out the new deploy.toml")
+        if fingerprint(load_certificate(p.cert)) != p.fingerprint:
+            raise ValueError(f"{name}'s certificate {p.cert} is not the one pinned for it in "
+                             f"{self.path} (revoked or replaced: use the signed certificate "
+                             "that came with this deploy.toml)")
+        return Credentials(name, p.key, p.cert, self.ca,
+                           {q.name: q.fingerprint for q in self.participants})
 
 
 def is_loopback(host: str) -> bool:
@@ -317,7 +360,8 @@ def load(path: str) -> Config:
             parts.append(Participant(
                 p["name"], role, _address(p["address"]),
                 os.path.join(base, p.get("key", "")), os.path.join(base, p.get("cert", "")),
-                parse_range(p["parties"]) if role == "parties" else None))
+                parse_range(p["parties"]) if role == "parties" else None,
+                str(p.get("fingerprint", ""))))
         except (KeyError, ValueError) as e:
             raise ValueError(f"{path}: participant {i + 1}: bad or missing {e}") from None
     if not parts:
@@ -341,7 +385,8 @@ def load(path: str) -> Config:
     cfg = Config(path, dep.get("name", "deployment"), session, run, parts,
                  seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
                  dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")),
-                 insecure=dep.get("insecure", False) is True)
+                 insecure=dep.get("insecure", False) is True,
+                 local=dep.get("local", False) is True)
     _check_parties(cfg)
     return cfg
 
@@ -366,7 +411,9 @@ def dump(cfg_dict: dict) -> str:
     [{...}, ...]}; values are strings, numbers, booleans, lists and nested tables (None
     values are left out: every field that may be None has None as its default)."""
     out: list = []
-    for table in ("deployment", "run"):
+    tables = ["deployment", "run"] + [t for t in cfg_dict
+                                      if t not in ("deployment", "run", "participant")]
+    for table in tables:                # other tables (added by hand, say) are kept
         _table(out, table, cfg_dict[table])
     for p in cfg_dict["participant"]:
         out.append("[[participant]]")

@@ -1,8 +1,13 @@
-"""``ustat deploy init``: a deployment directory with its configuration, CA and certificates.
+"""``ustat deploy init``: a deployment directory with its configuration and its CA.
 
-:func:`init` writes ``DIR/deploy.toml`` (:mod:`.config`) and ``DIR/keys/``:
-the deployment's CA (``ca.key``, ``ca.pem``) and one key (mode 0600) and
-certificate per participant, its name in the certificate. The parties
+:func:`init` writes ``DIR/deploy.toml`` (:mod:`.config`), the deployment's
+CA in ``DIR/ca/`` (``ca.key`` mode 0600, optionally encrypted; keep it
+offline) and its certificate in ``DIR/keys/ca.pem``. It writes no
+participant's key: each makes its own (``ustat deploy keygen``) and the
+organizer signs and pins it (``ustat deploy sign``; :mod:`.keys`). With
+:class:`.keys.Keys` ``local=True`` (``deploy init --local``: a demo on one
+machine) it also writes every participant's key (0600) and certificate in
+``DIR/keys/`` and pins them, and ``deploy.toml`` says ``local = true``. The parties
 ``0..N-1`` are split into ``hosts`` contiguous blocks, one party host
 each (``host-0``, ...); the roles get a process each (the dealer and the
 aggregator for U-MPC, and the relay when there are two or more hosts).
@@ -21,6 +26,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from .config import FILE, ROLES, Config, Job, _address, dump, load, seed_of
+from .keys import Keys, make_keys
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -30,16 +36,18 @@ UMPC_ROLES = ("dealer", "aggregator")
 
 
 def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[str] | None = None,
-         address: str = "127.0.0.1", base_port: int = 7100, addresses: dict | None = None,
-         name: str = "deployment", timeout: float = 60.0, connect_timeout: float = 30.0,
-         insecure: bool = False) -> Config:
+         base_port: int = 7100, addresses: dict | None = None, name: str = "deployment",
+         timeout: float = 60.0, connect_timeout: float = 30.0, insecure: bool = False,
+         keys: Keys | None = None) -> Config:
     """Write a deployment to directory ``out`` and return its :class:`.config.Config`.
 
     ``job``: what the participants compute (:class:`.config.Job`: the statistic, its spec,
     how each party host reads its own file; ``ustat.cli.deploy.job_from_command`` makes one
     from a ``ustat`` command line). ``roles``: default the statistic's (the dealer and the
     aggregator for U-MPC, two servers and the analyst for the ECDF family), plus the relay
-    with two or more hosts.
+    with two or more hosts. Addresses: ``addresses`` (``{name: "HOST:PORT"}``), else
+    127.0.0.1 and ports from ``base_port``. ``keys``: how keys are made (:class:`.keys.Keys`;
+    default: only the CA, in ``out/ca/``; ``Keys(local=True)``: every key here, for a demo).
 
     A spec with a seed (``--seed``: every participant can then compute the noise) is refused
     unless ``insecure`` (``deploy init --insecure``: tests, demos); then ``deploy.toml`` says
@@ -50,8 +58,7 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     new or empty); the directory is written in a temporary sibling and renamed into place, so
     a failure leaves nothing behind and the retry needs no clean-up.
     """
-    from mpc.wire.tls import make_deployment
-
+    keys = keys if keys is not None else Keys()
     if isinstance(parties, bool) or not isinstance(parties, int) or parties < 2:
         raise ValueError(f"--parties must be an integer >= 2, got {parties!r}")
     if isinstance(hosts, bool) or not isinstance(hosts, int) or not 1 <= hosts <= parties:
@@ -111,7 +118,7 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
         entry = {"name": pname, "role": role}
         if held is not None:
             entry["parties"] = held
-        entry["address"] = addresses.pop(pname, f"{address}:{base_port + i}")
+        entry["address"] = addresses.pop(pname, f"127.0.0.1:{base_port + i}")
         try:
             _address(entry["address"])
         except ValueError as e:
@@ -124,8 +131,7 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(os.path.abspath(out))}.", dir=parent)
     try:
         os.chmod(tmp, 0o755)
-        _write(tmp, people, plist, name, timeout, connect_timeout, job.source, job, parties,
-               make_deployment, insecure)
+        _write(tmp, plist, name, (timeout, connect_timeout), job, parties, insecure, keys)
         load(tmp)                           # what every participant will read: checked
         if os.path.isdir(out):
             os.rmdir(out)                   # empty (checked above)
@@ -136,15 +142,16 @@ def init(out: str, parties: int, job: Job, *, hosts: int = 4, roles: Iterable[st
     return load(out)
 
 
-def _write(out, people, plist, name, timeout, connect_timeout, source, job, parties,
-           make_deployment, insecure=False) -> None:
-    keys = os.path.join(out, "keys")
-    os.makedirs(keys, exist_ok=True)
-    make_deployment(keys, [p[0] for p in people], name)
+def _write(out, plist, name, timeouts, job, parties, insecure, keys) -> None:
+    pins = make_keys(out, [p["name"] for p in plist], name, keys)
+    for p in plist:
+        if p["name"] in pins:
+            p["fingerprint"] = pins[p["name"]]
     doc = {"deployment": {"name": name, "session": int.from_bytes(os.urandom(7), "little"),
-                          "timeout": float(timeout), "connect_timeout": float(connect_timeout),
-                          "delay": 0.0, "source": source, "ca": "keys/ca.pem",
-                          "insecure": True if insecure else None},
+                          "timeout": float(timeouts[0]), "connect_timeout": float(timeouts[1]),
+                          "delay": 0.0, "source": job.source, "ca": "keys/ca.pem",
+                          "insecure": True if insecure else None,
+                          "local": True if keys.local else None},
            "run": job.to_dict(parties),
            "participant": plist}
     with open(os.path.join(out, FILE), "w") as f:

@@ -25,13 +25,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
 from typing import IO, TYPE_CHECKING
 
 from .config import Config, load
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
 
 class DeployError(RuntimeError):
@@ -44,17 +45,22 @@ class DeployError(RuntimeError):
         self.killed = set(killed)       # those the supervisor had to kill
 
 
-def commands(cfg: Config, csv: str | None, report_dir: str, *, json_out: bool = True) -> dict:
-    """The command line of every participant: ``{name: argv}``."""
+def commands(cfg: Config, csv: str | Mapping[str, str] | None, report_dir: str, *,
+             json_out: bool = True) -> dict:
+    """The command line of every participant: ``{name: argv}``. ``csv``: one file every party
+    host reads its own rows of, or ``{host name: file}``, each host's own file (then no
+    process is ever given another host's rows)."""
     out = {}
     for p in cfg.participants:
         base = [sys.executable, "-m", "ustat"]
         if p.parties is not None:
-            if csv is None:
-                raise ValueError("the party hosts need --csv FILE (each reads its own rows)")
+            own = csv.get(p.name) if isinstance(csv, Mapping) else csv
+            if own is None:
+                raise ValueError(f"the party hosts need --csv FILE (each reads its own rows; "
+                                 f"none for {p.name})")
             r = p.parties
             argv = base + ["party", "--config", cfg.path, "--id",
-                           f"{r.start}-{r.stop - 1}", "--csv", csv]
+                           f"{r.start}-{r.stop - 1}", "--csv", own]
         else:
             argv = base + ["serve", "--config", cfg.path, "--role", p.role]
         argv += ["--report", os.path.join(report_dir, f"{p.name}.json")]
@@ -64,14 +70,17 @@ def commands(cfg: Config, csv: str | None, report_dir: str, *, json_out: bool = 
     return out
 
 
-def run_local(directory: str, csv: str | None = None, *, grace: float = 5.0,
+def run_local(directory: str, csv: str | Mapping[str, str] | None = None, *,
+              grace: float = 5.0,
               env: dict | None = None,
               on_start: Callable[[Mapping[str, subprocess.Popen[bytes]],
                                   Mapping[str, IO[bytes]]], None] | None = None) -> dict:
     """Run every participant of the deployment in ``directory`` as a process here.
 
-    Returns ``{"release": the aggregator's release (the dict of ``ustat
-    estimate --json``), "participants": [{"name", "role", "wire", "seconds",
+    ``csv``: as :func:`commands` (one file, or each party host's own). Every participant is
+    a new ``python -m ustat`` process (started with exec, so it shares no memory with this
+    one) that reads only its own rows. Returns ``{"release": the aggregator's release (the
+    dict of ``ustat estimate --json``), "participants": [{"name", "role", "wire", "seconds",
     "status"}], "seconds": wall time}``. ``on_start(procs)``: called with
     ``{name: Popen}`` and ``{name: file}`` (each one's stderr, its progress)
     once all are started (tests use it to inject faults).

@@ -13,7 +13,9 @@ process wrote to its sockets.
 
 Threat model: the program's; the transport adds TLS 1.3 with client
 certificates from the deployment's CA, checked against the names, and the
-relay's end-to-end encryption between party hosts.
+relay's end-to-end encryption between party hosts. With a budget
+(``[run.budget]``), nobody computes before the releasing role has charged the
+run (:mod:`ustat.deploy.budget`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from mpc.run.hosts import join, open_mesh
 
 from ..executors import Executor, Place, Program
+from .budget import Gate
 from .config import Config
 
 
@@ -32,9 +35,10 @@ class DeployedParticipant(Executor):
     ``log``: a callable taking progress lines."""
 
     def __init__(self, cfg: Config, name: str, *, tls: bool = True, log=None,
-                 progress: bool = False) -> None:
+                 progress: bool = False, gate: Gate | None = None) -> None:
         self.cfg, self.name, self.tls, self.log = cfg, name, tls, log
         self.progress = progress
+        self.gate = gate
         self.wire: dict = {}
 
     def run(self, program: Program) -> Any:
@@ -59,8 +63,7 @@ class DeployedParticipant(Executor):
                 if self.progress:
                     mesh.progress = lambda text: log(f"{self.name}: {text} "
                                                      f"({time.perf_counter() - t0:.0f} s)")
-            value = program.main(Place(rt, 1), *program.args,
-                                 **{k: a for k, (a, _) in program.rows.items()})
+            value = self._main(rt, program)
             mesh.sample_tcp()
             self.wire = mesh.counts.to_dict()
             return value
@@ -69,6 +72,26 @@ class DeployedParticipant(Executor):
             raise
         finally:
             mesh.close()
+
+    def _main(self, rt: Any, program: Program) -> Any:
+        """The program on this process's runtime, after the budget's gate when there is one
+        (:class:`ustat.deploy.budget.Gate`: nobody computes before the run is charged)."""
+        gate = self.gate
+        if gate is not None:
+            gate.open(rt)
+            if self.log:
+                self.log(f"{self.name}: the run is charged to the deployment's budget; "
+                         "computing")
+        try:
+            value = program.main(Place(rt, 1), *program.args,
+                                 **{k: a for k, (a, _) in program.rows.items()})
+        except BaseException as exc:
+            if gate is not None:
+                gate.finished(exc=exc)
+            raise
+        if gate is not None:
+            gate.finished(value)
+        return value
 
     def describe(self) -> str:
         return f"deployment {self.cfg.name}, participant {self.name}"

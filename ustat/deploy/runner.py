@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..specs import UMPCSpec
+    from .budget import Gate, Ledger
 
 
 def record_source(cfg: Config, csv: str | None, spec: UMPCSpec) -> RecordSource:
@@ -108,12 +109,15 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
 
 
 def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool = True,
-                    log: Callable[[str], None] | None = None) -> dict:
+                    log: Callable[[str], None] | None = None, ledger: Ledger | None = None,
+                    salt: str | None = None) -> dict:
     """Run participant ``name`` of ``cfg`` to the end (``tls`` False: plain TCP, refused unless
     every address is loopback; a seeded spec is refused unless ``cfg.insecure``). Returns
     ``{"name", "role", "release" (the aggregator's, else None), "wire", "seconds"}``; raises
     TransportError / RelayError / ValueError on a fault (the caller exits non-zero, with no
-    release)."""
+    release). With ``[run.budget]`` (:mod:`.budget`): the releasing role charges the run to
+    ``ledger`` before anyone computes; a party host commits to its rows with the salt in
+    file ``salt`` (default: ``CSV.<name>.commit-salt``)."""
     from mpc.run.hosts import open_relay, run_relay
 
     me = cfg.get(name)
@@ -137,21 +141,50 @@ def run_participant(cfg: Config, name: str, csv: str | None = None, *, tls: bool
         raise ValueError(f"{name}: a party host needs --csv (its records); "
                          "other participants read no data" if me.parties is not None else
                          f"{name} holds no records: drop --csv")
+    rows = None
     if me.parties is not None and csv is not None:
         rows = host_file_rows(csv, me.parties, cfg.run.get("data", {}))    # checked first
         if rows != me.parties and log:
             r = me.parties
             log(f"{name}: {csv} holds {len(rows)} rows: read as this host's parties "
                 f"{r.start}-{r.stop - 1}")
+    gate = budget_gate(cfg, name, csv, rows, ledger, salt) if cfg.budget else None
     # the process that releases says what the run is doing (its step, whom it waits for)
     executor = DeployedParticipant(cfg, name, tls=tls, log=log,
-                                   progress=me.role in ("aggregator", "analyst"))
+                                   progress=me.role in ("aggregator", "analyst"), gate=gate)
     if cfg.command == "estimate":
         release = _estimate(cfg, executor, me.parties, csv)
     else:
         release = _ecdf(cfg, executor, me.parties, csv)
     return {"name": name, "role": me.role, "release": release, "wire": executor.wire,
             "seconds": time.perf_counter() - t0}
+
+
+def budget_gate(cfg: Config, name: str, csv: str | None, rows: range | None,
+                ledger: Ledger | None, salt: str | None) -> Gate:
+    """Participant ``name``'s :class:`~.budget.Gate` of a deployment with ``[run.budget]``: a
+    party host's commitment to rows ``rows`` of ``csv`` (salt file ``salt``), the releasing
+    role's ``ledger``; ValueError naming what is missing."""
+    from .budget import RELEASERS, Gate, host_commitment, host_salt
+
+    ranked = cfg.ranked
+    hosts = [i for i, p in enumerate(ranked) if p.parties is not None]
+    releaser = next((i for i, p in enumerate(ranked) if p.role in RELEASERS), None)
+    if releaser is None:
+        raise ValueError(f"{cfg.path}: [run.budget] needs a role that receives the release "
+                         f"({' or '.join(RELEASERS)}) to keep the ledger")
+    me = cfg.get(name)
+    commitment = None
+    if me.parties is not None and csv is not None and rows is not None:
+        commitment = host_commitment(csv, rows, cfg.run.get("data", {}),
+                                     host_salt(salt or f"{csv}.{name}.commit-salt"))
+    mine = ranked[releaser].name == name
+    if mine and ledger is None:
+        raise ValueError(f"{name} keeps the deployment's budget: give it the ledger")
+    description = {"deployment": cfg.name, "command": cfg.command, "parties": cfg.parties,
+                   "hosts": [ranked[h].name for h in hosts]}
+    return Gate(hosts, releaser, cfg.budget, commitment=commitment,
+                ledger=ledger if mine else None, description=description)
 
 
 def parse_cli_config(path: str) -> Config:

@@ -168,6 +168,8 @@ def _pair():
     b = Endpoint(creds["host-1"], ["host-0", "host-1"], 1, 7)
     a.accept(1, b.announcement())
     b.accept(0, a.announcement())
+    a.confirm(1, b.confirmation(0))
+    b.confirm(0, a.confirmation(1))
     return a, b
 
 

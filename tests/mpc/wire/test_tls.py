@@ -332,3 +332,27 @@ def test_a_relay_that_alters_or_replays_a_frame_ends_the_run_with_a_named_error(
     for e in (errs[0], errs[2]):                    # the others stop too, told by the relay
         assert isinstance(e, TransportError)
     assert any("host-1" in str(e) for e in relay[1]["errors"])
+
+
+def test_frames_longer_than_a_chunk_are_streamed_through_the_relay_intact(pki):
+    """A 3 MB frame per host and step (above the relay's STREAM_ABOVE), two steps in a row: the
+    relay forwards it in chunks, a host that runs ahead holds the next step's in chunks."""
+    creds, _ = pki
+    rts, relay = _start(_plan(3, relay=True, timeout=10.0), creds)
+    try:
+        v = [np.arange(3 << 17, dtype=np.uint64) * (r + 1) for r in range(3)]
+
+        def prog(r):
+            peers = [q for q in range(3) if q != r]
+            return lambda m: [m.exchange(s, {q: [_out(v[r] + s, 64)] for q in peers},
+                                         {q: [_exp(v[q], 64)] for q in peers}) for s in (1, 2)]
+        res, errs = _on_all(rts, [prog(r) for r in range(3)])
+        assert errs == [None] * 3
+        for r in range(3):
+            for i, s in enumerate((1, 2)):
+                for q in range(3):
+                    if q != r:
+                        assert np.array_equal(res[r][i][q][0], v[q] + s)
+    finally:
+        _close(rts, relay)
+    assert not relay[1]["errors"]
