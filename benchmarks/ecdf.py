@@ -60,6 +60,13 @@ Prints one JSON object with ``--json`` (``--quick``: small sizes, seconds).
   ``verify_key_upload_bits_per_party``: a party's upload with the check
   (keys with 64-bit outputs and the triple; ``key_upload_bits_per_party``
   without it).
+* Verified Hosmer-Lemeshow contributions (issue 39, :mod:`ustat.ecdf.hl_check`),
+  Q = 10 groups, Z_2^48 (kappa = 7): ``hl_input_check_seconds_1e5``: both
+  servers' check of 10^5 parties' (4, Q) vectors, one after the other, in one
+  process; ``hl_input_check_upload_bits_per_party``: a party's upload to the
+  two servers with the check (``hl_sums_upload_bits_per_party`` without it);
+  ``hl_input_check_extra_rounds``: rounds between the servers in phase
+  ``hl input check`` besides the upload (target <= 2).
 Peer: the PyPI package ``sycret`` (Rust DCF, ``LeFactory``, 32-bit inputs, one
 thread), when installed, evaluating 10^5 keys at one point each, against our
 DCF on the same 32-bit domain (``dcf32_eval_seconds_1e5``, ratio ours/sycret;
@@ -155,6 +162,33 @@ def bench_verify(n, n_grid):
             "verify_key_upload_bits_per_party": upload,
             "verify_overhead_ratio": (check + secs[True]) / secs[False],
             "verify_extra_rounds": rounds}
+
+
+def bench_hl_check(n, groups=10, bits=48):
+    """The HL input check (module docstring): both servers' check of n vectors, the upload."""
+    from mpc.arith.ring import ring
+    from mpc.arith.sharing import additive_share
+    from ustat.ecdf import hl_check, keycheck
+    from ustat.ecdf.hosmer_lemeshow import FRAC_BITS, _contributions
+
+    g, kappa, secs, step = CSPRNG(), keycheck.sketches(bits), 0.0, min(n, 10_000)
+    for _ in range(n // step):                      # batches of 10^4 parties (memory)
+        p = g.integers(1 << FRAC_BITS, (step,)) / float(1 << FRAC_BITS)
+        contrib, pe = _contributions(p, g.integers(2, (step,)), g.integers(groups, (step,)),
+                                     groups)
+        up = hl_check.party_upload(contrib, pe, FRAC_BITS, kappa, g)
+        shares = additive_share(ring(64), up, 2, g)
+        t = time.perf_counter()
+        assert hl_check.check_vectors(shares, g.uint64((2, 2)), groups, FRAC_BITS, kappa).all()
+        secs += time.perf_counter() - t
+    s = make_session(200, 2, bits=bits)
+    hl_check.verified_shares(s, contrib[:200], pe[:200], FRAC_BITS, g)
+    rounds = s.net.report()["phases"]["hl input check"]["online"]["rounds"] - 1
+    return {"hl_input_check_seconds_1e5": secs * 1e5 / (n // step * step),
+            "hl_input_check_parties": n // step * step,
+            "hl_input_check_upload_bits_per_party": 2 * 64 * shares.shape[2],
+            "hl_sums_upload_bits_per_party": 2 * bits * 4 * groups,
+            "hl_input_check_extra_rounds": rounds}
 
 
 def bench_corpus(per_kind, honest_batches):
@@ -310,6 +344,7 @@ def main(argv=None):
     res["key_upload_bits_per_party"] = 2 * key_upload_bits(N_GRID, 32)
     res.update(bench_verify(10_000 if q else 100_000, N_GRID))
     res.update(bench_corpus(1200, 1 if q else 4))
+    res.update(bench_hl_check(10_000 if q else 100_000))
     res.update(bench_mse(200 if q else 2000))
     res.update(bench_comm(1000 if q else 10_000, (1, 10, 100, 1000)))
     res.update(bench_smooth(2000 if q else 10_000, 3))

@@ -16,7 +16,7 @@ from tests.ustat.deploy_threads import run_threads
 from ustat.cli.common import UsageError
 from ustat.cli.deploy import job_from_command
 from ustat.data.identity import canonical_column, rows_key
-from ustat.deploy import init, load
+from ustat.deploy import Keys, init, load
 from ustat.deploy.budget import host_commitment, host_salt, identity_keys
 
 from .test_deploy import _ports
@@ -45,7 +45,8 @@ def _deployment(tmp_path, total):
     d = str(tmp_path / "dep")
     job = job_from_command([*KENDALL, "--budget-file", "ledger.json", "--budget-total",
                             str(total)], N)
-    init(d, N, job, hosts=2, base_port=_ports(), timeout=20.0, connect_timeout=20.0)
+    init(d, N, job, hosts=2, base_port=_ports(), keys=Keys(local=True), timeout=20.0,
+         connect_timeout=20.0)
     return d
 
 
@@ -154,7 +155,8 @@ def test_ustat_processes_charge_the_release_and_a_host_killed_mid_run_leaves_it_
     job = job_from_command(["estimate", "kendall", "--columns", "age,balance", "--bounds",
                             "18:95,-8019:102127", "--epsilon", "1", "--budget-file",
                             "ledger.json", "--budget-total", "3"], 200)
-    init(d, 200, job, hosts=2, base_port=_ports(), timeout=5.0, connect_timeout=30.0)
+    init(d, 200, job, hosts=2, base_port=_ports(), keys=Keys(local=True), timeout=5.0,
+         connect_timeout=30.0)
     got = run_local(d, csv)["release"]
     assert got["budget"]["spent"] == 1.0 and got["budget"]["total"] == 3.0
 

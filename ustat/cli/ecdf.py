@@ -520,7 +520,8 @@ def run_hl(args: argparse.Namespace) -> dict:
     progress(args, f"{args.backend}: group edges from the private ECDF of {args.prob}, "
                    f"then {args.groups} x 4 noisy sums" + _where(args))
     r = private_hosmer_lemeshow(p, y, spec, where, evaluate=args.evaluate)
-    out = hl_output(spec, r, {"prob": args.prob, "label": args.label, "n": int(p.size),
+    kept = int(p.size) - int(r.account.get("inputs_dropped", 0))     # verified: the kept
+    out = hl_output(spec, r, {"prob": args.prob, "label": args.label, "n": kept,
                               "notes": notes})
     _with_plot(args, out, lambda plots: plots.plot_hl(args.plot, r, prob=args.prob))
     if r.clamped:

@@ -27,6 +27,11 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
      L1 norm 2, so replacing it changes the 4Q sums by at most 4 in L1: they
      cost 4 eps' together (the paper counts 8 sums changing by <= 1: 8 eps',
      twice the noise needed; ``sensitivity="paper"`` keeps it).
+     With ``verify_keys`` (malicious parties) the servers first check each
+     vector on its shares (one group, a 0/1 label, p on the 2^-c grid,
+     consistent pairs: :mod:`ustat.ecdf.hl_check`, 64-bit shares, the upload
+     plus 2 rounds between the servers) and sum only those that pass; the
+     account reports ``inputs_dropped``.
   4. The noise-aware statistic T and its p-value under a null that includes
      the DP noise (:mod:`ustat.ecdf.hl_test`); the test refuses before
      anything is computed when the noise dominates (public parameters only).
@@ -35,10 +40,13 @@ Total: eps / 4 + 4 eps' = eps (Theorem 5.1's accounting, exact sensitivities).
 Cost: the ECDF release of :func:`ustat.ecdf.release.deploy` (its backend)
 and ceil(log2 N) batches of Q - 1 queries, the edges to the parties (1
 round), then 1 aggregation: m n 4 Q l bits (parties to servers) + m 4 Q l
-(to the analyst), 2 rounds. Where it runs: as :mod:`ustat.ecdf.release` (any
+(to the analyst), 2 rounds (with ``verify_keys``: 64-bit shares with a witness and
+triples, 2 more rounds between the servers and 1 to the analyst, :mod:`ustat.ecdf.hl_check`).
+Where it runs: as :mod:`ustat.ecdf.release` (any
 executor, :func:`hl_program`); only the analyst's process computes the
 statistic and its p-value. Threat model: as the chosen backend (semi-honest,
-non-colluding servers); ``noise_mode`` as there.
+non-colluding servers); ``noise_mode`` as there; malicious parties with
+``verify_keys`` (their keys and their step-3 vectors are checked).
 """
 
 from __future__ import annotations
@@ -56,6 +64,7 @@ from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
 from ..executors import Executor, Place, Program, Simulator
 from ..specs.ecdf import ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec, HLSpec
+from . import hl_check
 from .hl_test import chi2_sf, detectable_miscalibration, hl_pvalue, hl_statistic
 from .noise_law import NodeNoiseLaw
 from .quantiles import live_search, quantiles, search
@@ -162,28 +171,42 @@ def _exact(p, y, tau, Q, df) -> dict:
             "table": {"E1": e1.tolist(), "E0": e0.tolist(), "O1": o1.tolist(), "O0": o0.tolist()}}
 
 
-def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode, eps_sums=None):
-    """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open."""
-    ring, net = session.ring, session.net
-    sid = server_ids(session)
-    m, n = sid.size, p.size
-    one = 1 << FRAC_BITS
+def _contributions(p, y, g, Q):
+    """The parties' side of step 3: each party's (4, Q) vector (p 2^c, 2^c - p 2^c, y, 1 - y in
+    its group g, 0 elsewhere; int64 (n, 4, Q)) and its fixed-point p (int64 (n,))."""
+    one, n = 1 << FRAC_BITS, p.size
     pe = np.rint(p * one).astype(np.int64)
     contrib = np.zeros((n, 4, Q), dtype=np.int64)
     rows = np.arange(n)
     contrib[rows, 0, g], contrib[rows, 1, g] = pe, one - pe
     contrib[rows, 2, g], contrib[rows, 3, g] = y, 1 - y
+    return contrib, pe
+
+
+def _aggregate(session, p, y, g, Q, scales, mode, eps_sums=None, verify=False):
+    """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open. With
+    ``verify`` the servers first check every vector (:mod:`ustat.ecdf.hl_check`) and sum the
+    kept ones. Returns (the opened (4, Q) sums, the noise's delta, the dropped count or None)."""
+    ring, net = session.ring, session.net
+    (scale_e, scale_o), sid = scales, server_ids(session)
+    m, n = sid.size, p.size
+    contrib, pe = _contributions(p, y, g, Q)
     rng = session.rng.derive("ecdf", "hl-shares", int(session.rng.uint64()))
-    sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)   # (m, n, 4Q)
+    keep, dropped = np.ones(n, dtype=bool), None
+    if verify:
+        sh, keep, dropped = hl_check.verified_shares(session, contrib, pe, FRAC_BITS, rng)
+    else:
+        sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)  # (m, n, 4Q)
     sums = np.empty((m, 4 * Q), dtype=np.uint64)
     parts, delta = None, 0.0
     if mode == "mpc" and scale_o is not None:       # the servers sample the 4Q noises in MPC
         from .node_noise import sum_noise_mpc
         parts, delta = sum_noise_mpc(session, [(scale_e, 2 * Q), (scale_o, 2 * Q)], eps_sums)
     with net.phase("hl sums"):
-        with net.round():
-            for j in range(m):                      # loop over the m servers
-                net.send(net.parties, int(sid[j]), sh[j], ring.bits)
+        if not verify:                              # verified: uploaded with the check
+            with net.round():
+                for j in range(m):                  # loop over the m servers
+                    net.send(net.parties, int(sid[j]), sh[j], ring.bits)
         for j in range(m):
             if parts is not None:
                 noise = parts[j]
@@ -191,10 +214,10 @@ def _aggregate(session, p, y, g, Q, scale_e, scale_o, mode, eps_sums=None):
                 nrng = session.rng.derive("ecdf", "hl-noise", j, int(session.rng.uint64()))
                 noise = np.concatenate([_noise_part(scale_e, 2 * Q, m, mode, nrng),
                                         _noise_part(scale_o, 2 * Q, m, mode, nrng)])
-            sums[j] = ring.add(ring.sum(sh[j], axis=0), ring.element(noise))
+            sums[j] = ring.add(ring.sum(sh[j][keep], axis=0), ring.element(noise))
         opened = open_to_analyst(session, sums).reshape(4, Q).astype(np.float64)
-    opened[:2] /= one
-    return opened, delta
+    opened[:2] /= 1 << FRAC_BITS
+    return opened, delta, dropped
 
 
 def _noise_part(scale, size, m, mode, rng):
@@ -322,7 +345,7 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
     dep = deploy(p, tree_spec, session=session)
     edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
-    sums_delta = 0.0
+    sums_delta, dropped = 0.0, None
     if session is None:
         rng = as_rng(seed).derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
@@ -330,9 +353,9 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
-        sums, sums_delta = _aggregate(session, p, y, g, Q, scale_e, scale_o, mode,
-                                      plan.sums_sens / float(scale_o) if scale_o is not None
-                                      else None)
+        sums, sums_delta, dropped = _aggregate(
+            session, p, y, g, Q, (scale_e, scale_o), mode,
+            plan.sums_sens / float(scale_o) if scale_o is not None else None, ex.verify_keys)
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
         assert session is not None  # unreleased only in a run (which has a session)
@@ -353,7 +376,8 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
                "noise_mode": mode, "backend": ex.backend, "sums_sensitivity": plan.sums_sens,
                "sums_noise": {"observed": plan.o_law.to_dict(), "expected": plan.e_law.to_dict(),
                               "expected_units": f"2^-{FRAC_BITS}"},
-               "delta": dep.noise.delta + sums_delta} | dep.key_check()
+               "delta": dep.noise.delta + sums_delta} | dep.key_check() | (
+                   {} if dropped is None else {"inputs_verified": True, "inputs_dropped": dropped})
     sd = math.sqrt(plan.noise_var)
     tail = "the chi-square tail" if noise is None else "a simulated null"
     law = "y ~ Bernoulli(p)" if null == "calibrated" else "p fitted on these records"

@@ -131,10 +131,12 @@ def sketch_weights(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def open_shares(party: int, ab: np.ndarray, tail: np.ndarray, trip: np.ndarray) -> np.ndarray:
     """Server ``party``'s share of u = A + a (uint64 (n, kappa)); ``ab``: its (n, 2 kappa)
-    sums s(k) W[k] over its evaluations, ``trip``: its (n, 2, kappa) triple shares."""
+    sums s(k) W[k] over its evaluations, ``trip``: its (n, 2, kappa) triple shares (any
+    leading axes: (..., 2 kappa), (..., 2 kappa) tail, (..., 2, kappa); any number of
+    servers, additive shares: only server 0 adds the tail)."""
     kappa = trip.shape[-1]
-    A = ab[:, :kappa] + (tail[:kappa] if party == 0 else _U64(0))
-    return A + trip[:, 0]
+    A = ab[..., :kappa] + (tail[..., :kappa] if party == 0 else _U64(0))
+    return A + trip[..., 0, :]
 
 
 def check_shares(party: int, ab: np.ndarray, tail: np.ndarray, trip: np.ndarray,
@@ -142,8 +144,8 @@ def check_shares(party: int, ab: np.ndarray, tail: np.ndarray, trip: np.ndarray,
     """Server ``party``'s share of z = u^2 - 2 u a + c - B (uint64 (n, kappa)); ``u``: the
     opened u (both servers' shares summed)."""
     kappa = trip.shape[-1]
-    B = ab[:, kappa:] + (tail[kappa:] if party == 0 else _U64(0))
-    z = trip[:, 1] - B - _U64(2) * u * trip[:, 0]
+    B = ab[..., kappa:] + (tail[..., kappa:] if party == 0 else _U64(0))
+    z = trip[..., 1, :] - B - _U64(2) * u * trip[..., 0, :]
     return z + u * u if party == 0 else z
 
 
