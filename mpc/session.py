@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mpc.comm.costs import Costs
     from mpc.run.routing import Link
     from mpc.run.runtime import Runtime
-    from mpc.values import SecureArray
+    from mpc.values import NotReceived, SecureArray
 
 #: What a session is given to compare with: a provider, a sequence of them, or None.
 ComparisonsLike = Comparisons | Iterable[Comparisons] | None
@@ -83,8 +83,9 @@ class Session:
         round; ``mpc.gc.GarbledCircuits()`` without a dealer.
     preprocessing : where triples come from:
         :class:`~mpc.protocols.providers.TrustedDealerPreprocessing` (default)
-        or :class:`~mpc.protocols.providers.OTPreprocessing` (no dealer; no
-        products of secure values).
+        or :class:`~mpc.protocols.providers.OTPreprocessing` (no dealer: products
+        by OT triples; the default when every comparison provider is dealer-free,
+        e.g. ``comparisons=GarbledCircuits()``).
 
     ``workers`` (attribute, default None): how many threads a protocol step
     may use inside this session (None: the step's own default). Sessions of
@@ -127,7 +128,7 @@ class Session:
 
     def _providers(self, comparisons, preprocessing) -> None:
         self.comparisons = as_comparisons(comparisons)
-        self.preprocessing = as_preprocessing(preprocessing)
+        self.preprocessing = as_preprocessing(preprocessing, self.comparisons)
 
     def comparison_for(self, holders: int) -> Comparisons:
         """The first of :attr:`comparisons` that serves ``holders`` holders (ValueError if none)."""
@@ -233,8 +234,9 @@ class Session:
                             frac_bits=frac_bits)
 
     def output(self, x: SecureArray,
-               to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
-        """Open a secure value to ``to``: see :func:`mpc.values.output_values`."""
+               to: int | str | Sequence[int | str] | None = None) -> np.ndarray | NotReceived:
+        """Open a secure value to ``to``: see :func:`mpc.values.output_values` (a
+        :class:`mpc.values.NotReceived` in a process where no receiver runs)."""
         from mpc.values import output_values
         return output_values(self, x, to)
 

@@ -38,8 +38,11 @@ holders, e.g. ``fss.FSSGates()`` for two holders (one round), the p-party
 circuit :mod:`mpc.protocols.compare` for any number (about 8 rounds, secure
 against any p - 1 holders), or ``mpc.gc.GarbledCircuits()`` (two holders,
 oblivious transfer instead of a dealer). Products take Beaver triples from
-the session's trusted dealer; a session whose preprocessing is
-``OTPreprocessing()`` (no dealer) refuses them.
+the session's preprocessing: the trusted dealer, or with ``OTPreprocessing()``
+(the default when the comparisons are dealer-free, e.g. garbled circuits)
+Gilboa's OT multiplication between the holders, no dealer
+(:mod:`mpc.protocols.ot_triples`); ANDs of XOR values, daBits and the
+truncation of a product of two fixed-point values still need the dealer.
 
 Threat model: that of the providers (static semi-honest adversary; a
 trusted dealer for triples and keys, none with garbled circuits and OT
@@ -173,17 +176,45 @@ class SecureArray:
         return enc.astype(np.uint64) & self.ring.mask, bound
 
     def _add_public(self, enc):
-        out = self._shares.copy()
+        """Shares of this value plus the encoded public ``enc`` (``enc``'s shape must broadcast
+        to this value's: :meth:`_public_operand` expands the value first)."""
+        out = np.array(self._shares, copy=True)
         row0 = self._public_row()
         out[row0] = (out[row0] + np.broadcast_to(enc, self.shape)) & self.ring.mask
         return out
+
+    def _public_operand(self, v, op: str, name: str = "public operand"):
+        """This value broadcast against the public ``v`` (numpy's rules on the data axes), and
+        ``v`` encoded at the value's scale with its bound (the caller widens the value first
+        where the scale would round ``v``: :func:`mpc.fixedpoint.widen_for`)."""
+        enc, bound = self._public(v, self.frac_bits, name)
+        return self._to_shape(_data_shape(self.shape, enc.shape, op)), enc, bound
+
+    def _to_shape(self, shape: tuple) -> SecureArray:
+        """This value broadcast to the data shape ``shape`` (numpy's rules; the holder axis stays
+        first and is never broadcast against). A view, no message."""
+        shape = tuple(shape)
+        if shape == self.shape:
+            return self
+        full = (self.p,) + shape
+        lead = (self.p,) + (1,) * (len(shape) - self.ndim) + self.shape
+        shares = np.broadcast_to(self._shares.reshape(lead), full)
+        h = self.holders if self.holders.ndim == 1 else \
+            np.broadcast_to(self.holders.reshape(lead), full)
+        return self._like(shares, holders=h)
 
     def _public_row(self):
         """Where a public constant is added: the first holder's row (per instance alike)."""
         return 0
 
     # -- alignment of scales -----------------------------------------------------------------------
+    def _broadcast_aligned(self, other: SecureArray, op: str):
+        """Both operands at one data shape (numpy's rules on the data axes) and one scale."""
+        shape = _data_shape(self.shape, other.shape, op)
+        return self._to_shape(shape)._aligned(other._to_shape(shape))
+
     def _aligned(self, other: SecureArray):
+        """Both operands (same family) at the larger scale (an exact shift)."""
         _same_family(self, other)
         a, b = self, other
         if a.frac_bits < b.frac_bits:
@@ -207,10 +238,10 @@ class SecureArray:
         self._additive("+")
         self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other)
+            a, b = self._broadcast_aligned(other, "+")
             return a._like((a._shares + b._shares) & a.ring.mask, bound=a.bound + b.bound)
-        enc, bound = self._public(other, self.frac_bits)
-        return self._like(self._add_public(enc), bound=self.bound + bound)
+        x, enc, bound = self._public_operand(other, "+")
+        return x._like(x._add_public(enc), bound=x.bound + bound)
 
     __radd__ = __add__
 
@@ -233,11 +264,14 @@ class SecureArray:
         self._additive("*")
         if isinstance(other, SecureArray):
             other._additive("*")
-            _same_family(self, other)
-            _check_products(self.session)
-            x, y = np.broadcast_arrays(self._shares, other._shares)
-            h = self._broadcast_holders(x.shape)
-            z = _multiply(self.session, np.ascontiguousarray(x), np.ascontiguousarray(y), h)
+            shape = _data_shape(self.shape, other.shape, "*")
+            x, y = self._to_shape(shape), other._to_shape(shape)
+            _same_family(x, y)
+            h = x.holders
+            pre = self.session.preprocessing
+            triples = pre.triples(self.session, h, shape) if not pre.dealer else None
+            z = _multiply(self.session, np.ascontiguousarray(x._shares),
+                          np.ascontiguousarray(y._shares), h, triples)
             return _fp.rescale_product(
                 SecureArray(self.session, z, h, ring=self.ring,
                             frac_bits=self.frac_bits + other.frac_bits,
@@ -245,11 +279,12 @@ class SecureArray:
         arr = np.asarray(other)
         if arr.dtype.kind in "iub":
             enc, bound = self._public(arr, 0)
-            return self._like((self._shares * enc) & self.ring.mask,
-                              bound=self.bound * max(bound, 1))
+            x = self._to_shape(_data_shape(self.shape, enc.shape, "*"))
+            return x._like((x._shares * enc) & self.ring.mask, bound=self.bound * max(bound, 1))
         if arr.dtype.kind != "f":
             raise TypeError(f"public operand must be numeric, got {arr.dtype}")
-        return _fp.multiply_public(self, arr if arr.ndim else float(arr))
+        x = self._to_shape(_data_shape(self.shape, arr.shape, "*"))
+        return _fp.multiply_public(x, arr if arr.ndim else float(arr))
 
     __rmul__ = __mul__
 
@@ -260,7 +295,8 @@ class SecureArray:
             return _fp.divide(self, other)
         arr = np.asarray(other)
         if arr.ndim:
-            return _fp.multiply_public(self, 1.0 / arr.astype(np.float64))
+            x = self._to_shape(_data_shape(self.shape, arr.shape, "/"))
+            return _fp.multiply_public(x, 1.0 / arr.astype(np.float64))
         return _fp.divide_public(self, other.item() if isinstance(other, np.generic) else other)
 
     def __rtruediv__(self, other):
@@ -272,10 +308,6 @@ class SecureArray:
         """``abs(x)``: :func:`mpc.fixedpoint.abs_value` (one comparison, one product)."""
         return _fp.abs_value(self)
 
-    def _broadcast_holders(self, shape):
-        h = self.holders
-        return h if h.ndim == 1 else np.broadcast_to(h, shape)
-
     def _additive(self, op):
         if self.kind != "additive":
             raise TypeError(f"'{op}' needs additive values; this one is {self.kind!r} "
@@ -286,15 +318,14 @@ class SecureArray:
         self._additive(op)
         self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
-            a, b = self._aligned(other)
+            a, b = self._broadcast_aligned(other, op)
             z_shares = (a._shares - b._shares) & a.ring.mask
             bound = a.bound + b.bound
             what = "the difference of the operands"
         else:
-            enc, pb = self._public(other, self.frac_bits, "the compared public value")
-            z_shares = self._add_public(_neg(enc, self.ring))
-            bound = self.bound + pb
-            a = self
+            a, enc, pb = self._public_operand(other, op, "the compared public value")
+            z_shares = a._add_public(_neg(enc, self.ring))
+            bound = a.bound + pb
             what = "the operand minus the public value"
         if flip:
             z_shares = _neg(z_shares, self.ring)
@@ -308,8 +339,7 @@ class SecureArray:
                 "ring")
         in_bits = bound.bit_length() + 1
         in_bits = in_bits if in_bits < l else None
-        holders = a.holders if a.holders.ndim == 1 or z_shares.shape == a.holders.shape else \
-            np.broadcast_to(a.holders, z_shares.shape)
+        holders = a.holders
         shape = z_shares.shape[1:]
         flat = z_shares.reshape(z_shares.shape[0], -1)
         hflat = holders if holders.ndim == 1 else holders.reshape(holders.shape[0], -1)
@@ -540,6 +570,43 @@ def _bound_of(v, like: SecureArray) -> int:
     return like._public(v, like.frac_bits)[1]
 
 
+def from_shares(session: Session, shares: Any, holders: ArrayLike, *, frac_bits: int,
+                bound: float | None = None) -> SecureArray:
+    """A secure value from additive shares made elsewhere (e.g. distributed noise), in an
+    explicit unit.
+
+    ``shares``: ``uint64 (p, *shape)``, row j held by ``holders[j]``, or an
+    object with ``.shares`` and, when it states them, ``.frac_bits`` (its
+    unit) and ``.bound`` (|secret| bound in its ring units), such as
+    :class:`noise.shares.NoiseShares`. ``frac_bits`` (required): the scale of
+    the result; the secret is ``signed(sum of shares) / 2^frac_bits``. Shares
+    that state a lower unit are converted up exactly (a public factor
+    2^d, no message); a higher one raises (it would drop fractional bits,
+    e.g. wrapping noise at 14 fractional bits as integers multiplies it by
+    2^14). ``bound``: public bound on |secret| in real units (default: the
+    stated one, else the ring's range). Cost: local, no message. Threat model:
+    whatever produced the shares; nothing is opened.
+    """
+    arr, unit, stated = shares, None, None
+    if hasattr(shares, "shares"):
+        arr, unit, stated = shares.shares, getattr(shares, "frac_bits", None), \
+            getattr(shares, "bound", None)
+    frac_bits = int(frac_bits)
+    unit = frac_bits if unit is None else int(unit)
+    if unit > frac_bits:
+        raise ValueError(f"the shares are in units of 2^-{unit} (frac_bits={unit}); "
+                         f"frac_bits={frac_bits} would drop {unit - frac_bits} fractional bits "
+                         f"and scale the secret by 2^{unit - frac_bits}: pass frac_bits={unit}")
+    ring = session.ring
+    if bound is not None:
+        bound_ring: int | None = math.ceil(float(bound) * (1 << unit))
+    else:
+        bound_ring = None if stated is None else math.ceil(float(stated))
+    x = SecureArray(session, np.asarray(arr, dtype=np.uint64) & ring.mask, holders,
+                    frac_bits=unit, bound=bound_ring)
+    return x if unit == frac_bits else x._rescaled(frac_bits)
+
+
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
     """Secure values of one shape and family stacked along a new ``axis``:
     :func:`mpc.arrays.stack`."""
@@ -661,8 +728,12 @@ def _xor_and(x: SecureArray, y: SecureArray) -> np.ndarray:
 def constant(session: Session, value: ArrayLike, holders: ArrayLike,
              frac_bits: int | None = None) -> SecureArray:
     """A secure value holding the public ``value`` among ``holders`` (no message; holder 0's
-    share is the encoding): :func:`mpc.arrays.public_like`. ``frac_bits``: the scale (default
-    0 for integers, the session's for floats)."""
+    share is the encoding): :func:`mpc.arrays.public_like`. ``frac_bits``: the unit (default
+    0 for integers, the session's for floats); a value an explicit ``frac_bits`` does not hold
+    exactly (0.01 at 4 fractional bits) raises ValueError instead of rounding."""
+    if frac_bits is not None and not _exact_at(np.asarray(value), int(frac_bits)):
+        raise ValueError(f"constant {_show(value)} is not exact at {int(frac_bits)} fractional "
+                         "bits: pass the scale that holds it (frac_bits=)")
     h = np.atleast_1d(np.asarray([session.participant(x) for x in np.atleast_1d(holders)]))
     empty = SecureArray(session, np.zeros((h.size, 1), dtype=np.uint64), h, bound=0)
     return _arrays.public_like(empty, value, frac_bits)
@@ -768,17 +839,24 @@ def _encode_inputs(arr, local, by, frac_bits, bound_ring, ring):
 
 
 def output_values(session: Session, x: SecureArray,
-                  to: int | str | Sequence[int | str] | None = None) -> np.ndarray | None:
+                  to: int | str | Sequence[int | str] | None = None
+                  ) -> np.ndarray | NotReceived:
     """Open ``x`` to ``to`` (a participant id, a role name, a list of them; default: every
     holder), one round: each holder sends its share to every receiver but itself.
 
     Returns the values (float64 at scale > 0, int64 at scale 0; signed) in
-    processes where a receiver runs, None elsewhere. Cost: one round, (p - 1)
-    l bits per element to a receiver that holds a share, p l to one that
-    does not.
+    processes where a receiver runs; elsewhere a :class:`NotReceived`, which
+    refuses to be used (truth value, comparison, arithmetic, indexing: a
+    branch on it would silently diverge from the receivers' program) and
+    travels back from :func:`mpc.run.launch.launch` as None; test it with
+    :func:`received`. Raises ValueError, before any message, if the value's
+    tracked bound exceeds the ring's signed range (it may have wrapped).
+    Cost: one round, (p - 1) l bits per element to a receiver that holds a
+    share, p l to one that does not.
     """
     if not isinstance(x, SecureArray):
         raise TypeError(f"output takes a SecureArray, got {type(x).__name__}")
+    _check_openable(x)
     if to is None:
         receivers = np.unique(x.holders)
     else:
@@ -806,7 +884,7 @@ def output_values(session: Session, x: SecureArray,
     for j, keep, rows in partial:
         sh[j].reshape(-1)[keep] = rows
     if not np.any(net.is_local(receivers)):
-        return None
+        return NotReceived(receivers.tolist(), x.shape)
     if x.kind == "xor":
         return np.bitwise_xor.reduce(sh, axis=0)
     total = sh.sum(axis=0, dtype=np.uint64) & ring.mask
@@ -816,15 +894,74 @@ def output_values(session: Session, x: SecureArray,
     return signed
 
 
+class NotReceived:
+    """What :func:`output_values` returns in a process where no receiver of the output runs.
+
+    Any use that would decide something from the value (``bool``, ``==``,
+    ``<``, arithmetic, indexing, ``len``, numpy conversion) raises TypeError
+    naming the receivers: the processes that hold them took their branch on
+    the real value, and a silent default here would make this one diverge.
+    Pickled (e.g. returned from a launched program) it becomes None.
+    """
+
+    __slots__ = ("receivers", "shape")
+
+    def __init__(self, receivers: list, shape: tuple):
+        self.receivers = receivers
+        self.shape = shape
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise TypeError(f"this process did not receive this output (opened to participant(s) "
+                        f"{self.receivers}, which run elsewhere): it has no value to branch or "
+                        "compute on here; open it to this process too (output(..., to=...)) or "
+                        "test mpc.values.received(out) first")
+
+    __bool__ = __len__ = __iter__ = __getitem__ = __array__ = __index__ = __int__ = _refuse
+    __float__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __neg__ = __abs__ = _refuse
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (_none, ())
+
+    def __repr__(self) -> str:
+        return f"NotReceived(receivers={self.receivers}, shape={self.shape})"
+
+
+def _none() -> None:
+    return None
+
+
+def received(out: Any) -> bool:
+    """Whether ``out`` (what :func:`output_values` returned) is a value this process received."""
+    return not isinstance(out, NotReceived)
+
+
 # -- helpers ---------------------------------------------------------------------------------------
+def _check_openable(x: SecureArray) -> None:
+    """Refuse to open an additive value whose tracked bound exceeds the ring's signed range (it may
+    have wrapped: opening would print a wrong number). Values made without a bound carry the
+    ring's range itself (2^(l-1)) and pass; no share is read."""
+    l = x.ring.bits
+    if x.kind != "additive" or x.bound <= 1 << (l - 1):
+        return
+    raise ValueError(
+        f"output refused: the value's tracked bound needs {x.bound.bit_length() + 1} bits "
+        f"(|value| < 2^{math.log2(x.bound):.1f} ring units at {x.frac_bits} fractional bits) "
+        f"and Z_2^{l} holds {l} bits signed, so it may have wrapped; use a wider ring "
+        "(Session(bits=...)), tighter input bounds, or fewer fractional bits")
+
+
 def _check_products(session) -> None:
-    """Products, ANDs and daBits come from the session's trusted dealer: refused without one."""
+    """ANDs of XOR values and daBits come from the session's trusted dealer: refused without
+    one (products of additive values take the preprocessing's triples, OT ones too)."""
     pre = session.preprocessing
-    if not pre.products:
-        raise ValueError(f"a product, an AND or a bit conversion of secure values needs the "
-                         f"dealer's triples, and this session's "
+    if not pre.dealer:
+        raise ValueError(f"an AND or a bit conversion of secure values needs the dealer's "
+                         f"triples, and this session's "
                          f"preprocessing ({type(pre).__name__}: {pre.trust}) deals none; use "
-                         "Session(preprocessing=TrustedDealerPreprocessing()) for products")
+                         "Session(preprocessing=TrustedDealerPreprocessing()) for them")
 
 
 def _check_value_holders(session, holders, shape) -> np.ndarray:
@@ -846,6 +983,23 @@ def _same_family(a: SecureArray, b: SecureArray) -> None:
             and not (a.holders.ndim == 1 and b.holders.ndim == 1
                      and np.array_equal(a.holders, b.holders)):
         raise ValueError("secure values held by different parties cannot be combined")
+
+
+def _exact_at(arr: np.ndarray, frac_bits: int) -> bool:
+    """Whether the public ``arr`` is exact at ``frac_bits`` fractional bits (integers always)."""
+    if arr.dtype.kind != "f":
+        return True
+    scaled = arr * 2.0 ** frac_bits
+    return bool(np.array_equal(np.rint(scaled), scaled))
+
+
+def _data_shape(a: tuple, b: tuple, op: str) -> tuple:
+    """numpy's broadcast of two data shapes, or a ValueError naming them (not the shares')."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise ValueError(f"operands of {op!r} could not be broadcast together: data shapes "
+                         f"{tuple(a)} and {tuple(b)}") from None
 
 
 def _neg(x, ring: Ring) -> np.ndarray:

@@ -302,7 +302,8 @@ def shared_dlap_noise(s: Session, epsilon: RealLike, sensitivity: RealLike, *,
         shares=shares, parties=P, distribution="discrete_laplace", scale=scale,
         epsilon=eps_used, sensitivity=sens, threat_model=threat_model, committee=committee,
         delta=0.0, sensitivity_ring=sens_ring, exact=exact, insecure_seed=bool(s.insecure),
-        wrap_probability=wrap, collusion=plan,
+        wrap_probability=wrap, collusion=plan, frac_bits=s.fp.frac_bits,
+        bound=noise_tail_bound(scale, plan.variance_factor),
         notes=(f"discrete Laplace a = exp(-1/scale) in ring units for any {plan.honest} honest "
                f"contributors; total Polya({plan.variance_factor:.4g}) difference"))
 

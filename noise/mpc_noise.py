@@ -100,7 +100,8 @@ def mpc_dlap_noises(s: Session, specs: Iterable[tuple[RealLike, RealLike]], *,
             epsilon=eps, sensitivity=sens, threat_model=threat_model, committee=committee,
             delta=sp.delta(eps), sensitivity_ring=sens_ring, exact=True,
             insecure_seed=bool(s.insecure), wrap_probability=0.0, collusion=plan,
-            method="mpc", sampler=info,
+            method="mpc", sampler=info, frac_bits=s.fp.frac_bits,
+            bound=float(1 << sp.geometric_bits),
             notes=(f"discrete Laplace a = exp(-1/scale) in ring units sampled inside MPC by "
                    f"{pos.size} contributors (GMW, {triples} triples); total variation to DLap "
                    f"<= {sp.tv:.3g}, |noise| < 2^{sp.geometric_bits}")))

@@ -45,7 +45,11 @@ class NoiseShares:
     the rational parameters actually used). ``committee``: party ids of the
     M_HF committee, else None. ``exact``: whether every draw came from an exact
     integer sampler (always True for the protocols here). ``insecure_seed``: the session
-    was seeded (debug).
+    was seeded (debug). ``frac_bits``: the fixed-point scale of the shares (the noise is
+    ``signed(sum) / 2^frac_bits`` in the caller's real units; None: not stated, ring
+    integers). ``bound``: a public bound on |noise| in ring units (exact for noise sampled
+    inside MPC; for Polya shares the tail bound that fails with ``wrap_probability``), None
+    if not stated. :func:`mpc.values.from_shares` reads both.
     """
 
     shares: np.ndarray
@@ -65,6 +69,8 @@ class NoiseShares:
     collusion: CollusionPlan | None = None
     method: str = "polya"
     sampler: dict | None = None
+    frac_bits: int | None = None
+    bound: float | None = None
 
     @property
     def account(self) -> acc.MechanismAccount:

@@ -181,15 +181,7 @@ class SecureOps:
         """
         out = np.zeros((self.k, self.m), dtype=np.uint64)
         if fixed:
-            if scale is None and self.input_fp.frac_bits != self.fp.frac_bits:
-                raise ValueError(
-                    f"ops.const({value!r}) is ambiguous here: inputs carry "
-                    f"{self.input_fp.frac_bits} fractional bits and outputs "
-                    f"{self.fp.frac_bits}; say ops.const({value!r}, scale='input') to combine it "
-                    f"with inputs, or scale='output' to add it to a result")
-            if scale not in (None, "input", "output"):
-                raise ValueError(f"scale must be 'input' or 'output', got {scale!r}")
-            fp = self.input_fp if scale == "input" else self.fp
+            fp = const_scale(value, scale, self.input_fp, self.fp)
             out[0] = fp.encode(np.broadcast_to(np.asarray(value, float), (self.m,)))
         else:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -313,3 +305,17 @@ class SecureOps:
         y = np.stack([p[1] for p in pairs], axis=-1)
         z = multiply(self.session, x, y, self.holders, triples)
         return [z[..., i] for i in range(len(pairs))]
+
+
+def const_scale(value: Any, scale: str | None, input_fp: Any, fp: Any) -> Any:
+    """The fixed point a kernel constant is encoded at, the same rule on every backend
+    (:meth:`SecureOps.const` and the garbled-circuit tracer): ``scale="input"`` -> ``input_fp``,
+    ``"output"`` or None -> ``fp``; None raises ValueError when the two differ (ambiguous)."""
+    if scale not in (None, "input", "output"):
+        raise ValueError(f"scale must be 'input' or 'output', got {scale!r}")
+    if scale is None and input_fp.frac_bits != fp.frac_bits:
+        raise ValueError(
+            f"ops.const({value!r}) is ambiguous here: inputs carry {input_fp.frac_bits} "
+            f"fractional bits and outputs {fp.frac_bits}; say ops.const({value!r}, "
+            "scale='input') to combine it with inputs, or scale='output' to add it to a result")
+    return input_fp if scale == "input" else fp

@@ -45,8 +45,10 @@ Threat model: channels are assumed private and authenticated.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import numbers
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -74,6 +76,19 @@ class Received:
     offline: bool
     sender: int
     payload: object
+    op: str = ""        # the operation that sent it (:func:`caller_op` of the round)
+
+
+def caller_op() -> str:
+    """The name of the protocol function that opened the current round: the first caller
+    outside this module and ``contextlib`` (e.g. ``output_values``, ``multiply``). The same in
+    every process of an SPMD run; frames carry its tag, so a process whose program took
+    another path is named as diverged. A few microseconds, once per round."""
+    f: Any = sys._getframe(1)
+    while f is not None and (f.f_code.co_filename == __file__
+                             or f.f_code.co_filename.endswith("contextlib.py")):
+        f = f.f_back
+    return "?" if f is None else getattr(f.f_code, "co_qualname", f.f_code.co_name)
 
 
 class Network:
@@ -121,6 +136,7 @@ class Network:
         self._lane_rounds: dict[tuple[str, bool], int] | None = None  # in lane(): this lane's
         self._link: Link | None = None  # when participants live in other processes
         self._pending: list[tuple] = []  # this round's sends to route (with a link)
+        self._op = ""                   # the current round's operation (runs and recorded views)
         self.seconds: dict[str, float] = {}     # wall time inside each phase block
         self.wait_seconds: dict[str, float] = {}  # time spent in exchanges, per phase
 
@@ -187,6 +203,8 @@ class Network:
         Nested blocks belong to the outermost one. The round is charged to
         each (phase, online/offline) cell that received traffic in it.
         """
+        if not self._round_depth and (self._link is not None or self.record_views):
+            self._op = caller_op()
         self._round_depth += 1
         ok = False
         try:
@@ -246,6 +264,8 @@ class Network:
         if self._round_depth:
             self._round_used.add(key)
         else:
+            if self._link is not None or self.record_views:
+                self._op = caller_op()
             self._count_round(key)
             self._round_index += 1
 
@@ -468,7 +488,7 @@ class Network:
         """Keep a send of this round for :meth:`_route` (at once outside a round block)."""
         off = self._phase_offline if off is None else bool(off)
         self._pending.append((kind, s, r, payload, bits, m, self._phase, self._round_index,
-                              off))
+                              off, self._op))
         if not self._round_depth:
             pending, self._pending = self._pending, []
             self._route(pending)
@@ -478,7 +498,7 @@ class Network:
         """Exchange a round's sends with the other processes and record the local views."""
         link = self._link
         assert link is not None, "routing needs a link"
-        ex = link.exchange()
+        ex = link.exchange(pending[0][9] if pending else "")
         for kind, s, r, payload, bits, m, *_ in pending:
             if kind == "single":
                 ex.single(int(s), int(r), payload, bits)
@@ -495,7 +515,7 @@ class Network:
         if self.record_views:
             local = link.placement.local
             prev = self._phase
-            for kind, s, r, payload, _bits, m, phase, rnd, off in pending:
+            for kind, s, r, payload, _bits, m, phase, rnd, off, _op in pending:
                 self._phase = phase
                 if kind in ("all", "bcast"):
                     full = payload if kind == "all" else np.broadcast_to(
@@ -524,6 +544,8 @@ class Network:
             self._keep(int(rr[i]), Received(self._phase, rnd, offline, int(ss[i]), item))
 
     def _keep(self, receiver: int, rec: Received):
+        if not rec.op and self._op:
+            rec = dataclasses.replace(rec, op=self._op)
         self._views.setdefault(receiver, []).append(rec)
         self._log.append((receiver, rec))
 

@@ -136,15 +136,31 @@ def layout(n_parties: int, roles: Iterable[str],
            processes: int) -> list[list[GroupItem]]:
     """The default groups of :meth:`Placement.from_groups` for ``processes`` processes.
 
-    When there are processes to spare (``processes > len(roles)``), every
-    role gets a process of its own at the end (a dealer or an aggregator in a
-    party's process would see that party's secrets) and the parties are split
-    into contiguous blocks over the others; with fewer processes, the parties
-    are split over all of them and the roles go round-robin from the last.
+    - ``processes >= n_parties + len(roles)``: every role gets a process of
+      its own at the end (a dealer or an aggregator in a party's process
+      would see that party's secrets) and the parties are split into
+      contiguous blocks over the others.
+    - ``n_parties <= processes < n_parties + len(roles)``: every party (a
+      share holder) gets a process of its own, as MPyC's ``-M P``; the roles
+      go round-robin over the processes left, and when none is left they
+      share the parties' processes from the last (3 parties and a dealer in
+      3 processes: ``[[0], [1], [2, "dealer"]]``: the dealer sees party 2's
+      secrets there; give ``groups`` to place it elsewhere).
+    - ``processes < n_parties``: parties cannot all be apart; when there are
+      processes to spare the roles get their own and the parties are split
+      into contiguous blocks over the others, else the parties are split over
+      all of them and the roles go round-robin from the last.
     """
     n_parties = _check_int(n_parties, "n_parties", 1)
     processes = _check_int(processes, "processes", 1)
     roles = tuple(roles)
+    if n_parties <= processes < n_parties + len(roles):
+        apart: list[list[GroupItem]] = [[range(i, i + 1)] for i in range(n_parties)]
+        apart += [[] for _ in range(processes - n_parties)]
+        left = processes - n_parties
+        for i, r in enumerate(roles):
+            apart[n_parties + i % left if left else (processes - 1 - i) % processes].append(r)
+        return apart
     spare = processes - len(roles)
     party_procs = spare if spare >= 1 else processes
     party_procs = min(party_procs, n_parties)

@@ -101,6 +101,7 @@ class GarbledCircuits(Comparisons):
     :func:`gc_comparison` (module docstring for steps, costs and threat model)."""
 
     name = "gc"
+    dealer_free = True
     trust = ("no dealer: garbled circuits between the two holders, oblivious transfer "
              "(computational security, semi-honest holders)")
 

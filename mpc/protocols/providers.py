@@ -16,9 +16,13 @@ registered by importing a module:
   daBits and truncation masks (:meth:`Preprocessing.truncate`).
   :class:`TrustedDealerPreprocessing` (the session's
   :class:`~mpc.protocols.dealer.TrustedDealer`, default) or
-  :class:`OTPreprocessing` (dealer-free: bit triples for GMW by oblivious
-  transfer between the holders; no arithmetic triples, so a session with it
-  refuses products of secure values).
+  :class:`OTPreprocessing` (dealer-free: bit triples for GMW and arithmetic
+  Beaver triples for products of secure values by oblivious transfer
+  between the holders, :mod:`mpc.protocols.ot_triples`; XOR ANDs, daBits
+  and the truncation masks of fixed-point products still need a dealer and
+  are refused). A session whose
+  comparisons are all dealer-free (``mpc.gc.GarbledCircuits()``) takes
+  :class:`OTPreprocessing` by default.
 
 A provider may have compiled kernels to load (:meth:`Comparisons.warm_up`):
 the launcher and the deployment runner load them while a process connects
@@ -55,6 +59,8 @@ class Comparisons:
     name = "comparisons"
     #: whom a run with this provider trusts, in words
     trust = ""
+    #: True when it needs no trusted dealer (then a session's products default to OT triples)
+    dealer_free = False
 
     def serves(self, holders: int) -> bool:
         """Whether this provider compares values shared among ``holders`` parties."""
@@ -96,12 +102,19 @@ class CircuitComparisons(Comparisons):
 
 class Preprocessing:
     """A source of correlated randomness: ``name`` (``"dealer"`` or ``"ot"``: the GMW
-    triple source of :mod:`mpc.protocols.gmw`), ``trust``, and whether it deals arithmetic
-    Beaver triples (``products``)."""
+    triple source of :mod:`mpc.protocols.gmw`), ``trust``, whether it gives arithmetic
+    Beaver triples (``products``, by :meth:`triples`) and whether a trusted dealer deals
+    (``dealer``: XOR ANDs and daBits of secure values need one)."""
 
     name = ""
     trust = ""
     products = False
+    dealer = False
+
+    def triples(self, session: Session, holders: ArrayLike,
+                shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Beaver triples ``(a, b, c)``, each ``uint64 (p, *shape)``, among ``holders``."""
+        raise NotImplementedError
 
     def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
                  m: int) -> np.ndarray:
@@ -122,6 +135,12 @@ class TrustedDealerPreprocessing(Preprocessing):
     name = "dealer"
     trust = "trusted dealer: honest, colludes with no party, sees no input"
     products = True
+    dealer = True
+
+    def triples(self, session: Session, holders: ArrayLike,
+                shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The dealer's triples (3 p l offline bits each)."""
+        return session.dealer.beaver_triples(holders, shape)
 
     def truncate(self, session: Session, x: np.ndarray, holders: ArrayLike,
                  m: int) -> np.ndarray:
@@ -131,12 +150,21 @@ class TrustedDealerPreprocessing(Preprocessing):
 
 
 class OTPreprocessing(Preprocessing):
-    """No dealer: bit triples for GMW by oblivious transfer between each pair of holders
-    (:mod:`mpc.ot`). No arithmetic triples: products of secure values are refused."""
+    """No dealer: bit triples for GMW and arithmetic Beaver triples for products of secure
+    values by oblivious transfer between each pair of holders (:mod:`mpc.ot`,
+    :mod:`mpc.protocols.ot_triples`: p (p - 1) l OTs and l^2 correction bits per pair and
+    product). XOR ANDs, daBits and truncations of secure values are refused (they need a
+    dealer): a product of two fixed-point values, which is truncated, raises."""
 
     name = "ot"
     trust = "no dealer: oblivious transfer between the holders (computational security)"
-    products = False
+    products = True
+
+    def triples(self, session: Session, holders: ArrayLike,
+                shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Gilboa's OT triples (:func:`mpc.protocols.ot_triples.ot_beaver_triples`)."""
+        from mpc.protocols.ot_triples import ot_beaver_triples
+        return ot_beaver_triples(session, holders, shape)
 
 
 def as_comparisons(
@@ -153,9 +181,14 @@ def as_comparisons(
     return items
 
 
-def as_preprocessing(preprocessing: Preprocessing | None) -> Preprocessing:
-    """``preprocessing`` checked (None: :class:`TrustedDealerPreprocessing`)."""
+def as_preprocessing(preprocessing: Preprocessing | None,
+                     comparisons: tuple[Comparisons, ...] = ()) -> Preprocessing:
+    """``preprocessing`` checked (None: :class:`OTPreprocessing` when every provider of
+    ``comparisons`` is dealer-free, e.g. ``mpc.gc.GarbledCircuits()``, else
+    :class:`TrustedDealerPreprocessing`)."""
     if preprocessing is None:
+        if comparisons and all(c.dealer_free for c in comparisons):
+            return OTPreprocessing()
         return TrustedDealerPreprocessing()
     if not isinstance(preprocessing, Preprocessing):
         raise TypeError("preprocessing must be TrustedDealerPreprocessing() or "

@@ -50,24 +50,26 @@ class _Fill:
 class Exchange:
     """The cross-process part of one round (see the module docstring)."""
 
-    def __init__(self, placement):
+    def __init__(self, placement, op: int = 0):
         self.pl = placement
+        self.op = op            # the tag of the round's operation (every frame carries it)
         self.out: dict[int, list] = {}
         self.expect: dict[int, list] = {}
         self.fills: dict[int, list] = {}
-        self.records = []       # (fill, phase, round, offline) for recorded views
+        self.records: list = []  # (fill, phase, round, offline) for recorded views
 
     def __bool__(self) -> bool:
         return bool(self.out) or bool(self.expect)
 
     def _add_out(self, q, arr, bits):
         frames = self.out.setdefault(int(q), [])
-        frames.append(Outgoing(len(frames), arr.dtype, int(bits), arr.shape, fr.pack(arr, bits)))
+        frames.append(Outgoing(len(frames), arr.dtype, int(bits), arr.shape, fr.pack(arr, bits),
+                               self.op))
 
     def _add_in(self, q, dtype, bits, shape, fill):
         specs = self.expect.setdefault(int(q), [])
         specs.append(Expected(len(specs), np.dtype(dtype), int(bits), tuple(shape),
-                              _landing(fill, dtype, bits, shape)))
+                              _landing(fill, dtype, bits, shape), self.op))
         self.fills.setdefault(int(q), []).append(fill)
         return fill
 
@@ -208,9 +210,10 @@ class Link:
         """The link of a sub-network whose participant i is this one's ``ids[i]``."""
         return Link(self.placement.sub(ids), self.transport, self._counter)
 
-    def exchange(self) -> Exchange:
-        """A new, empty exchange for one round of this link's network."""
-        return Exchange(self.placement)
+    def exchange(self, op: str = "") -> Exchange:
+        """A new, empty exchange for one round of this link's network; ``op``: the name of the
+        operation that runs it (its tag travels in every frame: :func:`mpc.wire.frames.op_tag`)."""
+        return Exchange(self.placement, fr.op_tag(op) if op else 0)
 
     def next_step(self) -> int:
         self._counter[0] += 1

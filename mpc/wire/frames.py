@@ -19,6 +19,8 @@ bits                  1      element width on the wire, 1..64
 ndim                  1      number of dimensions (at most :data:`MAX_NDIM`)
 (reserved)            1
 nbytes                8      payload length
+op                    4      the operation that sent it: :func:`op_tag` of the name
+                             of the protocol function that opened the round
 shape                 8 each one unsigned 64-bit extent per dimension
 ====================  =====  ==================================================
 
@@ -32,28 +34,36 @@ every process computes the same routing from public data), so it checks
 the whole header against that expectation with :func:`check_header`
 *before* it allocates or reads the payload: a frame for another session or
 step, from another sender, of another type or shape, or longer than the
-expected payload raises :class:`FrameError`, which names the sender.
+expected payload raises :class:`FrameError`, which names the sender. A
+frame of another operation, or of a later step, means the sender's program
+took another path than the receiver's (SPMD divergence): the error says
+"diverged at step s: expected <op>, got <op>". A BYE frame carries the
+sender's last step, so a peer that ended its program early is named the
+same way.
 """
 
 from __future__ import annotations
 
 import struct
 import sys
+import zlib
 from typing import Any
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 MAGIC = b"UF"
-VERSION = 1
+VERSION = 2
 DATA, HELLO, ABORT, BYE = 0, 1, 2, 3
 #: longest reason an ABORT frame may carry (bytes of UTF-8)
 MAX_ABORT_BYTES = 4096
 MAX_NDIM = 8
 #: largest payload a frame may announce before the receiver refuses it (bytes)
 MAX_FRAME_BYTES = 1 << 34
-_FIXED = struct.Struct("<2sBBQQIIHBBBBQ")
-FIXED_SIZE = _FIXED.size           # 42 bytes
+_FIXED = struct.Struct("<2sBBQQIIHBBBBQI")
+FIXED_SIZE = _FIXED.size           # 46 bytes
+#: names of the operations this process has tagged (tag -> name), for messages
+_OP_NAMES: dict[int, str] = {0: "(no operation)"}
 
 #: wire codes of the element types a frame may carry
 DTYPES = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 3: np.dtype(np.uint32),
@@ -67,6 +77,39 @@ if sys.byteorder != "little":       # the byte cuts below assume little-endian w
 
 class FrameError(ValueError):
     """A frame that is malformed, oversized, or not the one the step expects."""
+
+
+def op_tag(name: str) -> int:
+    """A 4-byte tag of an operation's name (CRC-32; remembered for :func:`op_name`)."""
+    tag = zlib.crc32(name.encode("utf-8"))
+    _OP_NAMES.setdefault(tag, name)
+    return tag
+
+
+def op_name(tag: int) -> str:
+    """The name of a tag: one this process made, else the function of a loaded module of this
+    toolkit whose qualified name has that tag (looked up on this error path only), else the tag
+    in hex."""
+    name = _OP_NAMES.get(int(tag))
+    if name is None:
+        _learn_names()
+        name = _OP_NAMES.get(int(tag))
+    return repr(name) if name is not None else f"an operation this process never ran " \
+        f"(tag {int(tag):#010x})"
+
+
+def _learn_names() -> None:
+    """Tag the qualified names of the functions and methods of the loaded mpc, fss, noise and
+    ustat modules (what :func:`mpc.comm.network.caller_op` can name)."""
+    for mod_name, mod in list(sys.modules.items()):
+        if mod is None or mod_name.split(".")[0] not in ("mpc", "fss", "noise", "ustat"):
+            continue
+        for obj in list(vars(mod).values()):
+            members = [obj] + (list(vars(obj).values()) if isinstance(obj, type) else [])
+            for f in members:
+                code = getattr(f, "__code__", None)
+                if code is not None and getattr(f, "__module__", None) == mod_name:
+                    op_tag(getattr(code, "co_qualname", code.co_name))
 
 
 def header_size(ndim: int) -> int:
@@ -88,12 +131,12 @@ def dtype_code(dtype: DTypeLike) -> int:
 
 def encode_header(kind: int, session: int, step: int, sender: int, receiver: int,
                   segment: int, dtype: DTypeLike, bits: int, shape: tuple[int, ...],
-                  nbytes: int) -> bytes:
+                  nbytes: int, op: int = 0) -> bytes:
     shape = tuple(int(s) for s in shape)
     if len(shape) > MAX_NDIM:
         raise ValueError(f"frames carry at most {MAX_NDIM} dimensions, got shape {shape}")
     return (_FIXED.pack(MAGIC, VERSION, kind, session, step, sender, receiver, segment,
-                        dtype_code(dtype), bits, len(shape), 0, nbytes)
+                        dtype_code(dtype), bits, len(shape), 0, nbytes, op)
             + struct.pack(f"<{len(shape)}Q", *shape))
 
 
@@ -104,14 +147,14 @@ def abort_frame(session: int, step: int, sender: int, receiver: int, why: str,
     peer it heard from (segment 0). A 0-dimensional header, then the reason's UTF-8 bytes."""
     body = why.encode("utf-8", "replace")[:MAX_ABORT_BYTES]
     return _FIXED.pack(MAGIC, VERSION, ABORT, session, step, sender, receiver, int(first_hand),
-                       dtype_code(np.uint8), 8, 0, 0, len(body)) + body
+                       dtype_code(np.uint8), 8, 0, 0, len(body), 0) + body
 
 
-def bye_frame(session: int, sender: int, receiver: int) -> bytes:
+def bye_frame(session: int, sender: int, receiver: int, step: int = 0) -> bytes:
     """A BYE frame: the sender ended its part of the run well and closes (a peer that closes
-    without one, or an ABORT, was killed or crashed)."""
-    return _FIXED.pack(MAGIC, VERSION, BYE, session, 0, sender, receiver, 0,
-                       dtype_code(np.uint8), 8, 0, 0, 0)
+    without one, or an ABORT, was killed or crashed); ``step``: its last step."""
+    return _FIXED.pack(MAGIC, VERSION, BYE, session, step, sender, receiver, 0,
+                       dtype_code(np.uint8), 8, 0, 0, 0, 0)
 
 
 def decode_fixed(buf: bytes | bytearray | memoryview) -> dict:
@@ -119,7 +162,7 @@ def decode_fixed(buf: bytes | bytearray | memoryview) -> dict:
     if len(buf) != FIXED_SIZE:
         raise FrameError(f"truncated header: {len(buf)} of {FIXED_SIZE} bytes")
     (magic, version, kind, session, step, sender, receiver, segment, code, bits, ndim, _,
-     nbytes) = _FIXED.unpack(buf)
+     nbytes, op) = _FIXED.unpack(buf)
     if magic != MAGIC:
         raise FrameError(f"not a frame (magic {magic!r})")
     if version != VERSION:
@@ -128,7 +171,7 @@ def decode_fixed(buf: bytes | bytearray | memoryview) -> dict:
         raise FrameError(f"frame claims {ndim} dimensions (at most {MAX_NDIM})")
     return {"kind": kind, "session": session, "step": step, "sender": sender,
             "receiver": receiver, "segment": segment, "code": code, "bits": bits,
-            "ndim": ndim, "nbytes": nbytes}
+            "ndim": ndim, "nbytes": nbytes, "op": op}
 
 
 def decode_shape(buf: bytes | bytearray | memoryview, ndim: int) -> tuple:
@@ -136,8 +179,11 @@ def decode_shape(buf: bytes | bytearray | memoryview, ndim: int) -> tuple:
 
 
 def check_header(h: dict, shape: tuple, *, session: int, step: int, sender: int,
-                 receiver: int, segment: int, dtype: DTypeLike, bits: int, who: str) -> None:
-    """Raise :class:`FrameError` (naming ``who``, the sender) unless ``h`` is the expected frame."""
+                 receiver: int, segment: int, dtype: DTypeLike, bits: int, who: str,
+                 op: int = 0) -> None:
+    """Raise :class:`FrameError` (naming ``who``, the sender) unless ``h`` is the expected frame
+    (``op``: the tag of the operation this step runs here; a frame of another one, or of a
+    later step, is named as the sender's divergence)."""
     def bad(what):
         raise FrameError(f"bad frame from {who} at step {step}: {what}")
 
@@ -145,8 +191,13 @@ def check_header(h: dict, shape: tuple, *, session: int, step: int, sender: int,
         bad(f"kind {h['kind']}, expected a data frame")
     if h["session"] != session:
         bad(f"session {h['session']:#x}, expected {session:#x}")
+    if h["step"] > step:
+        raise FrameError(diverged(who, step, op, f"{op_name(h['op'])}: it is for step "
+                                                 f"{h['step']} (it skipped the rounds between)"))
     if h["step"] != step:
         bad(f"it is for step {h['step']}")
+    if h["op"] != op:
+        raise FrameError(diverged(who, step, op, op_name(h["op"])))
     if h["sender"] != sender or h["receiver"] != receiver:
         bad(f"it claims sender {h['sender']} -> receiver {h['receiver']}, "
             f"expected {sender} -> {receiver}")
@@ -160,6 +211,11 @@ def check_header(h: dict, shape: tuple, *, session: int, step: int, sender: int,
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if h["nbytes"] != payload_nbytes(count, bits):
         bad(f"payload of {h['nbytes']} bytes, expected {payload_nbytes(count, bits)}")
+
+
+def diverged(who: str, step: int, op: int, got: str) -> str:
+    """The message of a peer whose program took another path (SPMD divergence)."""
+    return f"{who} diverged at step {step}: expected {op_name(op)}, got {got}"
 
 
 # -- packing ----------------------------------------------------------------------------------

@@ -496,5 +496,5 @@ def _drop_unsent(c: _Conn) -> None:
 def pack_frame(session: int, step: int, sender: int, receiver: int, f: Outgoing) -> bytes:
     """The plaintext of one frame through the relay: its typed header and packed payload."""
     head = fr.encode_header(fr.DATA, session, step, sender, receiver, f.segment, f.dtype,
-                            f.bits, f.shape, f.payload.size)
+                            f.bits, f.shape, f.payload.size, f.op)
     return head + f.payload.data.cast("B").tobytes() if f.payload.size else head

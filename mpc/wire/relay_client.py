@@ -374,7 +374,7 @@ class RelayClient:
             h["shape"] = fr.decode_shape(plain[fr.FIXED_SIZE:hs], h["ndim"])
             fr.check_header(h, spec.shape, session=self.session, step=step, sender=src,
                             receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
-                            bits=spec.bits, who=who)
+                            bits=spec.bits, who=who, op=spec.op)
             if len(plain) != hs + h["nbytes"]:
                 raise fr.FrameError(f"bad frame from {who} at step {step}: {len(plain) - hs} "
                                     f"payload bytes, header says {h['nbytes']}")

@@ -154,6 +154,7 @@ class Outgoing:
     bits: int
     shape: tuple
     payload: np.ndarray
+    op: int = 0                 # the operation that sends it (mpc.wire.frames.op_tag)
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ class Expected:
     bits: int
     shape: tuple
     into: object = None
+    op: int = 0                 # the operation this step runs here (mpc.wire.frames.op_tag)
 
 
 class _Reader:
@@ -225,6 +227,8 @@ class SocketMesh:
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
+        self._last_step = 0
+        self._op = 0                    # the operation of the current step (frames.op_tag)
         self._unsent: dict = {}       # peer -> what an exchange that failed left unwritten
         self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
@@ -329,6 +333,8 @@ class SocketMesh:
             raise self._broken
         t0 = time.perf_counter()
         self._say(f"step {int(step)}", first=self.counts.exchanges == 0)
+        self._last_step = int(step)
+        self._op = next((f.op for fs in (*out.values(), *expect.values()) for f in fs), 0)
         try:
             if self.delay:
                 time.sleep(self.delay)
@@ -423,7 +429,7 @@ class SocketMesh:
         sent = 0
         for f in frames:
             head = fr.encode_header(fr.DATA, self.session, step, self.rank, peer, f.segment,
-                                    f.dtype, f.bits, f.shape, f.payload.size)
+                                    f.dtype, f.bits, f.shape, f.payload.size, f.op)
             parts.append(memoryview(head))
             if f.payload.size:
                 parts.append(np.ascontiguousarray(f.payload).data.cast("B"))
@@ -491,8 +497,7 @@ class SocketMesh:
             if rd.stage == "fixed":
                 rd.head = fr.decode_fixed(bytes(rd.buf))
                 if rd.head["kind"] == fr.BYE and rd.head["sender"] == rd.peer:
-                    raise TransportError(f"{who} disconnected at step {step} (it had ended its "
-                                         "part of the run)", rd.peer, step)
+                    raise self._ended(step, rd.peer, rd.head)
                 if rd.head["kind"] == fr.ABORT:
                     self._check_abort(step, rd.peer, rd.head, who)
                     rd.stage, rd.buf, rd.pos = "abort", bytearray(rd.head["nbytes"]), 0
@@ -509,7 +514,7 @@ class SocketMesh:
                 spec = rd.specs[rd.i]
                 fr.check_header(h, spec.shape, session=self.session, step=step, sender=rd.peer,
                                 receiver=self.rank, segment=spec.segment, dtype=spec.dtype,
-                                bits=spec.bits, who=who)
+                                bits=spec.bits, who=who, op=spec.op)
                 self.counts.header_bytes_received += fr.header_size(h["ndim"])
                 into = spec.into
                 buf = into if into is not None and into.size == h["nbytes"] else \
@@ -575,6 +580,12 @@ class SocketMesh:
             f"{text} (reported by {who} at step {step})"
         return TransportError(message, peer, step, origin=text)
 
+    def _ended(self, step, peer, h) -> TransportError:
+        """A BYE where this step expects frames: the peer's program ended early (it diverged)."""
+        return TransportError(fr.diverged(
+            self.describe(peer), step, self._op, "the end of its program (it ended its part of "
+            f"the run after its step {h['step']} and disconnected at step {step})"), peer, step)
+
     def _salvage(self, peer, step) -> TransportError | None:
         """After a write to ``peer`` failed: the ABORT it sent before closing, if the next bytes
         from it are one (it stopped because of another participant, whom it names), else None.
@@ -591,6 +602,8 @@ class SocketMesh:
                     return None
                 head += got
             h = fr.decode_fixed(bytes(head))
+            if h["kind"] == fr.BYE and h["sender"] == peer:
+                return self._ended(step, peer, h)
             if h["kind"] != fr.ABORT:
                 return None
             self._check_abort(step, peer, h, self.describe(peer))
@@ -665,7 +678,7 @@ class SocketMesh:
             try:
                 sock.setblocking(True)
                 sock.settimeout(0.5)
-                sock.sendall(fr.bye_frame(self.session, self.rank, peer))
+                sock.sendall(fr.bye_frame(self.session, self.rank, peer, self._last_step))
             except (OSError, ValueError):
                 continue
 

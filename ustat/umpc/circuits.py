@@ -54,7 +54,7 @@ from mpc.arith.ring import fixed_point
 from mpc.gc import EVALUATOR, GARBLER, CircuitBuilder, Word, bits_to_int, evaluate
 from mpc.gc.builder import ZERO
 
-from ..secure import narrow_bits
+from ..secure import const_scale, narrow_bits
 
 if TYPE_CHECKING:
     from mpc.gc.circuit import Circuit
@@ -344,12 +344,14 @@ class CircuitOps:
         acc = self.b.const(0, w) if acc is None else acc
         return self.b.neg(acc) if neg else acc
 
-    def const(self, value: float, fixed: bool = True) -> _Val:
+    def const(self, value: float, fixed: bool = True, *, scale: str | None = None) -> _Val:
+        """As :meth:`ustat.secure.SecureOps.const` (the same scale rule, :func:`const_scale`)."""
         if fixed:
             if np.ndim(value):
                 raise _NoCircuitError("const needs a scalar "
                                       "(the circuit is the same for every edge)")
-            enc = int(self.fp.encode(np.array([float(value)]))[0])
+            fp = const_scale(value, scale, self.input_fp, self.fp)
+            enc = int(fp.encode(np.array([float(value)]))[0])
         else:
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError(f"an integer constant is needed with fixed=False, got {value!r}")

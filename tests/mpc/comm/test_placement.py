@@ -46,3 +46,17 @@ def test_layout_covers_everyone_once_and_gives_roles_their_own_process_when_it_c
 def test_the_simulator_is_one_process_holding_everyone():
     p = Placement.single(7)
     assert p.single_process and p.local.all()
+
+
+@pytest.mark.parametrize("n, roles, P", [(3, ("dealer",), 3), (2, ("dealer", "aggregator"), 3),
+                                         (2, ("dealer",), 2), (3, ("dealer", "aggregator"), 4),
+                                         (4, ("dealer",), 4)])
+def test_each_share_holder_gets_its_own_process_when_there_are_enough(n, roles, P):
+    """Issue 40, silent case 7: with n <= P parties every party is alone with respect to the
+    other parties (as MPyC's -M P); roles go to the spare processes, else share a party's."""
+    groups = layout(n, roles, P)
+    pl = Placement.from_groups(n, roles, groups)
+    assert pl.n_procs == P
+    assert np.unique(pl.owner[:n]).size == n
+    if n < P:                                   # spare processes: the roles keep off the parties
+        assert not np.isin(pl.owner[n:], pl.owner[:n]).any()

@@ -14,6 +14,7 @@ from mpc.gc.provider import GarbledCircuits, comparison_circuit, gc_comparison
 from mpc.gc.yao import additive_circuit
 from mpc.run.launch import launch
 from mpc.session import Session
+from mpc.values import received
 from tests.process_helpers import (
     assert_same_as_simulator,
     assert_socket_bytes,
@@ -96,7 +97,7 @@ def program(rt, seed, a, b, views=True):
     for name, c in (("lt", x[0] < x[1]), ("eq", x[0] == x[1]), ("ge", x[0] >= x[1])):
         out[name + "-shares"] = local_rows(s, [0, 1], c.shares)
         opened = s.output(c, to=[0, 1])
-        out[name] = local_rows(s, [0, 1], np.stack([opened, opened]) if opened is not None
+        out[name] = local_rows(s, [0, 1], np.stack([opened, opened]) if received(opened)
                                else np.zeros((2, a.size), np.int64))
     return result(s, out, mark)
 

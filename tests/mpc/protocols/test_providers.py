@@ -7,6 +7,7 @@ from fss import FSSGates
 from mpc.gc import GarbledCircuits
 from mpc.protocols.providers import CircuitComparisons, OTPreprocessing, TrustedDealerPreprocessing
 from mpc.session import Session
+from mpc.values import SecureArray
 
 
 def _rounds_of_a_comparison(**kw):
@@ -49,9 +50,13 @@ def test_ot_preprocessing_refuses_what_needs_a_dealer():
                 preprocessing=OTPreprocessing())
     x = s.input(np.array([[1, 2], [3, 4]]), by=[0, 1], bound=8)
     assert np.array_equal(s.output(x[0] < x[1], to=[0, 1]), [True, True])   # no dealer
+    assert s.output(x[0] * x[1], to=[0, 1]).tolist() == [3, 8]            # OT triples
+    bits = x[0] < 2                                                       # 0/1, additive
+    xor = SecureArray(s, bits.shares & np.uint64(1), [0, 1], kind="xor", bound=1)
     with pytest.raises(ValueError, match=r"OTPreprocessing.*deals none"):
-        x[0] * x[1]
-    assert TrustedDealerPreprocessing().products and not OTPreprocessing().products
+        xor & xor                                                         # still the dealer's
+    assert TrustedDealerPreprocessing().dealer and not OTPreprocessing().dealer
+    assert TrustedDealerPreprocessing().products and OTPreprocessing().products
 
 
 def test_every_provider_names_whom_it_trusts():
