@@ -11,6 +11,7 @@ key and certificate per participant). The file::
     delay = 0.0                      # added to every step (latency studies)
     source = "bank.csv"              # how the release names the data
     insecure = true                  # only with deploy init --insecure: a seeded run
+    max_dropouts = 1130              # parties the run may lose (default floor((n - 1) / 3))
 
     [run]
     command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
@@ -113,6 +114,15 @@ class Config:
     ca: str = ""
     extra: dict = field(default_factory=dict)
     insecure: bool = False      # deploy init --insecure: a seeded run (tests, demos)
+    max_dropouts: int | None = None     # parties the run may lose (None: the default)
+
+    @property
+    def dropout_bound(self) -> int:
+        """Parties the run may lose (``max_dropouts``, default floor((parties - 1) / 3):
+        :mod:`ustat.umpc.dropouts`)."""
+        from ..umpc.dropouts import default_max_dropouts
+        return default_max_dropouts(self.parties) if self.max_dropouts is None \
+            else self.max_dropouts
 
     @property
     def ranked(self) -> list:
@@ -341,9 +351,22 @@ def load(path: str) -> Config:
     cfg = Config(path, dep.get("name", "deployment"), session, run, parts,
                  seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
                  dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")),
-                 insecure=dep.get("insecure", False) is True)
+                 insecure=dep.get("insecure", False) is True,
+                 max_dropouts=_max_dropouts(path, dep))
     _check_parties(cfg)
+    if cfg.max_dropouts is not None and cfg.max_dropouts > cfg.parties - 2:
+        raise ValueError(f"{path}: [deployment] max_dropouts = {cfg.max_dropouts} would leave "
+                         f"fewer than 2 of the {cfg.parties} parties")
     return cfg
+
+
+def _max_dropouts(path: str, dep: dict) -> int | None:
+    """``[deployment] max_dropouts``: an integer >= 0, or absent (None: the default)."""
+    v = dep.get("max_dropouts")
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+        raise ValueError(f"{path}: [deployment] max_dropouts must be an integer >= 0 (parties "
+                         f"the run may lose), got {v!r}")
+    return v
 
 
 def _check_parties(cfg: Config) -> None:

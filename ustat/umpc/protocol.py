@@ -165,6 +165,7 @@ class UMPCResult:
     edge_aux: dict = field(default_factory=dict)   # names, noisy_means, epsilon, noise
     edge_aux_epsilon_fraction: float = 0.0  # the edge sums' share of epsilon (0 without)
     spec: dict = field(default_factory=dict)    # the UMPCSpec it ran (UMPCSpec.from_dict)
+    dropouts: dict | None = None    # parties_lost, edges_lost, step (ustat.umpc.dropouts)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -1,0 +1,186 @@
+"""Dropouts: a U-MPC release that completes without the party hosts that vanish.
+
+Design (issue 36, item 5). Deployments run party hosts that each hold
+thousands of parties; a host that vanishes mid-run is the normal case.
+
+**Bound.** A deployment states how many parties may be lost:
+``max_dropouts`` in ``deploy.toml`` (``[deployment]``; default
+:func:`default_max_dropouts`, floor((n - 1) / 3) of the n parties). A host
+holds a range of parties, so one host lost costs its whole range. A loss
+beyond the bound ends the run with no release, as a fault does today.
+
+**Detection.** The transport already names a vanished host (its connection
+closes: the relay's BYE/ABORT frames, "killed by SIGKILL" in the
+supervisor). Within the bound that event becomes a *dropout*: the survivors
+note the host's ranks and the step at which it was seen, and before the
+last round every process confirms the set of survivors S (a roll call: one
+bit from each process, one round), so every process leaves out the same
+parties. Steps: ``start`` (joined, nothing sent), ``sharing`` (step 1),
+``computing`` (step 2), ``noise`` (step 3), ``roll-call``.
+
+**What is left out.** Every edge with a vanished endpoint: each survivor
+keeps its share of f(x_e) per edge until the roll call (8 bytes per edge
+membership, as E itself) and adds only the shares of edges inside S, so
+the survivors compute nothing again and open nothing: the shares of the
+dropped edges, the vanished parties' inputs and the shares they sent are
+discarded unopened. The release is the incomplete U-statistic of the
+surviving design E_S = {e in E : e subset of S}: m_S edges, largest degree
+delta_S <= delta_max, over the survivors' records.
+
+**Noise at the central law against the same coalitions.** The noise shares
+drawn before the roll call are discarded unopened (nothing the aggregator
+receives depends on them), and the noise is drawn again among the
+survivors, from their own coins: under ``dis`` the in-MPC sampler runs
+among S (epsilon against all but one survivor: the same coalitions as
+without dropouts, a vanished party counting as corrupted); with Polya
+noise each survivor's share is sized for |S| contributors with the same
+``max_colluders`` (negative-binomial divisibility: |S| - t honest shares
+still add up to the whole DLap); under ``hf`` the committee is drawn among
+S after the roll call, so a committee member cannot vanish before it
+samples (a member that vanishes within the noise step is a dropout at
+``noise``: the committee is drawn again among the new S; its failure
+probability, ``committee_fail``, is charged as delta as without
+dropouts). The scale follows the surviving design: delta_S * Delta f /
+epsilon. The release is epsilon-DP for every party, the vanished included:
+a vanished party's record enters no edge of E_S, and the aggregator sees
+one noisy sum.
+
+**The last round.** After the roll call each survivor sends its one
+aggregation message. A host that vanishes *within* that round cannot be
+made up for: its noise share is missing (the sum is no longer DLap) and
+drawing a new noise would hand the aggregator a second noisy release of
+nearly the same sum (twice the epsilon). So a loss after the roll call
+ends the run with no release (the budget stays charged: noise was drawn).
+
+**ECDF family.** Parties send DCF keys to two servers. A party whose keys
+did not reach both servers is left out (its keys are discarded by the
+server that has them); the release is for the parties whose keys both
+servers hold. A server that vanishes ends the run (two-server model).
+
+**What this module does today.** :func:`run_with_dropouts` is the
+survivors' computation as the protocol defines it, run on any executor:
+the same public E as the full run (the seed's stream), the surviving
+design relabelled onto S, noise among S, and ``dropouts`` in the release
+(``parties_lost``, ``edges_lost``, ``step``). The deployed runtime does
+not yet turn a vanished host into a dropout event (a vanished host still
+ends a deployed run); the simulator chooses the fixed-point encoding from
+the surviving design (the deployed protocol would keep the full run's
+ring, which is at least as wide).
+
+Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
+Threat model: the protocol's (static semi-honest); vanished parties count
+as corrupted in every coalition bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..sampling import Hypergraph
+from ..specs.umpc import UMPCSpec
+from .protocol import UMPCResult, run_umpc
+from .setup import public_hypergraph
+
+if TYPE_CHECKING:
+    from ..executors import Executor
+
+__all__ = ["STEPS", "DropoutBoundError", "Dropouts", "check_bound", "default_max_dropouts",
+           "run_with_dropouts", "surviving_design"]
+
+#: the steps at which a vanished host is a dropout (see the module docstring)
+STEPS = ("start", "sharing", "computing", "noise", "roll-call")
+
+
+class DropoutBoundError(ValueError):
+    """More parties lost than the configuration allows, or lost where none may be."""
+
+
+def default_max_dropouts(parties: int) -> int:
+    """The default bound on the parties a run may lose: floor((parties - 1) / 3)."""
+    return max(0, (int(parties) - 1) // 3)
+
+
+def check_bound(lost: int, parties: int, max_dropouts: int | None = None) -> int:
+    """The bound in force (``max_dropouts``, default :func:`default_max_dropouts`);
+    :class:`DropoutBoundError` if ``lost`` parties exceed it or leave fewer than 2."""
+    bound = default_max_dropouts(parties) if max_dropouts is None else int(max_dropouts)
+    if bound < 0:
+        raise DropoutBoundError(f"max_dropouts must be >= 0, got {max_dropouts!r}")
+    if lost > bound:
+        raise DropoutBoundError(f"{lost} of {parties} parties vanished, more than "
+                                f"max_dropouts = {bound}: no release")
+    if parties - lost < 2:
+        raise DropoutBoundError(f"{parties - lost} parties left: a U-statistic needs 2")
+    return bound
+
+
+@dataclass(frozen=True)
+class Dropouts:
+    """Parties ``lost`` (ids, those of the vanished hosts) and the ``step`` they vanished at."""
+
+    lost: tuple
+    step: str = "computing"
+
+    def __post_init__(self) -> None:
+        if self.step == "aggregation":
+            raise DropoutBoundError("a party host vanished within the last round, after the "
+                                    "roll call: no release (its noise share is missing)")
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        ids = np.unique(np.asarray(self.lost, dtype=np.int64))
+        object.__setattr__(self, "lost", tuple(int(i) for i in ids))
+
+
+def surviving_design(hypergraph: Hypergraph, lost: ArrayLike) -> tuple:
+    """The design of the survivors: ``(E_S relabelled onto 0..|S|-1, S, edges_lost)``.
+
+    E_S keeps the edges of ``hypergraph`` with no endpoint in ``lost``; a
+    survivor's new label is its rank among S (an increasing map, so rows stay
+    increasing and in lexicographic order). O(n + k |E|), vectorized.
+    """
+    n = hypergraph.n
+    gone = np.zeros(n, dtype=bool)
+    ids = np.asarray(lost, dtype=np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise ValueError(f"lost party ids must be in 0..{n - 1}")
+    gone[ids] = True
+    E = hypergraph.edges
+    keep = ~gone[E].any(axis=1)
+    survivors = np.flatnonzero(~gone)
+    label = np.cumsum(~gone) - 1
+    H = Hypergraph(label[E[keep]], int(survivors.size), hypergraph.k, hypergraph.name)
+    return H, survivors, int(E.shape[0] - keep.sum())
+
+
+def run_with_dropouts(records: ArrayLike, spec: UMPCSpec, dropouts: Dropouts, *,
+                      executor: Executor | None = None, max_dropouts: int | None = None,
+                      hypergraph: Hypergraph | None = None,
+                      evaluate: bool | str = False) -> UMPCResult:
+    """The release of a run of ``spec`` on ``records`` ((n, d)) whose parties
+    ``dropouts.lost`` vanished at ``dropouts.step``.
+
+    ``hypergraph``: the full run's public E (default: drawn from the spec's
+    stream as the full run draws it). Returns the survivors' release (a
+    :class:`~ustat.umpc.protocol.UMPCResult` for the |S| survivors' records and
+    E_S, noise at the surviving design's sensitivity, sampled among S) with
+    ``dropouts = {"parties_lost", "edges_lost", "step"}``. With no party
+    lost it is :func:`run_umpc`'s release. :class:`DropoutBoundError` past
+    the bound (``max_dropouts``, default :func:`default_max_dropouts`).
+    Cost and threat model: the module docstring.
+    """
+    X = np.asarray(records)
+    n = X.shape[0]
+    check_bound(len(dropouts.lost), n, max_dropouts)
+    if hypergraph is None:
+        hypergraph = public_hypergraph(spec, n)
+    H, survivors, edges_lost = surviving_design(hypergraph, dropouts.lost)
+    if H.edges.shape[0] == 0:
+        raise DropoutBoundError("no edge of the design survives: no release")
+    res = run_umpc(X[survivors], spec, executor, hypergraph=H, evaluate=evaluate)
+    res.dropouts = {"parties_lost": len(dropouts.lost), "edges_lost": edges_lost,
+                    "step": dropouts.step}
+    return res
