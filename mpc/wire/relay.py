@@ -133,8 +133,9 @@ class Relay:
     """
 
     def __init__(self, hosts, names, session: int, *, wrap=None, connect_timeout=30.0,
-                 max_frame_bytes=None):
+                 max_frame_bytes=None, may_vanish=()):
         self.hosts = sorted(int(h) for h in hosts)
+        self.may_vanish = frozenset(int(h) for h in may_vanish)    # absent at start: dropouts
         self.names = list(names)
         self.session = int(session)
         self.wrap = wrap
@@ -167,6 +168,14 @@ class Relay:
         got = accept_peers(listener, deadline, self.session, RELAY_RANK, self.wrap, waiting,
                            self.refused)
         self.conns.update((rank, _Conn(rank, sock)) for rank, sock in got.items())
+        if waiting and waiting <= self.may_vanish and len(self.conns) >= 2:
+            for r in sorted(waiting):       # dropouts before the first step: the others go on
+                body = f"never connected to the relay: {self.name(r)}".encode()
+                for dst, c in self.conns.items():
+                    c.queue.extend((memoryview(envelope(GONE, r, dst, 0, 0, len(body))),
+                                    memoryview(body)))
+            self.hosts = sorted(self.conns)
+            waiting = set()
         if waiting:
             missing = ", ".join(self.name(r) for r in sorted(waiting))
             why = f"never connected to the relay: {missing}" + self._refusals()

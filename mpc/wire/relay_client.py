@@ -45,12 +45,14 @@ class RelayClient:
     head: Any                   # the envelope being read: its parsed header, or None
 
     def __init__(self, sock, rank, session, endpoint, describe, hosts, error, counts,
-                 max_buffered):
+                 max_buffered, may_vanish=frozenset()):
         self.sock, self.rank, self.session = sock, int(rank), int(session)
         self.endpoint, self.describe, self.error = endpoint, describe, error
         self.hosts = {int(h) for h in hosts} - {self.rank}
         self.counts = counts
         self.max_buffered = int(max_buffered)
+        self.may_vanish = frozenset(may_vanish)     # hosts whose absence at start is a dropout
+        self.gone: set = set()                      # those the relay said never connected
         self.inbox: dict = {}
         self.buffered = 0
         self.announced: dict = {}
@@ -69,8 +71,10 @@ class RelayClient:
     def join(cls, address: tuple[str, int], *, rank: int, session: int, wrap: Wrapper | None,
              endpoint: Endpoint | None, describe: Callable[[int], str], hosts: Iterable[int],
              error: type[TransportError],
-             counts: WireCounts, deadline: float, max_buffered: int) -> RelayClient:
-        """Connect to the relay, wait for READY and every other host's key announcement."""
+             counts: WireCounts, deadline: float, max_buffered: int,
+             may_vanish: Iterable[int] = ()) -> RelayClient:
+        """Connect to the relay, wait for READY and every other host's key announcement.
+        Hosts of ``may_vanish`` that the relay says never connected are left out (``gone``)."""
         host, port = address
         sock = dial(host, port, deadline)
         if sock is None:
@@ -86,7 +90,8 @@ class RelayClient:
             raise error(f"the relay at {host}:{port} refused or failed the handshake"
                         f"{why(e) or ' (connection closed)'}", None, None) from None
         sock.setblocking(False)
-        self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
+        self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered,
+                   frozenset(may_vanish))
         self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host is "
                                                  "connected")
         blob = endpoint.announcement() if endpoint is not None else b""
@@ -225,6 +230,9 @@ class RelayClient:
         kind, src = h["kind"], h["src"]
         if kind == rl.READY:
             self.ready = True
+        elif kind == rl.GONE and not self.ready and src in self.may_vanish & self.hosts:
+            self.gone.add(src)                      # never connected: a dropout at start
+            self.hosts.discard(src)
         elif kind == rl.GONE:
             text = bytes(body).decode("utf-8", "replace")
             who = None if src == rl.RELAY_RANK or src not in self.hosts | {self.rank} \

@@ -207,7 +207,7 @@ class SocketMesh:
 
     def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
                  describe=None, delay: float = 0.0, wrap=None, relayed=(),
-                 connect_timeout: float | None = None):
+                 connect_timeout: float | None = None, may_vanish=()):
         self.rank = int(rank)
         self.n_procs = int(n_procs)
         self.session = int(session)
@@ -221,6 +221,10 @@ class SocketMesh:
             else float(connect_timeout)
         self.relayed = frozenset(int(r) for r in relayed)   # peers reached through the relay
         self.relay: RelayClient | None = None   # once connected
+        #: peers whose absence at start-up is a dropout, not a fault (party hosts of a run
+        #: that tolerates dropouts, :mod:`ustat.umpc.dropouts`); ``gone``: those absent
+        self.may_vanish = frozenset(int(r) for r in may_vanish) - {self.rank}
+        self.gone: set = set()
         self.refused: list = []      # connections refused while waiting for peers (why)
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
@@ -253,15 +257,23 @@ class SocketMesh:
         port)), except the ``relayed`` ranks: those are reached through the relay at ``relay``
         (host, port), sealed by ``endpoint`` (:class:`mpc.wire.e2e.Endpoint`). A peer that never
         connects is named (with the connections refused meanwhile) before any step."""
-        deadline = time.monotonic() + self.connect_timeout
+        # a peer that may vanish is absent after connect_timeout; the others then get as long
+        # again (they may have waited for it themselves: the relay, a role dialing it)
+        vanish_by = time.monotonic() + self.connect_timeout
+        deadline = vanish_by + (self.connect_timeout if self.may_vanish else 0.0)
+        if self.relayed and self.may_vanish:    # the relay first: it waits for no role
+            self._join_relay(relay, endpoint, deadline)
         for r in range(self.rank):
-            if r not in self.relayed:
+            if r not in self.relayed and r not in self.may_vanish:
                 self._peers[r] = self._dial(r, addresses[r], deadline)
+        self._dial_vanishable(addresses, vanish_by, deadline)
         waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
         listener = self._listener
         assert listener is not None, "open() made the listener"
         self._peers.update(accept_peers(listener, deadline, self.session, self.rank,
                                         self._wrap, waiting, self.refused))
+        self.gone |= waiting & self.may_vanish
+        waiting -= self.may_vanish
         if waiting:
             raise TransportError("never connected: " + ", ".join(
                 self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
@@ -270,20 +282,41 @@ class SocketMesh:
         self._listener = None
         for sock in self._peers.values():
             sock.setblocking(False)
-        if self.relayed:
-            if relay is None:
-                raise ValueError("relayed peers need the relay's address")
-            from mpc.wire.relay_client import RelayClient
-            self.relay = RelayClient.join(
-                relay, rank=self.rank, session=self.session, wrap=self._wrap,
-                endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
-                error=TransportError, counts=self.counts, deadline=deadline,
-                max_buffered=MAX_BUFFERED_BYTES)
+        if self.relayed and self.relay is None:
+            self._join_relay(relay, endpoint, deadline)
         self._tcp_base = self.tcp_bytes()
 
-    def _dial(self, r: int, addr: tuple[str, int], deadline: float) -> socket.socket:
+    def _join_relay(self, relay: tuple[str, int] | None, endpoint: Endpoint | None,
+                    deadline: float) -> None:
+        if relay is None:
+            raise ValueError("relayed peers need the relay's address")
+        from mpc.wire.relay_client import RelayClient
+        self.relay = RelayClient.join(
+            relay, rank=self.rank, session=self.session, wrap=self._wrap,
+            endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
+            error=TransportError, counts=self.counts, deadline=deadline,
+            max_buffered=MAX_BUFFERED_BYTES, may_vanish=self.may_vanish)
+        self.gone |= self.relay.gone
+
+    def _dial_vanishable(self, addresses, vanish_by: float, deadline: float) -> None:
+        """Dial the lower ranks that may vanish, in turn, until each answers or ``vanish_by``
+        has passed (those are :attr:`gone`: a dropout before the first step)."""
+        pending = [r for r in range(self.rank) if r in self.may_vanish and r not in self.relayed]
+        while pending:
+            for r in list(pending):
+                host, port = addresses[r]
+                sock = dial(host, port, min(time.monotonic() + 0.2, vanish_by))
+                if sock is not None:
+                    self._peers[r] = self._dial(r, addresses[r], deadline, sock)
+                    pending.remove(r)
+            if time.monotonic() > vanish_by:
+                break
+        self.gone |= set(pending)
+
+    def _dial(self, r: int, addr: tuple[str, int], deadline: float,
+              sock: socket.socket | None = None) -> socket.socket:
         host, port = addr
-        sock = dial(host, port, deadline)
+        sock = dial(host, port, deadline) if sock is None else sock
         if sock is None:
             raise TransportError(f"could not connect to {self.describe(r)} at {host}:{port}",
                                  r, None)

@@ -1,17 +1,21 @@
 """Dropouts in a deployment (issue 36 item 5): the bound deploy.toml states.
 
-No processes are started: ``max_dropouts`` is read, defaulted and checked
-when ``deploy.toml`` is loaded.
+``max_dropouts`` is read, defaulted and checked when ``deploy.toml`` is
+loaded; a party host that never joins is a dropout within the bound (each
+deployed run starts 7 interpreters: a few seconds).
 """
+
+import os
+import signal
 
 import pytest
 
 pytest.importorskip("cryptography")
 
 from ustat.cli.deploy import job_from_command
-from ustat.deploy import init, load
+from ustat.deploy import DeployError, init, load, run_local
 
-from .test_deploy import KENDALL, _ports
+from .test_deploy import KENDALL, _bank_rows, _ports
 
 
 def _dep(tmp_path, line=None):
@@ -43,3 +47,63 @@ def test_a_bad_max_dropouts_is_one_line_naming_the_file(tmp_path, line, why):
     with pytest.raises(ValueError, match=why) as e:
         load(_dep(tmp_path, line))
     assert "deploy.toml" in str(e.value) and "\n" not in str(e.value)
+
+
+def _survivors_in_the_simulator(d, csv, lost, step):
+    """What the simulator releases for the deployment ``d`` on ``csv`` losing parties
+    ``lost`` (the records read as the party hosts read them)."""
+    import numpy as np
+
+    from ustat.data.records import load_records, raw_records
+    from ustat.deploy.runner import record_source
+    from ustat.umpc.dropouts import Dropouts
+    from ustat.umpc.survivors import run_with_dropouts
+
+    cfg = load(d)
+    spec = cfg.spec()
+    kern, n = spec.kern, cfg.parties
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
+    bounds = spec.precision.bounds
+    _, _, _, raw_o = load_records(record_source(cfg, csv, spec), kern, rows=range(n))
+    raw = raw_records(np.asarray(raw_o[0]), numeric, [bounds[c] for c in numeric], kern)
+    return run_with_dropouts(raw[0], spec, Dropouts(lost, step))
+
+
+@pytest.mark.slow
+def test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release(tmp_path):
+    """One of four party hosts killed before it joins: the others go on without it (after
+    connect_timeout), and the release is the simulator's survivors' release, bit for bit."""
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
+         connect_timeout=8.0, insecure=True)
+
+    def inject(procs, logs):
+        os.kill(procs["host-2"].pid, signal.SIGKILL)
+
+    out = run_local(d, csv, on_start=inject, grace=10.0)
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, range(12, 18), "start")
+    assert rel["dropouts"] == want.dropouts
+    assert rel["dropouts"]["parties_lost"] == 6 and rel["dropouts"]["step"] == "start"
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (18, want.edges, want.max_degree)
+    assert (rel["estimate"], rel["u_hat"], rel["ci"]) == (want.estimate, want.u_hat, want.ci)
+    dropped = [p for p in out["participants"] if p.get("dropped")]
+    assert [p["name"] for p in dropped] == ["host-2"]
+
+
+@pytest.mark.slow
+def test_a_loss_beyond_max_dropouts_ends_the_run_with_no_release(tmp_path):
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
+         connect_timeout=3.0, insecure=True)
+
+    def inject(procs, logs):
+        for name in ("host-1", "host-2"):               # 12 parties > floor(23 / 3) = 7
+            os.kill(procs[name].pid, signal.SIGKILL)
+
+    with pytest.raises(DeployError) as e:
+        run_local(d, csv, on_start=inject, grace=10.0)
+    assert "more than max_dropouts = 7" in str(e.value)            # named, with the bound
+    assert e.value.statuses["aggregator"] != 0

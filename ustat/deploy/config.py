@@ -207,7 +207,16 @@ class Config:
                     relayed=relayed,
                     relay_name=relay.name if relay is not None else "relay",
                     timeout=self.timeout, connect_timeout=self.connect_timeout,
-                    delay=self.delay)
+                    delay=self.delay, may_vanish=self.may_vanish(hosts))
+
+    def may_vanish(self, hosts: list) -> frozenset:
+        """The ranks of the party hosts that may be absent at start (a dropout, not a fault):
+        each holding at most ``dropout_bound`` parties, for a U-MPC estimate (the ECDF family's
+        two servers need every party's keys before they start)."""
+        if self.command != "estimate":
+            return frozenset()
+        bound = self.dropout_bound
+        return frozenset(r for r in hosts if len(self.ranked[r].parties) <= bound)
 
     @property
     def command(self) -> str:

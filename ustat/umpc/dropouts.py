@@ -57,7 +57,7 @@ did not reach both servers is left out (its keys are discarded by the
 server that has them); the release is for the parties whose keys both
 servers hold. A server that vanishes ends the run (two-server model).
 
-**What this module does today.** :func:`run_with_dropouts` is the
+**What this module does today.** :func:`ustat.umpc.survivors.run_with_dropouts` is the
 survivors' computation as the protocol defines it, run on any executor:
 the same public E as the full run (the seed's stream), the surviving
 design relabelled onto S, noise among S, and ``dropouts`` in the release
@@ -75,21 +75,21 @@ as corrupted in every coalition bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..sampling import Hypergraph
-from ..specs.umpc import UMPCSpec
-from .protocol import UMPCResult, run_umpc
 from .setup import public_hypergraph
 
 if TYPE_CHECKING:
-    from ..executors import Executor
+    from mpc.run.runtime import Runtime
+
+    from ..specs.umpc import UMPCSpec
 
 __all__ = ["STEPS", "DropoutBoundError", "Dropouts", "check_bound", "default_max_dropouts",
-           "run_with_dropouts", "surviving_design"]
+           "lost_parties", "start_survivors", "surviving_design"]
 
 #: the steps at which a vanished host is a dropout (see the module docstring)
 STEPS = ("start", "sharing", "computing", "noise", "roll-call")
@@ -156,31 +156,53 @@ def surviving_design(hypergraph: Hypergraph, lost: ArrayLike) -> tuple:
     return H, survivors, int(E.shape[0] - keep.sum())
 
 
-def run_with_dropouts(records: ArrayLike, spec: UMPCSpec, dropouts: Dropouts, *,
-                      executor: Executor | None = None, max_dropouts: int | None = None,
-                      hypergraph: Hypergraph | None = None,
-                      evaluate: bool | str = False) -> UMPCResult:
-    """The release of a run of ``spec`` on ``records`` ((n, d)) whose parties
-    ``dropouts.lost`` vanished at ``dropouts.step``.
+def lost_parties(groups: list, gone: frozenset | set, n: int) -> np.ndarray:
+    """The party ids held by the ranks ``gone`` (``groups[r]``: what rank r holds)."""
+    out = np.zeros(n, dtype=bool)
+    for r in gone:
+        for item in groups[r]:
+            if not isinstance(item, str):
+                out[np.asarray(list(item) if isinstance(item, range) else item,
+                               dtype=np.int64)] = True
+    return np.flatnonzero(out)
 
-    ``hypergraph``: the full run's public E (default: drawn from the spec's
-    stream as the full run draws it). Returns the survivors' release (a
-    :class:`~ustat.umpc.protocol.UMPCResult` for the |S| survivors' records and
-    E_S, noise at the surviving design's sensitivity, sampled among S) with
-    ``dropouts = {"parties_lost", "edges_lost", "step"}``. With no party
-    lost it is :func:`run_umpc`'s release. :class:`DropoutBoundError` past
-    the bound (``max_dropouts``, default :func:`default_max_dropouts`).
-    Cost and threat model: the module docstring.
-    """
+
+def _renumber(groups: list, gone: frozenset | set, n: int, lost: np.ndarray) -> list:
+    """``groups`` with the survivors' new labels (their rank among the survivors) and
+    nothing for the ranks ``gone``."""
+    kept = np.ones(n, dtype=bool)
+    kept[lost] = False
+    label = np.cumsum(kept) - 1
+    out: list[list[Any]] = []
+    for r, group in enumerate(groups):
+        new: list[Any] = []
+        for item in [] if r in gone else group:
+            if isinstance(item, str):
+                new.append(item)
+            elif isinstance(item, range):
+                new.append(range(int(label[item.start]), int(label[item.stop - 1]) + 1)
+                           if len(item) else item)
+            else:
+                new.append([int(i) for i in label[np.atleast_1d(np.asarray(item))]])
+        out.append(new)
+    return out
+
+
+def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
+                    hypergraph: Hypergraph | None = None) -> tuple:
+    """A run across processes whose ranks ``runtime.gone`` never joined (a dropout at
+    ``start``): ``(the survivors' records, E_S, the release's dropouts)``; the runtime's groups
+    are renumbered onto the survivors (every process computes the same: the groups and E are
+    public). E is the one the full run would draw (the agreed stream). O(n + k |E|)."""
     X = np.asarray(records)
     n = X.shape[0]
-    check_bound(len(dropouts.lost), n, max_dropouts)
+    lost = lost_parties(runtime.groups, runtime.gone, n)
     if hypergraph is None:
-        hypergraph = public_hypergraph(spec, n)
-    H, survivors, edges_lost = surviving_design(hypergraph, dropouts.lost)
+        hypergraph = public_hypergraph(spec, n, runtime)
+    H, survivors, edges_lost = surviving_design(hypergraph, lost)
     if H.edges.shape[0] == 0:
-        raise DropoutBoundError("no edge of the design survives: no release")
-    res = run_umpc(X[survivors], spec, executor, hypergraph=H, evaluate=evaluate)
-    res.dropouts = {"parties_lost": len(dropouts.lost), "edges_lost": edges_lost,
-                    "step": dropouts.step}
-    return res
+        raise DropoutBoundError("no edge of the design survives the hosts that never joined: "
+                                "no release")
+    runtime.groups = _renumber(runtime.groups, runtime.gone, n, lost)
+    return X[survivors], H, {"parties_lost": int(lost.size), "edges_lost": edges_lost,
+                             "step": "start"}

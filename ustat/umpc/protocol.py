@@ -93,6 +93,7 @@ from mpc.session import Session
 from ..executors import Executor, Place, Program, Simulator, refusal
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
+from .dropouts import start_survivors
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .merge import merge_chunk
@@ -285,6 +286,10 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             raise ValueError("evaluate reads every record in the clear: not in a run across "
                              "processes")
         workers, scheduler, progress = 1, None, False
+    dropouts = None
+    if runtime is not None and runtime.gone:    # hosts that never joined: their parties' edges
+        records, hyper, dropouts = start_survivors(runtime, records, spec, options["hypergraph"])
+        options = dict(options, hypergraph=hyper)
     clock = StageClock()
     workers = default_workers() if workers is None else workers
     try:
@@ -344,6 +349,7 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         result.notes.append(capped)
     clock.lap("report")
     result.seconds, result.stage_seconds = clock.total(), clock.laps
+    result.dropouts = dropouts
     return result
 
 

@@ -16,13 +16,13 @@ from scipy import stats
 from ustat.sampling import Hypergraph, all_edges
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
+from ustat.umpc.survivors import run_with_dropouts
 from ustat.umpc.dropouts import (
     STEPS,
     DropoutBoundError,
     Dropouts,
     check_bound,
     default_max_dropouts,
-    run_with_dropouts,
     surviving_design,
 )
 from ustat.umpc.setup import public_hypergraph
