@@ -16,7 +16,6 @@ from scipy import stats
 from ustat.sampling import Hypergraph, all_edges
 from ustat.specs import UMPCSpec
 from ustat.umpc import run_umpc
-from ustat.umpc.survivors import run_with_dropouts
 from ustat.umpc.dropouts import (
     STEPS,
     DropoutBoundError,
@@ -26,6 +25,7 @@ from ustat.umpc.dropouts import (
     surviving_design,
 )
 from ustat.umpc.setup import public_hypergraph
+from ustat.umpc.survivors import run_with_dropouts
 
 HOST = range(6, 12)         # one of four hosts of 6 parties
 
