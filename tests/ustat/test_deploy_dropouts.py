@@ -70,13 +70,15 @@ def _survivors_in_the_simulator(d, csv, lost, step):
 
 
 @pytest.mark.slow
-def test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--threat-model", "hf", "--backend", "gc"]])
+def test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release(tmp_path, extra):
     """One of four party hosts killed before it joins: the others go on without it (after
-    connect_timeout), and the release is the simulator's survivors' release, bit for bit."""
+    connect_timeout), and the release is the simulator's survivors' release, bit for bit
+    (dealer and dis; gc and hf)."""
     csv = _bank_rows(tmp_path, 24)
     d = str(tmp_path / "dep")
-    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
-         connect_timeout=8.0, insecure=True)
+    init(d, 24, job_from_command(["estimate", *KENDALL, *extra], 24), hosts=4,
+         base_port=_ports(), connect_timeout=8.0, insecure=True)
 
     def inject(procs, logs):
         os.kill(procs["host-2"].pid, signal.SIGKILL)

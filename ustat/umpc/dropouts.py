@@ -57,14 +57,17 @@ did not reach both servers is left out (its keys are discarded by the
 server that has them); the release is for the parties whose keys both
 servers hold. A server that vanishes ends the run (two-server model).
 
-**What this module does today.** :func:`ustat.umpc.survivors.run_with_dropouts` is the
+**What exists today.** :func:`ustat.umpc.survivors.run_with_dropouts` is the
 survivors' computation as the protocol defines it, run on any executor:
 the same public E as the full run (the seed's stream), the surviving
 design relabelled onto S, noise among S, and ``dropouts`` in the release
-(``parties_lost``, ``edges_lost``, ``step``). The deployed runtime does
-not yet turn a vanished host into a dropout event (a vanished host still
-ends a deployed run); the simulator chooses the fixed-point encoding from
-the surviving design (the deployed protocol would keep the full run's
+(``parties_lost``, ``edges_lost``, ``step``). Deployed, a party host that
+never joins (step ``start``) is a dropout: the transport leaves it out
+after ``connect_timeout``, :meth:`mpc.run.runtime.Runtime.roll_call` agrees
+the absent ranks and :func:`start_survivors` turns the program into the
+survivors' run. A host that vanishes after joining still ends a deployed
+run. The simulator chooses the fixed-point encoding from the surviving
+design (a deployed run losing a host mid-run would keep the full run's
 ring, which is at least as wide).
 
 Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
