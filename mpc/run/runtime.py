@@ -46,6 +46,8 @@ class Runtime:
         self._agreed = 0
         #: ranks absent from the run (dropouts at start-up, agreed by :meth:`roll_call`)
         self.gone: frozenset = frozenset()
+        #: parties the run may lose (None: no bound here; a deployment sets its max_dropouts)
+        self.max_lost: int | None = None
 
     @property
     def n_procs(self) -> int:

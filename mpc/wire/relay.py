@@ -135,7 +135,8 @@ class Relay:
     def __init__(self, hosts, names, session: int, *, wrap=None, connect_timeout=30.0,
                  max_frame_bytes=None, may_vanish=()):
         self.hosts = sorted(int(h) for h in hosts)
-        self.may_vanish = frozenset(int(h) for h in may_vanish)    # absent at start: dropouts
+        self.may_vanish = frozenset(int(h) for h in may_vanish)    # absent or lost: dropouts
+        self.gone: set = set()          # hosts that vanished mid-run (the others go on)
         self.names = list(names)
         self.session = int(session)
         self.wrap = wrap
@@ -241,9 +242,11 @@ class Relay:
             except OSError as e:
                 if c.bye:
                     return False
+                if self._vanish(c):
+                    return False
                 raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}", c.rank) from None
             if len(view) and n == 0:
-                if c.bye:
+                if c.bye or self._vanish(c):
                     return False
                 raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
             c.pos += n
@@ -293,12 +296,28 @@ class Relay:
         if out is None:
             return
         head, body = out
+        if h["dst"] in self.gone:           # vanished: nothing more reaches it
+            return
         dst = self.conns[h["dst"]]
         dst.queue.append(memoryview(head))
         if len(body):
             dst.queue.append(memoryview(body))
         c.forwarded += len(head) + len(body)
         self.bytes_forwarded += len(head) + len(body)
+
+    def _vanish(self, c: _Conn) -> bool:
+        """Host ``c`` left without BYE: if it may vanish and two hosts stay, it is :attr:`gone`
+        (GONE to the others, its envelopes no longer forwarded) and the run goes on."""
+        if c.rank not in self.may_vanish or len(self.conns) - len(self.gone) <= 2:
+            return False
+        self.gone.add(c.rank)
+        c.queue.clear()
+        body = f"{self.name(c.rank)} vanished".encode()
+        for r, other in self.conns.items():
+            if r not in self.gone:
+                other.queue.extend((memoryview(envelope(GONE, c.rank, r, 0, 0, len(body))),
+                                    memoryview(body)))
+        return True
 
     def forward(self, h: dict, body: bytes | bytearray) -> tuple[bytes, Any] | None:
         """(header, body) to pass on for envelope ``h`` (None drops it). The relay passes every

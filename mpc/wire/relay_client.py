@@ -136,7 +136,11 @@ class RelayClient:
             raise self.error(f"{self.describe(src)} sent a frame for step {st}, which "
                              f"expected none from it (through the relay)", src, step)
         self.step, self.expect, self.got = step, expect, {p: {} for p in expect}
+        for p in self.gone & set(expect):
+            self.got[p] = {x.segment: None for x in expect[p]}
         for peer, frames in out.items():
+            if peer in self.gone:
+                continue
             sent = 0
             for f in frames:
                 plain = rl.pack_frame(self.session, step, self.rank, peer, f)
@@ -230,9 +234,11 @@ class RelayClient:
         kind, src = h["kind"], h["src"]
         if kind == rl.READY:
             self.ready = True
-        elif kind == rl.GONE and not self.ready and src in self.may_vanish & self.hosts:
-            self.gone.add(src)                      # never connected: a dropout at start
+        elif kind == rl.GONE and src in self.may_vanish & self.hosts:
+            self.gone.add(src)                      # never connected, or vanished: a dropout
             self.hosts.discard(src)
+            if src in self.expect:                  # what it owed this step reads as zeros
+                self.got[src] = {x.segment: None for x in self.expect[src]}
         elif kind == rl.GONE:
             text = bytes(body).decode("utf-8", "replace")
             who = None if src == rl.RELAY_RANK or src not in self.hosts | {self.rank} \
@@ -276,7 +282,8 @@ class RelayClient:
             arrays = []
             for spec in specs:
                 body = self.got[src][spec.segment]
-                arrays.append(self._open(src, spec, body))
+                arrays.append(fr.zeros_of(spec) if src in self.gone else
+                              self._open(src, spec, body))
             out[src] = arrays
         return out
 

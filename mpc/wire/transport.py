@@ -230,6 +230,7 @@ class SocketMesh:
         self._peers: dict[int, socket.socket] = {}
         self._broken: TransportError | None = None
         self._unsent: dict = {}       # peer -> what an exchange that failed left unwritten
+        self._readers: dict = {}      # peer -> its reader, in the exchange under way
         self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
         self.port: int | None = None
@@ -374,6 +375,16 @@ class SocketMesh:
             self.counts.exchanges += 1
 
     def _exchange(self, step, out, expect):
+        filled = {}
+        if self.gone:       # vanished peers: nothing sent to them, zeros for what they owed
+            out = {p: f for p, f in out.items() if p not in self.gone}
+            filled = {p: [fr.zeros_of(x) for x in e] for p, e in expect.items() if p in self.gone}
+            expect = {p: e for p, e in expect.items() if p not in self.gone}
+        got = self._exchange_live(step, out, expect)
+        got.update(filled)
+        return got
+
+    def _exchange_live(self, step, out, expect):
         rel: Any = self.relay          # typed loosely: checked once, used in the loop
         if rel is not None:
             rel.begin(step, {p: f for p, f in out.items() if p in self.relayed and f},
@@ -390,6 +401,7 @@ class SocketMesh:
             select_socket(self._sel, self._peers[peer], selectors.EVENT_READ, ("idle", peer))
         deadline = time.monotonic() + self.timeout
         self._unsent = sends
+        self._readers = readers
         try:
             while sends or any(not r.done for r in readers.values()) or \
                     (rel is not None and not rel.done):
@@ -416,7 +428,7 @@ class SocketMesh:
                         continue
                     # nested: the inner condition is the write itself, not a test
                     if mask & selectors.EVENT_WRITE and peer in sends:  # noqa: SIM102
-                        if self._write(step, peer, sends[peer]):
+                        if self._write(step, peer, sends[peer]) and peer in sends:
                             del sends[peer]
                             self._watch(peer, False, peer in readers and
                                         not readers[peer].done)
@@ -434,19 +446,21 @@ class SocketMesh:
         got = {peer: r.out for peer, r in readers.items()}
         if rel is not None:
             got.update(rel.take())
+            self.gone |= rel.gone
         return got
 
     def _has_pending(self, readers) -> bool:
         if self.relay is not None and self.relay.pending():
             return True
-        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items())
+        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items()
+                   if p in self._peers)
 
     def _read_pending(self, step, readers, sends) -> None:
         """Bytes TLS already decrypted: ``select`` does not report them, so read them now."""
         if self.relay is not None and self.relay.pending():
             self.relay.read(step)
         for peer, r in readers.items():
-            if not r.done and _pending(self._peers[peer]):
+            if not r.done and peer in self._peers and _pending(self._peers[peer]):
                 self._read(step, r)
                 if r.done:
                     self._watch(peer, peer in sends, False)
@@ -471,7 +485,8 @@ class SocketMesh:
         """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
         nothing for this step is not read: what it sent for later steps waits in the kernel)."""
         ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
-        select_socket(self._sel, self._peers[peer], ev, peer)
+        if peer in self._peers:
+            select_socket(self._sel, self._peers[peer], ev, peer)
 
     def _write(self, step, peer, parts) -> bool:
         """Send as much of ``parts`` as the socket takes; True when all is sent."""
@@ -483,6 +498,9 @@ class SocketMesh:
             except WOULD_BLOCK:
                 return False
             except OSError as e:
+                if peer in self.may_vanish:
+                    self._vanished(peer)
+                    return True
                 said = self._salvage(peer, step)
                 if said is not None:
                     raise said from None
@@ -508,8 +526,12 @@ class SocketMesh:
                 except WOULD_BLOCK:
                     return
                 except OSError as e:
+                    if rd.peer in self.may_vanish:
+                        return self._vanished(rd.peer)
                     raise TransportError(f"{who} disconnected at step {step}{_why(e)}",
                                          rd.peer, step) from None
+                if n == 0 and rd.peer in self.may_vanish:
+                    return self._vanished(rd.peer)
                 if n == 0:
                     raise TransportError(f"{who} disconnected at step {step}"
                                          + (" (truncated frame)" if rd.pos or rd.stage
@@ -590,11 +612,30 @@ class SocketMesh:
         except WOULD_BLOCK:
             return
         except OSError as e:
-            raise TransportError(f"{self.describe(peer)} disconnected at step {step}{_why(e)}",
-                                 peer, step) from None
+            if peer not in self.may_vanish:
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step}"
+                                     f"{_why(e)}", peer, step) from None
+            data = b""
+        if not data and peer in self.may_vanish:
+            self._vanished(peer)
+            return
         if not data:
             raise TransportError(f"{self.describe(peer)} disconnected at step {step}", peer,
                                  step)
+
+    def _vanished(self, peer) -> None:
+        """A peer that may vanish has (its connection ended with no BYE): it is :attr:`gone`;
+        what it still owed this step reads as zeros, nothing more is sent to it."""
+        self.gone.add(peer)
+        sock = self._peers.pop(peer)
+        select_socket(self._sel, sock, 0, None)
+        with contextlib.suppress(OSError):
+            sock.close()
+        self._unsent.pop(peer, None)
+        rd = self._readers.get(peer)
+        if rd is not None:
+            rd.out = rd.out[:rd.i] + [fr.zeros_of(x) for x in rd.specs[rd.i:]]
+            rd.i = len(rd.specs)
 
     def _check_abort(self, step, peer, h, who) -> None:
         if h["session"] != self.session or h["sender"] != peer or h["receiver"] != self.rank \

@@ -49,7 +49,7 @@ def test_a_bad_max_dropouts_is_one_line_naming_the_file(tmp_path, line, why):
     assert "deploy.toml" in str(e.value) and "\n" not in str(e.value)
 
 
-def _survivors_in_the_simulator(d, csv, lost, step):
+def _survivors_in_the_simulator(d, csv, lost, step, evaluate=False):
     """What the simulator releases for the deployment ``d`` on ``csv`` losing parties
     ``lost`` (the records read as the party hosts read them)."""
     import numpy as np
@@ -66,7 +66,8 @@ def _survivors_in_the_simulator(d, csv, lost, step):
     bounds = spec.precision.bounds
     _, _, _, raw_o = load_records(record_source(cfg, csv, spec), kern, rows=range(n))
     raw = raw_records(np.asarray(raw_o[0]), numeric, [bounds[c] for c in numeric], kern)
-    return run_with_dropouts(raw[0], spec, Dropouts(lost, step))
+    return run_with_dropouts(raw[0], spec, Dropouts(lost, step),
+                             evaluate="incomplete" if evaluate else False)
 
 
 @pytest.mark.slow
@@ -78,7 +79,7 @@ def test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release(tmp_path
     csv = _bank_rows(tmp_path, 24)
     d = str(tmp_path / "dep")
     init(d, 24, job_from_command(["estimate", *KENDALL, *extra], 24), hosts=4,
-         base_port=_ports(), connect_timeout=8.0, insecure=True)
+         base_port=_ports(), connect_timeout=12.0, insecure=True)
 
     def inject(procs, logs):
         os.kill(procs["host-2"].pid, signal.SIGKILL)
@@ -109,3 +110,49 @@ def test_a_loss_beyond_max_dropouts_ends_the_run_with_no_release(tmp_path):
         run_local(d, csv, on_start=inject, grace=10.0)
     assert "more than max_dropouts = 7" in str(e.value)            # named, with the bound
     assert e.value.statuses["aggregator"] != 0
+
+
+@pytest.mark.slow
+def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tmp_path):
+    """One of four party hosts killed while it computes: the survivors leave its edges out of
+    their sums (nothing opened), draw the noise among themselves at the surviving design's
+    sensitivity, and release for the survivors' data."""
+    from .test_deploy import _wait_for
+
+    csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the kill
+    d = str(tmp_path / "dep")
+    init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=4, base_port=_ports(),
+         timeout=10.0, insecure=True)
+
+    def inject(procs, logs):
+        _wait_for(logs, "host-2", "computing")
+        os.kill(procs["host-2"].pid, signal.SIGKILL)
+
+    out = run_local(d, csv, on_start=inject, grace=10.0)
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, range(300, 450), "computing", evaluate=True)
+    assert rel["dropouts"] == want.dropouts
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (450, want.edges, want.max_degree)
+    assert rel["noise_scale"] == want.noise_scale           # sized for the surviving design
+    u_s = want.evaluation["u_raw_incomplete"]               # the survivors' U on E_S
+    assert abs(rel["u_hat"] - u_s) <= 4 * rel["noise_std"]
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+
+
+@pytest.mark.slow
+def test_without_a_dropout_a_run_that_tolerates_them_releases_ustat_estimates_bits(tmp_path,
+                                                                                   capsys):
+    """Four hosts of 6 (each may vanish: roll calls, noise after the computing step): with
+    none lost, the seeded release is still ``ustat estimate``'s, bit for bit."""
+    from .test_deploy import _estimate
+
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
+         insecure=True)
+    assert load(d).plan().may_vanish == {0, 1, 2, 3}
+    got = run_local(d, csv)["release"]
+    want = _estimate(csv, KENDALL, capsys)
+    for key in ("estimate", "estimate_raw", "u_hat", "ci", "noise_std", "edges", "n"):
+        assert got[key] == want[key], key
+    assert "dropouts" not in got

@@ -53,6 +53,7 @@ class DeployedParticipant(Executor):
                         "cache)")
             t0 = time.perf_counter()
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
+            rt.max_lost = cfg.dropout_bound
             if rt.gone:
                 self._check_dropouts(rt.gone)
             if log:

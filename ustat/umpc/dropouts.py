@@ -65,8 +65,11 @@ design relabelled onto S, noise among S, and ``dropouts`` in the release
 never joins (step ``start``) is a dropout: the transport leaves it out
 after ``connect_timeout``, :meth:`mpc.run.runtime.Runtime.roll_call` agrees
 the absent ranks and :func:`start_survivors` turns the program into the
-survivors' run. A host that vanishes after joining still ends a deployed
-run. The simulator chooses the fixed-point encoding from the surviving
+survivors' run; one that vanishes while computing is left out after the
+chunks by :func:`survivors_after_compute` (the transport reads what it owed
+as zeros; the noise then runs after the chunks, among the survivors), and
+:func:`check_no_new_loss` ends the run on a loss in the noise step or the
+last round. The simulator chooses the fixed-point encoding from the surviving
 design (a deployed run losing a host mid-run would keep the full run's
 ring, which is at least as wide).
 
@@ -77,22 +80,34 @@ as corrupted in every coalition bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..sampling import Hypergraph
+from .merge import add_shares
 from .setup import public_hypergraph
 
 if TYPE_CHECKING:
     from mpc.run.runtime import Runtime
 
     from ..specs.umpc import UMPCSpec
+    from .setup import Run
 
-__all__ = ["STEPS", "DropoutBoundError", "Dropouts", "check_bound", "default_max_dropouts",
-           "lost_parties", "start_survivors", "surviving_design"]
+__all__ = [
+    "STEPS",
+    "DropoutBoundError",
+    "Dropouts",
+    "check_bound",
+    "check_no_new_loss",
+    "default_max_dropouts",
+    "lost_parties",
+    "start_survivors",
+    "surviving_design",
+    "survivors_after_compute",
+]
 
 #: the steps at which a vanished host is a dropout (see the module docstring)
 STEPS = ("start", "sharing", "computing", "noise", "roll-call")
@@ -209,3 +224,58 @@ def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
     runtime.groups = _renumber(runtime.groups, runtime.gone, n, lost)
     return X[survivors], H, {"parties_lost": int(lost.size), "edges_lost": edges_lost,
                              "step": "start"}
+
+
+def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
+                            before: dict | None) -> tuple:
+    """The roll call after steps 1 and 2 of a run across processes that tolerates dropouts.
+
+    ``kept``: ``(edges, shares)`` of every chunk merged into ``z`` (this process's
+    parties' running sums, uint64 (n,)). Every process agrees the absent ranks
+    (:meth:`~mpc.run.runtime.Runtime.roll_call`); with parties lost, each survivor removes
+    its shares of the edges with a lost member from ``z`` (in place, nothing is opened) and
+    the run becomes the surviving design's. Returns ``(run, senders, dropouts)``: the run
+    (``run`` itself, or E_S relabelled onto the survivors with their records and delta_S),
+    the survivors' ids in ``z`` (None: every party) and the release's ``dropouts`` (``before``:
+    those at start, merged). O(n + k |E|).
+    """
+    gone = runtime.roll_call(runtime.transport.gone)
+    n = run.n
+    lost = lost_parties(runtime.groups, gone, n)
+    if lost.size == 0:
+        return run, None, before
+    if run.kern.edge_aux_names:
+        raise DropoutBoundError("a party host vanished and the kernel's edge sums cannot "
+                                "leave its edges out yet: no release")
+    total = int(lost.size) + (before or {}).get("parties_lost", 0)
+    if runtime.max_lost is not None and total > runtime.max_lost:
+        raise DropoutBoundError(f"{total} parties vanished, more than max_dropouts = "
+                                f"{runtime.max_lost}: no release")
+    gone_mask = np.zeros(n, dtype=bool)
+    gone_mask[lost] = True
+    ring = run.session.ring
+    drop = np.zeros(n, dtype=np.uint64)
+    for edges, shares in kept:
+        out = gone_mask[edges].any(axis=1)
+        add_shares(drop, edges[out], np.ascontiguousarray(shares[:, out]))
+    z[:] = ring.sub(z, drop & ring.mask)
+    H, survivors, edges_lost = surviving_design(run.hypergraph, lost)
+    if H.edges.shape[0] == 0:
+        raise DropoutBoundError("no edge of the design survives: no release")
+    delta = int(np.bincount(H.edges.ravel(), minlength=H.n).max())
+    new = replace(run, X=run.X[survivors], X_raw=run.X_raw[survivors], E=H.edges,
+                  delta_max=delta, hypergraph=H)
+    out = {"parties_lost": int(lost.size) + (before or {}).get("parties_lost", 0),
+           "edges_lost": edges_lost + (before or {}).get("edges_lost", 0),
+           "step": "start, computing" if before else "computing"}
+    return new, survivors, out
+
+
+def check_no_new_loss(runtime: Runtime, gone: frozenset, step: str) -> None:
+    """After the noise (a roll call) or at the aggregator: a host lost since the last roll
+    call cannot be made up for (its noise share is missing): :class:`DropoutBoundError`."""
+    now = runtime.roll_call(runtime.transport.gone) if step == "noise" else \
+        frozenset(runtime.transport.gone) | runtime.gone
+    if now - gone:
+        raise DropoutBoundError(f"a party host vanished during the {step} step, after the "
+                                "roll call: no release (its noise share is missing)")
