@@ -97,10 +97,10 @@ class RelayClient:
         blob = endpoint.announcement() if endpoint is not None else b""
         for h in sorted(self.hosts):
             self._send_control(rl.ANNOUNCE, h, blob)
-        self._pump(deadline, lambda: not self.queue and len(self.announced) == len(self.hosts),
-                   "waiting for the other hosts' keys")
+        self._pump(deadline, lambda: not self.queue and self.hosts <= set(self.announced),
+                   "waiting for the other hosts' keys")     # a host gone meanwhile: not waited
         for h, body in self.announced.items():
-            if endpoint is not None:
+            if endpoint is not None and h in self.hosts:
                 try:
                     endpoint.accept(h, body)
                 except E2EError as e:

@@ -96,3 +96,50 @@ def test_a_role_dialing_an_absent_host_leaves_it_out_only_if_it_may_vanish(may_v
                 m.connect([("127.0.0.1", _free_port()), ("127.0.0.1", m.port)])
     finally:
         m.close()
+
+
+def test_a_host_that_vanishes_mid_run_reads_as_zeros_and_the_others_go_on():
+    """Host 2 joins, then its connection ends with no BYE (killed): the relay tells the others
+    (GONE) and keeps serving them; what host 2 owed the step reads as zeros, nothing more is
+    sent to it, and the next step no longer involves it."""
+    hosts = {0, 1, 2}
+    relay = Relay(sorted(hosts), NAMES[:3], SESSION, connect_timeout=3.0, may_vanish=hosts).open()
+    meshes = [SocketMesh.open(r, 3, SESSION, timeout=5.0, connect_timeout=3.0,
+                              relayed=hosts - {r}, may_vanish=hosts) for r in range(3)]
+    addrs = [("127.0.0.1", 1)] * 3
+    data = np.arange(4, dtype=np.uint64) + 1
+
+    def frames(m, peers):
+        return ({p: [Outgoing(0, data.dtype, 64, data.shape, fr.pack(data * (m.rank + 1), 64))]
+                 for p in peers}, {p: [Expected(0, data.dtype, 64, data.shape)] for p in peers})
+
+    def host(m):
+        try:
+            m.connect(addrs, relay=("127.0.0.1", relay.port))
+            if m.rank == 2:
+                m.relay.sock.close()                # killed: no BYE
+                return None
+            got = [m.exchange(1, *frames(m, hosts - {m.rank}))]
+            got.append(m.exchange(2, *frames(m, hosts - {m.rank})))
+            return m.gone, got
+        finally:
+            if m.rank != 2:
+                m.close()
+
+    def serve():
+        try:
+            relay.accept_all()
+            return relay.serve()
+        finally:
+            relay.close()
+
+    res, errs = run_all([lambda: host(meshes[0]), lambda: host(meshes[1]),
+                         lambda: host(meshes[2]), serve])
+    assert errs == [None] * 4, errs
+    assert relay.gone == {2}
+    for r in (0, 1):
+        gone, got = res[r]
+        assert gone == {2}
+        for step in got:
+            assert np.array_equal(step[1 - r][0], data * (2 - r))
+            assert np.array_equal(step[2][0], np.zeros(4, dtype=np.uint64))
