@@ -244,9 +244,9 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
     lost = lost_parties(runtime.groups, gone, n)
     if lost.size == 0:
         return run, None, before
-    if run.kern.edge_aux_names:
-        raise DropoutBoundError("a party host vanished and the kernel's edge sums cannot "
-                                "leave its edges out yet: no release")
+    if run.kern.edge_aux_names or run.kern.aux_names:
+        raise DropoutBoundError("a party host vanished and the kernel's edge sums or class "
+                                "counts cannot leave it out yet: no release")
     total = int(lost.size) + (before or {}).get("parties_lost", 0)
     if runtime.max_lost is not None and total > runtime.max_lost:
         raise DropoutBoundError(f"{total} parties vanished, more than max_dropouts = "

@@ -26,6 +26,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serve(relay):
+    try:
+        relay.accept_all()
+        return relay.serve()
+    finally:
+        relay.close()
+
+
 def test_absent_hosts_are_left_out_and_the_others_exchange_through_the_relay():
     hosts = {0, 1, 2, 3}
     relay = Relay(sorted(hosts), NAMES, SESSION, connect_timeout=1.5, may_vanish=hosts).open()
@@ -45,14 +53,7 @@ def test_absent_hosts_are_left_out_and_the_others_exchange_through_the_relay():
         finally:
             m.close()
 
-    def serve():
-        try:
-            relay.accept_all()
-            return relay.serve()
-        finally:
-            relay.close()
-
-    res, errs = run_all([lambda: host(meshes[0]), lambda: host(meshes[1]), serve])
+    res, errs = run_all([lambda: host(meshes[0]), lambda: host(meshes[1]), lambda: _serve(relay)])
     assert errs == [None, None, None], errs
     for r in (0, 1):
         gone, others, got = res[r]
@@ -126,15 +127,8 @@ def test_a_host_that_vanishes_mid_run_reads_as_zeros_and_the_others_go_on():
             if m.rank != 2:
                 m.close()
 
-    def serve():
-        try:
-            relay.accept_all()
-            return relay.serve()
-        finally:
-            relay.close()
-
     res, errs = run_all([lambda: host(meshes[0]), lambda: host(meshes[1]),
-                         lambda: host(meshes[2]), serve])
+                         lambda: host(meshes[2]), lambda: _serve(relay)])
     assert errs == [None] * 4, errs
     assert relay.gone == {2}
     for r in (0, 1):
