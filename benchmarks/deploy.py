@@ -1,6 +1,6 @@
 """Deployments: Kendall on Bank over 4 party hosts + dealer + relay + aggregator, latency, TLS.
 
-Usage: python benchmarks/deploy.py [--json] [--quick] [--repeats N] [--no-mpyc] [--gc]
+Usage: python benchmarks/deploy.py [--json] [--quick] [--repeats N] [--no-mpyc] [--gc] [--rehearsal]
 
 Every participant is its own OS process on 127.0.0.1 (``ustat deploy run
 --local``), TLS 1.3 with the deployment's own CA, the party hosts through
@@ -18,6 +18,11 @@ the relay (frames sealed end to end). Keys:
   added to every step (``[deployment] delay``, this kernel has no netem),
   against ``rtt10ms_model_seconds = steps x 0.01 + protocol seconds
   without delay`` (``steps``: exchanges of the participant with the most);
+- ``dropout_kendall_bank_seconds``: the same run with host-2 killed (SIGKILL)
+  when it starts computing: the release completes without its parties and
+  edges (``dropout_parties_lost``, ``dropout_edges_lost``, ``dropout_step``
+  "computing"); ``dropout_overhead_ratio`` is its wall time over
+  ``deploy_kendall_bank_seconds`` (docs/guides/deploy.md, "Dropouts");
 - ``lt_per_s_tls``: 10^6 two-party comparisons (two parties and a dealer,
   three processes, TLS), against MPyC ``-M3`` on the same machine
   (``mpyc_lt_per_s_m3``; ``mpyc_ssl`` says whether MPyC ran with
@@ -39,6 +44,12 @@ the relay (frames sealed end to end). Keys:
   to a host that reads nothing), the largest of the three runs
   (``tests/mpc/wire/adversary.py``, each under an address-space cap;
   target <= 256);
+- with ``--rehearsal`` (issue 36 item 7): ``parties_1e5_hosts8_dropout_seconds``,
+  Kendall over 10^5 synthetic parties on 8 party hosts through the relay,
+  10 ms slept before every exchange (``[deployment] delay``: a WAN's latency
+  stand-in), host-3 (1 of 8) killed when it starts computing; the release
+  completes without it; ``..._model_seconds`` = steps x 10 ms + the
+  protocol seconds of the same run without delay or dropout;
 - with ``--gc``: ``deploy_kendall_bank_gc_seconds`` (``--backend gc
   --threat-model hf``, seed 5, deployed with a 900 s step timeout) and
   ``deploy_kendall_bank_gc_same_release`` (equal to ``ustat estimate``).
@@ -73,13 +84,14 @@ def _port():
     return _PORT[0]
 
 
-def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
+def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0, kill=None, hosts=4):
+    """``kill``: a party host killed when it starts computing (a dropout)."""
     from ustat.cli.deploy import job_from_command
     from ustat.deploy import Keys, init, run_local
 
     d = tempfile.mkdtemp(dir=tmp)
     os.rmdir(d)
-    init(d, parties, job_from_command(command, parties), hosts=4, base_port=_port(),
+    init(d, parties, job_from_command(command, parties), hosts=hosts, base_port=_port(),
          timeout=timeout, insecure="--seed" in command,     # the gc run is seeded
          keys=Keys(local=True))                             # every key here: one machine
     if delay:
@@ -89,12 +101,57 @@ def _deployed(tmp, parties, command, csv, delay=0.0, timeout=60.0):
         with open(path, "w") as f:
             f.write(text.replace("delay = 0.0", f"delay = {delay!r}"))
     t = time.perf_counter()
-    out = run_local(d, csv)
+    out = run_local(d, csv, on_start=None if kill is None else
+                    lambda procs, logs: _kill_when_computing(procs, logs, kill))
     wall = time.perf_counter() - t
     protocol = max(p["seconds"] for p in out["participants"])
     steps = max(p["wire"].get("exchanges", 0) for p in out["participants"]
                 if p["role"] != "relay")
     return wall, protocol, steps, out
+
+
+def _kill_when_computing(procs, logs, name, limit=600.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        logs[name].seek(0)
+        if b"computing" in logs[name].read():
+            procs[name].kill()
+            return
+        time.sleep(0.05)
+
+
+def _dropout_deployment(tmp, csv, n, wall) -> dict:
+    """Kendall on 4 hosts, host-2 killed when it starts computing: the survivors release
+    without its parties and edges."""
+    t, _, _, out = _deployed(tmp, n, KENDALL, csv, kill="host-2")
+    rel = out["release"]
+    return {"dropout_kendall_bank_seconds": t, "dropout_overhead_ratio": t / wall,
+            "dropout_parties_lost": rel["dropouts"]["parties_lost"],
+            "dropout_edges_lost": rel["dropouts"]["edges_lost"],
+            "dropout_step": rel["dropouts"]["step"]}
+
+
+def _rehearsal(tmp, n, delay=0.01) -> dict:
+    """Item 7: Kendall over n synthetic parties on 8 hosts through the relay, ``delay`` s
+    slept before every exchange (a WAN's latency; this kernel has no netem), host-3 (1 of 8)
+    killed when it starts computing; against steps x delay + the protocol seconds of the same
+    run without delay and without the dropout."""
+    csv = os.path.join(tmp, "kendall_synth.csv")
+    rng = np.random.default_rng(5)
+    x = rng.random(n)
+    y = np.clip(x + rng.normal(0, 0.3, n), 0, 1)
+    with open(csv, "w") as f:
+        f.write("x,y\n")
+        f.writelines(f"{a:.6f},{b:.6f}\n" for a, b in zip(x, y))
+    cmd = ["estimate", "kendall", "--columns", "x,y", "--bounds", "0:1,0:1", "--epsilon", "1"]
+    _, base, _, _ = _deployed(tmp, n, cmd, csv, hosts=8, timeout=600.0)
+    wall, proto, steps, out = _deployed(tmp, n, cmd, csv, delay=delay, kill="host-3", hosts=8,
+                                        timeout=600.0)
+    key = f"parties_{'1e5' if n == 10**5 else n}_hosts8_dropout"
+    return {f"{key}_seconds": wall, f"{key}_protocol_seconds": proto, f"{key}_steps": steps,
+            f"{key}_delay_seconds": delay,
+            f"{key}_model_seconds": steps * delay + base,
+            f"{key}_parties_lost": out["release"]["dropouts"]["parties_lost"]}
 
 
 def _estimate_seconds(csv, command=KENDALL):
@@ -279,6 +336,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="1000 Bank records, 10^4 comparisons")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--no-mpyc", action="store_true")
+    ap.add_argument("--rehearsal", action="store_true",
+                    help="also 10^5 parties on 8 hosts, 10 ms per step, 1 host lost (item 7)")
     ap.add_argument("--gc", action="store_true",
                     help="also Kendall on Bank with --backend gc, deployed (a few minutes)")
     args = ap.parse_args(argv)
@@ -306,6 +365,7 @@ def main(argv=None):
                     "deploy_wire_per_participant": {
                         p["name"]: p["wire"].get("tcp_bytes_sent", 0)
                         for p in out["participants"]}})
+        res.update(_dropout_deployment(tmp, csv, n, wall))
         wall10, proto10, steps, _ = _deployed(tmp, n, KENDALL, csv, delay=0.01)
         res.update({"deploy_kendall_bank_seconds_rtt10ms": wall10,
                     "deploy_kendall_bank_protocol_seconds_rtt10ms": proto10,
@@ -313,6 +373,8 @@ def main(argv=None):
                     "rtt10ms_model_ratio": proto10 / (steps * 0.01 + proto)})
         if args.gc:
             res.update(_gc_deployment(tmp, csv, n))
+        if args.rehearsal:
+            res.update(_rehearsal(tmp, 10**4 if args.quick else 10**5))
         res["handshake_slowloris_delay_seconds"] = _slowloris_delay(tmp, args.repeats)
         n_lt = 10**4 if args.quick else 10**6
         res["lt_comparisons"] = n_lt

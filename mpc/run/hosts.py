@@ -50,6 +50,7 @@ class Plan:
     connect_timeout: float = CONNECT_TIMEOUT
     delay: float = 0.0
     labels: list | None = None          # how messages name each rank (default: its name)
+    may_vanish: frozenset = field(default_factory=frozenset)   # absent at start: a dropout
 
     def __post_init__(self):
         self.relayed = frozenset(int(r) for r in self.relayed)
@@ -84,7 +85,8 @@ def open_mesh(plan: Plan, rank: int, creds: Credentials | None = None, *, host: 
                            port=p if port is None else port, timeout=plan.timeout,
                            delay=plan.delay, describe=plan.describe,
                            wrap=wrapper(plan, creds), connect_timeout=plan.connect_timeout,
-                           relayed=plan.relayed - {rank} if rank in plan.relayed else ())
+                           relayed=plan.relayed - {rank} if rank in plan.relayed else (),
+                           may_vanish=plan.may_vanish)
 
 
 def join(mesh: SocketMesh, plan: Plan, creds: Credentials | None = None, *,
@@ -105,6 +107,8 @@ def join(mesh: SocketMesh, plan: Plan, creds: Credentials | None = None, *,
     mesh.connect(plan.addresses, relay=plan.relay if mesh.relayed else None,
                  endpoint=endpoint)
     rt = Runtime(mesh.rank, plan.groups, mesh)
+    if plan.may_vanish:         # every process leaves out the same absent hosts
+        rt.roll_call(mesh.gone)
     rt.agree_key()
     warming.join()
     mesh.restart_counts()
@@ -117,7 +121,8 @@ def open_relay(plan: Plan, creds: Credentials | None = None, *, host: str | None
     from mpc.wire.relay import Relay
     h, p = plan.relay if plan.relay is not None else ("127.0.0.1", 0)
     return Relay(sorted(plan.relayed), plan.names, plan.session, wrap=wrapper(plan, creds),
-                 connect_timeout=plan.connect_timeout).open(host or h,
+                 connect_timeout=plan.connect_timeout,
+                 may_vanish=plan.may_vanish & plan.relayed).open(host or h,
                                                             p if port is None else port)
 
 

@@ -44,6 +44,10 @@ class Runtime:
         self.joint_key = joint_key
         self._sessions = 0
         self._agreed = 0
+        #: ranks absent from the run (dropouts at start-up, agreed by :meth:`roll_call`)
+        self.gone: frozenset = frozenset()
+        #: parties the run may lose (None: no bound here; a deployment sets its max_dropouts)
+        self.max_lost: int | None = None
 
     @property
     def n_procs(self) -> int:
@@ -74,7 +78,7 @@ class Runtime:
         others').
         """
         mine = np.frombuffer(os.urandom(16), dtype=np.uint8)
-        peers = [r for r in range(self.n_procs) if r != self.rank]
+        peers = self.peers()
         out = {r: [Outgoing(0, mine.dtype, 8, mine.shape, fr.pack(mine, 8))] for r in peers}
         expect = {r: [Expected(0, mine.dtype, 8, mine.shape)] for r in peers}
         self.counter[0] += 1
@@ -84,3 +88,24 @@ class Runtime:
             key ^= got[r][0]
         self.joint_key = key.tobytes()
         return self.joint_key
+
+    def peers(self) -> list:
+        """The other ranks of the run, the absent ones left out."""
+        return [r for r in range(self.n_procs) if r != self.rank and r not in self.gone]
+
+    def roll_call(self, absent: Iterable[int]) -> frozenset:
+        """Agree which ranks are absent: every present process sends the set it saw (one
+        byte per rank) to every other it reached; the union is :attr:`gone`, the same in
+        every process. One exchange (n_procs bytes to each peer)."""
+        mine = np.zeros(self.n_procs, dtype=np.uint8)
+        mine[sorted(int(r) for r in absent)] = 1
+        self.gone = frozenset(int(r) for r in np.flatnonzero(mine))
+        peers = self.peers()
+        out = {r: [Outgoing(0, mine.dtype, 8, mine.shape, fr.pack(mine, 8))] for r in peers}
+        expect = {r: [Expected(0, mine.dtype, 8, mine.shape)] for r in peers}
+        self.counter[0] += 1
+        got = self.transport.exchange(self.counter[0], out, expect)
+        for r in peers:
+            mine |= got[r][0]
+        self.gone = frozenset(int(r) for r in np.flatnonzero(mine))
+        return self.gone

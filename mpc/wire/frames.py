@@ -278,3 +278,13 @@ def unpack(buf: bytes | bytearray | memoryview | np.ndarray, dtype: DTypeLike, b
         full[:, :bits] = cut
         out = np.packbits(full, axis=1, bitorder="little")
     return out.view(dtype).reshape(shape)
+
+
+def zeros_of(spec: Any) -> np.ndarray | None:
+    """What a vanished peer's frame reads as (``spec``: an expected frame with ``shape``,
+    ``dtype`` and ``into``): zeros of its shape, or, when the receiver gave a buffer
+    (``into``), zeros written there and None, as for a frame read into it."""
+    if spec.into is not None:
+        np.asarray(spec.into)[...] = 0      # a view: the receiver's bytes
+        return None
+    return np.zeros(spec.shape, dtype=spec.dtype)

@@ -165,8 +165,10 @@ class Relay:
     """
 
     def __init__(self, hosts, names, session: int, *, wrap=None, connect_timeout=30.0,
-                 max_frame_bytes=None):
+                 max_frame_bytes=None, may_vanish=()):
         self.hosts = sorted(int(h) for h in hosts)
+        self.may_vanish = frozenset(int(h) for h in may_vanish)    # absent or lost: dropouts
+        self.gone: set = set()          # hosts that vanished mid-run (the others go on)
         self.names = list(names)
         self.session = int(session)
         self.wrap = wrap
@@ -199,6 +201,14 @@ class Relay:
         got = accept_peers(listener, deadline, self.session, RELAY_RANK, self.wrap, waiting,
                            self.refused)
         self.conns.update((rank, _Conn(rank, sock)) for rank, sock in got.items())
+        if waiting and waiting <= self.may_vanish and len(self.conns) >= 2:
+            for r in sorted(waiting):       # dropouts before the first step: the others go on
+                body = f"never connected to the relay: {self.name(r)}".encode()
+                for dst, c in self.conns.items():
+                    c.queue.extend((memoryview(envelope(GONE, r, dst, 0, 0, len(body))),
+                                    memoryview(body)))
+            self.hosts = sorted(self.conns)
+            waiting = set()
         if waiting:
             missing = ", ".join(self.name(r) for r in sorted(waiting))
             why = f"never connected to the relay: {missing}" + self._refusals()
@@ -276,12 +286,12 @@ class Relay:
                 except WOULD_BLOCK:
                     return True
                 except OSError as e:
-                    if c.bye:
+                    if c.bye or self._vanish(c):
                         return False
                     raise RelayError(f"{self.name(c.rank)} disconnected{why(e)}",
                                      c.rank) from None
                 if n == 0:
-                    if c.bye:
+                    if c.bye or self._vanish(c):
                         return False
                     raise RelayError(f"{self.name(c.rank)} disconnected", c.rank)
                 c.pos += n
@@ -371,12 +381,31 @@ class Relay:
         if out is None:
             return
         head, body = out
+        if h["dst"] in self.gone:           # vanished: nothing more reaches it
+            return
         dst = self.conns[h["dst"]]
         dst.queue.append(memoryview(head))
         if len(body):
             dst.queue.append(memoryview(body))
         c.forwarded += len(head) + len(body)
         self.bytes_forwarded += len(head) + len(body)
+
+    def _vanish(self, c: _Conn) -> bool:
+        """Host ``c`` left without BYE: if it may vanish and two hosts stay, it is :attr:`gone`
+        (GONE to the others, its envelopes no longer forwarded) and the run goes on."""
+        if c.rank not in self.may_vanish or len(self.conns) - len(self.gone) <= 2:
+            return False
+        self.gone.add(c.rank)
+        c.queue.clear()
+        for other in self.conns.values():
+            if other.owner == c.rank:                   # its streamed body: padded, released
+                self._end_streams(other)
+        body = f"{self.name(c.rank)} vanished".encode()
+        for r, other in self.conns.items():
+            if r not in self.gone:
+                other.queue.extend((memoryview(envelope(GONE, c.rank, r, 0, 0, len(body))),
+                                    memoryview(body)))
+        return True
 
     def forward(self, h: dict, body: bytes | bytearray) -> tuple[bytes, Any] | None:
         """(header, body) to pass on for envelope ``h`` (None drops it). The relay passes every

@@ -61,12 +61,14 @@ class RelayClient:
     head: Any                   # the envelope being read: its parsed header, or None
 
     def __init__(self, sock, rank, session, endpoint, describe, hosts, error, counts,
-                 max_buffered):
+                 max_buffered, may_vanish=frozenset()):
         self.sock, self.rank, self.session = sock, int(rank), int(session)
         self.endpoint, self.describe, self.error = endpoint, describe, error
         self.hosts = {int(h) for h in hosts} - {self.rank}
         self.counts = counts
         self.max_buffered = int(max_buffered)
+        self.may_vanish = frozenset(may_vanish)     # hosts whose absence at start is a dropout
+        self.gone: set = set()                      # those the relay said never connected
         self.inbox: dict = {}
         self.buffered = 0
         self.ahead: dict = {}       # peer -> [later step, frames, bytes] waiting from it
@@ -89,8 +91,10 @@ class RelayClient:
     def join(cls, address: tuple[str, int], *, rank: int, session: int, wrap: Wrapper | None,
              endpoint: Endpoint | None, describe: Callable[[int], str], hosts: Iterable[int],
              error: type[TransportError],
-             counts: WireCounts, deadline: float, max_buffered: int) -> RelayClient:
-        """Connect to the relay, wait for READY and every other host's key announcement."""
+             counts: WireCounts, deadline: float, max_buffered: int,
+             may_vanish: Iterable[int] = ()) -> RelayClient:
+        """Connect to the relay, wait for READY and every other host's key announcement.
+        Hosts of ``may_vanish`` that the relay says never connected are left out (``gone``)."""
         host, port = address
         sock = dial(host, port, deadline)
         if sock is None:
@@ -106,7 +110,8 @@ class RelayClient:
             raise error(f"the relay at {host}:{port} refused or failed the handshake"
                         f"{why(e) or ' (connection closed)'}", None, None) from None
         sock.setblocking(False)
-        self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered)
+        self = cls(sock, rank, session, endpoint, describe, hosts, error, counts, max_buffered,
+                   frozenset(may_vanish))
         try:
             self._pump(deadline, lambda: self.ready, "waiting for the relay to say every host "
                                                      "is connected")
@@ -122,20 +127,20 @@ class RelayClient:
         blob = endpoint.announcement() if endpoint is not None else b""
         for h in sorted(self.hosts):
             self._send_control(rl.ANNOUNCE, h, blob)
-        self._pump(deadline, lambda: not self.queue and len(self.announced) == len(self.hosts),
-                   "waiting for the other hosts' keys")
+        self._pump(deadline, lambda: not self.queue and self.hosts <= set(self.announced),
+                   "waiting for the other hosts' keys")     # a host gone meanwhile: not waited
         if endpoint is None:
             return
-        for h in sorted(self.announced):
+        for h in sorted(set(self.announced) & self.hosts):
             try:
                 endpoint.accept(h, self.announced[h])
             except E2EError as e:
                 raise self.error(str(e), h, 0) from None
         for h in sorted(self.hosts):
             self._send_control(rl.ANNOUNCE, h, endpoint.confirmation(h), segment=1)
-        self._pump(deadline, lambda: not self.queue and len(self.confirmed) == len(self.hosts),
+        self._pump(deadline, lambda: not self.queue and self.hosts <= set(self.confirmed),
                    "waiting for the other hosts' key confirmations")
-        for h in sorted(self.confirmed):
+        for h in sorted(set(self.confirmed) & self.hosts):
             try:
                 endpoint.confirm(h, self.confirmed[h])
             except E2EError as e:
@@ -171,7 +176,11 @@ class RelayClient:
             raise self.error(f"{self.describe(src)} sent a frame for step {st}, which "
                              f"expected none from it (through the relay)", src, step)
         self.step, self.expect, self.got = step, expect, {p: {} for p in expect}
+        for p in self.gone & set(expect):
+            self.got[p] = {x.segment: None for x in expect[p]}
         for peer, frames in out.items():
+            if peer in self.gone:
+                continue
             sent = 0
             for f in frames:
                 plain = rl.pack_frame(self.session, step, self.rank, peer, f)
@@ -313,6 +322,11 @@ class RelayClient:
         kind, src = h["kind"], h["src"]
         if kind == rl.READY:
             self.ready = True
+        elif kind == rl.GONE and src in self.may_vanish & self.hosts:
+            self.gone.add(src)                      # never connected, or vanished: a dropout
+            self.hosts.discard(src)
+            if src in self.expect:                  # what it owed this step reads as zeros
+                self.got[src] = {x.segment: None for x in self.expect[src]}
         elif kind == rl.GONE:
             text = bytes(body).decode("utf-8", "replace")
             who = None if src == rl.RELAY_RANK or src not in self.hosts | {self.rank} \
@@ -358,7 +372,8 @@ class RelayClient:
             arrays = []
             for spec in specs:
                 body = self.got[src][spec.segment]
-                arrays.append(self._open(src, spec, body))
+                arrays.append(fr.zeros_of(spec) if src in self.gone else
+                              self._open(src, spec, body))
             out[src] = arrays
         return out
 

@@ -209,7 +209,7 @@ class SocketMesh:
 
     def __init__(self, rank: int, n_procs: int, session: int, *, timeout=DEFAULT_TIMEOUT,
                  describe=None, delay: float = 0.0, wrap=None, relayed=(),
-                 connect_timeout: float | None = None):
+                 connect_timeout: float | None = None, may_vanish=()):
         self.rank = int(rank)
         self.n_procs = int(n_procs)
         self.session = int(session)
@@ -223,6 +223,10 @@ class SocketMesh:
             else float(connect_timeout)
         self.relayed = frozenset(int(r) for r in relayed)   # peers reached through the relay
         self.relay: RelayClient | None = None   # once connected
+        #: peers whose absence at start-up is a dropout, not a fault (party hosts of a run
+        #: that tolerates dropouts, :mod:`ustat.umpc.dropouts`); ``gone``: those absent
+        self.may_vanish = frozenset(int(r) for r in may_vanish) - {self.rank}
+        self.gone: set = set()
         self.refused: list = []      # connections refused while waiting for peers (why)
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}
@@ -230,6 +234,7 @@ class SocketMesh:
         self._last_step = 0
         self._op = 0                    # the operation of the current step (frames.op_tag)
         self._unsent: dict = {}       # peer -> what an exchange that failed left unwritten
+        self._readers: dict = {}      # peer -> its reader, in the exchange under way
         self._listener: socket.socket | None = None
         self._sel = selectors.DefaultSelector()
         self.port: int | None = None
@@ -257,15 +262,23 @@ class SocketMesh:
         port)), except the ``relayed`` ranks: those are reached through the relay at ``relay``
         (host, port), sealed by ``endpoint`` (:class:`mpc.wire.e2e.Endpoint`). A peer that never
         connects is named (with the connections refused meanwhile) before any step."""
-        deadline = time.monotonic() + self.connect_timeout
+        # a peer that may vanish is absent after connect_timeout; the others then get as long
+        # again (they may have waited for it themselves: the relay, a role dialing it)
+        vanish_by = time.monotonic() + self.connect_timeout
+        deadline = vanish_by + (self.connect_timeout if self.may_vanish else 0.0)
+        if self.relayed and self.may_vanish:    # the relay first: it waits for no role
+            self._join_relay(relay, endpoint, deadline)
         for r in range(self.rank):
-            if r not in self.relayed:
+            if r not in self.relayed and r not in self.may_vanish:
                 self._peers[r] = self._dial(r, addresses[r], deadline)
+        self._dial_vanishable(addresses, vanish_by, deadline)
         waiting = set(range(self.rank + 1, self.n_procs)) - self.relayed
         listener = self._listener
         assert listener is not None, "open() made the listener"
         self._peers.update(accept_peers(listener, deadline, self.session, self.rank,
                                         self._wrap, waiting, self.refused))
+        self.gone |= waiting & self.may_vanish
+        waiting -= self.may_vanish
         if waiting:
             raise TransportError("never connected: " + ", ".join(
                 self.describe(r) for r in sorted(waiting)) + _refusals(self.refused),
@@ -274,20 +287,41 @@ class SocketMesh:
         self._listener = None
         for sock in self._peers.values():
             sock.setblocking(False)
-        if self.relayed:
-            if relay is None:
-                raise ValueError("relayed peers need the relay's address")
-            from mpc.wire.relay_client import RelayClient
-            self.relay = RelayClient.join(
-                relay, rank=self.rank, session=self.session, wrap=self._wrap,
-                endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
-                error=TransportError, counts=self.counts, deadline=deadline,
-                max_buffered=MAX_BUFFERED_BYTES)
+        if self.relayed and self.relay is None:
+            self._join_relay(relay, endpoint, deadline)
         self._tcp_base = self.tcp_bytes()
 
-    def _dial(self, r: int, addr: tuple[str, int], deadline: float) -> socket.socket:
+    def _join_relay(self, relay: tuple[str, int] | None, endpoint: Endpoint | None,
+                    deadline: float) -> None:
+        if relay is None:
+            raise ValueError("relayed peers need the relay's address")
+        from mpc.wire.relay_client import RelayClient
+        self.relay = RelayClient.join(
+            relay, rank=self.rank, session=self.session, wrap=self._wrap,
+            endpoint=endpoint, describe=self.describe, hosts=self.relayed | {self.rank},
+            error=TransportError, counts=self.counts, deadline=deadline,
+            max_buffered=MAX_BUFFERED_BYTES, may_vanish=self.may_vanish)
+        self.gone |= self.relay.gone
+
+    def _dial_vanishable(self, addresses, vanish_by: float, deadline: float) -> None:
+        """Dial the lower ranks that may vanish, in turn, until each answers or ``vanish_by``
+        has passed (those are :attr:`gone`: a dropout before the first step)."""
+        pending = [r for r in range(self.rank) if r in self.may_vanish and r not in self.relayed]
+        while pending:
+            for r in list(pending):
+                host, port = addresses[r]
+                sock = dial(host, port, min(time.monotonic() + 0.2, vanish_by))
+                if sock is not None:
+                    self._peers[r] = self._dial(r, addresses[r], deadline, sock)
+                    pending.remove(r)
+            if time.monotonic() > vanish_by:
+                break
+        self.gone |= set(pending)
+
+    def _dial(self, r: int, addr: tuple[str, int], deadline: float,
+              sock: socket.socket | None = None) -> socket.socket:
         host, port = addr
-        sock = dial(host, port, deadline)
+        sock = dial(host, port, deadline) if sock is None else sock
         if sock is None:
             raise TransportError(f"could not connect to {self.describe(r)} at {host}:{port}",
                                  r, None)
@@ -347,6 +381,16 @@ class SocketMesh:
             self.counts.exchanges += 1
 
     def _exchange(self, step, out, expect):
+        filled = {}
+        if self.gone:       # vanished peers: nothing sent to them, zeros for what they owed
+            out = {p: f for p, f in out.items() if p not in self.gone}
+            filled = {p: [fr.zeros_of(x) for x in e] for p, e in expect.items() if p in self.gone}
+            expect = {p: e for p, e in expect.items() if p not in self.gone}
+        got = self._exchange_live(step, out, expect)
+        got.update(filled)
+        return got
+
+    def _exchange_live(self, step, out, expect):
         rel: Any = self.relay          # typed loosely: checked once, used in the loop
         if rel is not None:
             rel.begin(step, {p: f for p, f in out.items() if p in self.relayed and f},
@@ -363,6 +407,7 @@ class SocketMesh:
             select_socket(self._sel, self._peers[peer], selectors.EVENT_READ, ("idle", peer))
         deadline = time.monotonic() + self.timeout
         self._unsent = sends
+        self._readers = readers
         try:
             while sends or any(not r.done for r in readers.values()) or \
                     (rel is not None and not rel.done):
@@ -389,7 +434,7 @@ class SocketMesh:
                         continue
                     # nested: the inner condition is the write itself, not a test
                     if mask & selectors.EVENT_WRITE and peer in sends:  # noqa: SIM102
-                        if self._write(step, peer, sends[peer]):
+                        if self._write(step, peer, sends[peer]) and peer in sends:
                             del sends[peer]
                             self._watch(peer, False, peer in readers and
                                         not readers[peer].done)
@@ -407,19 +452,21 @@ class SocketMesh:
         got = {peer: r.out for peer, r in readers.items()}
         if rel is not None:
             got.update(rel.take())
+            self.gone |= rel.gone
         return got
 
     def _has_pending(self, readers) -> bool:
         if self.relay is not None and self.relay.pending():
             return True
-        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items())
+        return any(not r.done and _pending(self._peers[p]) for p, r in readers.items()
+                   if p in self._peers)
 
     def _read_pending(self, step, readers, sends) -> None:
         """Bytes TLS already decrypted: ``select`` does not report them, so read them now."""
         if self.relay is not None and self.relay.pending():
             self.relay.read(step)
         for peer, r in readers.items():
-            if not r.done and _pending(self._peers[peer]):
+            if not r.done and peer in self._peers and _pending(self._peers[peer]):
                 self._read(step, r)
                 if r.done:
                     self._watch(peer, peer in sends, False)
@@ -444,7 +491,8 @@ class SocketMesh:
         """Select ``peer``'s socket for writing and/or reading, or not at all (a peer with
         nothing for this step is not read: what it sent for later steps waits in the kernel)."""
         ev = (selectors.EVENT_WRITE if write else 0) | (selectors.EVENT_READ if read else 0)
-        select_socket(self._sel, self._peers[peer], ev, peer)
+        if peer in self._peers:
+            select_socket(self._sel, self._peers[peer], ev, peer)
 
     def _write(self, step, peer, parts) -> bool:
         """Send as much of ``parts`` as the socket takes; True when all is sent."""
@@ -456,6 +504,9 @@ class SocketMesh:
             except WOULD_BLOCK:
                 return False
             except OSError as e:
+                if peer in self.may_vanish:
+                    self._vanished(peer)
+                    return True
                 said = self._salvage(peer, step)
                 if said is not None:
                     raise said from None
@@ -481,8 +532,12 @@ class SocketMesh:
                 except WOULD_BLOCK:
                     return
                 except OSError as e:
+                    if rd.peer in self.may_vanish:
+                        return self._vanished(rd.peer)
                     raise TransportError(f"{who} disconnected at step {step}{_why(e)}",
                                          rd.peer, step) from None
+                if n == 0 and rd.peer in self.may_vanish:
+                    return self._vanished(rd.peer)
                 if n == 0:
                     raise TransportError(f"{who} disconnected at step {step}"
                                          + (" (truncated frame)" if rd.pos or rd.stage
@@ -562,11 +617,30 @@ class SocketMesh:
         except WOULD_BLOCK:
             return
         except OSError as e:
-            raise TransportError(f"{self.describe(peer)} disconnected at step {step}{_why(e)}",
-                                 peer, step) from None
+            if peer not in self.may_vanish:
+                raise TransportError(f"{self.describe(peer)} disconnected at step {step}"
+                                     f"{_why(e)}", peer, step) from None
+            data = b""
+        if not data and peer in self.may_vanish:
+            self._vanished(peer)
+            return
         if not data:
             raise TransportError(f"{self.describe(peer)} disconnected at step {step}", peer,
                                  step)
+
+    def _vanished(self, peer) -> None:
+        """A peer that may vanish has (its connection ended with no BYE): it is :attr:`gone`;
+        what it still owed this step reads as zeros, nothing more is sent to it."""
+        self.gone.add(peer)
+        sock = self._peers.pop(peer)
+        select_socket(self._sel, sock, 0, None)
+        with contextlib.suppress(OSError):
+            sock.close()
+        self._unsent.pop(peer, None)
+        rd = self._readers.get(peer)
+        if rd is not None:
+            rd.out = rd.out[:rd.i] + [fr.zeros_of(x) for x in rd.specs[rd.i:]]
+            rd.i = len(rd.specs)
 
     def _check_abort(self, step, peer, h, who) -> None:
         if h["session"] != self.session or h["sender"] != peer or h["receiver"] != self.rank \

@@ -14,6 +14,7 @@ machine its own key, made there: :mod:`.keys`); the organizer keeps the CA in
     source = "bank.csv"              # how the release names the data
     insecure = true                  # only with deploy init --insecure: a seeded run
     local = true                     # only with deploy init --local: every key made here
+    max_dropouts = 1130              # parties the run may lose (default floor((n - 1) / 3))
 
     [run]
     command = "estimate"             # the statistic: estimate (U-MPC), ecdf, quantile, roc, hl
@@ -133,6 +134,15 @@ class Config:
     extra: dict = field(default_factory=dict)
     insecure: bool = False      # deploy init --insecure: a seeded run (tests, demos)
     local: bool = False         # deploy init --local: every key made in one place (a demo)
+    max_dropouts: int | None = None     # parties the run may lose (None: the default)
+
+    @property
+    def dropout_bound(self) -> int:
+        """Parties the run may lose (``max_dropouts``, default floor((parties - 1) / 3):
+        :mod:`ustat.umpc.dropouts`)."""
+        from ..umpc.dropouts import default_max_dropouts
+        return default_max_dropouts(self.parties) if self.max_dropouts is None \
+            else self.max_dropouts
 
     @property
     def ranked(self) -> list:
@@ -217,7 +227,16 @@ class Config:
                     relayed=relayed,
                     relay_name=relay.name if relay is not None else "relay",
                     timeout=self.timeout, connect_timeout=self.connect_timeout,
-                    delay=self.delay)
+                    delay=self.delay, may_vanish=self.may_vanish(hosts))
+
+    def may_vanish(self, hosts: list) -> frozenset:
+        """The ranks of the party hosts that may be absent at start (a dropout, not a fault):
+        each holding at most ``dropout_bound`` parties, for a U-MPC estimate (the ECDF family's
+        two servers need every party's keys before they start)."""
+        if self.command != "estimate":
+            return frozenset()
+        bound = self.dropout_bound
+        return frozenset(r for r in hosts if len(self.ranked[r].parties) <= bound)
 
     @property
     def command(self) -> str:
@@ -386,9 +405,22 @@ def load(path: str) -> Config:
                  seconds["timeout"], seconds["connect_timeout"], seconds["delay"],
                  dep.get("source", ""), os.path.join(base, dep.get("ca", "keys/ca.pem")),
                  insecure=dep.get("insecure", False) is True,
-                 local=dep.get("local", False) is True)
+                 local=dep.get("local", False) is True,
+                 max_dropouts=_max_dropouts(path, dep))
     _check_parties(cfg)
+    if cfg.max_dropouts is not None and cfg.max_dropouts > cfg.parties - 2:
+        raise ValueError(f"{path}: [deployment] max_dropouts = {cfg.max_dropouts} would leave "
+                         f"fewer than 2 of the {cfg.parties} parties")
     return cfg
+
+
+def _max_dropouts(path: str, dep: dict) -> int | None:
+    """``[deployment] max_dropouts``: an integer >= 0, or absent (None: the default)."""
+    v = dep.get("max_dropouts")
+    if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+        raise ValueError(f"{path}: [deployment] max_dropouts must be an integer >= 0 (parties "
+                         f"the run may lose), got {v!r}")
+    return v
 
 
 def _check_parties(cfg: Config) -> None:

@@ -107,6 +107,8 @@ def run_local(directory: str, csv: str | Mapping[str, str] | None = None, *,
                     p.kill()
                     p.wait(10)
         errors = {n: _last_error(logs[n], s) for n, s in statuses.items() if s != 0}
+        dropped = _dropped(cfg, reports, errors)
+        errors = {n: e for n, e in errors.items() if n not in dropped}
         if errors:
             lines = [f"{n} (exit status {statuses[n]}"
                      + (", killed by the supervisor" if n in killed else "") + f"): {errors[n]}"
@@ -115,12 +117,32 @@ def run_local(directory: str, csv: str | Mapping[str, str] | None = None, *,
                               + "\n  ".join(lines), errors, statuses, killed)
         parts, release = [], None
         for p in cfg.participants:
+            if p.name in dropped:
+                parts.append({"name": p.name, "role": p.role, "wire": {}, "seconds": 0.0,
+                              "status": statuses[p.name], "dropped": dropped[p.name]})
+                continue
             with open(os.path.join(reports, f"{p.name}.json")) as f:
                 rep = json.load(f)
             release = rep.get("release") or release
             parts.append({"name": p.name, "role": p.role, "wire": rep["wire"],
                           "seconds": rep["seconds"], "status": statuses[p.name]})
     return {"release": release, "participants": parts, "seconds": time.perf_counter() - t0}
+
+
+def _dropped(cfg: Config, reports: str, errors: dict) -> dict:
+    """The failed party hosts the release left out as dropouts (``{name: error}``): only when
+    every failure is a party host and the releasing participant's release says ``dropouts``."""
+    hosts = {p.name for p in cfg.participants if p.parties is not None}
+    if not errors or not set(errors) <= hosts:
+        return {}
+    for p in cfg.participants:
+        path = os.path.join(reports, f"{p.name}.json")
+        if p.parties is None and os.path.exists(path):
+            with open(path) as f:
+                release = json.load(f).get("release") or {}
+            if release.get("dropouts", {}).get("parties_lost", 0) > 0:
+                return dict(errors)
+    return {}
 
 
 def _wait(procs, stop_limit):

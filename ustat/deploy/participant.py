@@ -57,6 +57,9 @@ class DeployedParticipant(Executor):
                         "cache)")
             t0 = time.perf_counter()
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
+            rt.max_lost = cfg.dropout_bound
+            if rt.gone:
+                self._check_dropouts(rt.gone)
             if log:
                 log(f"{self.name}: connected to every participant ({time.perf_counter() - t0:.1f}"
                     " s); computing" + ("; progress every 5 s" if self.progress else ""))
@@ -92,6 +95,20 @@ class DeployedParticipant(Executor):
         if gate is not None:
             gate.finished(value)
         return value
+
+    def _check_dropouts(self, gone) -> None:
+        """The hosts absent at start are dropouts within ``max_dropouts``; else a fault."""
+        from mpc.wire.transport import TransportError
+
+        cfg = self.cfg
+        lost = sum(len(cfg.ranked[r].parties or ()) for r in gone)
+        names = ", ".join(cfg.ranked[r].name for r in sorted(gone))
+        if lost > cfg.dropout_bound:
+            raise TransportError(f"never connected: {names} ({lost} parties, more than "
+                                 f"max_dropouts = {cfg.dropout_bound})", min(gone), None)
+        if self.log:
+            self.log(f"{self.name}: {names} never joined: a dropout of {lost} parties "
+                     f"(max_dropouts = {cfg.dropout_bound}); going on without them")
 
     def describe(self) -> str:
         return f"deployment {self.cfg.name}, participant {self.name}"

@@ -123,6 +123,9 @@ def estimate_output(spec: UMPCSpec, res: UMPCResult, X: np.ndarray | None, meta:
             out[name] = list(v) if name == "ci" else v
     if "classes" in meta:
         out["classes"] = meta["classes"]
+    dropouts = getattr(res, "dropouts", None)
+    if dropouts:
+        out["dropouts"] = dict(dropouts)           # parties_lost, edges_lost, step
     split = _epsilon_split(res)
     if split is not None:
         out["epsilon_split"] = split

@@ -98,6 +98,7 @@ from mpc.session import Session
 from ..executors import Executor, Place, Program, Simulator, refusal
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
+from .dropouts import check_no_new_loss, start_survivors, survivors_after_compute
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .input_check import check_inputs
@@ -171,6 +172,7 @@ class UMPCResult:
     edge_aux: dict = field(default_factory=dict)   # names, noisy_means, epsilon, noise
     edge_aux_epsilon_fraction: float = 0.0  # the edge sums' share of epsilon (0 without)
     spec: dict = field(default_factory=dict)    # the UMPCSpec it ran (UMPCSpec.from_dict)
+    dropouts: dict | None = None    # parties_lost, edges_lost, step (ustat.umpc.dropouts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -290,6 +292,10 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             raise ValueError("evaluate reads every record in the clear: not in a run across "
                              "processes")
         workers, scheduler, progress = 1, None, False
+    dropouts = None
+    if runtime is not None and runtime.gone:    # hosts that never joined: their parties' edges
+        records, hyper, dropouts = start_survivors(runtime, records, spec, options["hypergraph"])
+        options = dict(options, hypergraph=hyper)
     clock = StageClock()
     workers = default_workers() if workers is None else workers
     try:
@@ -325,9 +331,16 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
             z_edge = np.zeros((len(run.kern.edge_aux_names), run.n), dtype=np.uint64)
             noise = []                             # step 3 runs while the workers compute
-            _share_and_compute(run, z, ex.chunk_size, bar, **where, z_edge=z_edge,
-                               meanwhile=lambda: noise.append(
+            # across hosts that may vanish: per-edge shares kept, the noise after a roll call
+            vanish = runtime is not None and bool(getattr(runtime.transport, "may_vanish", ()))
+            kept: list | None = [] if vanish else None
+            _share_and_compute(run, z, ex.chunk_size, bar, **where, z_edge=z_edge, kept=kept,
+                               meanwhile=None if kept is not None else lambda: noise.append(
                                    _noise(run, z, run.aux_fraction, noise_kw, z_edge)))
+            senders = None
+            if kept is not None:
+                run, senders, dropouts = _survivors_noise(run, runtime, kept, z, z_edge,
+                                                          noise, dict(noise_kw), dropouts)
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -335,7 +348,9 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             noise[0].notes.append(method_note)
         clock.lap("computing")
         bar.stage("aggregation")
-        u_hat, aux_sums, edge_means = _aggregate(run, z, noise[0].aux_z, z_edge)
+        u_hat, aux_sums, edge_means = _aggregate(run, z, noise[0].aux_z, z_edge, senders)
+        if kept is not None and run.session.is_local("aggregator"):
+            check_no_new_loss(runtime, runtime.gone, "aggregation")
         clock.lap("aggregation")
     evaluation = None
     if evaluate:
@@ -353,6 +368,7 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         result.notes.append(capped)
     clock.lap("report")
     result.seconds, result.stage_seconds = clock.total(), clock.laps
+    result.dropouts = dropouts
     return result
 
 
@@ -402,7 +418,8 @@ def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confi
 
 
 def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
-                       z_edge: np.ndarray | None = None, **engine) -> None:
+                       z_edge: np.ndarray | None = None, kept: list | None = None,
+                       **engine) -> None:
     """Steps 1 and 2 over all chunks: adds each party's shares of f(x_e) to z (in place),
     and of the kernel's edge sums to the rows of ``z_edge`` ((a, n)).
 
@@ -430,6 +447,8 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
                               **engine):
             Ec = tasks.edges_of(res.index)
             merge_chunk(net, z, Ec, res, z_edge)
+            if kept is not None:            # a dropout's edges leave the sums later
+                kept.append((Ec, res.shares))
             bar.advance(Ec.shape[0])
     z &= run.session.ring.mask
     if z_edge is not None:
@@ -485,15 +504,32 @@ def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
 
 
-def _aggregate(run: Run, z, aux_z, z_edge):
-    """Step 4: every party sends z_i (its edge sums' and aux shares too) to the aggregator
-    (1 round, n l bits per sum). (U, aux sums, edge sums' means)."""
+def _survivors_noise(run: Run, runtime, kept, z, z_edge, noise, noise_kw, dropouts):
+    """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
+    ``z``, then step 3 among the survivors (a roll call after it: a loss there ends the run).
+    (the survivors' run, their ids or None, the release's dropouts)."""
+    run, senders, dropouts = survivors_after_compute(run, runtime, kept, z, dropouts)
+    gone = runtime.gone
+    if senders is not None:
+        noise_kw["parties"] = senders
+    noise.append(_noise(run, z, run.aux_fraction, noise_kw, z_edge))
+    check_no_new_loss(runtime, gone, "noise")
+    return run, senders, dropouts
+
+
+def _aggregate(run: Run, z, aux_z, z_edge, senders=None):
+    """Step 4: every party (``senders``: the survivors' ids) sends z_i (its edge sums' and aux
+    shares too) to the aggregator (1 round, n l bits per sum). (U, aux sums, edge sums'
+    means)."""
     session = run.session
     net, ring = session.net, session.ring
     a = z_edge.shape[0]
+    if senders is not None:
+        z, z_edge = z[senders], z_edge[:, senders]
     with net.phase("aggregation"):
         payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)
-        net.send(net.parties, net.role("aggregator"), payload, ring.bits)
+        net.send(net.parties if senders is None else senders, net.role("aggregator"),
+                 payload, ring.bits)
         totals = ring.sum(payload, axis=0)
     decoded = [float(session.fp.decode(t)) for t in totals]
     return decoded[0] / run.m, decoded[1 + a:], [v / run.m for v in decoded[1:1 + a]]

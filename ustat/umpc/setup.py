@@ -176,6 +176,16 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         raise
 
 
+def public_hypergraph(spec: UMPCSpec, n: int, runtime: Any = None) -> Hypergraph:
+    """The E a run of ``spec`` on n parties draws (the same stream as :func:`prepare_run`
+    without a session: a seeded spec gives the same E; across processes, ``runtime``'s
+    agreed stream, the same in every process). O(k |E|)."""
+    ds = spec.design
+    rng = as_rng(spec.execution.seed).fresh("session").fresh("umpc-run")
+    return _sample(ds.sampler, ds.edges, n, spec.kern.degree,
+                   agreed_stream(runtime, rng.derive("hypergraph"), "hypergraph"))
+
+
 def _chunk_sizes(m: int, chunk_size: int) -> list:
     """``(index, m_c)`` of the chunks of m edges (:meth:`ChunkInputs.bounds`)."""
     count = -(-m // chunk_size)

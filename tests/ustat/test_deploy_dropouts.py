@@ -1,0 +1,158 @@
+"""Dropouts in a deployment (issue 36 item 5): the bound deploy.toml states.
+
+``max_dropouts`` is read, defaulted and checked when ``deploy.toml`` is
+loaded; a party host that never joins is a dropout within the bound (each
+deployed run starts 7 interpreters: a few seconds).
+"""
+
+import os
+import signal
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from ustat.cli.deploy import job_from_command
+from ustat.deploy import DeployError, init, load, run_local
+
+from .test_deploy import KENDALL, LOCAL, _bank_rows, _ports
+
+
+def _dep(tmp_path, line=None):
+    d = str(tmp_path / "dep")
+    init(d, 20, job_from_command(["estimate", *KENDALL], 20), hosts=4, base_port=_ports(),
+         insecure=True, keys=LOCAL)
+    if line is not None:
+        path = tmp_path / "dep" / "deploy.toml"
+        path.write_text(path.read_text().replace("[deployment]\n", f"[deployment]\n{line}\n", 1))
+    return d
+
+
+def test_max_dropouts_defaults_to_a_third_of_the_parties(tmp_path):
+    cfg = load(_dep(tmp_path))
+    assert cfg.max_dropouts is None and cfg.dropout_bound == 6     # floor(19 / 3)
+
+
+@pytest.mark.parametrize(("line", "bound"), [("max_dropouts = 0", 0), ("max_dropouts = 5", 5),
+                                             ("max_dropouts = 18", 18)])
+def test_max_dropouts_is_read_from_deploy_toml(tmp_path, line, bound):
+    assert load(_dep(tmp_path, line)).dropout_bound == bound
+
+
+@pytest.mark.parametrize(("line", "why"), [("max_dropouts = -1", "integer >= 0"),
+                                           ("max_dropouts = 1.5", "integer >= 0"),
+                                           ("max_dropouts = true", "integer >= 0"),
+                                           ("max_dropouts = 19", "fewer than 2")])
+def test_a_bad_max_dropouts_is_one_line_naming_the_file(tmp_path, line, why):
+    with pytest.raises(ValueError, match=why) as e:
+        load(_dep(tmp_path, line))
+    assert "deploy.toml" in str(e.value) and "\n" not in str(e.value)
+
+
+def _survivors_in_the_simulator(d, csv, lost, step, evaluate=False):
+    """What the simulator releases for the deployment ``d`` on ``csv`` losing parties
+    ``lost`` (the records read as the party hosts read them)."""
+    import numpy as np
+
+    from ustat.data.records import load_records, raw_records
+    from ustat.deploy.runner import record_source
+    from ustat.umpc.dropouts import Dropouts
+    from ustat.umpc.survivors import run_with_dropouts
+
+    cfg = load(d)
+    spec = cfg.spec()
+    kern, n = spec.kern, cfg.parties
+    numeric = [c for c in range(kern.columns) if c not in kern.categorical]
+    bounds = spec.precision.bounds
+    _, _, _, raw_o = load_records(record_source(cfg, csv, spec), kern, rows=range(n))
+    raw = raw_records(np.asarray(raw_o[0]), numeric, [bounds[c] for c in numeric], kern)
+    return run_with_dropouts(raw[0], spec, Dropouts(lost, step),
+                             evaluate="incomplete" if evaluate else False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", [[], ["--threat-model", "hf", "--backend", "gc"]])
+def test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release(tmp_path, extra):
+    """One of four party hosts killed before it joins: the others go on without it (after
+    connect_timeout), and the release is the simulator's survivors' release, bit for bit
+    (dealer and dis; gc and hf)."""
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL, *extra], 24), hosts=4,
+         base_port=_ports(), connect_timeout=12.0, insecure=True, keys=LOCAL)
+
+    def inject(procs, logs):
+        os.kill(procs["host-2"].pid, signal.SIGKILL)
+
+    out = run_local(d, csv, on_start=inject, grace=10.0)
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, range(12, 18), "start")
+    assert rel["dropouts"] == want.dropouts
+    assert rel["dropouts"]["parties_lost"] == 6 and rel["dropouts"]["step"] == "start"
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (18, want.edges, want.max_degree)
+    assert (rel["estimate"], rel["u_hat"], rel["ci"]) == (want.estimate, want.u_hat, want.ci)
+    dropped = [p for p in out["participants"] if p.get("dropped")]
+    assert [p["name"] for p in dropped] == ["host-2"]
+
+
+@pytest.mark.slow
+def test_a_loss_beyond_max_dropouts_ends_the_run_with_no_release(tmp_path):
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
+         connect_timeout=3.0, insecure=True, keys=LOCAL)
+
+    def inject(procs, logs):
+        for name in ("host-1", "host-2"):               # 12 parties > floor(23 / 3) = 7
+            os.kill(procs[name].pid, signal.SIGKILL)
+
+    with pytest.raises(DeployError) as e:
+        run_local(d, csv, on_start=inject, grace=10.0)
+    assert "more than max_dropouts = 7" in str(e.value)            # named, with the bound
+    assert e.value.statuses["aggregator"] != 0
+
+
+@pytest.mark.slow
+def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tmp_path):
+    """One of four party hosts killed while it computes: the survivors leave its edges out of
+    their sums (nothing opened), draw the noise among themselves at the surviving design's
+    sensitivity, and release for the survivors' data."""
+    from .test_deploy import _wait_for
+
+    csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the kill
+    d = str(tmp_path / "dep")
+    init(d, 600, job_from_command(["estimate", *KENDALL], 600), hosts=4, base_port=_ports(),
+         timeout=10.0, insecure=True, keys=LOCAL)
+
+    def inject(procs, logs):
+        _wait_for(logs, "host-2", "computing")
+        os.kill(procs["host-2"].pid, signal.SIGKILL)
+
+    out = run_local(d, csv, on_start=inject, grace=10.0)
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, range(300, 450), "computing", evaluate=True)
+    assert rel["dropouts"] == want.dropouts
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (450, want.edges, want.max_degree)
+    assert rel["noise_scale"] == want.noise_scale           # sized for the surviving design
+    u_s = want.evaluation["u_raw_incomplete"]               # the survivors' U on E_S
+    assert abs(rel["u_hat"] - u_s) <= 4 * rel["noise_std"]
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+
+
+@pytest.mark.slow
+def test_without_a_dropout_a_run_that_tolerates_them_releases_ustat_estimates_bits(tmp_path,
+                                                                                   capsys):
+    """Four hosts of 6 (each may vanish: roll calls, noise after the computing step): with
+    none lost, the seeded release is still ``ustat estimate``'s, bit for bit."""
+    from .test_deploy import _estimate
+
+    csv = _bank_rows(tmp_path, 24)
+    d = str(tmp_path / "dep")
+    init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
+         insecure=True, keys=LOCAL)
+    assert load(d).plan().may_vanish == {0, 1, 2, 3}
+    got = run_local(d, csv)["release"]
+    want = _estimate(csv, KENDALL, capsys)
+    for key in ("estimate", "estimate_raw", "u_hat", "ci", "noise_std", "edges", "n"):
+        assert got[key] == want[key], key
+    assert "dropouts" not in got

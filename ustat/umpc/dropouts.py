@@ -1,0 +1,281 @@
+"""Dropouts: a U-MPC release that completes without the party hosts that vanish.
+
+Design (issue 36, item 5). Deployments run party hosts that each hold
+thousands of parties; a host that vanishes mid-run is the normal case.
+
+**Bound.** A deployment states how many parties may be lost:
+``max_dropouts`` in ``deploy.toml`` (``[deployment]``; default
+:func:`default_max_dropouts`, floor((n - 1) / 3) of the n parties). A host
+holds a range of parties, so one host lost costs its whole range. A loss
+beyond the bound ends the run with no release, as a fault does today.
+
+**Detection.** The transport already names a vanished host (its connection
+closes: the relay's BYE/ABORT frames, "killed by SIGKILL" in the
+supervisor). Within the bound that event becomes a *dropout*: the survivors
+note the host's ranks and the step at which it was seen, and before the
+last round every process confirms the set of survivors S (a roll call: one
+bit from each process, one round), so every process leaves out the same
+parties. Steps: ``start`` (joined, nothing sent), ``sharing`` (step 1),
+``computing`` (step 2), ``noise`` (step 3), ``roll-call``.
+
+**What is left out.** Every edge with a vanished endpoint: each survivor
+keeps its share of f(x_e) per edge until the roll call (8 bytes per edge
+membership, as E itself) and adds only the shares of edges inside S, so
+the survivors compute nothing again and open nothing: the shares of the
+dropped edges, the vanished parties' inputs and the shares they sent are
+discarded unopened. The release is the incomplete U-statistic of the
+surviving design E_S = {e in E : e subset of S}: m_S edges, largest degree
+delta_S <= delta_max, over the survivors' records.
+
+**Noise at the central law against the same coalitions.** The noise shares
+drawn before the roll call are discarded unopened (nothing the aggregator
+receives depends on them), and the noise is drawn again among the
+survivors, from their own coins: under ``dis`` the in-MPC sampler runs
+among S (epsilon against all but one survivor: the same coalitions as
+without dropouts, a vanished party counting as corrupted); with Polya
+noise each survivor's share is sized for |S| contributors with the same
+``max_colluders`` (negative-binomial divisibility: |S| - t honest shares
+still add up to the whole DLap); under ``hf`` the committee is drawn among
+S after the roll call, so a committee member cannot vanish before it
+samples (a member that vanishes within the noise step is a dropout at
+``noise``: the committee is drawn again among the new S; its failure
+probability, ``committee_fail``, is charged as delta as without
+dropouts). The scale follows the surviving design: delta_S * Delta f /
+epsilon. The release is epsilon-DP for every party, the vanished included:
+a vanished party's record enters no edge of E_S, and the aggregator sees
+one noisy sum.
+
+**The last round.** After the roll call each survivor sends its one
+aggregation message. A host that vanishes *within* that round cannot be
+made up for: its noise share is missing (the sum is no longer DLap) and
+drawing a new noise would hand the aggregator a second noisy release of
+nearly the same sum (twice the epsilon). So a loss after the roll call
+ends the run with no release (the budget stays charged: noise was drawn).
+
+**ECDF family.** Parties send DCF keys to two servers. A party whose keys
+did not reach both servers is left out (its keys are discarded by the
+server that has them); the release is for the parties whose keys both
+servers hold. A server that vanishes ends the run (two-server model).
+
+**What exists today.** :func:`ustat.umpc.survivors.run_with_dropouts` is the
+survivors' computation as the protocol defines it, run on any executor:
+the same public E as the full run (the seed's stream), the surviving
+design relabelled onto S, noise among S, and ``dropouts`` in the release
+(``parties_lost``, ``edges_lost``, ``step``). Deployed, a party host that
+never joins (step ``start``) is a dropout: the transport leaves it out
+after ``connect_timeout``, :meth:`mpc.run.runtime.Runtime.roll_call` agrees
+the absent ranks and :func:`start_survivors` turns the program into the
+survivors' run; one that vanishes while computing is left out after the
+chunks by :func:`survivors_after_compute` (the transport reads what it owed
+as zeros; the noise then runs after the chunks, among the survivors), and
+:func:`check_no_new_loss` ends the run on a loss in the noise step or the
+last round. The simulator chooses the fixed-point encoding from the surviving
+design (a deployed run losing a host mid-run would keep the full run's
+ring, which is at least as wide).
+
+Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
+Threat model: the protocol's (static semi-honest); vanished parties count
+as corrupted in every coalition bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..sampling import Hypergraph
+from .merge import add_shares
+from .setup import public_hypergraph
+
+if TYPE_CHECKING:
+    from mpc.run.runtime import Runtime
+
+    from ..specs.umpc import UMPCSpec
+    from .setup import Run
+
+__all__ = [
+    "STEPS",
+    "DropoutBoundError",
+    "Dropouts",
+    "check_bound",
+    "check_no_new_loss",
+    "default_max_dropouts",
+    "lost_parties",
+    "start_survivors",
+    "surviving_design",
+    "survivors_after_compute",
+]
+
+#: the steps at which a vanished host is a dropout (see the module docstring)
+STEPS = ("start", "sharing", "computing", "noise", "roll-call")
+
+
+class DropoutBoundError(ValueError):
+    """More parties lost than the configuration allows, or lost where none may be."""
+
+
+def default_max_dropouts(parties: int) -> int:
+    """The default bound on the parties a run may lose: floor((parties - 1) / 3)."""
+    return max(0, (int(parties) - 1) // 3)
+
+
+def check_bound(lost: int, parties: int, max_dropouts: int | None = None) -> int:
+    """The bound in force (``max_dropouts``, default :func:`default_max_dropouts`);
+    :class:`DropoutBoundError` if ``lost`` parties exceed it or leave fewer than 2."""
+    bound = default_max_dropouts(parties) if max_dropouts is None else int(max_dropouts)
+    if bound < 0:
+        raise DropoutBoundError(f"max_dropouts must be >= 0, got {max_dropouts!r}")
+    if lost > bound:
+        raise DropoutBoundError(f"{lost} of {parties} parties vanished, more than "
+                                f"max_dropouts = {bound}: no release")
+    if parties - lost < 2:
+        raise DropoutBoundError(f"{parties - lost} parties left: a U-statistic needs 2")
+    return bound
+
+
+@dataclass(frozen=True)
+class Dropouts:
+    """Parties ``lost`` (ids, those of the vanished hosts) and the ``step`` they vanished at."""
+
+    lost: tuple
+    step: str = "computing"
+
+    def __post_init__(self) -> None:
+        if self.step == "aggregation":
+            raise DropoutBoundError("a party host vanished within the last round, after the "
+                                    "roll call: no release (its noise share is missing)")
+        if self.step not in STEPS:
+            raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
+        ids = np.unique(np.asarray(self.lost, dtype=np.int64))
+        object.__setattr__(self, "lost", tuple(int(i) for i in ids))
+
+
+def surviving_design(hypergraph: Hypergraph, lost: ArrayLike) -> tuple:
+    """The design of the survivors: ``(E_S relabelled onto 0..|S|-1, S, edges_lost)``.
+
+    E_S keeps the edges of ``hypergraph`` with no endpoint in ``lost``; a
+    survivor's new label is its rank among S (an increasing map, so rows stay
+    increasing and in lexicographic order). O(n + k |E|), vectorized.
+    """
+    n = hypergraph.n
+    gone = np.zeros(n, dtype=bool)
+    ids = np.asarray(lost, dtype=np.int64)
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise ValueError(f"lost party ids must be in 0..{n - 1}")
+    gone[ids] = True
+    E = hypergraph.edges
+    keep = ~gone[E].any(axis=1)
+    survivors = np.flatnonzero(~gone)
+    label = np.cumsum(~gone) - 1
+    H = Hypergraph(label[E[keep]], int(survivors.size), hypergraph.k, hypergraph.name)
+    return H, survivors, int(E.shape[0] - keep.sum())
+
+
+def lost_parties(groups: list, gone: frozenset | set, n: int) -> np.ndarray:
+    """The party ids held by the ranks ``gone`` (``groups[r]``: what rank r holds)."""
+    out = np.zeros(n, dtype=bool)
+    for r in gone:
+        for item in groups[r]:
+            if not isinstance(item, str):
+                out[np.asarray(list(item) if isinstance(item, range) else item,
+                               dtype=np.int64)] = True
+    return np.flatnonzero(out)
+
+
+def _renumber(groups: list, gone: frozenset | set, n: int, lost: np.ndarray) -> list:
+    """``groups`` with the survivors' new labels (their rank among the survivors) and
+    nothing for the ranks ``gone``."""
+    kept = np.ones(n, dtype=bool)
+    kept[lost] = False
+    label = np.cumsum(kept) - 1
+    out: list[list[Any]] = []
+    for r, group in enumerate(groups):
+        new: list[Any] = []
+        for item in [] if r in gone else group:
+            if isinstance(item, str):
+                new.append(item)
+            elif isinstance(item, range):
+                new.append(range(int(label[item.start]), int(label[item.stop - 1]) + 1)
+                           if len(item) else item)
+            else:
+                new.append([int(i) for i in label[np.atleast_1d(np.asarray(item))]])
+        out.append(new)
+    return out
+
+
+def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
+                    hypergraph: Hypergraph | None = None) -> tuple:
+    """A run across processes whose ranks ``runtime.gone`` never joined (a dropout at
+    ``start``): ``(the survivors' records, E_S, the release's dropouts)``; the runtime's groups
+    are renumbered onto the survivors (every process computes the same: the groups and E are
+    public). E is the one the full run would draw (the agreed stream). O(n + k |E|)."""
+    X = np.asarray(records)
+    n = X.shape[0]
+    lost = lost_parties(runtime.groups, runtime.gone, n)
+    if hypergraph is None:
+        hypergraph = public_hypergraph(spec, n, runtime)
+    H, survivors, edges_lost = surviving_design(hypergraph, lost)
+    if H.edges.shape[0] == 0:
+        raise DropoutBoundError("no edge of the design survives the hosts that never joined: "
+                                "no release")
+    runtime.groups = _renumber(runtime.groups, runtime.gone, n, lost)
+    return X[survivors], H, {"parties_lost": int(lost.size), "edges_lost": edges_lost,
+                             "step": "start"}
+
+
+def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
+                            before: dict | None) -> tuple:
+    """The roll call after steps 1 and 2 of a run across processes that tolerates dropouts.
+
+    ``kept``: ``(edges, shares)`` of every chunk merged into ``z`` (this process's
+    parties' running sums, uint64 (n,)). Every process agrees the absent ranks
+    (:meth:`~mpc.run.runtime.Runtime.roll_call`); with parties lost, each survivor removes
+    its shares of the edges with a lost member from ``z`` (in place, nothing is opened) and
+    the run becomes the surviving design's. Returns ``(run, senders, dropouts)``: the run
+    (``run`` itself, or E_S relabelled onto the survivors with their records and delta_S),
+    the survivors' ids in ``z`` (None: every party) and the release's ``dropouts`` (``before``:
+    those at start, merged). O(n + k |E|).
+    """
+    gone = runtime.roll_call(runtime.transport.gone)
+    n = run.n
+    lost = lost_parties(runtime.groups, gone, n)
+    if lost.size == 0:
+        return run, None, before
+    if run.kern.edge_aux_names or run.kern.aux_names:
+        raise DropoutBoundError("a party host vanished and the kernel's edge sums or class "
+                                "counts cannot leave it out yet: no release")
+    total = int(lost.size) + (before or {}).get("parties_lost", 0)
+    if runtime.max_lost is not None and total > runtime.max_lost:
+        raise DropoutBoundError(f"{total} parties vanished, more than max_dropouts = "
+                                f"{runtime.max_lost}: no release")
+    gone_mask = np.zeros(n, dtype=bool)
+    gone_mask[lost] = True
+    ring = run.session.ring
+    drop = np.zeros(n, dtype=np.uint64)
+    for edges, shares in kept:
+        out = gone_mask[edges].any(axis=1)
+        add_shares(drop, edges[out], np.ascontiguousarray(shares[:, out]))
+    z[:] = ring.sub(z, drop & ring.mask)
+    H, survivors, edges_lost = surviving_design(run.hypergraph, lost)
+    if H.edges.shape[0] == 0:
+        raise DropoutBoundError("no edge of the design survives: no release")
+    delta = int(np.bincount(H.edges.ravel(), minlength=H.n).max())
+    new = replace(run, X=run.X[survivors], X_raw=run.X_raw[survivors], E=H.edges,
+                  delta_max=delta, hypergraph=H)
+    out = {"parties_lost": int(lost.size) + (before or {}).get("parties_lost", 0),
+           "edges_lost": edges_lost + (before or {}).get("edges_lost", 0),
+           "step": "start, computing" if before else "computing"}
+    return new, survivors, out
+
+
+def check_no_new_loss(runtime: Runtime, gone: frozenset, step: str) -> None:
+    """After the noise (a roll call) or at the aggregator: a host lost since the last roll
+    call cannot be made up for (its noise share is missing): :class:`DropoutBoundError`."""
+    now = runtime.roll_call(runtime.transport.gone) if step == "noise" else \
+        frozenset(runtime.transport.gone) | runtime.gone
+    if now - gone:
+        raise DropoutBoundError(f"a party host vanished during the {step} step, after the "
+                                "roll call: no release (its noise share is missing)")
