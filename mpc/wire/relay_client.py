@@ -12,9 +12,9 @@ come: frames of the current step are checked against what the step
 expects (their sealed length before anything is allocated, then, once
 opened, their typed header, :func:`mpc.wire.frames.check_header`); frames of a
 later step wait in memory (a host may run ahead), within limits checked on
-the envelope's header: from each peer, frames of one later step only (a peer
-is at most one exchange ahead of this host), at most
-:data:`MAX_AHEAD_FRAMES` of them and :data:`MAX_AHEAD_BYTES` in all (counting
+the envelope's header: from each peer, frames of any later steps (a peer that
+sends without waiting, as in a one-way exchange, may be several steps ahead),
+at most :data:`MAX_AHEAD_FRAMES` of them and :data:`MAX_AHEAD_BYTES` in all (counting
 :data:`ENTRY_COST` per frame), and their bodies are read in chunks as they
 come, so nothing is allocated from an announced length. A DATA envelope
 shorter than a frame (an empty one included), a frame of an earlier step, a
@@ -71,7 +71,7 @@ class RelayClient:
         self.gone: set = set()                      # those the relay said never connected
         self.inbox: dict = {}
         self.buffered = 0
-        self.ahead: dict = {}       # peer -> [later step, frames, bytes] waiting from it
+        self.ahead: dict = {}       # peer -> {later step: (frames, bytes)} waiting from it
         self.parts: list = []       # chunks read of a waiting frame's body
         self.left = 0               # bytes of that body still to read
         self.announced: dict = {}
@@ -195,8 +195,11 @@ class RelayClient:
                 self.counts.payload_bytes_sent += f.payload.size
                 sent += len(head) + len(sealed)
             self.counts.per_peer_sent[peer] = self.counts.per_peer_sent.get(peer, 0) + sent
-        for src in [p for p, a in self.ahead.items() if a[0] <= step]:
-            del self.ahead[src]
+        for src, waiting in list(self.ahead.items()):
+            for st in [st for st in waiting if st <= step]:
+                del waiting[st]
+            if not waiting:
+                del self.ahead[src]
         for (src, st, seg) in [k for k in self.inbox if k[1] == step]:
             body = self.inbox.pop((src, st, seg))
             self.buffered -= len(body) + ENTRY_COST
@@ -297,16 +300,14 @@ class RelayClient:
 
     def _wait(self, src: int, h: dict, step: int) -> None:
         """Reserve room for a frame of a later step from ``src`` (before reading its body), or
-        refuse it: frames of one later step per peer, at most MAX_AHEAD_FRAMES and
-        MAX_AHEAD_BYTES of them, and at most max_buffered from all peers."""
+        refuse it: at most MAX_AHEAD_FRAMES frames and MAX_AHEAD_BYTES from each peer, over
+        all its later steps, and at most max_buffered from all peers."""
         who = self.describe(src)
-        later, frames, held = self.ahead.get(src, (h["step"], 0, 0))
-        if later != h["step"]:
-            raise self.error(f"{who} sent a frame for step {h['step']} while one for step "
-                             f"{later} waits (a peer is at most one step ahead), at step "
-                             f"{step} (through the relay)", src, step)
+        waiting = self.ahead.setdefault(src, {})
+        frames = sum(f for f, _ in waiting.values())
+        held = sum(b for _, b in waiting.values())
         if frames >= MAX_AHEAD_FRAMES:
-            raise self.error(f"{who} has {frames} frames waiting for step {later} (at most "
+            raise self.error(f"{who} has {frames} frames waiting for later steps (at most "
                              f"{MAX_AHEAD_FRAMES}), at step {step} (through the relay)", src,
                              step)
         cost = h["length"] + ENTRY_COST
@@ -315,7 +316,8 @@ class RelayClient:
             raise self.error(f"a frame from {who} for step {h['step']} announces "
                              f"{h['length']} bytes (at most {max(0, limit - ENTRY_COST)} more "
                              f"may wait), at step {step}", src, step)
-        self.ahead[src] = (later, frames + 1, held + cost)
+        f, b = waiting.get(h["step"], (0, 0))
+        waiting[h["step"]] = (f + 1, b + cost)
         self.buffered += cost
 
     def _envelope(self, h, body, step) -> None:

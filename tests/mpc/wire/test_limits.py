@@ -36,8 +36,8 @@ def test_the_relay_allocates_nothing_on_an_announced_length(scenario, match):
 @pytest.mark.parametrize("scenario, match", [
     ("host-huge", "host-1 for step 2 announces 4294967295 bytes"),
     ("host-empty", "host-1 sent an empty frame for step 2"),
-    ("host-steps", "host-1 sent a frame for step 3 while one for step 2 waits"),
-    ("host-segments", "host-1 has 1024 frames waiting"),
+    ("host-steps", "host-1 has 1024 frames waiting for later steps"),
+    ("host-segments", "host-1 has 1024 frames waiting for later steps"),
 ])
 def test_a_host_refuses_what_it_would_have_to_hold_and_names_the_peer(scenario, match):
     got = _run(scenario)

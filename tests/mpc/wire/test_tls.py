@@ -356,3 +356,29 @@ def test_frames_longer_than_a_chunk_are_streamed_through_the_relay_intact(pki):
     finally:
         _close(rts, relay)
     assert not relay[1]["errors"]
+
+
+def test_a_host_several_steps_ahead_through_one_way_exchanges_is_not_an_error(pki):
+    """A host that only sends (one-way exchanges) runs several steps ahead of its receiver:
+    the relayed frames of every later step wait (within the per-peer caps), none is refused."""
+    creds, _ = pki
+    rts, relay = _start(_plan(3, relay=True, timeout=5.0), creds)
+    v = np.arange(4, dtype=np.uint64)
+    try:
+        def prog(r):
+            def f(m):
+                if r == 1:
+                    time.sleep(0.5)                 # host-0 is at step 6 before host-1 reads
+                got = []
+                for step in (3, 4, 5, 6):
+                    if r == 0:
+                        m.exchange(step, {1: [_out(v + step, 64)]}, {})
+                    elif r == 1:
+                        got.append(m.exchange(step, {}, {0: [_exp(v, 64)]})[0][0])
+                return got
+            return f
+        res, errs = _on_all(rts, [prog(r) for r in range(3)])
+    finally:
+        _close(rts, relay)
+    assert not any(errs), errs
+    assert [list(g) for g in res[1]] == [list(v + s) for s in (3, 4, 5, 6)]
