@@ -20,7 +20,7 @@ from ustat.cli import main
 from ustat.cli.deploy import job_from_command
 from ustat.deploy import init
 
-from .test_deploy import _bank_rows, _deploy_cli, _ports
+from .test_deploy import LOCAL, _bank_rows, _deploy_cli, _ports
 
 SITE = '''
 import os, sys
@@ -47,7 +47,7 @@ def test_a_deployed_quantile_with_a_malicious_host_drops_its_keys(tmp_path, caps
             "--epsilon", "5", "--seed", "3"]
     d = str(tmp_path / "dep")
     init(d, n, job_from_command(["quantile", *args], n), hosts=3, base_port=_ports(),
-         insecure=True)
+         insecure=True, keys=LOCAL)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), root]))
     monkeypatch.setenv("USTAT_TEST_MALICIOUS_PARTIES", f"{n - per_host}-{n - 1}")   # host-2
