@@ -227,7 +227,7 @@ def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
 
 
 def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
-                            before: dict | None) -> tuple:
+                            before: dict | None, *, partner: np.ndarray | None = None) -> tuple:
     """The roll call after steps 1 and 2 of a run across processes that tolerates dropouts.
 
     ``kept``: ``(edges, shares)`` of every chunk merged into ``z`` (this process's
@@ -237,11 +237,16 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
     the run becomes the surviving design's. Returns ``(run, senders, dropouts)``: the run
     (``run`` itself, or E_S relabelled onto the survivors with their records and delta_S),
     the survivors' ids in ``z`` (None: every party) and the release's ``dropouts`` (``before``:
-    those at start, merged). O(n + k |E|).
+    those at start, merged). ``partner``: with the input check
+    (:func:`ustat.umpc.input_check.partners`), a party whose checking partner was lost is
+    left out too (its check's result never came: its edges used an unchecked value). O(n +
+    k |E|).
     """
     gone = runtime.roll_call(runtime.transport.gone)
     n = run.n
     lost = lost_parties(runtime.groups, gone, n)
+    if partner is not None and lost.size:
+        lost = np.union1d(lost, np.flatnonzero(np.isin(partner, lost)))
     if lost.size == 0:
         return run, None, before
     if run.kern.edge_aux_names or run.kern.aux_names:

@@ -66,7 +66,7 @@ from ..secure import SecureOps
 if TYPE_CHECKING:
     from ..kernels import Kernel
 
-__all__ = ["check_inputs", "input_domain", "neutralized"]
+__all__ = ["check_inputs", "input_domain", "neutralized", "partners"]
 
 PHASE = "input-check"
 
@@ -129,9 +129,7 @@ def check_inputs(session: Session, enc: np.ndarray, kern: Kernel, input_frac_bit
                           record_views=net.record_views, workers=getattr(session, "workers", None),
                           link=None if link is None else link.sub(np.concatenate(
                               [np.arange(n), [net.role(r) for r in roles]])))
-    order = session.agreed(rng.derive("cycle")).permutation(n)      # public: every process
-    partner = np.empty(n, dtype=np.int64)
-    partner[order] = np.roll(order, -1)
+    partner = partners(session, rng, n)
     x = enc[:, cols]
     lo = np.array([domain[c][0] for c in cols], dtype=np.int64)
     hi = np.array([domain[c][1] for c in cols], dtype=np.int64)
@@ -148,6 +146,15 @@ def check_inputs(session: Session, enc: np.ndarray, kern: Kernel, input_frac_bit
     out = enc.copy()
     out[:, cols] = np.where(ring.add(b0, b1) == 1, x, np.uint64(0))   # b_i x_i at party i
     return out
+
+
+def partners(session: Session, rng: CSPRNG, n: int) -> np.ndarray:
+    """The public random cycle of the check: ``partner[i]`` = p(i), the party that holds
+    B_i (``rng``: the stream :func:`check_inputs` is given; every process agrees)."""
+    order = session.agreed(rng.derive("cycle")).permutation(n)
+    partner = np.empty(n, dtype=np.int64)
+    partner[order] = np.roll(order, -1)
+    return partner
 
 
 def _dealer_check(sub, holders, a, b, lo, hi, degree):

@@ -101,7 +101,7 @@ from .chunk import get_backend
 from .dropouts import check_no_new_loss, start_survivors, survivors_after_compute
 from .engines import run_chunks
 from .evaluation import evaluate_run
-from .input_check import check_inputs
+from .input_check import check_inputs, partners
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
 from .progress import Progress, StageClock
@@ -321,10 +321,12 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             refusal(exc)
             raise
         try:
+            partner = None
             if pr.check_inputs:     # issue 39: every input range-checked on its shares
                 run.enc = check_inputs(run.session, run.enc, run.kern,
                                        run.precision.input_frac_bits, ex.backend,
                                        run.rng.derive("input-check"))
+                partner = partners(run.session, run.rng.derive("input-check"), run.n)
             clock.lap("setup")
             bar.total = run.m
             bar.stage("computing")
@@ -340,7 +342,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             senders = None
             if kept is not None:
                 run, senders, dropouts = _survivors_noise(run, runtime, kept, z, z_edge,
-                                                          noise, dict(noise_kw), dropouts)
+                                                          noise, dict(noise_kw), dropouts,
+                                                          partner)
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -504,11 +507,12 @@ def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
 
 
-def _survivors_noise(run: Run, runtime, kept, z, z_edge, noise, noise_kw, dropouts):
+def _survivors_noise(run: Run, runtime, kept, z, z_edge, noise, noise_kw, dropouts, partner):
     """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
     ``z``, then step 3 among the survivors (a roll call after it: a loss there ends the run).
     (the survivors' run, their ids or None, the release's dropouts)."""
-    run, senders, dropouts = survivors_after_compute(run, runtime, kept, z, dropouts)
+    run, senders, dropouts = survivors_after_compute(run, runtime, kept, z, dropouts,
+                                                     partner=partner)
     gone = runtime.gone
     if senders is not None:
         noise_kw["parties"] = senders
