@@ -26,8 +26,8 @@ KENDALL = ["estimate", "kendall", "--columns", "x,y", "--bounds", "0:100,0:100",
            "1"]
 
 
-def _rows(shift=0.0):
-    return [(round(11.0 + 7.3 * i + shift * (i == 9), 4), round(93.1 - 6.7 * i, 4))
+def _rows(shift=0.0, every=False):
+    return [(round(11.0 + 7.3 * i + shift * (every or i == 9), 4), round(93.1 - 6.7 * i, 4))
             for i in range(N)]
 
 
@@ -72,7 +72,9 @@ def _spends(d):
 def test_a_rerun_on_the_same_rows_shares_the_budget_and_is_refused_before_computing(
         tmp_path, computed):
     """Two runs on the same rows: the second is refused by the aggregator before anyone
-    computes; a run on changed rows is another data set."""
+    computes; so is a run sharing one host's rows (issue 36: a run without a host, or with
+    another host's rows changed, shares the budget); every host's rows changed is another
+    data set."""
     d = _deployment(tmp_path, total=1.0)
     files = _files(tmp_path, _rows())
     out, errs, _ = run_threads(d, files, salt_dir=str(tmp_path))
@@ -87,8 +89,13 @@ def test_a_rerun_on_the_same_rows_shares_the_budget_and_is_refused_before_comput
         assert "spent 1 of 1" in str(errs[host]), errs[host]
     assert computed == []                               # nobody computed
     assert _spends(d) == [["spent"]]                    # nothing more charged
-    # one row changed: another data set, with a budget of its own
+    # one row of host-1 changed: host-0's rows are the same records, so the same budget
     _, errs, _ = run_threads(d, _files(tmp_path, _rows(shift=0.5), "b"),
+                             salt_dir=str(tmp_path))
+    assert "spent 1 of 1" in str(errs["aggregator"])
+    assert _spends(d) == [["spent"]]
+    # every host's rows changed: another data set, with a budget of its own
+    _, errs, _ = run_threads(d, _files(tmp_path, _rows(shift=0.5, every=True), "c"),
                              salt_dir=str(tmp_path))
     assert not errs, errs
     assert sorted(_spends(d)) == [["spent"], ["spent"]]

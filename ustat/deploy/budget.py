@@ -14,13 +14,17 @@ set, so the data set is named by commitments:
   ``FILE.<host>.commit-salt``), so a
   commitment says nothing about any record to whoever lacks the salt;
 - the data set's identity is the SHA-256 of the hosts' commitments in
-  participant order (one key per kind, :func:`identity_keys`); the ledger
-  stores those keys salted again with its own salt.
+  participant order (one key per kind, :func:`identity_keys`), and every
+  host's commitment is a key of its own too; the ledger stores those keys
+  salted again with its own salt.
 
-A rerun over the same hosts' rows (same salts) has the same identity and
-shares the budget; a changed row gives a new identity (as for
-``ustat --budget-file``: one ledger per population). The same rows split
-differently among hosts, or a host's new salt, give a new identity too.
+A run is charged to every data set any of its keys names
+(:mod:`noise.budget_file`), so a rerun over the same hosts' rows (same
+salts) shares the budget, and so does any run that includes one host's
+unchanged rows: a run without a host that never joined (a dropout), or
+with another host's rows changed, is charged to the same ledger entry, as
+the records it shares with earlier runs require. Only when every host's
+rows (or salt) change is the data set new.
 
 Order of a run (:class:`Gate`): after every participant has joined, the
 hosts send their commitments to the releasing role (one exchange, 64 bytes
@@ -128,13 +132,19 @@ def host_commitment(csv: str, rows: range, data: dict, salt: bytes) -> bytes:
 
 def identity_keys(commitments: Sequence[bytes]) -> tuple[str, ...]:
     """The data set's keys: per kind, ``deployed-<kind>:`` the SHA-256 of every host's
-    commitment of that kind, in participant order."""
+    commitment of that kind, in participant order, then ``deployed-host-<kind>:`` the
+    SHA-256 of each host's own (a run sharing one host's rows shares the budget)."""
     out = []
     for i, kind in enumerate(KINDS):
         h = hashlib.sha256(f"ustat deployed data v1 {kind} {len(commitments)}\n".encode())
         for c in commitments:
             h.update(bytes(c)[32 * i:32 * (i + 1)])
         out.append(f"deployed-{kind}:{h.hexdigest()}")
+    for i, kind in enumerate(KINDS):
+        for c in commitments:
+            part = bytes(c)[32 * i:32 * (i + 1)]
+            one = hashlib.sha256(f"ustat deployed host data v1 {kind}\n".encode() + part)
+            out.append(f"deployed-host-{kind}:{one.hexdigest()}")
     return tuple(out)
 
 
@@ -162,6 +172,7 @@ class Gate:
 
         me, u8 = rt.rank, np.dtype(np.uint8)
         out, expect = {}, {}
+        present = [h for h in self.hosts if h not in getattr(rt, "gone", ())]   # dropouts
         if me in self.hosts:
             if self.commitment is None or len(self.commitment) != COMMIT_BYTES:
                 raise ValueError("a party host of a deployment with a budget needs its "
@@ -169,13 +180,14 @@ class Gate:
             c = np.frombuffer(self.commitment, u8)
             out = {self.releaser: [Outgoing(0, u8, 8, c.shape, fr.pack(c, 8))]}
         if me == self.releaser:
-            expect = {h: [Expected(0, u8, 8, (COMMIT_BYTES,))] for h in self.hosts}
+            expect = {h: [Expected(0, u8, 8, (COMMIT_BYTES,))] for h in present}
         rt.counter[0] += 1
         got = rt.transport.exchange(rt.counter[0], out, expect)
         if me == self.releaser:
-            self._reserve([np.asarray(got[h][0], np.uint8).tobytes() for h in self.hosts])
+            self._reserve([np.asarray(got[h][0], np.uint8).tobytes() for h in present])
         go = np.array([_GO], np.uint8)
-        others = [r for r in range(rt.n_procs) if r != self.releaser]
+        others = [r for r in range(rt.n_procs)
+                  if r != self.releaser and r not in getattr(rt, "gone", ())]
         out = {r: [Outgoing(0, u8, 8, go.shape, fr.pack(go, 8))] for r in others} \
             if me == self.releaser else {}
         expect = {} if me == self.releaser else {self.releaser: [Expected(0, u8, 8, (1,))]}
