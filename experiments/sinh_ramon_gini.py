@@ -42,6 +42,7 @@ if __package__ in (None, ""):                       # run as a file: make the re
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments import _verdict as V  # noqa: N812 - the codebase's short capital module alias
 from experiments._sinh_ramon import LABELS, pick
 
 EPSILON, BINS = 1.0, 256
@@ -191,6 +192,11 @@ def claims(stats, sizes) -> list:
     ]
 
 
+def fig2_verdict(cl) -> str:
+    """The Fig. 2 row: both computation claims (Bell lowest per party, highest at the server)."""
+    return V.combine([cl[2][2], cl[3][2]])
+
+
 def timing_text(stats, samp) -> str:
     """Why U-MPC's wall time may fall with n: the sampler's mixing rule, from the timings."""
     by_n = {r["n"]: r for r in samp}
@@ -283,8 +289,9 @@ def main(argv=None) -> int:
                               lambda st: (st["n"], EPSILON))
     C.write_markdown(run.path(".md"), "Sinh & Ramon Figs. 1 and 2: Gini mean difference", run, [
         text, "## Claims\n\n" + C.md_table(["paper's observation", "ours", "agrees"], cl),
-        "## Which U-MPC the paper's MSE is\n\n" + reading, table,
-        "## U-MPC: DP error and noise\n\n" + S.UMPC_NOISE_TEXT, errs,
+        "## Which U-MPC the paper's MSE is\n\n" + V.CRITERION_TEXT + "; "
+        + S.attribution_words("gini") + ".\n\n" + reading, table,
+        "## U-MPC: DP error and noise\n\n" + S.noise_text(stats), errs,
         "## Sampler time (Fig. 2's U-MPC wall time)\n\n" + samp_t + "\n\n"
         + timing_text(stats, samp)])
     n1 = 1000 if 1000 in readings else max(readings, default=None)
@@ -305,7 +312,8 @@ def main(argv=None) -> int:
                f"U-MPC {C.fmt(PAPER_MSE[1000]['umpc'])} at n = 1000" if n1 == 1000 else "-",
                (f"{LABELS['umpc']} {C.pm(u1['mse_total'], u1['mse_total_se'])} at n = {n1}"
                 if u1 else "-"),
-               "; ".join(f"n = {n}: {t}" for n, (t, _) in readings.items())
+               V.CRITERION_TEXT + "; " + S.attribution_words("gini") + "; "
+               + "; ".join(f"n = {n}: {t}" for n, (t, _) in readings.items())
                + f"; U-MPC has the lowest MSE at {cl[0][1].removeprefix('lowest at ')}",
                "`sinh_ramon_gini.md`, 'Which U-MPC the paper's MSE is'",
                S.reading_verdict(r for _, r in readings.values())),
@@ -315,7 +323,7 @@ def main(argv=None) -> int:
                "our Bell estimates from the histogram in O(n + T^2), the paper counts an "
                "O(n^2 t^2) loop; " + timing_text(stats, samp),
                "`sinh_ramon_gini.md`, 'Sampler time'",
-               C.verdict(cl[2][2] == "yes" and cl[3][2] == "yes", "yes", "partly")),
+               fig2_verdict(cl)),
     ]
     items[1]["see"] = ["authors_code:gini-umpc"]
     C.write_json(run, items, {"stats": stats, "sampler": samp,
