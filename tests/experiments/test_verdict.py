@@ -104,3 +104,22 @@ def test_authors_code_not_regenerating_is_said():
     assert "1 of 2" in out
     assert summary.authors_verdict("yes", ["authors_code:b"], tables) == "yes"
     assert summary.authors_verdict("no", [], tables) == "no"
+
+
+def test_table1_exponents_on_constructed_slopes():
+    exp = sinh_ramon_gini.TABLE1_EXP
+    cols = sinh_ramon_gini.TABLE1_COLS
+    exact = {(p, f): float(exp[p][j]) for p in exp for j, f in enumerate(cols)}
+    assert sinh_ramon_gini.table1_check(exact)[1] == "yes"
+    off = {**exact, ("ghazi", "online_bits"): 1.0}            # quadratic measured linear
+    text, v = sinh_ramon_gini.table1_check(off)
+    assert v == "partly" and "online bits 1.00 (table 2)" in text
+    faster = {**exact, ("bell-ldp", "mse_total"): -2.0}       # below an upper bound: agrees
+    assert sinh_ramon_gini.table1_check(faster)[1] == "yes"
+    slower = {**exact, ("bell-ldp", "mse_total"): -0.5}
+    assert sinh_ramon_gini.table1_check(slower)[1] == "partly"
+    stats = [{"protocol": p, "n": n, **{f: float(n) ** exp[p][j] for j, f in enumerate(cols)}}
+             for p in exp for n in (1000, 10_000, 100_000)]
+    slopes = sinh_ramon_gini.exponents(stats, [100, 1000, 10_000, 100_000])
+    assert all(abs(slopes[(p, f)] - exp[p][j]) < 1e-9 for p in exp for j, f in enumerate(cols)
+               if exp[p][j] != 0)
