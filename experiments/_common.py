@@ -262,6 +262,13 @@ def fmt(x, digits: int = 3) -> str:
     return f"{x:.{digits - 1}e}"
 
 
+def ecdf_noise_words(levels: int) -> str:
+    """The ECDF rows' noise scale, ours against the paper's (Thm 3.1), for a tree of L levels."""
+    return (f"noise per tree node: ours discrete Laplace of scale L/epsilon (sensitivity L = "
+            f"{levels}), the paper's Laplace of scale (L + 1)/epsilon (Thm 3.1): the paper's "
+            f"noise variance is ((L + 1)/L)^2 = {((levels + 1) / levels) ** 2:.3f} times ours")
+
+
 def pm(mean, se, digits: int = 3) -> str:
     """``mean +- se`` for a table cell (``se`` with 2 digits; '-' parts stay '-')."""
     if se is None or (isinstance(se, float) and math.isnan(se)):

@@ -123,3 +123,17 @@ def test_table1_exponents_on_constructed_slopes():
     slopes = sinh_ramon_gini.exponents(stats, [100, 1000, 10_000, 100_000])
     assert all(abs(slopes[(p, f)] - exp[p][j]) < 1e-9 for p in exp for j, f in enumerate(cols)
                if exp[p][j] != 0)
+
+
+def test_authors_step_refuses_numpy2_instead_of_dropping_ghazi(monkeypatch):
+    import pytest
+
+    from experiments import authors_code as A
+
+    monkeypatch.setattr(A, "numpy_major", lambda python: 2)
+    runs = [{"kind": "umpc", "group": "kendall-umpc"}, {"kind": "ghazi", "group": "bank-ghazi"}]
+    with pytest.raises(A.AuthorsCodeMissing, match="numpy"):
+        A.require_numpy1("py", runs)
+    A.require_numpy1("py", runs[:1])                       # no Ghazi run: numpy 2 is fine
+    monkeypatch.setattr(A, "numpy_major", lambda python: 1)
+    A.require_numpy1("py", runs)
