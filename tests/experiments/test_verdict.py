@@ -137,3 +137,12 @@ def test_authors_step_refuses_numpy2_instead_of_dropping_ghazi(monkeypatch):
     A.require_numpy1("py", runs[:1])                       # no Ghazi run: numpy 2 is fine
     monkeypatch.setattr(A, "numpy_major", lambda python: 1)
     A.require_numpy1("py", runs)
+
+
+def test_runs_record_the_unclamped_release():
+    """The papers' MSEs are of unclamped releases: a baseline's clamp must not enter ours."""
+    from types import SimpleNamespace
+
+    assert S.raw_estimate(SimpleNamespace(estimate=0.0, estimate_raw=-0.37)) == -0.37
+    assert S.raw_estimate(SimpleNamespace(estimate=0.25, estimate_raw=math.nan)) == 0.25
+    assert S.raw_estimate(SimpleNamespace(estimate=0.25)) == 0.25
