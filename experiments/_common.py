@@ -378,6 +378,14 @@ def verdict(ok: bool, yes: str = "yes", no: str = "no") -> str:
 
 
 # -- statistics and timing -------------------------------------------------------------------
+def raw_estimate(res) -> float:
+    """The release before any clamp into the statistic's range (``estimate_raw`` where the
+    result has one): the papers' protocols release unclamped values, and their errors are of
+    those (the toolkit's baselines clamp since issue 37, keeping the raw value beside)."""
+    raw = float(getattr(res, "estimate_raw", math.nan))
+    return raw if math.isfinite(raw) else float(res.estimate)
+
+
 def mean_se(values) -> tuple[float, float]:
     """Mean and standard error of the mean (nan-free input)."""
     v = np.asarray(values, dtype=np.float64)

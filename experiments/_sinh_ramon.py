@@ -177,14 +177,6 @@ class PartyServerClock:
         return False
 
 
-def raw_estimate(res) -> float:
-    """The release before any clamp into the statistic's range (``estimate_raw`` where the
-    result has one): the papers' protocols release unclamped values, and their MSEs are of
-    those (the baselines clamp since issue 37; the raw value is what they compare with)."""
-    raw = float(getattr(res, "estimate_raw", math.nan))
-    return raw if math.isfinite(raw) else float(res.estimate)
-
-
 def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: str,
             reference: float, **baseline_kw) -> dict:
     """One measured run: the release, its errors, the network's counters and the time split.
@@ -223,7 +215,7 @@ def run_one(protocol: str, X, kernel: str, *, epsilon: float, bins: int, seed: s
         # encoded shares are not materialized, their sums are drawn after the shuffle round,
         # so party and server time cannot be told apart (only the total is measured)
         party = server = None
-    est = raw_estimate(res)
+    est = C.raw_estimate(res)
     row = {"protocol": protocol, "estimate": est, "reference": reference,
            "total_error": est - reference,
            "online_bits": int(res.online_bits), "max_party_bits": int(res.max_party_bits),

@@ -143,6 +143,8 @@ def test_runs_record_the_unclamped_release():
     """The papers' MSEs are of unclamped releases: a baseline's clamp must not enter ours."""
     from types import SimpleNamespace
 
-    assert S.raw_estimate(SimpleNamespace(estimate=0.0, estimate_raw=-0.37)) == -0.37
-    assert S.raw_estimate(SimpleNamespace(estimate=0.25, estimate_raw=math.nan)) == 0.25
-    assert S.raw_estimate(SimpleNamespace(estimate=0.25)) == 0.25
+    from experiments import _common as C
+
+    assert C.raw_estimate(SimpleNamespace(estimate=0.0, estimate_raw=-0.37)) == -0.37
+    assert C.raw_estimate(SimpleNamespace(estimate=0.25, estimate_raw=math.nan)) == 0.25
+    assert C.raw_estimate(SimpleNamespace(estimate=0.25)) == 0.25
