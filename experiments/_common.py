@@ -262,6 +262,13 @@ def fmt(x, digits: int = 3) -> str:
     return f"{x:.{digits - 1}e}"
 
 
+def ecdf_noise_words(levels: int) -> str:
+    """The ECDF rows' noise scale, ours against the paper's (Thm 3.1), for a tree of L levels."""
+    return (f"noise per tree node: ours discrete Laplace of scale L/epsilon (sensitivity L = "
+            f"{levels}), the paper's Laplace of scale (L + 1)/epsilon (Thm 3.1): the paper's "
+            f"noise variance is ((L + 1)/L)^2 = {((levels + 1) / levels) ** 2:.3f} times ours")
+
+
 def pm(mean, se, digits: int = 3) -> str:
     """``mean +- se`` for a table cell (``se`` with 2 digits; '-' parts stay '-')."""
     if se is None or (isinstance(se, float) and math.isnan(se)):
@@ -371,6 +378,14 @@ def verdict(ok: bool, yes: str = "yes", no: str = "no") -> str:
 
 
 # -- statistics and timing -------------------------------------------------------------------
+def raw_estimate(res) -> float:
+    """The release before any clamp into the statistic's range (``estimate_raw`` where the
+    result has one): the papers' protocols release unclamped values, and their errors are of
+    those (the toolkit's baselines clamp since issue 37, keeping the raw value beside)."""
+    raw = float(getattr(res, "estimate_raw", math.nan))
+    return raw if math.isfinite(raw) else float(res.estimate)
+
+
 def mean_se(values) -> tuple[float, float]:
     """Mean and standard error of the mean (nan-free input)."""
     v = np.asarray(values, dtype=np.float64)

@@ -7,8 +7,10 @@ ours with a run rather than a guess. Nothing of theirs is in this
 repository: ``--authors DIR`` is a git clone of their repository; the script
 extracts the pinned commit :data:`CODE_COMMIT` into a scratch directory and
 runs :mod:`experiments._authors_driver` there in a subprocess (with
-``--authors-python``, default this interpreter; their ``kendall_ghazi``
-needs numpy < 2, the versions of their requirements.txt). Their results
+``--authors-python`` or ``$USTAT_AUTHORS_PYTHON``, default this interpreter;
+their ``kendall_ghazi`` needs numpy < 2, the versions of their
+requirements.txt: a Python with numpy >= 2 is refused with an error rather
+than the Ghazi runs dropped). Their results
 files are read at :data:`RESULTS_COMMIT`.
 
 Pinned commits (their history changed the noise law and |E| after the
@@ -214,6 +216,17 @@ def numpy_major(python) -> int:
     return int(proc.stdout.split(".")[0])
 
 
+def require_numpy1(python, runs) -> None:
+    """Refuse (one clear error) a Python with numpy >= 2 when the plan has Ghazi runs: their
+    kendall_ghazi fails under numpy 2, and dropping those runs silently would leave the
+    Ghazi rows without the runs they cite."""
+    if any(r["kind"] == "ghazi" for r in runs) and numpy_major(python) >= 2:
+        raise AuthorsCodeMissing(
+            f"{python} has numpy >= 2, under which the authors' kendall_ghazi fails: pass "
+            "--authors-python (or set USTAT_AUTHORS_PYTHON) to a Python with \"numpy<2\" and "
+            "\"scipy==1.11.4\" (experiments/README.md, 'The authors' code')")
+
+
 def run_driver(python, code_dir, work, data, runs, label) -> list:
     """Run the driver over ``runs`` (progress on stderr); its JSON lines as dicts."""
     paths = {}
@@ -357,10 +370,8 @@ def main(argv=None) -> int:
     python = run.args.authors_python
     data = inputs(run, run.quick)
     runs = plan(run, data, run.quick)
-    skipped = []
-    if numpy_major(python) >= 2:
-        skipped = sorted({r["group"] for r in runs if r["kind"] == "ghazi"})
-        runs = [r for r in runs if r["kind"] != "ghazi"]
+    require_numpy1(python, runs)
+    skipped: list = []
     with tempfile.TemporaryDirectory(prefix="authors-code-") as work:
         code = extract_code(repo, work)
         rows = run_driver(python, code, work, data, runs, "authors' code runs")
@@ -377,8 +388,7 @@ def main(argv=None) -> int:
         f"`{RESULTS_COMMIT}`), run by `experiments/_authors_driver.py` with `{python}` on our "
         "inputs; MSE against their `compute_real_U`. Cells: mean +- s.e. (count). 'file / code': "
         "the results file's mean over the code's MSE."
-        + (f" Not run (numpy >= 2 in {python}; their kendall_ghazi needs numpy < 2): "
-           f"{', '.join(skipped)}." if skipped else "")]
+        ]
     for g, rows_g in tables.items():
         if not rows_g:
             continue

@@ -110,7 +110,8 @@ def main(argv=None) -> int:
                                seed=run.seed_for(proto, t, eps, r))
         res = run_protocol(X, spec, evaluate=ev)
         first.setdefault((proto, t, eps), res)
-        return {"estimate": res.estimate, "abs_error": abs(res.estimate - truth),
+        est = C.raw_estimate(res)
+        return {"estimate": est, "abs_error": abs(est - truth),
                 "online_bits": res.online_bits, "rounds": res.rounds}
 
     todo = [{"protocol": p, "bins": t, "epsilon": e}

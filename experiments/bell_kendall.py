@@ -203,8 +203,8 @@ def main(argv=None) -> int:
             first[(panel, v, eps)] = res
         f = first[(panel, v, eps)]
         return {"n": res.n, "engine": res.params.get("engine", "-"),
-                "estimate": res.estimate, "truth": truth[panel],
-                "abs_error": abs(res.estimate - truth[panel]), "theory_mse": theory_mse(f),
+                "estimate": C.raw_estimate(res), "truth": truth[panel],
+                "abs_error": abs(C.raw_estimate(res) - truth[panel]), "theory_mse": theory_mse(f),
                 "online_bits": res.online_bits, "max_party_bits": res.max_party_bits,
                 "rounds": res.rounds, "seconds": res.seconds, "delta": res.delta,
                 "eps_pair": res.params.get("eps_pair")}
@@ -229,8 +229,8 @@ def main(argv=None) -> int:
             pl = call("bell-2pc", X, 1.0, p, seed, engine="plain")
             gc_rows.append({"panel": "gc", "variant": v, "protocol": "bell-2pc", "pairs": p,
                             "epsilon": 1.0, "run": 0, "n": g.n, "engine": "gc",
-                            "estimate": g.estimate, "plain_estimate": pl.estimate,
-                            "same_as_plain": g.estimate == pl.estimate,
+                            "estimate": C.raw_estimate(g), "plain_estimate": C.raw_estimate(pl),
+                            "same_as_plain": C.raw_estimate(g) == C.raw_estimate(pl),
                             "n_pairs": g.params["n_pairs"], "n_and": g.params["n_and"],
                             "online_bits": g.online_bits, "offline_bits": g.offline_bits,
                             "max_party_bits": g.max_party_bits, "rounds": g.rounds,

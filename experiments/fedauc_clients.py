@@ -39,6 +39,7 @@ if __package__ in (None, ""):                       # run as a file: make the re
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 from experiments import _fedauc as F  # noqa: N812 - the codebase's short capital module alias
+from experiments import _verdict as V  # noqa: N812 - the codebase's short capital module alias
 
 EPS = [1.0, 2.0, 4.0, 8.0]
 T2_SPC = [45840.0, 458.4, 4.6, 1.0]
@@ -237,9 +238,11 @@ def claims(stats, eps_list, ratios) -> list:
          f"non-IID < IID in {noniid} of {len(cells)} cells", C.verdict(noniid > len(cells) / 2)),
         ("GlobalLaplace / LocalLaplace ~ sqrt(3) = 1.73 at one record per client (Table 2)",
          f"ours: mean {C.pm(mean_q, se_q)} over {len(ratios)} cells (paper: {paper_q:.2f}); "
+         f"test against sqrt(3): z = {(mean_q - math.sqrt(3)) / se_q:.1f}, "
+         f"{V.criterion_words(V.criterion(math.sqrt(3), mean_q, se_q))} ({V.CRITERION_TEXT}); "
          + ", ".join(f"{C.fmt(r['ours'])} ({PART_TEXT[r['partition']]}, "
                      f"eps {C.fmt(r['epsilon'])})" for r in ratios),
-         C.verdict(abs(mean_q - math.sqrt(3)) <= 3 * se_q)),
+         V.criterion(math.sqrt(3), mean_q, se_q)["verdict"]),
     ]
 
 

@@ -100,16 +100,26 @@ def summarize(rows, data, eps_list) -> dict:
     return out
 
 
-def explain_std(stats, eps) -> tuple[str, float, float]:
-    """Paper / its eq. (7) at Criteo and ours / eq. (7) at our data, and the sentence."""
-    paper_q = PAPER_T5[eps][1] / eq7_std(*F.CRITEO["small"], eps)
-    s = stats[("main", eps)]
-    ours_q = s["std"] / s["eq7"]
-    text = (f"eq. (7) explains both: paper / eq. (7) at Criteo's M, P = {paper_q:.2f}, ours / "
-            f"eq. (7) at our M, P = {ours_q:.2f}" if abs(math.log(paper_q / ours_q)) < math.log(1.5)
-            else f"eq. (7) does not explain the gap: paper / eq. (7) = {paper_q:.2f}, ours / "
-            f"eq. (7) = {ours_q:.2f}")
-    return text, paper_q, ours_q
+def explain_std(stats, eps_list) -> tuple[str, str]:
+    """Paper / its eq. (7) at Criteo and ours / eq. (7) at our data, at every epsilon of both.
+
+    Eq. (7) need not give either std (the paper's is about 10x it at small epsilon); what
+    supports comparing the two data sets through it is that the two quotients track each
+    other. Returns the sentence and the verdict: "yes" if the two quotients are within
+    1.5x of each other at every epsilon, "no" if at none, else "partly".
+    """
+    pairs = []
+    for e in eps_list:
+        if e in PAPER_T5 and math.isfinite(e) and ("main", e) in stats:
+            s = stats[("main", e)]
+            pairs.append((e, PAPER_T5[e][1] / eq7_std(*F.CRITEO["small"], e), s["std"] / s["eq7"]))
+    close = [e for e, p, o in pairs if abs(math.log(p / o)) < math.log(1.5)]
+    text = ("std / eq. (7), the paper's (Criteo's M, P) vs ours (our M, P): "
+            + ", ".join(f"{p:.3g} vs {o:.3g} (epsilon {C.fmt(e)})" for e, p, o in pairs)
+            + f"; the two track each other (within 1.5x) at {len(close)} of {len(pairs)} "
+            "epsilons: that, not eq. (7)'s value, is what supports rescaling by eq. (7)")
+    verdict = "yes" if len(close) == len(pairs) else ("partly" if close else "no")
+    return text, verdict
 
 
 def claims(stats, eps_list, pis) -> list:
@@ -228,7 +238,7 @@ def main(argv=None) -> int:
          (stats[("main", e)]["noisy_mean"] - 0.5) / (truth["main"] - 0.5),
          shrinkage(pis["main"], e)] for e in eps_list])
     e1 = 1.0 if 1.0 in eps_list else eps_list[0]
-    why, paper_q, ours_q = explain_std(stats, e1)
+    why, why_verdict = explain_std(stats, eps_list)
     ratio = stats[("main", e1)]["std"] / stats[("tenth", e1)]["std"]
     cl = claims(stats, eps_list, pis)
     ctab = C.md_table(["paper's claim", "ours", "agrees"], cl)
@@ -244,7 +254,7 @@ def main(argv=None) -> int:
         "## Table 6 (ours: a random tenth; the paper's 10x larger set)\n\n"
         + table("tenth", PAPER_T6),
         "## Table 3: without debiasing\n\n" + t3,
-        f"## Claims\n\n{ctab}\n\nAt epsilon {C.fmt(e1)}: {why}. The std of the small set over "
+        f"## Claims\n\n{ctab}\n\n{why}. At epsilon {C.fmt(e1)}, the std of the small set over "
         f"that of the 10x larger one is {ratio:.3f} (1/sqrt(10) = 0.316).",
         "## Measured costs (epsilon = 1, one protocol run)\n\n" + cost])
     st1 = stats[("main", e1)]
@@ -259,7 +269,7 @@ def main(argv=None) -> int:
                f"{C.fmt(PAPER_T5.get(e1, (0, math.nan))[1])} at epsilon {C.fmt(e1)}",
                C.pm(st1["std"], st1["std_se"]) + f" at epsilon {C.fmt(e1)}", why,
                "`fedauc_rr.md`, Table 5, row epsilon 1",
-               C.verdict(abs(math.log(paper_q / ours_q)) < math.log(1.5))),
+               why_verdict),
         C.item("FedAUC", "Table 6 / Fig. 1a (10x data)",
                f"Diabetes all ({y.size}) vs a tenth ({data['tenth'][1].size}), {runs} runs",
                f"std ratio large/small {PAPER_T6[1.0][1] / PAPER_T5[1.0][1]:.3f} at epsilon 1",

@@ -20,9 +20,9 @@ U-statistic (the paper's MSE) and against the incomplete one on E (the DP
 error alone); the maximal degree of E sets the noise scale.
 
 Full mode: 20 runs per sampler (each run of a sampler draws 5.1 million
-edges and releases them twice: about 3 minutes on a shared 2-core machine,
-so about 3 hours in all; ``--runs R`` for fewer). Quick mode: the first 300
-records, 2 runs.
+edges and releases them twice; the measured seconds per run are in the
+table's last column and the total in the Markdown's header; ``--runs R`` for
+fewer). Quick mode: the first 300 records, 2 runs.
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ if __package__ in (None, ""):                       # run as a file: make the re
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments import _verdict as V  # noqa: N812 - the codebase's short capital module alias
 
 SAMPLERS = ["balanced", "uniform", "bernoulli"]
 LAWS = {"default": {}, "paper": {"max_colluders": 0}}
-LAW_TEXT = {"default": "ours (collusion-safe default)", "paper": "ours at the paper's law"}
+def law_text(law: str, factor: float) -> str:
+    """A noise law's label, from the variance factor the runs measured (not typed by hand)."""
+    if law == "paper":
+        return f"ours at the paper's law (variance factor {factor:g})"
+    return f"ours, the toolkit's default (variance factor {factor:g})"
 #: Sinh & Ramon Table 2 (epsilon = 1, |E| = 0.5 C(n, 2)).
 PAPER = {"balanced": 2.2e-6, "uniform": 2.7e-6, "bernoulli": 9.1e-6}
 #: The authors' results/duplicate.txt at ratio 0.5: mean, s.e., runs (bal1, wo1, bern1).
@@ -164,7 +169,8 @@ def plot(run, stats, n, m):
     for j, (law, color) in enumerate((("default", "tab:blue"), ("paper", "tab:orange"))):
         v = [stats[s][law]["mse"] for s in SAMPLERS]
         ax.errorbar(x + (j - 0.5) * 0.18, [a for a, _ in v], yerr=[b for _, b in v], ls="none",
-                    marker="o", capsize=4, color=color, label=f"{LAW_TEXT[law]}: MSE +- s.e.")
+                    marker="o", capsize=4, color=color,
+                    label=f"{law_text(law, stats[SAMPLERS[0]][law]['factor'])}: MSE +- s.e.")
     f = [AUTHORS_FILE[s] for s in SAMPLERS]
     ax.errorbar(x + 0.27, [a for a, _, _ in f], yerr=[b for _, b, _ in f], ls="none",
                 marker="s", mfc="none", capsize=4, color="black",
@@ -202,7 +208,8 @@ def main(argv=None) -> int:
         st = stats[s]
         fm, fse, fr = AUTHORS_FILE[s]
         for law in LAWS:
-            body.append([s, LAW_TEXT[law], st["runs"], int(round(st["edges"])), PAPER[s],
+            body.append([s, law_text(law, st[law]["factor"]), st["runs"],
+                         int(round(st["edges"])), PAPER[s],
                          f"{C.pm(fm, fse)} ({fr})", C.pm(*st[law]["mse"]),
                          C.pm(*st[law]["dp"]), st[law]["noise_var"], st[law]["factor"],
                          C.fmt(st["max_degree"]), st[law]["seconds"]])
@@ -231,7 +238,10 @@ def main(argv=None) -> int:
         + " the variance of its own noise law, ours at that law "
         f"{b[0] / paper_noise(n):.2f}x (balanced); ordering "
         + ("as the paper" if facts["paper_order"] else "not the paper's")
-        + f" ({' < '.join(facts['order'])}, {facts['strict']} step(s) beyond 2 s.e.)",
+        + f" ({' < '.join(facts['order'])}, {facts['strict']} step(s) beyond 2 s.e.); "
+        + V.CRITERION_TEXT + "; at the paper's law against the paper: "
+        + ", ".join(f"{s} {V.criterion_words(V.criterion(PAPER[s], *stats[s]['paper']['mse']))}"
+                    for s in SAMPLERS),
         "`sinh_ramon_duplicates.md`; `authors_code.md`, Table 2",
         C.verdict(facts["paper_order"]), )]
     items[0]["see"] = ["authors_code:table2"]

@@ -41,6 +41,7 @@ if __package__ in (None, ""):                       # run as a file: make the re
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments import _verdict as V  # noqa: N812 - the codebase's short capital module alias
 from experiments._sinh_ramon import BASELINES, COLORS, LABELS, MARKERS, pick
 
 VARIANTS = ["umpc", "umpc-law", "umpc-002"]
@@ -71,6 +72,36 @@ PAPER_MSE = {
                   834: {"umpc": 1.1e-4, "bell-ldp": 0.159, "ghazi": 21.1, "ghazi-sm": 0.00169}},
 }
 PANELS = {"kendall": "Kendall's tau (trestbps, chol)", "duplicate": "duplicate pair ratio (num)"}
+
+
+def fig56_conflict(stats, n: int) -> str:
+    """Figs. 5 and 6 against the 0.02 C(n, 2) variant at n: the two files, one commit."""
+    out = []
+    for k, fig in (("kendall", "Fig. 5"), ("duplicate", "Fig. 6")):
+        s = pick(stats, "umpc-002", kernel=k, n=n, bins=None)
+        paper = PAPER_MSE[k].get(n, {}).get("umpc")
+        if s is None or paper is None:
+            return ""
+        c = V.criterion(paper, s["mse_total"], s["mse_total_se"])
+        out.append((fig, c))
+    (f5, c5), (f6, c6) = out
+    same = c5["verdict"] == c6["verdict"]
+    return (f"{f5} against 0.02 C(n,2) at n = {n}: {V.criterion_words(c5)}; {f6}: "
+            f"{V.criterion_words(c6)}" + ("" if same else
+                                          ": the two files, written at the same commit, "
+                                          "disagree on |E| (one matches 0.02 C(n,2), the "
+                                          "other rules it out)"))
+
+
+def variant_counts(stats, kern: str, ns) -> str:
+    """For each U-MPC variant, at how many of the paper's n it passes the criterion."""
+    parts = []
+    for v in VARIANTS:
+        ok = [n for n in ns if (s := pick(stats, v, kernel=kern, n=n, bins=None)) is not None
+              and V.criterion(PAPER_MSE[kern][n]["umpc"], s["mse_total"],
+                              s["mse_total_se"])["verdict"] == "yes"]
+        parts.append(f"{S.SHORT[v]} at {len(ok)} of {len(ns)} n")
+    return ", ".join(parts)
 
 
 def heart_columns():
@@ -199,9 +230,10 @@ def main(argv=None) -> int:
                                       "bits/party mean", "bits/party max", "per-party s",
                                       "server s"], body))
     nmax = sizes[-1]
-    readings = {k: S.umpc_reading(stats, {"kernel": k, "n": nmax},
-                                  PAPER_MSE[k].get(nmax, {}).get("umpc"), nmax, EPSILON)
-                for k in PANELS}
+    every = {k: {n: S.umpc_reading(stats, {"kernel": k, "n": n},
+                                   PAPER_MSE[k].get(n, {}).get("umpc"), n, EPSILON)
+                 for n in sizes if n in PAPER_MSE[k]} for k in PANELS}
+    readings = {k: every[k].get(nmax, ("", {})) for k in PANELS}
     def mse(k, n, p):
         return pick(stats, p, kernel=k, n=n, bins=None if (k == "duplicate" or p in S.UMPC)
                     else tbins[0])["mse_total"]
@@ -237,9 +269,15 @@ def main(argv=None) -> int:
         "duplicate ratio on categorical codes (5 cells). Each run draws a subset of n rows "
         "without replacement (the same subset for every protocol); errors against that "
         "subset's complete U-statistic (U-MPC also against the incomplete one: DP only). "
-        "U-MPC variants: `experiments/_sinh_ramon.py`; the authors' appendix results were "
-        "written when their comparison.py used |E| = 0.02 C(n, 2).")
-    reading = "\n".join(f"- {k}, n = {nmax}: {t}" for k, (t, _) in readings.items())
+        "U-MPC variants: `experiments/_sinh_ramon.py`; which |E| the authors' appendix "
+        "results used is read from the numbers below (their two appendix files come from one "
+        "commit of their repository).")
+    conflict = fig56_conflict(stats, nmax)
+    reading = (V.CRITERION_TEXT + "; 0.02 C(n,2) is a variant tested against the appendix "
+               "files, not an attribution (only Bank's kendall.txt carries the header of their "
+               "comparison.py).\n\n"
+               + "\n".join(f"- {k}, n = {n}: {t}" for k in PANELS
+                           for n, (t, _) in every[k].items()) + "\n\n" + conflict)
     errs = S.umpc_error_table(stats, ["kernel", "n"],
                               lambda st: PAPER_MSE[st["kernel"]].get(st["n"], {}).get("umpc"),
                               lambda st: (st["n"], EPSILON))
@@ -247,11 +285,16 @@ def main(argv=None) -> int:
                      [text, "## Claims\n\n" + C.md_table(["paper's observation", "ours",
                                                              "agrees"], claims),
                       "## Which U-MPC the paper's MSE is\n\n" + reading] + sections
-                     + ["## U-MPC: DP error and noise\n\n" + S.UMPC_NOISE_TEXT, errs])
+                     + ["## U-MPC: DP error and noise\n\n" + S.noise_text(stats), errs])
     items = []
     for kern, fig in (("kendall", "Fig. 5 (Heart, Kendall)"),
                       ("duplicate", "Fig. 6 (Heart, duplicate ratio)")):
         t, r = readings[kern]
+        per_n = [rn for _, rn in every[kern].values()]
+        by_variant = variant_counts(stats, kern, every[kern])
+        t = ("; ".join(f"n = {n}: {V.criterion_words(rn)} ({S.SHORT[rn['best']]})"
+                       for n, (_, rn) in every[kern].items() if rn)
+             + f". Per variant over every n: {by_variant}. At n = {nmax}: {t}; {conflict}")
         u = pick(stats, "umpc", kernel=kern, n=nmax, bins=None)
         best = pick(stats, r["best"], kernel=kern, n=nmax, bins=None) if r else u
         items.append(C.item(
@@ -264,7 +307,7 @@ def main(argv=None) -> int:
             f"{C.pm(best['mse_total'], best['mse_total_se'])}" if r else "-",
             t + "; " + "; ".join(f"{c[0]}: {c[1]}" for c in claims
                                  if (kern == "kendall") == ("Kendall" in c[0] or "both" in c[0])),
-            "`sinh_ramon_heart.md`, 'Which U-MPC' and Claims", S.reading_verdict([r])))
+            "`sinh_ramon_heart.md`, 'Which U-MPC' and Claims", S.reading_verdict(per_n)))
     items[0]["see"] = ["authors_code:heart-bell"]
     C.write_json(run, items, {"stats": stats, "slopes": {str(k): v for k, v in slopes.items()},
                               "paper_bell_slope": paper_slope})

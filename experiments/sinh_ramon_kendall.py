@@ -34,6 +34,7 @@ if __package__ in (None, ""):                       # run as a file: make the re
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
 from experiments import _sinh_ramon as S  # noqa: N812 - the codebase's short capital module alias
+from experiments import _verdict as V  # noqa: N812 - the codebase's short capital module alias
 from experiments._sinh_ramon import BASELINES, LABELS, pick
 
 EPSILONS = [0.1, 1.0]
@@ -157,9 +158,13 @@ def claims(stats, ts) -> list:
                                                    "partly" if g_above else "no")),
         ("U-MPC has the lowest total computation beyond some t (Fig. 3)",
          f"lowest at t in {comp or 'none'}",
-         C.verdict(bool(comp) and comp[-1] == ts[-1], "yes" if len(comp) > 0 and
-                   comp == ts[len(ts) - len(comp):] else "partly", "no")),
+         V.suffix_verdict(comp, ts)),
     ]
+
+
+def fig3_verdict(cl) -> str:
+    """The Fig. 3 row: every cost claim (communication and computation), not only one."""
+    return V.combine(c[2] for c in cl[1:])
 
 
 def main(argv=None) -> int:
@@ -212,8 +217,9 @@ def main(argv=None) -> int:
                               lambda st: (n, st["epsilon"]))
     C.write_markdown(run.path(".md"), "Sinh & Ramon Figs. 3 and 4: Kendall's tau on Bank", run, [
         text, "## Claims\n\n" + C.md_table(["paper's observation", "ours", "agrees"], cl),
-        "## Which U-MPC the paper's MSE is\n\n" + reading, table,
-        "## U-MPC: DP error and noise\n\n" + S.UMPC_NOISE_TEXT, errs,
+        "## Which U-MPC the paper's MSE is\n\n" + V.CRITERION_TEXT + "; "
+        + S.attribution_words("kendall") + ".\n\n" + reading, table,
+        "## U-MPC: DP error and noise\n\n" + S.noise_text(stats), errs,
         "The baselines' MSEs against the paper's: `authors_code.md` runs the authors' "
         "kendall_bell, kendall_ghazi and kendall_ghazi_shuffle on these data."])
     r1 = readings[1.0][1]
@@ -229,7 +235,7 @@ def main(argv=None) -> int:
                "cost model (formulas)",
                f"U-MPC {C.fmt(u1['online_bits'])} bits; Bell {C.fmt(b4['online_bits'])} (t = "
                f"{ts[0]})", "; ".join(f"{c[0]}: {c[1]}" for c in cl[1:]),
-               "`sinh_ramon_kendall.md`, Claims", cl[2][2]),
+               "`sinh_ramon_kendall.md`, Claims", fig3_verdict(cl)),
         C.item("Sinh-Ramon", "Fig. 4 (Kendall MSE vs t): U-MPC",
                f"as above; U-MPC |E| = 2n ({u1['runs']} runs, our noise and the paper's law) "
                f"and 0.02 C(n, 2) (paper's law, "
@@ -237,7 +243,8 @@ def main(argv=None) -> int:
                f"{C.fmt(PAPER_UMPC[1.0])} (epsilon 1), {C.fmt(PAPER_UMPC[0.1])} (0.1)",
                f"2n, our noise: {C.pm(u1['mse_total'], u1['mse_total_se'])}; "
                f"{LABELS[r1['best']]}: {C.pm(best1['mse_total'], best1['mse_total_se'])}"
-               " (epsilon 1)", readings[1.0][0],
+               " (epsilon 1)", V.CRITERION_TEXT + "; " + S.attribution_words("kendall") + "; "
+               + "; ".join(f"epsilon {C.fmt(e)}: {t}" for e, (t, _) in readings.items()),
                "`sinh_ramon_kendall.md`, 'Which U-MPC'",
                S.reading_verdict(r for _, r in readings.values())),
         C.item("Sinh-Ramon", "Fig. 4 (Kendall MSE vs t): baselines",

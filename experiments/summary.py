@@ -51,12 +51,38 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+#: The ratio beyond which the authors' code is said not to regenerate their file.
+REGENERATE_MAX = 2.0
+
+
+def regenerates(table: list) -> tuple[int, int]:
+    """(settings where the authors' code is within 2x of their file, settings compared).
+
+    ``table``: rows ``[setting, file, code, file / code, noise]`` of ``authors_code.json``.
+    """
+    ratios = [r[3] for r in table if r[3] is not None]
+    return sum(1 / REGENERATE_MAX <= x <= REGENERATE_MAX for x in ratios), len(ratios)
+
+
+def authors_verdict(agrees: str, refs: list, tables: dict) -> str:
+    """The 'agrees' cell with the authors' code's verdict appended where the runs show that
+    their code does not regenerate their results files (any compared setting beyond 2x)."""
+    counts = [regenerates(tables[r]) for r in refs if r in tables]
+    same, total = sum(c[0] for c in counts), sum(c[1] for c in counts)
+    if total and same < total:
+        return (f"{agrees}; not reproduced; the authors' code does not regenerate their files "
+                f"(within {REGENERATE_MAX:g}x in {same} of {total} settings)")
+    return agrees
+
+
 def rows(docs: dict) -> list:
     """The table's rows (lists of strings), in script order."""
-    facts = {}
+    facts, tables = {}, {}
     for name, doc in docs.items():
         for key, sentence in doc.get("numbers", {}).get("facts", {}).items():
             facts[f"{name}:{key}"] = sentence
+        for key, table in doc.get("numbers", {}).get("tables", {}).items():
+            tables[f"{name}:{key}"] = table
     out = []
     for doc in docs.values():
         for it in doc.get("items", []):
@@ -69,7 +95,8 @@ def rows(docs: dict) -> list:
                     missing.append(script)
                     expl += f". ({script} was not run: no authors' code runs)"
             out.append([f"{it['paper']}: {it['item']}", it["ran"], it["paper_value"], it["ours"],
-                        it.get("agrees") or "-", f"{expl} [{it['evidence']}]"])
+                        authors_verdict(it.get("agrees") or "-", it.get("see", []), tables),
+                        f"{expl} [{it['evidence']}]"])
     return out
 
 
@@ -88,7 +115,7 @@ def write_summary(results: str) -> str:
     path = os.path.join(results, "summary.md")
     docs = load(results)
     with open(path, "w") as fh:
-        fh.write("# The four papers, item by item\n\n" + table(docs) + "\n")
+        fh.write("# The papers, item by item\n\n" + table(docs) + "\n")
     return path
 
 
