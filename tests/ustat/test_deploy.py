@@ -88,7 +88,7 @@ def test_a_local_deployment_releases_what_ustat_estimate_releases(tmp_path, caps
                if p["role"] in ("parties", "relay"))
 
 
-def _wait_for(logs, name, text, limit=60.0):
+def _wait_for(logs, name, text, limit=180.0):      # a cold numba cache compiles first
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit:
         logs[name].seek(0)
