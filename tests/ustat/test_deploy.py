@@ -29,12 +29,28 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BANK = os.path.join(ROOT, "..", "shared", "data", "bank", "bank.csv")
 KENDALL = ["kendall", "--columns", "age,balance", "--bounds", "18:95,-8019:102127",
            "--epsilon", "1", "--seed", "5"]
-_port = [17400 + (os.getpid() % 200) * 10]
-
-
 def _ports() -> int:
-    _port[0] += 10
-    return _port[0]
+    """A base port whose next 10 ports are free now (random: two test workers that picked
+    consecutive bases from their pids collided as soon as one advanced)."""
+    import random
+    import socket
+
+    rng = random.SystemRandom()
+    for _ in range(200):
+        base = rng.randrange(20000, 60000, 10)
+        socks = []
+        try:
+            for port in range(base, base + 10):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+        return base
+    raise RuntimeError("no 10 free consecutive ports on 127.0.0.1")
 
 
 def _bank_rows(tmp_path, n):
