@@ -52,8 +52,9 @@ Full mode takes about 1.5 to 2 hours on one core (the Table 2 runs at 5.1 millio
 edges dominate). Quick mode: 300 records and single
 runs, about a minute. ``--reuse CSV`` (a previous ``authors_code.csv``) keeps
 the rows of every planned run found there (the seeds do not depend on the
-counts) and runs only the others; each row names the ``commit`` it was made
-at.
+counts) and runs only the others (``--groups``, ``--limit``: only some of
+them, in stages, each reusing the last stage's CSV); each row names the
+``commit`` it was made at.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def extra_args(ap):
                     help="the Python that runs their code (numpy < 2 for kendall_ghazi)")
     ap.add_argument("--reuse", default=None,
                     help="a previous authors_code.csv: keep its rows of planned runs, run the rest")
+    ap.add_argument("--groups", default=None,
+                    help="with --reuse: run only the missing runs of these groups (a,b); the "
+                         "others stay missing from the output")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="with --reuse: run at most this many missing runs (in plan order)")
 
 
 def _git(repo, *args, binary=False):
@@ -419,6 +425,9 @@ def execute(run, python, repo, data, runs) -> list:
     """The rows of every planned run: those ``--reuse`` holds, the others run now (in plan
     order; each row with the ``commit`` it was made at)."""
     kept, todo = reuse(runs, run.args.reuse) if run.args.reuse else ([], runs)
+    if run.args.groups:                         # staged runs (each stage a --reuse of the last)
+        todo = [r for r in todo if r["group"] in run.args.groups.split(",")]
+    todo = todo[:run.args.limit]
     require_numpy1(python, todo)
     new: list = []
     if todo:

@@ -81,3 +81,15 @@ def test_driver_records_the_umpc_noise(tmp_path):
     assert r["noise"] != 0
     assert r["estimate"] - r["noise"] - r["real"] == pytest.approx(0.125)
     assert r["sampling_err"] == pytest.approx(0.125)
+
+
+def test_staged_runs_keep_the_plan_order(tmp_path, monkeypatch):
+    runs = [{"group": g, "kind": "umpc", "data": "x", "kernel": "gini", "run": i, "seed": str(i)}
+            for i, g in enumerate(["a", "b", "a", "b"])]
+    monkeypatch.setattr(A, "extract_code", lambda repo, work: work)
+    monkeypatch.setattr(A, "run_driver", lambda py, code, work, data, todo, label: [
+        {**r, "sq_err": 0.0, "seconds": 0.0} for r in todo])
+    monkeypatch.setattr(A, "require_numpy1", lambda py, todo: None)
+    args = SimpleNamespace(reuse=None, groups="b", limit=1)
+    rows = A.execute(SimpleNamespace(args=args), "py", "repo", {}, runs)
+    assert [r["run"] for r in rows] == [1] and "seed" not in rows[0] and rows[0]["commit"]
