@@ -93,3 +93,13 @@ def test_staged_runs_keep_the_plan_order(tmp_path, monkeypatch):
     args = SimpleNamespace(reuse=None, groups="b", limit=1)
     rows = A.execute(SimpleNamespace(args=args), "py", "repo", {}, runs)
     assert [r["run"] for r in rows] == [1] and "seed" not in rows[0] and rows[0]["commit"]
+
+
+def test_checker_ignores_the_run_commit_and_fields_recorded_later():
+    from experiments.check_results import compare
+
+    old = [{"run": "0", "x": "1.0", "noise": "", "commit": "e5e29e9"}]
+    same = [{"run": "0", "x": "1.0", "noise": "0.5", "commit": "ab5a752"}]
+    assert compare(old, same, 1) == []
+    assert compare(old, [{**same[0], "x": "1.5"}], 1)
+    assert compare([{**old[0], "noise": "0.25"}], same, 1)        # recorded: compared
