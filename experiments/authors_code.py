@@ -38,10 +38,11 @@ Jobs (their functions, our data, MSE against their compute_real_U):
   captions) and int(0.02 C(n, 2)) (their comparison.py when the results were
   written); Kendall at 0.02 C(n, 2) and epsilon 1 20 times (about 100 s a
   run: their sampler scans the parties in Python for each edge); Gini also
-  at n = 100 (both |E|, 20 runs) and at n = 5000 and 7000 (|E| = 2n, 7 runs,
-  their comparison.py's nb_test; 0.02 C(n, 2) there takes 200-400 s a run and
-  is not run). Each U-MPC line records their Laplace draw (``noise``) and
-  the error of the sampled pairs alone (``sampling_err``).
+  at n = 100 (both |E|, 20 runs), n = 5000 (both |E|, 7 runs, their
+  comparison.py's nb_test) and n = 7000 (|E| = 2n, 7 runs; 0.02 C(n, 2)
+  there takes about 270 s a run and is not run). Each U-MPC line records
+  their Laplace draw (``noise``) and the error of the sampled pairs alone
+  (``sampling_err``).
 * Bell on Kendall: kendall_bell (t = 8, "64" cells, on Heart subsets as
   their appendix file; t = 4 on Bank subsets of 500 and 1000 records and
   once at the full n = 4521).
@@ -191,6 +192,8 @@ def inputs(run, quick) -> dict:
 
 #: The Gini figure's other n run with their code (full mode; n = 1000 is "uniform").
 GINI_N = (100, 5000, 7000)
+#: Runs at |E| = 0.02 C(n, 2) by n (about 100 s a run at n = 5000, 270 s at 7000: not run).
+GINI_RUNS_002 = {100: 20, 5000: 7}
 
 
 def plan(run, data, quick) -> list:
@@ -222,7 +225,7 @@ def plan(run, data, quick) -> list:
             sampler="balanced", edges=edges, epsilon=1.0)
     for n in () if quick else GINI_N:
         for edges, count in ((2 * n, 20 if n <= 1000 else 7),
-                             (int(0.02 * math.comb(n, 2)), 20 if n <= 1000 else 0)):
+                             (int(0.02 * math.comb(n, 2)), GINI_RUNS_002.get(n, 0))):
             add(count, group="gini-umpc", kind="umpc", data=f"uniform-{n}", kernel="gini",
                 sampler="balanced", edges=edges, epsilon=1.0)
     for n in ((41,) if quick else (41, 208, 834)):

@@ -34,6 +34,8 @@ def test_full_plan_has_the_runs_the_referee_asks_for():
     assert _count(runs, group="kendall-umpc", edges=e02, epsilon=1.0) >= 20
     for n in (100, 5000, 7000):
         assert _count(runs, group="gini-umpc", data=f"uniform-{n}", edges=2 * n) >= 7
+    assert _count(runs, group="gini-umpc", data="uniform-5000",
+                  edges=int(0.02 * math.comb(5000, 2))) >= 7
     for eps in (0.1, 1.0):                                # Bell at the full n = 4521
         assert _count(runs, group="bank-bell", subset=None, epsilon=eps) >= 1
     labels = [(r["seed"], r["run"]) for r in runs]
