@@ -32,6 +32,7 @@ def test_full_plan_has_the_runs_the_referee_asks_for():
     runs = _plan()
     e02 = int(0.02 * math.comb(4521, 2))
     assert _count(runs, group="kendall-umpc", edges=e02, epsilon=1.0) >= 20
+    assert _count(runs, group="kendall-umpc", edges=e02, epsilon=0.1) >= 10
     for n in (100, 5000, 7000):
         assert _count(runs, group="gini-umpc", data=f"uniform-{n}", edges=2 * n) >= 7
     assert _count(runs, group="gini-umpc", data="uniform-5000",
