@@ -25,7 +25,11 @@ What the driver adds around their functions, and nothing else:
   ``get_data_power_consumption`` that their ``load_data.py`` does not define
   (an ImportError at the pinned commit); the driver installs a stub module
   under that name so that the import succeeds (the function is not used);
-* the kernels, as their ``experiments/comparison.py`` defines them.
+* the kernels, as their ``experiments/comparison.py`` defines them;
+* for kind ``umpc``, the Laplace draw their U-MPC adds to the mean, recorded by
+  wrapping ``np.random.laplace`` (the draw is unchanged): the line then also
+  has ``noise`` and ``sampling_err`` = estimate - noise - real, the error of
+  their sampled pairs alone (issue 38: which part of their error is which).
 """
 
 import hashlib
@@ -96,6 +100,14 @@ def run_one(job: dict, data: dict) -> dict:
     f = KERNELS[job["kernel"]]
     if kind == "umpc":
         from protocols import our
+        drawn = []
+        laplace = np.random.laplace
+
+        def recorded(*a, **kw):
+            x = laplace(*a, **kw)
+            drawn.append(float(np.asarray(x).reshape(-1)[0]))
+            return x
+        np.random.laplace = recorded
         m = int(job["edges"])
         if job["sampler"] == "balanced":
             est = our.ours_balanced(n, m, X, job["epsilon"], f, 40, 14, False)
@@ -103,6 +115,9 @@ def run_one(job: dict, data: dict) -> dict:
             est = our.ours_wo_repl(n, m, X, job["epsilon"], f)
         else:
             est = our.ours_bernoulli(n, job["alpha"], X, job["epsilon"], f)
+        np.random.laplace = laplace
+        if len(drawn) == 1:
+            return {kind: float(np.asarray(est).reshape(-1)[0]), "noise": drawn[0]}
     elif kind == "bell":
         if job["kernel"] == "kendall":
             from protocols.kendall.kendall_bell import kendall_bell
@@ -147,9 +162,12 @@ def main(argv) -> int:
         t = time.perf_counter()
         ests = run_one(job, data)
         secs = time.perf_counter() - t
+        noise = ests.pop("noise", None)
         for proto, est in ests.items():
             out = {**job, "protocol": proto, "estimate": est, "real": real,
                    "sq_err": (est - real) ** 2 if math.isfinite(est) else None, "seconds": secs}
+            if noise is not None:
+                out.update(noise=noise, sampling_err=est - noise - real)
             print(json.dumps(out), flush=True)
     return 0
 

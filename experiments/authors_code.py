@@ -36,15 +36,27 @@ Jobs (their functions, our data, MSE against their compute_real_U):
   samplers also run on the first 1000 records at the same density.
 * Kendall (Fig. 4) and Gini (Fig. 1): ours_balanced at |E| = 2n (the
   captions) and int(0.02 C(n, 2)) (their comparison.py when the results were
-  written).
+  written); Kendall at 0.02 C(n, 2) 20 times at epsilon 1 and 10 at 0.1
+  (about 75-100 s a run: their sampler scans the parties in Python for each
+  edge); Gini also
+  at n = 100 (both |E|, 20 runs), n = 5000 (both |E|, 7 runs, their
+  comparison.py's nb_test) and n = 7000 (|E| = 2n, 7 runs; 0.02 C(n, 2)
+  there takes about 270 s a run and is not run). Each U-MPC line records
+  their Laplace draw (``noise``) and the error of the sampled pairs alone
+  (``sampling_err``).
 * Bell on Kendall: kendall_bell (t = 8, "64" cells, on Heart subsets as
-  their appendix file; t = 4 on Bank).
+  their appendix file; t = 4 on Bank subsets of 500 and 1000 records and
+  once at the full n = 4521).
 * Ghazi and GhaziSM on Kendall: kendall_ghazi and kendall_ghazi_shuffle on
   Bank, t = 4 and 64, epsilon = 1.
 
 Full mode takes about 1.5 to 2 hours on one core (the Table 2 runs at 5.1 million
 edges dominate). Quick mode: 300 records and single
-runs, about a minute.
+runs, about a minute. ``--reuse CSV`` (a previous ``authors_code.csv``) keeps
+the rows of every planned run found there (the seeds do not depend on the
+counts) and runs only the others (``--groups``, ``--limit``: only some of
+them, in stages, each reusing the last stage's CSV); each row names the
+``commit`` it was made at.
 """
 
 from __future__ import annotations
@@ -63,6 +75,7 @@ if __package__ in (None, ""):                       # run as a file: make the re
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from experiments import _common as C  # noqa: N812 - the codebase's short capital module alias
+from experiments._authors_runs import _run_key, group_commits, reuse
 
 REPO_URL = "https://github.com/anonguest1398/federated-U-statistics"
 RESULTS_COMMIT = "0119b99ffe5ec1f534f36ed27523085c94364931"
@@ -80,6 +93,13 @@ def extra_args(ap):
     ap.add_argument("--authors-python", default=os.environ.get("USTAT_AUTHORS_PYTHON",
                                                                sys.executable),
                     help="the Python that runs their code (numpy < 2 for kendall_ghazi)")
+    ap.add_argument("--reuse", default=None,
+                    help="a previous authors_code.csv: keep its rows of planned runs, run the rest")
+    ap.add_argument("--groups", default=None,
+                    help="with --reuse: run only the missing runs of these groups (a,b); the "
+                         "others stay missing from the output")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="with --reuse: run at most this many missing runs (in plan order)")
 
 
 def _git(repo, *args, binary=False):
@@ -166,7 +186,15 @@ def inputs(run, quick) -> dict:
     return {"job": jobs, "job-small": jobs[:100 if quick else 1000],
             "bank": C.bank_small(limit=lim),
             "heart": heart,
-            "uniform": CSPRNG(run.seed_for("uniform")).random(n_unif)}
+            "uniform": CSPRNG(run.seed_for("uniform")).random(n_unif),
+            **({} if quick else {f"uniform-{n}": CSPRNG(run.seed_for(f"uniform-{n}")).random(n)
+                                 for n in GINI_N})}
+
+
+#: The Gini figure's other n run with their code (full mode; n = 1000 is "uniform").
+GINI_N = (100, 5000, 7000)
+#: Runs at |E| = 0.02 C(n, 2) by n (about 100 s a run at n = 5000, 270 s at 7000: not run).
+GINI_RUNS_002 = {100: 20, 5000: 7}
 
 
 def plan(run, data, quick) -> list:
@@ -189,17 +217,23 @@ def plan(run, data, quick) -> list:
             alpha=0.5, epsilon=1.0)
     for eps in (0.1, 1.0):
         for edges, count in ((2 * n_bank, 2 if quick else 10),
-                             (int(0.02 * math.comb(n_bank, 2)), 1 if quick else 2)):
+                             (int(0.02 * math.comb(n_bank, 2)),
+                              1 if quick else 20 if eps == 1.0 else 10)):
             add(count, group="kendall-umpc", kind="umpc", data="bank", kernel="kendall",
                 sampler="balanced", edges=edges, epsilon=eps)
     for edges in (2 * n_u, int(0.02 * math.comb(n_u, 2))):
         add(2 if quick else 7, group="gini-umpc", kind="umpc", data="uniform", kernel="gini",
             sampler="balanced", edges=edges, epsilon=1.0)
+    for n in () if quick else GINI_N:
+        for edges, count in ((2 * n, 20 if n <= 1000 else 7),
+                             (int(0.02 * math.comb(n, 2)), GINI_RUNS_002.get(n, 0))):
+            add(count, group="gini-umpc", kind="umpc", data=f"uniform-{n}", kernel="gini",
+                sampler="balanced", edges=edges, epsilon=1.0)
     for n in ((41,) if quick else (41, 208, 834)):
         add(1 if quick else 3, group="heart-bell", kind="bell", data="heart", kernel="kendall",
             t=8, subset=n, epsilon=1.0)
     for eps in (0.1, 1.0):
-        for subset, count in (((100, 1),) if quick else ((500, 3), (1000, 1))):
+        for subset, count in (((100, 1),) if quick else ((500, 3), (1000, 1), (None, 1))):
             add(count, group="bank-bell", kind="bell", data="bank", kernel="kendall", t=4,
                 subset=subset, epsilon=eps)
     for t, count in (((4, 1),) if quick else ((4, 2), (64, 2))):
@@ -257,7 +291,7 @@ def run_driver(python, code_dir, work, data, runs, label) -> list:
 
 def summarize(rows) -> dict:
     """MSE +- s.e. per (group, protocol, setting)."""
-    keys = ("group", "protocol", "sampler", "edges", "epsilon", "t", "subset")
+    keys = ("group", "protocol", "sampler", "edges", "epsilon", "t", "subset", "data")
     groups: dict = {}
     for r in rows:
         groups.setdefault(tuple(r.get(k) for k in keys), []).append(r)
@@ -265,8 +299,30 @@ def summarize(rows) -> dict:
     for key, sel in groups.items():
         errs = [r["sq_err"] for r in sel if r["sq_err"] is not None]
         m, se = C.mean_se(errs) if errs else (math.nan, math.nan)
+        commits: dict = {}
+        for r in sel:
+            c = str(r.get("commit") or "unknown")[:7]
+            commits[c] = commits.get(c, 0) + 1
         out[key] = {**dict(zip(keys, key)), "runs": len(sel), "mse": m, "se": se,
-                    "seconds": float(np.median([r["seconds"] for r in sel]))}
+                    "seconds": float(np.median([r["seconds"] for r in sel])),
+                    "commits": commits}
+    return out
+
+
+def error_parts(rows, sizes) -> list:
+    """Rows [kernel, n, |E|, epsilon, runs, mean sampling_err^2 +- se, mean noise^2 +- se, MSE]
+    of the U-MPC runs that recorded their noise: which part of their error is which."""
+    groups: dict = {}
+    for r in rows:
+        if r.get("sampling_err") is not None:
+            key = (r["kernel"], sizes[r["data"]], r["edges"], r["epsilon"])
+            groups.setdefault(key, []).append(r)
+    out = []
+    for (kernel, n, edges, eps), sel in sorted(groups.items()):
+        samp = C.mean_se([r["sampling_err"] ** 2 for r in sel])
+        noise = C.mean_se([r["noise"] ** 2 for r in sel])
+        mse = C.mean_se([r["sq_err"] for r in sel])
+        out.append([kernel, n, edges, eps, len(sel), C.pm(*samp), C.pm(*noise), C.pm(*mse)])
     return out
 
 
@@ -305,11 +361,11 @@ def comparisons(stats, files, sizes) -> dict:
         kd.append(row(f"epsilon {C.fmt(k[4])}, |E| = {k[3]}", f, s, noise_law(sizes["bank"], k[4])))
     out["kendall-umpc"] = kd
     gi = []
-    for k, s in stats.items():
-        if k[0] == "gini-umpc":
-            f = file_mse(files["gini"], "o_balanced", n=sizes["uniform"])
-            gi.append(row(f"n = {sizes['uniform']}, |E| = {k[3]}", f, s,
-                          noise_law(sizes["uniform"], 1.0)))
+    for k, s in sorted((kv for kv in stats.items() if kv[0][0] == "gini-umpc"),
+                       key=lambda kv: (sizes[kv[0][7]], kv[0][3])):
+        n = sizes[k[7]]
+        gi.append(row(f"n = {n}, |E| = {k[3]}", file_mse(files["gini"], "o_balanced", n=n), s,
+                      noise_law(n, 1.0)))
     out["gini-umpc"] = gi
     hb = []
     for k, s in sorted((kv for kv in stats.items() if kv[0][0] == "heart-bell"),
@@ -350,18 +406,44 @@ EXTRA = {"table2": "their noise law", "kendall-umpc": "their noise law",
          "gini-umpc": "their noise law"}
 
 
-def facts(tables) -> dict:
+def facts(tables, commits=None) -> dict:
     """One sentence per group, computed from the table (what the README quotes)."""
     out = {}
+    commits = commits or {}
     for g, rows in tables.items():
         if not rows:
             continue
         parts = [f"{r[0]}: their code {r[2]}, their file {r[1]}" for r in rows]
         same = sum(agree(r) for r in rows if r[3] is not None)
         comparable = sum(r[3] is not None for r in rows)
-        out[g] = (f"authors' code ({CODE_COMMIT[:7]}) on our inputs, MSE: " + "; ".join(parts)
+        made = commits.get(g, {})
+        where = ", ".join(f"{k} ({v})" for k, v in sorted(made.items()))
+        out[g] = (f"authors' code ({CODE_COMMIT[:7]}) on our inputs"
+                  + (f", {sum(made.values())} runs made at {where}" if made else "")
+                  + ", MSE: " + "; ".join(parts)
                   + f" (file and code within a factor 3 in {same} of {comparable})")
     return out
+
+
+def execute(run, python, repo, data, runs) -> list:
+    """The rows of every planned run: those ``--reuse`` holds, the others run now (in plan
+    order; each row with the ``commit`` it was made at)."""
+    kept, todo = reuse(runs, run.args.reuse) if run.args.reuse else ([], runs)
+    if run.args.groups:                         # staged runs (each stage a --reuse of the last)
+        todo = [r for r in todo if r["group"] in run.args.groups.split(",")]
+    todo = todo[:run.args.limit]
+    require_numpy1(python, todo)
+    new: list = []
+    if todo:
+        with tempfile.TemporaryDirectory(prefix="authors-code-") as work:
+            code = extract_code(repo, work)
+            new = run_driver(python, code, work, data, todo, "authors' code runs")
+    commit = C.code_commit()
+    by_key: dict = {}
+    for r in kept + [{**r, "commit": commit} for r in new]:
+        r.pop("seed", None)
+        by_key.setdefault(_run_key(r), []).append(r)
+    return [r for job in runs for r in by_key.get(_run_key(job), [])]
 
 
 def main(argv=None) -> int:
@@ -370,13 +452,8 @@ def main(argv=None) -> int:
     python = run.args.authors_python
     data = inputs(run, run.quick)
     runs = plan(run, data, run.quick)
-    require_numpy1(python, runs)
     skipped: list = []
-    with tempfile.TemporaryDirectory(prefix="authors-code-") as work:
-        code = extract_code(repo, work)
-        rows = run_driver(python, code, work, data, runs, "authors' code runs")
-    for r in rows:
-        r.pop("seed", None)
+    rows = execute(run, python, repo, data, runs)
     C.write_csv(run, rows)
     files = {k: parse_results(results_text(repo, f"{k}.txt"))
              for k in ("gini", "kendall", "duplicate", "kendall_appendix")}
@@ -387,7 +464,9 @@ def main(argv=None) -> int:
         f"The authors' code at commit `{CODE_COMMIT}` of {REPO_URL} (their results files at "
         f"`{RESULTS_COMMIT}`), run by `experiments/_authors_driver.py` with `{python}` on our "
         "inputs; MSE against their `compute_real_U`. Cells: mean +- s.e. (count). 'file / code': "
-        "the results file's mean over the code's MSE."
+        "the results file's mean over the code's MSE. Runs made at: "
+        + "; ".join(f"{g}: " + ", ".join(f"{c} ({k})" for c, k in sorted(m.items()))
+                    for g, m in group_commits(rows).items()) + "."
         ]
     for g, rows_g in tables.items():
         if not rows_g:
@@ -395,10 +474,19 @@ def main(argv=None) -> int:
         sections.append(f"## {TITLES[g]}\n\n" + C.md_table(
             ["setting", "their results file", "their code on our inputs", "file / code",
              EXTRA.get(g, "-")], rows_g))
-    fx = facts(tables)
+    parts = error_parts(rows, sizes)
+    if parts:
+        sections.append(
+            "## U-MPC: their error split into its two parts\n\nRuns that recorded their "
+            "Laplace draw: `sampling_err` = estimate - noise - their compute_real_U (the "
+            "sampled pairs' error), `noise` their draw on the mean.\n\n" + C.md_table(
+                ["kernel", "n", "|E|", "epsilon", "runs", "sampling_err^2", "noise^2", "MSE"],
+                parts))
+    fx = facts(tables, group_commits(rows))
     C.write_markdown(run.path(".md"), "The Sinh-Ramon authors' code on our inputs", run, sections)
     C.write_json(run, [], {"facts": fx, "code_commit": CODE_COMMIT,
                            "results_commit": RESULTS_COMMIT, "skipped": skipped,
+                           "error_parts": parts,
                            "tables": {g: [[c if not isinstance(c, float) else float(c)
                                            for c in r] for r in rs]
                                       for g, rs in tables.items()}})

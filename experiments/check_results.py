@@ -30,6 +30,10 @@ from experiments import _common as C  # noqa: N812 - the codebase's short capita
 
 #: Columns that are measurements of time (they differ from run to run).
 TIMING = ("seconds",)
+#: Columns not compared: where a row was made (authors_code's rows name their commit).
+NOT_COMPARED = ("commit",)
+#: Columns a script records since a later commit: an empty committed cell is not compared.
+RECORDED_LATER = ("noise", "sampling_err")
 #: Scripts whose rows do not follow the per-run seeding rule in every column (timings only).
 TIMING_ONLY = {"ecdf_runtime"}
 
@@ -58,7 +62,9 @@ def compare(committed: list, fresh: list, runs: int) -> list:
     diffs = []
     for i, (a, b) in enumerate(zip(old, new)):
         for k in a:
-            if any(t in k for t in TIMING) or k not in b:
+            if any(t in k for t in TIMING) or k not in b or k in NOT_COMPARED:
+                continue
+            if k in RECORDED_LATER and a[k] == "":
                 continue
             if not _same(a[k], b[k]):
                 diffs.append(f"row {i} column {k}: committed {a[k]}, now {b[k]}")
