@@ -49,8 +49,12 @@ def test_every_committed_file_records_one_clean_commit():
         assert commit in readme, f"the README does not name the results' commit {commit}"
     for f, p in provs.items():
         assert p["mode"] == "full" and p["seed"] == C.DEFAULT_SEED, f
+        # runs added in stages (authors_code --reuse: each stage reuses the last one's CSV,
+        # written to scratch, the README lists every stage) or written straight to results/
         assert p["command"].startswith("python -m experiments.") and \
-            "--out experiments/results" in p["command"], f
+            ("--out experiments/results" in p["command"] or "--reuse" in p["command"]), f
+        if "--reuse" in p["command"]:
+            assert "--reuse" in readme and "stages" in readme, f
     for commit in commits:
         git = subprocess.run(["git", "-C", C.ROOT, "merge-base", "--is-ancestor", commit,
                               "HEAD"], capture_output=True, timeout=60)
