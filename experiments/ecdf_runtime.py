@@ -46,16 +46,23 @@ BITS = 32
 N_POINTS = 1024
 
 
-def smoothing_times(run, sizes) -> list:
-    from ustat.ecdf import Tree, release, smooth
+def _panel_release(run, N: int):
+    """Panel (a)'s release at size N: Poisson(3) data, thresholds 1..N, epsilon 1, central."""
+    from ustat.ecdf import release
     from ustat.specs import ECDFSpec
+
+    x = C.xpois(3.0, N, run.seed_for("data", N))
+    tau = np.arange(1, N + 1, dtype=np.float64)
+    return release(x, ECDFSpec.of(thresholds=tau, epsilon=1.0, backend="central",
+                                  bounds=(1, N), seed=run.seed_for("rel", N)))
+
+
+def smoothing_times(run, sizes) -> list:
+    from ustat.ecdf import Tree, smooth
 
     rows = []
     for N in sizes:
-        x = C.xpois(3.0, N, run.seed_for("data", N))
-        tau = np.arange(1, N + 1, dtype=np.float64)
-        rel = release(x, ECDFSpec.of(thresholds=tau, epsilon=1.0, backend="central",
-                                     bounds=(1, N), seed=run.seed_for("rel", N)))
+        rel = _panel_release(run, N)
         tree = Tree(N)
         for m in METHODS:
             cold, warm, _ = cold_and_warm(lambda r=rel, t=tree, m=m: smooth(r.values, t, m),
@@ -93,16 +100,12 @@ def cvxopt_times(run, sizes) -> list:
     except ImportError:
         return []
     from experiments.ecdf_smoothing import cvxopt_l2
-    from ustat.ecdf import Tree, release
+    from ustat.ecdf import Tree
     from ustat.ecdf.smoothing import smooth_problem
-    from ustat.specs import ECDFSpec
 
     rows = []
     for N in sizes:
-        x = C.xpois(3.0, N, run.seed_for("data", N))
-        tau = np.arange(1, N + 1, dtype=np.float64)
-        rel = release(x, ECDFSpec.of(thresholds=tau, epsilon=1.0, backend="central",
-                                     bounds=(1, N), seed=run.seed_for("rel", N)))
+        rel = _panel_release(run, N)
         G, h, _, _ = smooth_problem(Tree(N), rel.values)
         for m, fn in (("cvxopt-l1", lambda G=G, h=h: cvxopt_l1(G, h)),
                       ("cvxopt-l2", lambda G=G, h=h: cvxopt_l2(G, h, 1.0, None, 100)[1])):

@@ -15,6 +15,8 @@ import pytest
 
 from experiments import authors_code as A
 
+from .test_pieces import fake_authors_package
+
 SIZES = {"job": 4521, "job-small": 1000, "bank": 4521, "heart": 834, "uniform": 1000,
          "uniform-100": 100, "uniform-5000": 5000, "uniform-7000": 7000}
 
@@ -69,12 +71,7 @@ FAKE_OUR = textwrap.dedent('''
 
 
 def test_driver_records_the_umpc_noise(tmp_path):
-    code = tmp_path / "code"
-    (code / "protocols").mkdir(parents=True)
-    (code / "protocols" / "__init__.py").write_text("")
-    (code / "protocols" / "our.py").write_text(FAKE_OUR)
-    (code / "protocols" / "real.py").write_text(
-        "def compute_real_U(data, n, f):\n    return sum(data) / n\n")
+    code = fake_authors_package(tmp_path, FAKE_OUR)
     job = {"group": "g", "kind": "umpc", "data": "x", "kernel": "gini", "sampler": "balanced",
            "edges": 20, "epsilon": 1.0, "run": 0, "seed": "a"}
     work = tmp_path / "work"

@@ -109,15 +109,22 @@ FAKE_OUR = textwrap.dedent('''
 ''')
 
 
-def test_authors_driver_on_a_fake_package(tmp_path):
-    from experiments.authors_code import run_driver
-
+def fake_authors_package(tmp_path, our: str):
+    """A stand-in for the authors' repository: ``protocols/our.py`` (``our``) and a
+    ``protocols/real.py`` whose U is the mean; returns its directory."""
     code = tmp_path / "code"
     (code / "protocols").mkdir(parents=True)
     (code / "protocols" / "__init__.py").write_text("")
-    (code / "protocols" / "our.py").write_text(FAKE_OUR)
+    (code / "protocols" / "our.py").write_text(our)
     (code / "protocols" / "real.py").write_text(
         "def compute_real_U(data, n, f):\n    return sum(data) / n\n")
+    return code
+
+
+def test_authors_driver_on_a_fake_package(tmp_path):
+    from experiments.authors_code import run_driver
+
+    code = fake_authors_package(tmp_path, FAKE_OUR)
     data = {"x": np.arange(10.0)}
     job = {"group": "g", "kind": "umpc", "data": "x", "kernel": "gini", "sampler": "balanced",
            "edges": 20, "epsilon": 1.0}
