@@ -40,7 +40,7 @@ class Plan:
     """The public layout of a run across processes (see the module docstring)."""
 
     names: list                         # participant name of each rank
-    groups: list                        # what each rank holds
+    groups: list                        # what each rank holds (None: decided per session)
     addresses: list                     # (host, port) each rank listens on
     session: int
     relay: tuple | None = None          # (host, port) of the relay, or None
@@ -61,12 +61,15 @@ class Plan:
 
     def describe(self, rank: int) -> str:
         label = self.labels[rank] if self.labels else self.names[rank]
+        if self.groups[rank] is None:
+            return label
         return f"{label} ({holds_text(self.groups[rank])})"
 
 
 def party_hosts(groups: Sequence[Iterable[GroupItem]]) -> list[int]:
     """Ranks whose group holds parties and no role: those that meet through a relay."""
-    return [r for r, g in enumerate(groups) if g and not any(isinstance(x, str) for x in g)]
+    return [r for r, g in enumerate(groups)
+            if g is not None and g and not any(isinstance(x, str) for x in g)]
 
 
 def wrapper(plan: Plan, creds: Credentials | None) -> Wrapper | None:

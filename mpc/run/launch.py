@@ -18,7 +18,7 @@ channel. Protocol messages never do: they go over the mesh as typed frames
 Faults: if a process raises (a protocol error, or a
 :class:`~mpc.wire.transport.TransportError` naming a peer and a step), the
 others stop at their next exchange (the mesh is broken) or are terminated
-after ``grace`` seconds; :func:`launch` raises :class:`LaunchError` with
+after :data:`GRACE` seconds; :func:`launch` raises :class:`LaunchError` with
 every process's message and no result. Every child is joined or killed
 before :func:`launch` returns, so nothing is left running.
 """
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from mpc.wire.tls import Credentials
 
 _CTX = None
+#: seconds the launcher waits for the other processes after one failed, before terminating them
+GRACE = 3.0
 
 
 class LaunchError(RuntimeError):
@@ -93,15 +95,32 @@ def groups_for(n_parties: int, roles: Iterable[str], processes: int | None = Non
     return layout(n_parties, tuple(roles), processes)
 
 
-def launch(program: Callable[..., Any], *args: Any, groups: Iterable[Iterable[GroupItem]],
+def launch(program: Callable[..., Any], *args: Any,
+           groups: Iterable[Iterable[GroupItem]] | None = None, processes: int | None = None,
            kwargs_for: Callable[[int], dict[str, Any]] | None = None,
-           timeout: float = DEFAULT_TIMEOUT, delay: float = 0.0, grace: float = 3.0,
+           timeout: float = DEFAULT_TIMEOUT, delay: float = 0.0,
            run_timeout: float | None = None, tls: bool = False, relay: bool = False,
            connect_timeout: float | None = None,
            warm_up: Iterable[Callable[[], object]] = ()) -> list[ProcessResult]:
-    """Run ``program(runtime, *args, **kwargs_for(rank))`` in ``len(groups)`` processes.
+    """Run ``program(runtime, *args, **kwargs_for(rank))`` in several processes.
 
-    ``groups[r]``: what process r holds (party ids, ranges, role names).
+    Where each participant runs, one of:
+
+    - ``processes=P``: P processes, and every session the program makes
+      places its parties and roles by the default layout
+      :func:`mpc.comm.placement.layout` ``(n_parties, roles, P)``, decided
+      when the session is made (as MPyC's ``-M P``): with at least as many
+      processes as parties, every party (a share holder) has a process of
+      its own, and the roles go to the processes left, or share the parties'
+      from the last when none is left (3 parties and a dealer in 3 processes:
+      ``[[0], [1], [2, "dealer"]]``: the dealer then sees party 2's secrets).
+      Processes a session's layout leaves empty take part in nothing.
+      ``kwargs_for`` may compute the same layout to hand each process only
+      its parties' rows.
+    - ``groups``: ``groups[r]`` is what process r holds (party ids, ranges,
+      role names), for every session of the run. Needed with ``relay``,
+      which must know before the start which processes hold only parties.
+
     ``kwargs_for(rank)``: per-process keyword arguments (e.g. only that
     process's records); default none. ``timeout``: seconds an exchange may
     wait for a peer. ``delay``: seconds added to every exchange (a stand-in
@@ -118,7 +137,24 @@ def launch(program: Callable[..., Any], *args: Any, groups: Iterable[Iterable[Gr
     Returns a list of :class:`ProcessResult`, by rank (the relay's counts,
     if any, are in ``results[0].relay``).
     """
-    groups = [list(g) for g in groups]
+    if (groups is None) == (processes is None):
+        raise ValueError("give one of processes= (the default layout) or groups=")
+    if processes is not None:
+        if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+            raise ValueError(f"processes must be an integer >= 1, got {processes!r}")
+        if relay:
+            raise ValueError("relay=True needs groups=: which processes hold only parties "
+                             "must be known before the start")
+        return _launch(program, args, [None] * processes, kwargs_for, timeout, delay,
+                       run_timeout, tls, relay, connect_timeout, warm_up)
+    assert groups is not None, "checked above"
+    return _launch(program, args, [list(g) for g in groups], kwargs_for, timeout, delay,
+                   run_timeout, tls, relay, connect_timeout, warm_up)
+
+
+def _launch(program, args, groups, kwargs_for, timeout, delay, run_timeout, tls, relay,
+            connect_timeout, warm_up):
+    """:func:`launch` with ``groups`` a list (``None`` entries: decided per session)."""
     P = len(groups)
     if P < 1:
         raise ValueError("groups must name at least one process")
@@ -157,7 +193,8 @@ def launch(program: Callable[..., Any], *args: Any, groups: Iterable[Iterable[Gr
             child.close()
             pipes.append(parent)
             procs.append(p)
-        labels = [_holds(g) for g in groups] + (["relay"] if relay else [])
+        labels = ["default layout" if g is None else _holds(g) for g in groups]
+        labels += ["relay"] if relay else []
         ports = [_recv(pipes[r], procs[r], 60.0, r, labels) for r in range(len(ranks))]
         for r, got in enumerate(ports):
             if got[0] != "port":
@@ -165,7 +202,7 @@ def launch(program: Callable[..., Any], *args: Any, groups: Iterable[Iterable[Gr
         addresses = [("127.0.0.1", port) for _, port in ports]
         for pipe in pipes:
             pipe.send(addresses)
-        return _collect(pipes, procs, labels, grace, run_timeout, relay)
+        return _collect(pipes, procs, labels, GRACE, run_timeout, relay)
     finally:
         for p in procs:
             if p.is_alive():
@@ -252,7 +289,7 @@ def _child(pipe, rank, plan, program, args, kw, creds, warm_up=()):
         value = program(rt, *args, **kw)
         seconds = time.perf_counter() - t0
         mesh.sample_tcp()
-        pipe.send(("ok", value, mesh.counts.to_dict(), seconds, plan.groups[rank]))
+        pipe.send(("ok", value, mesh.counts.to_dict(), seconds, rt.holds()))
         status = 0
     except BaseException as e:          # reported to the launcher, then exit
         _report(pipe, e)

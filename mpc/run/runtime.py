@@ -6,7 +6,10 @@ knows about the run:
 
 - ``rank`` and ``groups``: what every process holds (party ids and role
   names, :meth:`mpc.comm.placement.Placement.from_groups`); a session made with
-  this runtime builds its :class:`~mpc.comm.placement.Placement` from them;
+  this runtime builds its :class:`~mpc.comm.placement.Placement` from them.
+  A run launched with ``processes=P`` gives no groups (``None`` for every
+  rank): each session is then placed by the default layout
+  :func:`mpc.comm.placement.layout` of its own parties and roles;
 - ``transport``: the connections to the other processes
   (:class:`mpc.wire.transport.SocketMesh`), and the counter that numbers the
   run's exchanges, shared by every session and sub-session of the run;
@@ -27,7 +30,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from mpc.comm.placement import Placement
+from mpc.comm.placement import Placement, layout
 from mpc.run.routing import Link
 from mpc.wire import frames as fr
 from mpc.wire.transport import Expected, Outgoing
@@ -38,7 +41,11 @@ class Runtime:
 
     def __init__(self, rank: int, groups, transport, joint_key: bytes | None = None):
         self.rank = int(rank)
-        self.groups = [list(g) for g in groups]
+        #: what every process holds, for every session (``None`` entries: a run of
+        #: ``processes=P``, each session placed by its default layout: :meth:`groups_of`)
+        self.groups: list = [None if g is None else list(g) for g in groups]
+        self.per_session = any(g is None for g in self.groups)
+        self._placed: list | None = None        # the last session's groups (per-session layout)
         self.transport = transport
         self.counter = [0]
         self.joint_key = joint_key
@@ -53,9 +60,25 @@ class Runtime:
     def n_procs(self) -> int:
         return len(self.groups)
 
+    def groups_of(self, n_parties: int, roles: Iterable[str]) -> list:
+        """What every process holds in a session of ``n_parties`` parties and ``roles``: the
+        run's groups, or (a run of ``processes=P``) the default layout padded to P groups."""
+        if not self.per_session:
+            return self.groups
+        placed = layout(n_parties, tuple(roles), self.n_procs)
+        return placed + [[] for _ in range(self.n_procs - len(placed))]
+
     def placement(self, n_parties: int, roles: Iterable[str]) -> Placement:
         """The placement of a session of ``n_parties`` parties and ``roles`` in this run."""
-        return Placement.from_groups(n_parties, tuple(roles), self.groups, self.rank)
+        groups = self.groups_of(n_parties, roles)
+        self._placed = groups
+        return Placement.from_groups(n_parties, tuple(roles), groups, self.rank)
+
+    def holds(self) -> list:
+        """What this process holds: its group (a run of ``processes=P``: in the last session
+        it made; none yet: ``[]``)."""
+        groups = self._placed if self.per_session else self.groups
+        return list(groups[self.rank]) if groups is not None else []
 
     def link(self, n_parties: int, roles: Iterable[str]) -> Link:
         return Link(self.placement(n_parties, roles), self.transport, self.counter)

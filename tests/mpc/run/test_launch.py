@@ -95,3 +95,38 @@ def test_a_process_that_dies_is_reported_and_nothing_hangs():
     with pytest.raises(LaunchError, match=r"process 1 .*exit status 3|disconnected"):
         launch(_dies, groups=[[0], [1], ["dealer"]], timeout=5)
     assert time.monotonic() - t0 < 10
+
+
+def _two_sessions(rt, x, y):
+    """A 2-party session with a dealer, then a 3-party one: each placed by its own layout."""
+    first = _multiply(rt, x, y, 7)[0]
+    s = Session(3, seed=7, runtime=rt, roles=("dealer",))
+    mine = [p for p in range(4) if s.is_local(p)]
+    return first, mine, rt.holds()
+
+
+def test_processes_places_every_session_by_its_default_layout():
+    """``processes=3``: parties 0 and 1 and the dealer each in a process of their own in the
+    2-party session; in the 3-party session every party apart, the dealer with party 2
+    (what :func:`mpc.comm.placement.layout` says, and the result the simulator's)."""
+    res = launch(_two_sessions, X, Y, processes=3)
+    assert [r.value[0] for r in res] == [(X * Y).tolist(), (X * Y).tolist(), None]
+    assert [r.value[1] for r in res] == [[0], [1], [2, 3]]          # 3 = the dealer's id
+    assert [r.holds for r in res] == [[range(0, 1)], [range(1, 2)], [range(2, 3), "dealer"]]
+
+
+def test_processes_beyond_the_participants_leaves_the_rest_idle():
+    res = launch(_multiply, X, Y, 7, processes=4)
+    assert [r.value[0] for r in res] == [(X * Y).tolist()] * 2 + [None, None]
+    assert res[3].holds == [] and res[3].wire["payload_bytes_sent"] == 0
+    assert res[0].value[1] == _multiply(None, X, Y, 7)[1]      # the same traffic counted
+
+
+@pytest.mark.parametrize(("kw", "why"), [({}, "one of processes= .* or groups="),
+                                         ({"processes": 2, "groups": [[0], [1]]}, "one of"),
+                                         ({"processes": 0}, "integer >= 1"),
+                                         ({"processes": True}, "integer >= 1"),
+                                         ({"processes": 3, "relay": True}, "relay=True needs")])
+def test_processes_or_groups_misused_is_one_line(kw, why):
+    with pytest.raises(ValueError, match=why):
+        launch(_multiply, X, Y, 7, **kw)
