@@ -55,8 +55,7 @@ LAYERS = (
                                             "providers) and secure values (typed shared "
                                             "arrays with operators, comparisons, input and "
                                             "output, fixed point, sorting)",
-          holds=("mpc.session", "mpc.values", "mpc.secure_array", "mpc.operands",
-                 "mpc.comparisons", "mpc.input_output", "mpc.fixedpoint", "mpc.arrays")),
+          holds=("mpc.session", "mpc.values")),
     Layer("mpc.gc", ("mpc.session", "mpc.machine"), "garbled circuits: circuits, half-gates, "
                                                    "Yao, the garbled-circuit provider"),
     Layer("mpc.run", ("mpc.wire", "mpc.comm", "mpc.machine"), "running a program across "

@@ -5,10 +5,11 @@ ring, fixed-point scale and tracked bound (the whole reference: :mod:`mpc.values
 the class with its arithmetic (``+ - *``; a product of two secure values is a Beaver
 product, one round), indexing, reductions, the XOR values' ``^``, ``&`` and bit
 conversion, and the selection :func:`where`. The rest is delegated along the protocol's
-seams: shapes, scales and public operands to :mod:`mpc.operands`; comparisons and max /
-min to :mod:`mpc.comparisons`; fixed-point functions to :mod:`mpc.fixedpoint`; sorting,
-item assignment and numpy's protocols (``__array_function__``, ``__array_ufunc__``) to
-:mod:`mpc.arrays`; inputs, constants and outputs: :mod:`mpc.input_output`.
+seams: shapes, scales and public operands to :mod:`mpc.values.operands`; comparisons and
+max / min to :mod:`mpc.values.comparisons`; fixed-point functions to
+:mod:`mpc.values.fixedpoint`; sorting, item assignment and numpy's protocols
+(``__array_function__``, ``__array_ufunc__``) to :mod:`mpc.values.arrays`; inputs,
+constants and outputs: :mod:`mpc.values.input_output`.
 
 Cost: local except products (one Beaver round: the session's preprocessing, a trusted
 dealer or OT between the holders), comparisons (the session's comparison provider) and
@@ -26,10 +27,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc import arrays as _arrays
-from mpc import comparisons as _cmp
-from mpc import fixedpoint as _fp
-from mpc import operands as _ops
+import mpc.values.arrays as _arrays
+import mpc.values.comparisons as _cmp
+import mpc.values.fixedpoint as _fp
+import mpc.values.operands as _ops
 from mpc.arith.ring import Ring
 from mpc.protocols import compare as _compare
 from mpc.protocols.beaver import multiply as _multiply
@@ -126,21 +127,22 @@ class SecureArray:
     # -- public operands --------------------------------------------------------------------------
     def _public(self, v, frac_bits: int, name: str = "public operand"):
         """``v`` encoded at scale ``frac_bits`` (uint64, broadcast to the shape) and its bound:
-        :func:`mpc.operands.encode_public`."""
+        :func:`mpc.values.operands.encode_public`."""
         return _ops.encode_public(self, v, frac_bits, name)
 
     def _add_public(self, enc):
-        """Shares of this value plus the encoded public ``enc``: :func:`mpc.operands.add_public`."""
+        """Shares of this value plus the encoded public ``enc``
+        (:func:`mpc.values.operands.add_public`)."""
         return _ops.add_public(self, enc)
 
     def _public_operand(self, v, op: str, name: str = "public operand"):
         """This value broadcast against the public ``v`` and ``v`` encoded at the value's scale
-        with its bound: :func:`mpc.operands.public_operand`."""
+        with its bound: :func:`mpc.values.operands.public_operand`."""
         return _ops.public_operand(self, v, op, name)
 
     def _to_shape(self, shape: tuple) -> SecureArray:
         """This value broadcast to the data shape ``shape`` (a view, no message):
-        :func:`mpc.operands.to_shape`."""
+        :func:`mpc.values.operands.to_shape`."""
         return _ops.to_shape(self, shape)
 
     def _public_row(self):
@@ -149,12 +151,13 @@ class SecureArray:
 
     # -- alignment of scales -----------------------------------------------------------------------
     def _broadcast_aligned(self, other: SecureArray, op: str):
-        """Both operands at one data shape and one scale: :func:`mpc.operands.broadcast_aligned`."""
+        """Both operands at one data shape and one scale
+        (:func:`mpc.values.operands.broadcast_aligned`)."""
         return _ops.broadcast_aligned(self, other, op)
 
     def _aligned(self, other: SecureArray):
         """Both operands (same family) at the larger scale (an exact shift):
-        :func:`mpc.operands.aligned`."""
+        :func:`mpc.values.operands.aligned`."""
         return _ops.aligned(self, other)
 
     def _rescaled(self, frac_bits: int) -> SecureArray:
@@ -164,7 +167,7 @@ class SecureArray:
     def __add__(self, other):
         """``x + y``: local. A secure ``y`` is aligned to the larger scale exactly; a public
         float that is not a whole number of units of x's scale widens x to the session's
-        scale first (:func:`mpc.fixedpoint.widen_for`). The bound is the sum of bounds."""
+        scale first (:func:`mpc.values.fixedpoint.widen_for`). The bound is the sum of bounds."""
         self._additive("+")
         self = _fp.widen_for(self, other)
         if isinstance(other, SecureArray):
@@ -187,9 +190,9 @@ class SecureArray:
 
     def __mul__(self, other):
         """``x * y``. Two secure values: a Beaver product (one round), truncated back to the
-        larger scale when both are fixed point (:func:`mpc.fixedpoint.rescale_product`, one
+        larger scale when both are fixed point (:func:`mpc.values.fixedpoint.rescale_product`, one
         round more; exact with an integer value). A public integer: local and exact. A
-        public float (or float array): :func:`mpc.fixedpoint.multiply_public` (planned
+        public float (or float array): :func:`mpc.values.fixedpoint.multiply_public` (planned
         scale, error stated, ValueError rather than a silent loss)."""
         self._additive("*")
         if isinstance(other, SecureArray):
@@ -219,8 +222,8 @@ class SecureArray:
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        """``x / d``: a public divisor by :func:`mpc.fixedpoint.divide_public` (exact to the
-        stated error), a secure one by :func:`mpc.fixedpoint.divide`."""
+        """``x / d``: a public divisor by :func:`mpc.values.fixedpoint.divide_public` (exact to the
+        stated error), a secure one by :func:`mpc.values.fixedpoint.divide`."""
         if isinstance(other, SecureArray):
             return _fp.divide(self, other)
         arr = np.asarray(other)
@@ -230,12 +233,12 @@ class SecureArray:
         return _fp.divide_public(self, other.item() if isinstance(other, np.generic) else other)
 
     def __rtruediv__(self, other):
-        """``c / x`` for a public ``c``: :func:`mpc.fixedpoint.divide` (an integer ``x``:
+        """``c / x`` for a public ``c``: :func:`mpc.values.fixedpoint.divide` (an integer ``x``:
         the domain |x| >= 1; a fixed-point one needs ``divide(c, x, lower=...)``)."""
         return _fp.divide(other, self)
 
     def __abs__(self):
-        """``abs(x)``: :func:`mpc.fixedpoint.abs_value` (one comparison, one product)."""
+        """``abs(x)``: :func:`mpc.values.fixedpoint.abs_value` (one comparison, one product)."""
         return _fp.abs_value(self)
 
     def _additive(self, op):
@@ -319,7 +322,7 @@ class SecureArray:
         """Index of the minimum over ``axis`` (the first on ties), as :meth:`argmax`."""
         return _cmp.tournament(self, axis, "min", with_index=True)[1]
 
-    # -- fixed point (mpc.fixedpoint) and array operations (mpc.arrays) ---------------------------
+    # -- fixed point (mpc.values.fixedpoint) and array operations (mpc.values.arrays) --------------
     def assume_bound(self, bound: float) -> SecureArray:
         """The same secret with tracked bound |value| <= ``bound`` (in value units, at this
         scale): the caller's proof, not checked (no share is read). Use after a step that
@@ -333,67 +336,67 @@ class SecureArray:
         return self._like(self._shares, bound=ring_bound)
 
     def truncate(self, m: int) -> SecureArray:
-        """Divide by 2^m, m fractional bits fewer: :func:`mpc.fixedpoint.truncate`."""
+        """Divide by 2^m, m fractional bits fewer: :func:`mpc.values.fixedpoint.truncate`."""
         return _fp.truncate(self, m)
 
     def reciprocal(self, lower: float | None = None) -> SecureArray:
-        """1 / x on [lower, bound], Newton's iteration: :func:`mpc.fixedpoint.reciprocal`."""
+        """1 / x on [lower, bound], Newton's iteration: :func:`mpc.values.fixedpoint.reciprocal`."""
         return _fp.reciprocal(self, lower)
 
     def sqrt(self, lower: float | None = None) -> SecureArray:
-        """Square root, Newton on the inverse square root: :func:`mpc.fixedpoint.sqrt`."""
+        """Square root, Newton on the inverse square root: :func:`mpc.values.fixedpoint.sqrt`."""
         return _fp.sqrt(self, lower)
 
     def exp(self) -> SecureArray:
-        """e^x, Taylor and squarings: :func:`mpc.fixedpoint.exp`."""
+        """e^x, Taylor and squarings: :func:`mpc.values.fixedpoint.exp`."""
         return _fp.exp(self)
 
     def sigmoid(self) -> SecureArray:
-        """1 / (1 + e^-x): :func:`mpc.fixedpoint.sigmoid`."""
+        """1 / (1 + e^-x): :func:`mpc.values.fixedpoint.sigmoid`."""
         return _fp.sigmoid(self)
 
     def mean(self, axis: int | None = None) -> SecureArray:
-        """Mean over ``axis`` (sum times the public 1/n): :func:`mpc.fixedpoint.mean`."""
+        """Mean over ``axis`` (sum times the public 1/n): :func:`mpc.values.fixedpoint.mean`."""
         return _fp.mean(self, axis)
 
     def var(self, axis: int | None = None, ddof: int = 0) -> SecureArray:
-        """Variance over ``axis``: :func:`mpc.fixedpoint.var`."""
+        """Variance over ``axis``: :func:`mpc.values.fixedpoint.var`."""
         return _fp.var(self, axis, ddof)
 
     def sort(self, axis: int = 0) -> SecureArray:
-        """Sorted ascending along ``axis``, Batcher's network: :func:`mpc.arrays.sort`."""
+        """Sorted ascending along ``axis``, Batcher's network: :func:`mpc.values.arrays.sort`."""
         return _arrays.sort(self, axis)
 
     def argsort(self, axis: int = 0) -> SecureArray:
-        """Secret indices that sort along ``axis``: :func:`mpc.arrays.argsort`."""
+        """Secret indices that sort along ``axis``: :func:`mpc.values.arrays.argsort`."""
         return _arrays.argsort(self, axis)
 
     def shuffle(self, axis: int = 0) -> SecureArray:
-        """A secret uniform permutation along ``axis``: :func:`mpc.arrays.shuffle`."""
+        """A secret uniform permutation along ``axis``: :func:`mpc.values.arrays.shuffle`."""
         return _arrays.shuffle(self, axis)
 
     def take(self, index: SecureArray) -> SecureArray:
-        """``x[index]`` for a secret integer index: :func:`mpc.arrays.take`."""
+        """``x[index]`` for a secret integer index: :func:`mpc.values.arrays.take`."""
         return _arrays.take(self, index)
 
     def __setitem__(self, index, value):
-        """``x[index] = value`` (secure or public), in place: :func:`mpc.arrays.setitem`."""
+        """``x[index] = value`` (secure or public), in place: :func:`mpc.values.arrays.setitem`."""
         _arrays.setitem(self, index, value)
 
     def __array_function__(self, func, types, args, kwargs):
         """numpy functions: concatenate, stack, sum, mean, var, where, sort, argsort run
-        securely; others raise TypeError naming what to use (:func:`mpc.arrays.array_function`):
-        never an object array."""
+        securely; others raise TypeError naming what to use
+        (:func:`mpc.values.arrays.array_function`): never an object array."""
         return _arrays.array_function(func, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         """``np.asarray(x)``: refused (TypeError), never an object array of a secret."""
         raise TypeError("a secure value is not a numpy array: open it with session.output(x), "
-                        "or use mpc.arrays / the SecureArray methods")
+                        "or use mpc.values.arrays / the SecureArray methods")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """numpy ufuncs (``np.add``, ``np.less``, ``np.abs``, ``np.sqrt``, ``np.exp``, and a
-        numpy array on the left of an operator): :func:`mpc.arrays.array_ufunc`."""
+        numpy array on the left of an operator): :func:`mpc.values.arrays.array_ufunc`."""
         return _arrays.array_ufunc(SecureArray, ufunc, method, inputs, kwargs)
 
     # -- XOR values -------------------------------------------------------------------------------
@@ -468,7 +471,7 @@ def _bound_of(v, like: SecureArray) -> int:
 
 def stack(values: Iterable[SecureArray], axis: int = 0) -> SecureArray:
     """Secure values of one shape and family stacked along a new ``axis``:
-    :func:`mpc.arrays.stack`."""
+    :func:`mpc.values.arrays.stack`."""
     return _arrays.stack(values, axis)
 
 

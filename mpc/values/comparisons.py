@@ -1,7 +1,7 @@
 """Comparisons of secure values, and the max / min tournaments built on them.
 
 ``x < y``, ``x <= y``, ``x > y``, ``x >= y``, ``x == y`` on a
-:class:`mpc.secure_array.SecureArray` (:func:`compare`): the difference ``z = x - y`` (or
+:class:`mpc.values.secure_array.SecureArray` (:func:`compare`): the difference ``z = x - y`` (or
 ``x`` minus a public value) is formed locally at the operands' common scale, its tracked
 bound checked against the gate's domain (|z| < 2^(l-1); ValueError naming the operand, before
 any message, never reading a share), and handed to the session's comparison provider
@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mpc import arrays as _arrays
-from mpc import fixedpoint as _fp
-from mpc.operands import concat, moveaxis, neg, public_shares, shift_axis
+import mpc.values.arrays as _arrays
+import mpc.values.fixedpoint as _fp
+from mpc.values.operands import concat, moveaxis, neg, public_shares, shift_axis
 
 if TYPE_CHECKING:
-    from mpc.secure_array import SecureArray
     from mpc.session import Session
+    from mpc.values.secure_array import SecureArray
 
 __all__ = ["CHUNK", "compare", "in_chunks", "tournament"]
 
@@ -116,7 +116,7 @@ def tournament(x: SecureArray, axis: int, mode: str,
                with_index: bool = False) -> tuple[SecureArray, Any]:
     """max/min (``mode``) of ``x`` over ``axis``, and with ``with_index`` its index (the first
     on ties, as numpy; None without), by pairwise rounds: one batched comparison and one
-    batched product round (:meth:`mpc.secure_array.SecureArray.if_else`) per level,
+    batched product round (:meth:`mpc.values.secure_array.SecureArray.if_else`) per level,
     ceil(log2 n) levels."""
     x._additive(mode)
     ax = shift_axis(axis, x.ndim) - 1

@@ -13,7 +13,7 @@ share arrays. It carries
   ``signed(sum of shares) / 2^c``. Values of different scales combine: the
   lower scale is shifted up exactly (a public factor 2^d, no truncation);
   a product of two fixed-point values is truncated back to the larger of
-  their scales (:mod:`mpc.fixedpoint`: one round more, error below one unit
+  their scales (:mod:`mpc.values.fixedpoint`: one round more, error below one unit
   of the last place), a product with an integer value is exact;
 - ``bound``: a public bound on the secret's magnitude in ring units. Inputs
   get theirs from ``session.input(..., bound=...)`` (checked on the inputs,
@@ -26,9 +26,9 @@ share arrays. It carries
 Operators: ``+ - * /`` with secure values and public numbers (``*`` of two
 secure values is a Beaver product, one round; public factors and divisors
 and the fixed-point functions ``reciprocal``, ``sqrt``, ``exp``,
-``sigmoid``, ``abs``, ``mean``, ``var``: :mod:`mpc.fixedpoint`; ``sort``,
+``sigmoid``, ``abs``, ``mean``, ``var``: :mod:`mpc.values.fixedpoint`; ``sort``,
 ``argsort``, ``shuffle``, ``take``, item assignment and numpy's functions:
-:mod:`mpc.arrays`); comparisons ``< <= > >= ==``
+:mod:`mpc.values.arrays`); comparisons ``< <= > >= ==``
 (0/1 results at scale 0); :func:`where`; ``sum``, ``dot``; ``max``,
 ``min``, ``argmax``, ``argmin`` over an axis (a tournament: log2(n) levels,
 each one batched comparison and one round of products); ``^``, ``&`` on
@@ -50,22 +50,22 @@ preprocessing); openings happen only in :func:`output_values`.
 
 Where it is (every name below is importable from here, ``from mpc.values import X``):
 
-- :mod:`mpc.secure_array`: :class:`SecureArray`, its arithmetic, indexing, reductions
+- :mod:`mpc.values.secure_array`: :class:`SecureArray`, its arithmetic, indexing, reductions
   and XOR values; :func:`where`, :func:`stack`;
-- :mod:`mpc.operands`: data shapes and broadcasting, alignment of scales, public
+- :mod:`mpc.values.operands`: data shapes and broadcasting, alignment of scales, public
   operands (local bookkeeping, no message);
-- :mod:`mpc.comparisons`: the comparisons, chunked by :data:`CHUNK`, and the max / min
+- :mod:`mpc.values.comparisons`: the comparisons, chunked by :data:`CHUNK`, and the max / min
   tournaments;
-- :mod:`mpc.input_output`: :func:`input_values`, :func:`constant`, :func:`from_shares`,
+- :mod:`mpc.values.input_output`: :func:`input_values`, :func:`constant`, :func:`from_shares`,
   :func:`output_values`, :class:`NotReceived`, :func:`received`;
-- :mod:`mpc.fixedpoint` and :mod:`mpc.arrays` (as before): fixed-point functions;
+- :mod:`mpc.values.fixedpoint` and :mod:`mpc.values.arrays`: fixed-point functions;
   sorting, shuffling, secret indexing and numpy's protocols.
 """
 
 from __future__ import annotations
 
-from mpc.comparisons import CHUNK
-from mpc.input_output import (
+from mpc.values.comparisons import CHUNK
+from mpc.values.input_output import (
     NotReceived,
     constant,
     from_shares,
@@ -73,7 +73,7 @@ from mpc.input_output import (
     output_values,
     received,
 )
-from mpc.secure_array import KINDS, SecureArray, stack, where
+from mpc.values.secure_array import KINDS, SecureArray, stack, where
 
 __all__ = ["CHUNK", "KINDS", "NotReceived", "SecureArray", "constant", "from_shares",
            "input_values", "output_values", "received", "stack", "where"]

@@ -1,8 +1,8 @@
 """Operands of secure values: data shapes, scales, public numbers, and whether two values combine.
 
-The local bookkeeping behind the operators of :class:`mpc.secure_array.SecureArray`,
-:mod:`mpc.comparisons`, :mod:`mpc.fixedpoint` and :mod:`mpc.arrays` (protocol authors use
-the operators, not these):
+The local bookkeeping behind the operators of :class:`mpc.values.secure_array.SecureArray`,
+:mod:`mpc.values.comparisons`, :mod:`mpc.values.fixedpoint` and :mod:`mpc.values.arrays`
+(protocol authors use the operators, not these):
 
 - shapes: a value's shares are ``uint64 (p, *shape)``; numpy's broadcasting applies to
   the data axes only, the holder axis stays first and is never broadcast against
@@ -29,7 +29,7 @@ import numpy as np
 from mpc.arith.ring import Ring
 
 if TYPE_CHECKING:
-    from mpc.secure_array import SecureArray
+    from mpc.values.secure_array import SecureArray
 
 
 # -- public operands ---------------------------------------------------------------------------
@@ -77,7 +77,7 @@ def public_operand(x: SecureArray, v: Any, op: str,
                    name: str = "public operand") -> tuple[SecureArray, np.ndarray, int]:
     """``x`` broadcast against the public ``v`` (numpy's rules on the data axes), and ``v``
     encoded at ``x``'s scale with its bound (the caller widens ``x`` first where the scale
-    would round ``v``: :func:`mpc.fixedpoint.widen_for`). Local."""
+    would round ``v``: :func:`mpc.values.fixedpoint.widen_for`). Local."""
     enc, bound = x._public(v, x.frac_bits, name)
     return x._to_shape(data_shape(x.shape, enc.shape, op)), enc, bound
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc import arrays as _arrays
-from mpc.operands import exact_at, show
-from mpc.secure_array import SecureArray
+import mpc.values.arrays as _arrays
+from mpc.values.operands import exact_at, show
+from mpc.values.secure_array import SecureArray
 
 if TYPE_CHECKING:
     from mpc.session import Session
@@ -37,7 +37,7 @@ __all__ = ["NotReceived", "constant", "from_shares", "input_values", "output_val
 def constant(session: Session, value: ArrayLike, holders: ArrayLike,
              frac_bits: int | None = None) -> SecureArray:
     """A secure value holding the public ``value`` among ``holders`` (no message; holder 0's
-    share is the encoding): :func:`mpc.arrays.public_like`. ``frac_bits``: the unit (default
+    share is the encoding): :func:`mpc.values.arrays.public_like`. ``frac_bits``: the unit (default
     0 for integers, the session's for floats); a value an explicit ``frac_bits`` does not hold
     exactly (0.01 at 4 fractional bits) raises ValueError instead of rounding."""
     if frac_bits is not None and not exact_at(np.asarray(value), int(frac_bits)):
