@@ -53,8 +53,9 @@ LAYERS = (
                                                    "truncation, providers"),
     Layer("mpc.session", ("mpc.protocols",), "a session (parties, network, randomness, "
                                             "providers) and secure values (typed shared "
-                                            "arrays with operators, fixed point, sorting)",
-          holds=("mpc.session", "mpc.values", "mpc.fixedpoint", "mpc.arrays")),
+                                            "arrays with operators, comparisons, input and "
+                                            "output, fixed point, sorting)",
+          holds=("mpc.session", "mpc.values")),
     Layer("mpc.gc", ("mpc.session", "mpc.machine"), "garbled circuits: circuits, half-gates, "
                                                    "Yao, the garbled-circuit provider"),
     Layer("mpc.run", ("mpc.wire", "mpc.comm", "mpc.machine"), "running a program across "

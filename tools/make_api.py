@@ -28,7 +28,8 @@ REFERENCE = os.path.join(ROOT, "docs", "reference")
 MPC_MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
            "comm.placement", "comm.traffic", "comm.network", "comm.costs", "protocols.dealer",
            "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
-           "protocols.truncation", "session", "values", "fixedpoint", "arrays", "wire.frames",
+           "protocols.truncation", "session", "values", "values.secure_array",
+           "values.input_output", "values.fixedpoint", "values.arrays", "wire.frames",
            "wire.transport", "run.routing", "run.runtime",
            "run.launch"]
 
@@ -38,7 +39,8 @@ The engine's public surface, for code in `fss/`, `noise/`, `ustat/` and for
 protocol authors. Generated from the code by `python tools/make_api.py`
 (the test suite checks that this page is current): signatures and the first
 paragraph of each docstring; the docstrings have the rest, except for the secure values
-(`mpc.values`, `mpc.fixedpoint`, `mpc.arrays`, `mpc.protocols.truncation`), whose
+(`mpc.values`, `mpc.values.secure_array`, `mpc.values.input_output`,
+`mpc.values.fixedpoint`, `mpc.values.arrays`, `mpc.protocols.truncation`), whose
 docstrings are here whole, operators included: the full `SecureArray` reference. Start with
 [composing.md](../guides/composing.md) (the tutorial) and [runtime.md](../internals/runtime.md)
 (the process model). Shares are plain uint64 arrays, party axis first,
@@ -64,7 +66,8 @@ README's "From Python" section and the guides ([release.md](../guides/release.md
 """
 
 #: modules rendered with whole docstrings and documented operators (package-qualified)
-WHOLE = {"mpc.values", "mpc.fixedpoint", "mpc.arrays", "mpc.protocols.truncation"}
+WHOLE = {"mpc.values", "mpc.values.secure_array", "mpc.values.input_output",
+         "mpc.values.fixedpoint", "mpc.values.arrays", "mpc.protocols.truncation"}
 
 #: page file name -> (header, package, its modules in reading order)
 PAGES = {"mpc-api.md": (MPC_HEADER, "mpc", MPC_MODULES),

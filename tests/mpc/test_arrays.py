@@ -1,5 +1,5 @@
-"""Array operations on secure values (mpc.arrays): constants, concatenate/stack, item assignment,
-secret indexing, Batcher's sort and argsort, shuffle, numpy's protocols."""
+"""Array operations on secure values (mpc.values.arrays): constants, concatenate/stack, item
+assignment, secret indexing, Batcher's sort and argsort, shuffle, numpy's protocols."""
 
 import itertools
 
@@ -25,7 +25,7 @@ def _vec(s, v, bound, frac_bits=0):
 
 
 def test_the_network_sorts_every_zero_one_input_and_random_permutations():
-    from mpc.arrays import batcher_layers
+    from mpc.values.arrays import batcher_layers
     for n in range(1, 11):                              # the 0-1 principle: exhaustive
         bits = np.array(list(itertools.product([0, 1], repeat=n)), dtype=np.int64).T
         for lo, hi in batcher_layers(n):
@@ -59,7 +59,7 @@ def test_sort_and_argsort_match_numpy_with_ties_and_fixed_point(p):
 
 
 def test_a_sort_counts_one_comparison_and_one_product_round_per_layer():
-    from mpc.arrays import batcher_layers
+    from mpc.values.arrays import batcher_layers
     s = _s(2, comparisons=FSSGates())
     x = _vec(s, RNG.integers(0, 100, size=20), 100)
     r0 = s.costs().online["rounds"]
@@ -130,7 +130,7 @@ def test_numpy_functions_work_or_raise_never_an_object_array():
     assert np.array_equal(s.output(np.add(1, x)), v + 1)
     assert np.array_equal(s.output(np.array(2) < x), v > 2)
     assert np.array_equal(s.output(np.sort(x)), np.sort(v))
-    with pytest.raises(TypeError, match=r"mpc\.arrays\.sort"):
+    with pytest.raises(TypeError, match=r"mpc\.values\.arrays\.sort"):
         np.median(x)
     with pytest.raises(TypeError, match=r"x\.max"):
         np.max(x)

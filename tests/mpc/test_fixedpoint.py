@@ -1,4 +1,4 @@
-"""Fixed point on secure values (mpc.fixedpoint): truncated products, division by public and
+"""Fixed point on secure values (mpc.values.fixedpoint): truncated products, division by public and
 secret values, reciprocal, sqrt, exp, sigmoid, abs, mean and var, each against numpy on random
 inputs within its stated error."""
 
@@ -48,7 +48,7 @@ def test_the_issues_mean_over_3000_values():
         assert m.frac_bits == 14
         assert abs(s.output(m) - enc / 3000) < 16 * ULP14
     third = s.output(x[0] / 3)
-    from mpc.fixedpoint import plan_public_factor
+    from mpc.values.fixedpoint import plan_public_factor
     _, _, _, err = plan_public_factor(x.bound, Fraction(1, 3), 40)
     assert np.max(np.abs(third - np.round(a[0] * 2**14) / 2**14 / 3)) <= (err + 1) * ULP14
 
@@ -77,7 +77,7 @@ def test_reciprocal_division_and_sqrt_within_a_few_units_of_the_last_place():
     x = _input(s, a, 100, 16).sum(axis=0)            # in [1.5, 300]
     t = np.round(a * 2**16).sum(axis=0) / 2**16
     ulp = 2.0 ** -16
-    from mpc.fixedpoint import divide
+    from mpc.values.fixedpoint import divide
     assert np.max(np.abs(s.output(x.reciprocal(lower=1.5)) - 1 / t)) < 4 * ulp
     assert np.max(np.abs(s.output(x.sqrt()) - np.sqrt(t))) < 4 * ulp
     assert np.max(np.abs(s.output(divide(1, x, lower=1.5)) - 1 / t)) < 4 * ulp

@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from mpc.arith.sharing import additive_reconstruct, additive_share
-from mpc.protocols.beaver import multiply, open_shares
+from mpc.protocols.beaver import multiply, multiply_xor, open_shares
 from mpc.session import Session
 
 
@@ -108,3 +108,28 @@ def test_session_flags():
     assert not Session(2).insecure
     with pytest.raises(ValueError, match="bits"):
         Session(2, bits=65)
+
+
+def _xor_shared(s, words, p):
+    sh = s.rng.ring_elements(s.ring, (p,) + np.shape(words))
+    sh[0] = np.bitwise_xor.reduce(sh[1:], axis=0) ^ words if p > 1 else words
+    return sh
+
+
+@pytest.mark.parametrize("p", [2, 3, 5])
+@pytest.mark.parametrize("bits", [1, 40, 64])
+def test_multiply_xor_is_the_bitwise_and_with_its_stated_cost(p, bits):
+    """XOR shares of x & y for random l-bit words; online one round, 2 (p-1) l bits sent per
+    word by each holder; offline 3 l bits per word to each holder."""
+    s = Session(p, bits=bits, frac_bits=0, seed=p * 1000 + bits)
+    n = 37
+    x = s.rng.ring_elements(s.ring, (n,))
+    y = s.rng.ring_elements(s.ring, (n,))
+    with s.net.phase("and"):
+        z = multiply_xor(s, _xor_shared(s, x, p), _xor_shared(s, y, p), np.arange(p), s.ring)
+    assert np.array_equal(np.bitwise_xor.reduce(z, axis=0), x & y)
+    ph = s.net.report()["phases"]["and"]
+    assert ph["online"]["rounds"] == 1
+    assert ph["online"]["bits"] == p * (p - 1) * 2 * bits * n
+    assert ph["online"]["max_party_sent_bits"] == (p - 1) * 2 * bits * n
+    assert ph["offline"]["bits"] == p * 3 * bits * n

@@ -311,7 +311,7 @@ def divide(x: SecureArray, y: SecureArray, lower: float | None = None) -> Secure
     """
     if y.frac_bits and lower is None:
         raise TypeError("dividing by a fixed-point secure value needs the divisor's domain: "
-                        "mpc.fixedpoint.divide(x, y, lower=...) with |y| >= lower")
+                        "mpc.values.fixedpoint.divide(x, y, lower=...) with |y| >= lower")
     neg = y < 0
     sign = 1 - 2 * neg
     r = reciprocal(_with_bound(y * sign, y.bound), lower)

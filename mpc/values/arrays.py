@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc import fixedpoint as _fp
+import mpc.values.fixedpoint as _fp
 
 if TYPE_CHECKING:
     from mpc.values import SecureArray
@@ -66,7 +66,7 @@ def _aligned_all(values: list) -> list:
     for v in values:
         if type(v) is not type(first):
             raise TypeError(f"cannot join a secure value with {type(v).__name__}: make it one "
-                            "with mpc.arrays.constant")
+                            "with mpc.values.constant")
         first._aligned(v)                                   # same family, or raises
         out.append(v if v.frac_bits == c else v._rescaled(c))
     return out
@@ -232,13 +232,13 @@ def shuffle(x: SecureArray, axis: int = 0) -> SecureArray:
 _ADVICE = {
     "max": "x.max(axis)", "min": "x.min(axis)", "amax": "x.max(axis)", "amin": "x.min(axis)",
     "argmax": "x.argmax(axis)", "argmin": "x.argmin(axis)", "dot": "x.dot(y)",
-    "median": "mpc.arrays.sort (then index the middle)",
-    "take": "mpc.arrays.take(x, index)",
+    "median": "mpc.values.arrays.sort (then index the middle)",
+    "take": "mpc.values.arrays.take(x, index)",
     "reshape": "x.reshape(shape)", "clip": "mpc.values.where with comparisons",
 }
 
 
-_GENERIC = "the SecureArray methods (mpc.values, mpc.arrays, mpc.fixedpoint)"
+_GENERIC = "the SecureArray methods (mpc.values, mpc.values.arrays, mpc.values.fixedpoint)"
 
 
 def array_function(func: Any, args: tuple, kwargs: dict) -> Any:
@@ -272,7 +272,7 @@ _REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__",
 
 def array_ufunc(cls: type, ufunc: Any, method: str, inputs: tuple, kwargs: dict) -> Any:
     """numpy ufuncs on secure values (of class ``cls``): arithmetic, comparisons, abs, sqrt,
-    exp as the operators and :mod:`mpc.fixedpoint` do them; others raise TypeError."""
+    exp as the operators and :mod:`mpc.values.fixedpoint` do them; others raise TypeError."""
     name = ufunc.__name__
     if method == "__call__" and not kwargs:
         if name in ("sqrt", "exp") and len(inputs) == 1:
@@ -283,5 +283,5 @@ def array_ufunc(cls: type, ufunc: Any, method: str, inputs: tuple, kwargs: dict)
                 return getattr(first, _UFUNCS[name])(*inputs[1:])
             return getattr(inputs[1], _REFLECTED[name])(first)
     raise TypeError(f"numpy.{name} ({method}) does not run on secure values: use the operators "
-                    "and mpc.fixedpoint (abs, sqrt, exp, sigmoid, reciprocal), or open the "
+                    "and mpc.values.fixedpoint (abs, sqrt, exp, sigmoid, reciprocal), or open the "
                     "value with session.output")
