@@ -112,7 +112,7 @@ def test_processes_places_every_session_by_its_default_layout():
     res = launch(_two_sessions, X, Y, processes=3)
     assert [r.value[0] for r in res] == [(X * Y).tolist(), (X * Y).tolist(), None]
     assert [r.value[1] for r in res] == [[0], [1], [2, 3]]          # 3 = the dealer's id
-    assert [r.holds for r in res] == [[range(0, 1)], [range(1, 2)], [range(2, 3), "dealer"]]
+    assert [r.holds for r in res] == [[range(1)], [range(1, 2)], [range(2, 3), "dealer"]]
 
 
 def test_processes_beyond_the_participants_leaves_the_rest_idle():
