@@ -108,6 +108,12 @@ def test_a_host_lost_at_an_upload_is_left_out_of_both_roc_classes(tmp_path, caps
     _same(rel, want, ROC_KEYS)
     assert rel["account"]["keys_dropped"] == 0           # nothing counted as malformed
     assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+    got_bytes = {p["name"]: p["wire"]["payload_bytes_received"] for p in out["participants"]
+                 if p["name"].startswith("server")}
+    if when == "between":           # server-0 received host-2's first keys, server-1 did not
+        assert got_bytes["server-0"] > got_bytes["server-1"]
+    else:                           # both received them (then host-2 was lost)
+        assert got_bytes["server-0"] == got_bytes["server-1"]
     # the servers agreed within the key check's own exchanges: no phase, no round more
     got_c, want_c = rel["communication"], want["communication"]
     assert set(got_c["phases"]) == set(want_c["phases"])
