@@ -56,6 +56,7 @@ import contextlib
 import math
 import os
 import selectors
+import signal
 import socket
 import ssl
 import time
@@ -242,6 +243,9 @@ class SocketMesh:
         #: this callable, at most one every :attr:`progress_every` seconds (None: none)
         self.progress: Callable[[str], None] | None = None
         self.progress_every = 5.0
+        #: tests only (``USTAT_TEST_VANISH``, :mod:`ustat.deploy.participant`): (peer rank,
+        #: ``before`` / ``between`` / ``after``), see :meth:`_test_vanish`; None: never
+        self.vanish_at: tuple | None = None
         self._said = -math.inf
 
     # -- set-up -------------------------------------------------------------------------------
@@ -372,13 +376,33 @@ class SocketMesh:
         try:
             if self.delay:
                 time.sleep(self.delay)
-            return self._exchange(int(step), out, expect)
+            if self.vanish_at is not None:
+                self._test_vanish(int(step), out, "before")
+            got = self._exchange(int(step), out, expect)
+            if self.vanish_at is not None:
+                self._test_vanish(int(step), out, "after")
+            return got
         except TransportError as e:
             self._broken = e
             raise
         finally:
             self.counts.wait_seconds += time.perf_counter() - t0
             self.counts.exchanges += 1
+
+    def _test_vanish(self, step, out, when: str) -> None:
+        """The test hook :attr:`vanish_at` = (peer, mode): at the first exchange sending to
+        ``peer`` (a direct peer), this process kills itself (SIGKILL: no BYE, no ABORT) ``before``
+        anything is sent, ``between`` (``peer``'s frames written in full, nobody else's) or
+        ``after`` the exchange."""
+        peer, mode = self.vanish_at or (None, "")
+        if not out.get(peer) or (mode == "after") != (when == "after"):
+            return
+        if mode == "between":
+            sock = self._peers[peer]
+            sock.setblocking(True)
+            for part in self._queue(step, peer, out[peer]):
+                sock.sendall(part)
+        os.kill(os.getpid(), signal.SIGKILL)
 
     def _exchange(self, step, out, expect):
         filled = {}

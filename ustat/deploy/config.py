@@ -230,11 +230,14 @@ class Config:
                     delay=self.delay, may_vanish=self.may_vanish(hosts))
 
     def may_vanish(self, hosts: list) -> frozenset:
-        """The ranks of the party hosts that may be absent at start (a dropout, not a fault):
-        each holding at most ``dropout_bound`` parties, for a U-MPC estimate (the ECDF family's
-        two servers need every party's keys before they start)."""
+        """The ranks of the party hosts that may vanish (a dropout, not a fault): each holding
+        at most ``dropout_bound`` parties, for a U-MPC estimate and for ``ecdf``, ``quantile``
+        and ``roc`` on the FSS servers (:mod:`ustat.ecdf.dropouts`: left out unless their keys
+        reached both servers); ``hl`` and the pointwise backend lose no party yet."""
         if self.command != "estimate":
-            return frozenset()
+            backend = getattr(getattr(self.spec(), "execution", None), "backend", None)
+            if self.command not in ("ecdf", "quantile", "roc") or backend != "fss":
+                return frozenset()
         bound = self.dropout_bound
         return frozenset(r for r in hosts if len(self.ranked[r].parties) <= bound)
 

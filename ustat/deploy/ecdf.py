@@ -32,6 +32,9 @@ a malicious host's malformed keys are dropped and counted, ``keys_dropped``);
 the transport adds TLS 1.3 with the deployment's certificates, and the
 relay's end-to-end encryption between party hosts (parties send to the
 servers directly here: only party hosts go through the relay).
+Dropouts (``ecdf``, ``quantile``, ``roc`` on the FSS servers: :mod:`ustat.ecdf.dropouts`):
+a party host lost before its keys reached both servers is left out, within
+``max_dropouts``; a server or the analyst lost ends the run with no release.
 """
 
 from __future__ import annotations

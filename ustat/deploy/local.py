@@ -131,7 +131,9 @@ def run_local(directory: str, csv: str | Mapping[str, str] | None = None, *,
 
 def _dropped(cfg: Config, reports: str, errors: dict) -> dict:
     """The failed party hosts the release left out as dropouts (``{name: error}``): only when
-    every failure is a party host and the releasing participant's release says ``dropouts``."""
+    every failure is a party host and the releasing participant's release says ``dropouts``,
+    or (the ECDF family: a host has no step after its keys reached both servers) there is a
+    release, whose ``n`` counts the parties kept."""
     hosts = {p.name for p in cfg.participants if p.parties is not None}
     if not errors or not set(errors) <= hosts:
         return {}
@@ -140,7 +142,8 @@ def _dropped(cfg: Config, reports: str, errors: dict) -> dict:
         if p.parties is None and os.path.exists(path):
             with open(path) as f:
                 release = json.load(f).get("release") or {}
-            if release.get("dropouts", {}).get("parties_lost", 0) > 0:
+            if release.get("dropouts", {}).get("parties_lost", 0) > 0 or \
+                    (release and cfg.command != "estimate"):
                 return dict(errors)
     return {}
 

@@ -20,6 +20,7 @@ run (:mod:`ustat.deploy.budget`).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -58,6 +59,7 @@ class DeployedParticipant(Executor):
             t0 = time.perf_counter()
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
             rt.max_lost = cfg.dropout_bound
+            _test_vanish(mesh, plan, self.name)
             if rt.gone:
                 self._check_dropouts(rt.gone)
             if log:
@@ -112,6 +114,20 @@ class DeployedParticipant(Executor):
 
     def describe(self) -> str:
         return f"deployment {self.cfg.name}, participant {self.name}"
+
+
+def _test_vanish(mesh: Any, plan: Any, name: str) -> None:
+    """Tests only: ``USTAT_TEST_VANISH=NAMES:MODE:PEER`` (e.g. ``host-1:between:server-0``)
+    makes each participant of the comma-separated NAMES kill itself at its first exchange
+    after joining that sends to PEER (MODE ``before``, ``between`` or ``after``:
+    :meth:`mpc.wire.transport.SocketMesh._test_vanish`); a party host of an ECDF run sends
+    its keys to the servers there, so the hook loses it before, during or after its upload."""
+    hook = os.environ.get("USTAT_TEST_VANISH", "")
+    if not hook:
+        return
+    names, mode, peer = hook.split(":")
+    if name in names.split(","):
+        mesh.vanish_at = (plan.names.index(peer), mode)
 
 
 def _cache_cold() -> bool:

@@ -101,6 +101,11 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
     if not res.released:
         return None
     out = report(cfg.command, spec, res, meta)
+    lost = out.get("account", {}).pop("dropouts", None)
+    if lost is not None:        # parties whose keys did not reach both servers (n: those kept)
+        out["dropouts"] = lost
+        if cfg.command == "roc":    # its n is the rows' (the others': the release's)
+            out["n"] -= lost["parties_lost"]
     if cfg.insecure and seed_of(spec) is not None:
         out["notes"] = [*out.get("notes", []), INSECURE_NOTE]
     out["deployment"] = {"name": cfg.name, "processes": len(cfg.ranked) +

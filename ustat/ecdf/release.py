@@ -163,7 +163,13 @@ class Deployment:
             "mse_counts": nz.mse_counts, "mse": nz.mse(self.n), "node_noise": nz.law.to_dict(),
             "epsilon_vs_server_seeing_output": nz.coalition_epsilon(),
             "delta": nz.delta,
-        } | self.key_check()
+        } | self.key_check() | self.dropouts()
+
+    def dropouts(self) -> dict:
+        """``{"dropouts": {"parties_lost", "step"}}`` when parties were left out because their
+        keys did not reach both servers (:mod:`ustat.ecdf.dropouts`), else empty."""
+        lost = getattr(self.answerer, "lost", None)
+        return {"dropouts": dict(lost)} if lost and lost["parties_lost"] else {}
 
     def key_check(self) -> dict:
         """``{"keys_verified": True, "keys_dropped": count}`` when the servers checked the
@@ -198,7 +204,9 @@ def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLi
     ``record_views``: a new session records what every participant receives (tests).
     With ``spec.execution.verify_keys`` the servers check the keys and drop the malformed
     (:mod:`ustat.ecdf.keycheck`): the deployment's ``n`` is then the parties kept, the
-    denominator of the ECDF and the quantiles' target counts.
+    denominator of the ECDF and the quantiles' target counts; so it is in a deployment that
+    lost party hosts before their keys reached both servers (:mod:`ustat.ecdf.dropouts`:
+    ``account()["dropouts"]``; the node noise is drawn before and does not depend on n).
     """
     if not isinstance(spec, (ECDFSpec, QuantileSpec)):
         raise TypeError(f"spec must be a ustat.specs.ECDFSpec, got {type(spec).__name__} (e.g. "
@@ -250,7 +258,9 @@ def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLi
     if backend == "fss":
         answerer = FSSServers.setup(session, ranks, tree, noise, weights,
                                     verify=ex.verify_keys)
-        n -= answerer.dropped or 0      # the parties counted (a drop says nothing of honest ones)
+        # the parties counted: those both servers hold (ustat.ecdf.dropouts) less the keys that
+        # failed the check (a drop says nothing of honest ones)
+        n = answerer.counted
     else:
         answerer = PointwiseServers(session, ranks, tree, noise, weights)
     return Deployment(tau, tree, noise, backend, n, session, answerer)

@@ -361,6 +361,17 @@ def _class_spec(spec: ROCSpec, tau: np.ndarray, branching: int, epsilon: float,
                     ECDFExecution(ex.backend, ex.servers, seed, ex.verify_keys))
 
 
+def _same_parties(deps: list) -> None:
+    """A deployed run that may lose party hosts (:mod:`ustat.ecdf.dropouts`): a host lost
+    between the two class uploads is left out of the first class too, so both curves count
+    the same parties (the second upload's kept set is a subset of the first's)."""
+    first, second = (d.answerer for d in deps)
+    lost = [(getattr(a, "lost", None) or {}).get("parties_lost", 0) for a in (first, second)]
+    if lost[1] > lost[0]:
+        first.keep_only(second)
+        deps[0].n = first.counted
+
+
 def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROCRelease:
     """The ROC release in one process (:func:`private_roc`)."""
     prec, ex = spec.precision, spec.execution
@@ -376,6 +387,7 @@ def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROC
         seeds[1] = f"{seed!r}/negative class"
     deps = [deploy(x, _class_spec(spec, tau, branching, half, sd), weights=w, session=session)
             for w, sd in ((y, seeds[0]), (1 - y, seeds[1]))]
+    _same_parties(deps)
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
     if not deps[0].released:        # the analyst runs in another process: nothing to release

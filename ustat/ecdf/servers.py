@@ -36,6 +36,11 @@ threshold, which then answer step 5 without evaluating again), the servers
 open u then z (2 rounds, phase ``ecdf key check``), drop the failing keys
 (their values taken off the sums) and server0 sends the count to the analyst
 (phase ``ecdf key check report``).
+Dropouts (:mod:`ustat.ecdf.dropouts`): in a deployment whose party hosts may
+vanish, the parties whose keys did not reach both servers are left out after
+step 2 (the servers agree which, within the key check's exchanges or, unverified,
+in one round of their own, phase ``ecdf keys held``), their keys discarded
+unopened; the node noise of step 3 does not depend on n, so it is unchanged.
 Cost: offline n * 2 * K bits (K = dcf.wire_bits, 128 + n_bits (130 + l) + l rounded up to
 bytes); online per query 2 (index_bits + l) bits: O(n + m |B|) in all.
 Server work per query: one DCF eval per key (2 n_bits AES blocks).
@@ -87,7 +92,7 @@ import numpy as np
 from fss import dcf
 from mpc.session import Session
 
-from . import keycheck
+from . import dropouts, keycheck
 from .tree import Tree, TreeNoise
 
 if TYPE_CHECKING:
@@ -188,6 +193,18 @@ class FSSServers:
         self.workers: int | None = getattr(session, "workers", None)
         self.sums: list[Any] = [None, None]     # verified: each server's sums at every threshold
         self.dropped: int | None = None         # verified: keys dropped (None: not verified)
+        self.ids = np.arange(self.n)            # the party of each key held
+        self.kept: np.ndarray | None = None     # may vanish: the parties both servers hold
+        self.lost: dict | None = None           # may vanish: the release's ``dropouts``
+        self.failed: np.ndarray | None = None   # verified: the keys that failed the check
+
+    @property
+    def counted(self) -> int:
+        """The parties the sums count: all, less those lost (:mod:`ustat.ecdf.dropouts`) and
+        those whose keys failed the check (the same in the servers' and the analyst's
+        processes)."""
+        lost = self.lost["parties_lost"] if self.lost else 0
+        return self.session.n_parties - lost - (self.dropped or 0)
 
     @classmethod
     def setup(cls, session: Session, ranks: ArrayLike, tree: Tree, noise: TreeNoise,
@@ -243,6 +260,10 @@ class FSSServers:
                         seeds[b][:] = session.rng.derive("ecdf", "key-check-coin", b,
                                                          nonce).uint64(2)
                     net.send(int(sid[b]), int(sid[1 - b]), seeds[b], 64)
+        missing, kept, lost = _missing_keys(session, sid, verify)
+        if kept is not None:                        # unverified: the keys both servers hold
+            uploads = [None if u is None else u[kept] for u in uploads]
+            n = int(kept.sum())
         held: list[Any] = [None, None]
         trips: list[Any] = [None, None]
         malformed = np.zeros((2, n), dtype=bool)
@@ -262,16 +283,22 @@ class FSSServers:
                 held[b] = keys[b]
                 trips[b] = None if trip is None else trip[b]
         out = cls(session, tree, noise, params, tuple(held), n)
+        if kept is not None:
+            out.ids, out.kept, out.lost = np.flatnonzero(kept), kept, lost
         if verify:
-            out._verify(np.stack(seeds), trips, malformed)
+            out._verify(np.stack(seeds), trips, malformed, missing)
         return out
 
-    def _verify(self, seeds: np.ndarray, trips: list, malformed: np.ndarray) -> None:
+    def _verify(self, seeds: np.ndarray, trips: list, malformed: np.ndarray,
+                missing: np.ndarray | None = None) -> None:
         """The key check (:mod:`ustat.ecdf.keycheck`): each server evaluates its keys at all
         N thresholds (the sums at every threshold come out of the same pass and answer the
         queries), the servers open u, then z (2 rounds: phase ``ecdf key check``), drop the
         keys that fail, and server0 tells the analyst how many (1 round: phase ``ecdf key
-        check report``)."""
+        check report``). In a run that may lose party hosts (``missing``: bool (2, n), the
+        parties whose keys server b did not receive) the first round's flags also carry
+        ``missing`` and the count the parties lost (:mod:`ustat.ecdf.dropouts`: no round, no
+        bit more): their keys are left out unopened, as the failing ones."""
         s, net = self.session, self.session.net
         sid, n, N = server_ids(s), self.n, self.tree.n_points
         kappa = keycheck.sketches(s.ring.bits)
@@ -288,6 +315,8 @@ class FSSServers:
                     if ab[b] is not None:
                         msg[b][:, :kappa] = keycheck.open_shares(b, ab[b], tail, trips[b])
                         msg[b][:, kappa] = malformed[b]
+                        if missing is not None:     # bit 1: server b lacks the party's keys
+                            msg[b][:, kappa] |= missing[b].astype(np.uint64) << np.uint64(1)
                     net.send(int(sid[b]), int(sid[1 - b]), msg[b], 64)
             u = msg[0][:, :kappa] + msg[1][:, :kappa]
             z = [np.zeros((n, kappa), np.uint64) for _ in range(2)]
@@ -296,19 +325,48 @@ class FSSServers:
                     if ab[b] is not None:
                         z[b][:] = keycheck.check_shares(b, ab[b], tail, trips[b], u)
                     net.send(int(sid[b]), int(sid[1 - b]), z[b], 64)
-            drop = ~keycheck.decide(z[0], z[1]) | (msg[0][:, kappa] | msg[1][:, kappa] != 0)
-            gone = np.flatnonzero(drop)
-            for b in (0, 1):
-                sums = self.sums[b]
-                if sums is not None and gone.size:  # what the dropped keys added, taken off
-                    for q0, q1, y in keycheck.chunked_evals(self.params, b, self.keys[b].take(gone),
-                                                            np.arange(N), QUERY_CHUNK,
-                                                            self.workers):
-                        sums[q0:q1] -= y.sum(axis=1, dtype=np.uint64)
-        count = np.array([gone.size], np.int64)
+            flags = msg[0][:, kappa] | msg[1][:, kappa]
+            lost = flags & np.uint64(2) != 0
+            self.failed = (~keycheck.decide(z[0], z[1]) | (flags & np.uint64(1) != 0)) & ~lost
+            self._take_off(np.flatnonzero(self.failed | lost))
+        # the count to the analyst: the keys dropped, and the parties lost above bit 32
+        count = np.array([int(self.failed.sum()) | int(lost.sum()) << 32], np.int64)
         with net.phase("ecdf key check report", offline=True), net.round():
-            net.send(int(sid[0]), net.role("analyst"), count, 64)   # the count, to the analyst
-        self.dropped = int(count[0])
+            net.send(int(sid[0]), net.role("analyst"), count, 64)
+        self.dropped = int(count[0]) & 0xFFFFFFFF
+        if missing is not None:
+            self.lost = dropouts.outcome(s, int(count[0]) >> 32)
+            self.kept = ~lost if any(k is not None for k in self.keys) else None
+
+    def _take_off(self, gone: np.ndarray) -> None:
+        """Verified keys: take what the keys ``gone`` (indices into this server's keys) added
+        off each local server's sums at every threshold (one DCF eval per key and threshold;
+        the keys stay, the sums answer the queries)."""
+        N = self.tree.n_points
+        for b in (0, 1):
+            sums = self.sums[b]
+            if sums is not None and gone.size:
+                for q0, q1, y in keycheck.chunked_evals(self.params, b, self.keys[b].take(gone),
+                                                        np.arange(N), QUERY_CHUNK, self.workers):
+                    sums[q0:q1] -= y.sum(axis=1, dtype=np.uint64)
+
+    def keep_only(self, later: FSSServers) -> None:
+        """Leave out, after the setup, the parties that a ``later`` upload of the same run lost
+        (its :attr:`kept`, a subset of this one's): a ROC curve's second class lost a host
+        that the first kept, so both classes count the same parties. Local work only (each
+        server knows both sets, the analyst both counts). A party whose key failed this
+        check and whose host was then lost counts in both ``keys_dropped`` and the loss."""
+        if self.kept is not None and later.kept is not None:   # a server: its keys
+            newly = self.kept & ~later.kept
+            keys = np.flatnonzero(newly[self.ids])
+            if self.failed is not None:         # verified: the sums hold the keys that passed
+                self._take_off(keys[~self.failed[keys]])
+            elif keys.size:                     # unverified: the keys are evaluated per query
+                inside = np.flatnonzero(~newly[self.ids])
+                self.keys = tuple(None if k is None else k.take(inside) for k in self.keys)
+                self.ids, self.n = self.ids[inside], int(inside.size)
+            self.kept = later.kept
+        self.lost = later.lost
 
     def _local_sums(self, b: int, idx: np.ndarray) -> np.ndarray:
         """Server b: sum over all keys of its DCF shares at every index (Q,), in Z_2^l
@@ -337,3 +395,22 @@ class FSSServers:
                     shares[b] = ring.add(self._local_sums(b, idx),
                                          noise_share_ring(s, self.noise, b, idx))
             return open_to_analyst(s, shares)
+
+
+def _missing_keys(session: Session, sid: np.ndarray, verify: bool) -> tuple:
+    """After the upload, in a run that may lose party hosts (:mod:`ustat.ecdf.dropouts`):
+    ``(missing, kept, lost)``: ``missing`` bool (2, n), the parties whose keys server b (of
+    this process) did not receive, or None when no host may vanish; with ``verify`` the key
+    check carries it (``kept``, ``lost`` None), else one round agrees ``kept`` (bool (n,))
+    and ``lost`` (the release's ``dropouts``)."""
+    if not dropouts.may_vanish(session):
+        return None, None, None
+    net = session.net
+    missing = np.zeros((2, session.n_parties), dtype=bool)
+    for b in (0, 1):
+        if net.is_local(int(sid[b])):
+            missing[b] = ~dropouts.reached(session)
+    if verify:
+        return missing, None, None
+    kept, lost = dropouts.agree_kept(session, sid, [~missing[0], ~missing[1]])
+    return missing, kept, lost
