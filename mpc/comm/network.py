@@ -164,6 +164,16 @@ class Network:
             return True if np.ndim(ids) == 0 else np.ones(np.shape(ids), dtype=bool)
         return self._link.placement.is_local(ids)
 
+    def vanished(self, ids: ArrayLike) -> np.ndarray:
+        """Whether participant(s) ``ids`` ran in a process that has vanished (a dropout the
+        transport noted: what it owed reads as zeros); a bool array shaped as ``ids``, all
+        False in the simulator and in a run where nobody may vanish."""
+        ids = np.asarray(ids, dtype=np.int64)
+        gone = getattr(self._link.transport, "gone", ()) if self._link is not None else ()
+        if not gone:
+            return np.zeros(ids.shape, dtype=bool)
+        return np.isin(self._link.placement.owner[ids], np.fromiter(gone, dtype=np.int64))
+
     # -- identities --------------------------------------------------------
     def role(self, name: str) -> int:
         """The party id of a named role (e.g. ``"dealer"``)."""

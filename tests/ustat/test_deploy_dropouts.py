@@ -142,6 +142,36 @@ def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tm
 
 
 @pytest.mark.slow
+def test_gc_and_hf_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(
+        tmp_path):
+    """The dealer-free backend with the committee noise: one of four hosts killed (SIGKILL)
+    while the parties run their garbled circuits; the survivors skip the OTs and circuits
+    they shared with it (nothing opened), leave its edges out, draw the committee among
+    themselves after the roll call, and release for the survivors' data."""
+    from .test_deploy import _wait_for
+
+    csv = _bank_rows(tmp_path, 200)         # about 2 s of garbling and OT: the kill lands in it
+    d = str(tmp_path / "dep")
+    init(d, 200, job_from_command(["estimate", *KENDALL, "--no-check-inputs", "--backend",
+                                   "gc", "--threat-model", "hf"], 200), hosts=4,
+         base_port=_ports(), timeout=10.0, insecure=True, keys=LOCAL)
+
+    def inject(procs, logs):
+        _wait_for(logs, "host-2", "computing")
+        os.kill(procs["host-2"].pid, signal.SIGKILL)
+
+    out = run_local(d, csv, on_start=inject, grace=10.0)
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, range(100, 150), "computing", evaluate=True)
+    assert rel["dropouts"] == want.dropouts
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (150, want.edges, want.max_degree)
+    assert (rel["backend"], rel["threat_model"]) == ("gc", "hf")
+    assert rel["noise_scale"] == want.noise_scale           # sized for the surviving design
+    assert abs(rel["u_hat"] - want.evaluation["u_raw_incomplete"]) <= 4 * rel["noise_std"]
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+
+
+@pytest.mark.slow
 def test_without_a_dropout_a_run_that_tolerates_them_releases_ustat_estimates_bits(tmp_path,
                                                                                    capsys):
     """Four hosts of 6 (each may vanish: roll calls, noise after the computing step): with
