@@ -20,6 +20,8 @@ run (:mod:`ustat.deploy.budget`).
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from typing import Any
 
@@ -56,6 +58,7 @@ class DeployedParticipant(Executor):
                         "this machine: about a minute; later runs load them from numba's "
                         "cache)")
             t0 = time.perf_counter()
+            mesh.on_step = vanish_hook(self.name)       # tests only: None unless asked
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
             rt.max_lost = cfg.dropout_bound
             if rt.gone:
@@ -112,6 +115,26 @@ class DeployedParticipant(Executor):
 
     def describe(self) -> str:
         return f"deployment {self.cfg.name}, participant {self.name}"
+
+
+#: tests only: ``<participant>:<step>`` makes that participant SIGKILL itself when its
+#: program starts ``step`` (:func:`mpc.run.runtime.at_step`: ``sharing``, ``computing``,
+#: ``noise``, ``aggregation``, ``released``), a dropout at a step chosen exactly
+VANISH_ENV = "USTAT_TEST_VANISH_AT"
+
+
+def vanish_hook(name: str):
+    """The ``on_step`` hook of :data:`VANISH_ENV` for participant ``name`` (None when the
+    variable is unset or names another participant). The kill is SIGKILL, as a crash:
+    nothing is said to the peers."""
+    who, _, step = os.environ.get(VANISH_ENV, "").partition(":")
+    if who != name or not step:
+        return None
+
+    def hook(now: str) -> None:
+        if now == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return hook
 
 
 def _cache_cold() -> bool:
