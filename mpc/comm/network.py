@@ -169,10 +169,11 @@ class Network:
         transport noted: what it owed reads as zeros); a bool array shaped as ``ids``, all
         False in the simulator and in a run where nobody may vanish."""
         ids = np.asarray(ids, dtype=np.int64)
-        gone = getattr(self._link.transport, "gone", ()) if self._link is not None else ()
-        if not gone:
+        link = self._link
+        gone = getattr(link.transport, "gone", ()) if link is not None else ()
+        if link is None or not gone:
             return np.zeros(ids.shape, dtype=bool)
-        return np.isin(self._link.placement.owner[ids], np.fromiter(gone, dtype=np.int64))
+        return np.isin(link.placement.owner[ids], np.fromiter(gone, dtype=np.int64))
 
     # -- identities --------------------------------------------------------
     def role(self, name: str) -> int:

@@ -33,15 +33,6 @@ from mpc.wire import frames as fr
 from mpc.wire.transport import Expected, Outgoing
 
 
-def at_step(transport, step: str) -> None:
-    """Tell ``transport`` (a run's, or None in the simulator) that this process starts the
-    protocol step ``step`` (its ``on_step`` hook, if it has one: a progress line, or a test
-    that makes a participant vanish at a chosen step). Public names only; nothing is sent."""
-    hook = getattr(transport, "on_step", None)
-    if hook is not None:
-        hook(step)
-
-
 class Runtime:
     """One process's view of a run (see the module docstring)."""
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mpc.run.hosts import join, open_mesh
@@ -118,12 +119,12 @@ class DeployedParticipant(Executor):
 
 
 #: tests only: ``<participant>:<step>`` makes that participant SIGKILL itself when its
-#: program starts ``step`` (:func:`mpc.run.runtime.at_step`: ``sharing``, ``computing``,
+#: program starts ``step`` (:func:`ustat.umpc.progress.at_step`: ``sharing``, ``computing``,
 #: ``noise``, ``aggregation``, ``released``), a dropout at a step chosen exactly
 VANISH_ENV = "USTAT_TEST_VANISH_AT"
 
 
-def vanish_hook(name: str):
+def vanish_hook(name: str) -> Callable[[str], None] | None:
     """The ``on_step`` hook of :data:`VANISH_ENV` for participant ``name`` (None when the
     variable is unset or names another participant). The kill is SIGKILL, as a crash:
     nothing is said to the peers."""

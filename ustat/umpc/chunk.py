@@ -63,11 +63,11 @@ from mpc.arith.ring import FixedPoint, fixed_point
 from mpc.arith.rng import CSPRNG
 from mpc.arith.sharing import additive_share
 from mpc.comm.network import Traffic
-from mpc.run.runtime import at_step
 from mpc.session import Session
 
 from ..secure import PrepTape, SecureOps
 from .gc_backend import GCBackend
+from .progress import at_step
 
 if TYPE_CHECKING:
     from mpc.run.routing import Link
@@ -256,7 +256,7 @@ def _check_values(values) -> np.ndarray:
 
 
 def _at_step(session: Session, step: str) -> None:
-    """A chunk linked to a run's processes starts ``step`` (:func:`mpc.run.runtime.at_step`)."""
+    """A chunk linked to a run's processes starts ``step`` (:func:`ustat.umpc.progress.at_step`)."""
     link = session.net.link
     if link is not None:
         at_step(link.transport, step)

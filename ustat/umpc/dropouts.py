@@ -61,17 +61,34 @@ servers hold. A server that vanishes ends the run (two-server model).
 survivors' computation as the protocol defines it, run on any executor:
 the same public E as the full run (the seed's stream), the surviving
 design relabelled onto S, noise among S, and ``dropouts`` in the release
-(``parties_lost``, ``edges_lost``, ``step``). Deployed, a party host that
-never joins (step ``start``) is a dropout: the transport leaves it out
-after ``connect_timeout``, :meth:`mpc.run.runtime.Runtime.roll_call` agrees
-the absent ranks and :func:`start_survivors` turns the program into the
-survivors' run; one that vanishes while computing is left out after the
-chunks by :func:`survivors_after_compute` (the transport reads what it owed
-as zeros; the noise then runs after the chunks, among the survivors), and
-:func:`check_no_new_loss` ends the run on a loss in the noise step or the
-last round. The simulator chooses the fixed-point encoding from the surviving
-design (a deployed run losing a host mid-run would keep the full run's
-ring, which is at least as wide).
+(``parties_lost``, ``edges_lost``, ``step``). Deployed (dealer backend with
+``dis`` or ``hf``; garbled circuits, whose base OTs with a vanished peer are
+skipped, :meth:`mpc.comm.network.Network.vanished`), at each step:
+
+- ``start``: a host that never joins is left out after ``connect_timeout``;
+  :meth:`mpc.run.runtime.Runtime.roll_call` agrees the absent ranks and
+  :func:`start_survivors` turns the program into the survivors' run;
+- ``sharing`` and ``computing``: what the vanished host still owed reads as
+  zeros (only its edges' shares are garbage); after the chunks
+  :func:`survivors_after_compute` agrees who is gone and leaves its edges
+  out; the release says ``computing`` for both (the survivors act on either
+  at that one roll call), and the noise then runs after the chunks;
+- ``noise``: :func:`noise_among_survivors` draws the noise among the
+  survivors, then a roll call; a host lost within the draw: the draw is
+  discarded (every process restores its sums), the host's edges leave the
+  sums, and the noise is drawn again among the new survivors (a new
+  committee under ``hf``), once per loss, within ``max_dropouts``;
+- the last round: :func:`check_no_new_loss` at the aggregator ends the run
+  with no release, naming the host and the step (the budget stays
+  charged); a host lost after sending its last message leaves a complete
+  release with every party.
+
+Each process names the step it starts to its transport
+(:func:`ustat.umpc.progress.at_step`), which tests use to make a host vanish
+at an exact step. The simulator chooses the fixed-point encoding from the
+surviving design (a deployed run losing a host mid-run keeps the full run's
+ring, which is at least as wide). Not yet: kernels with edge sums or class
+counts with a host lost mid-run (refused, no release); the ECDF family.
 
 Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
 Threat model: the protocol's (static semi-honest); vanished parties count
@@ -80,17 +97,16 @@ as corrupted in every coalition bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mpc.run.runtime import at_step
-
 from ..sampling import Hypergraph
 from .merge import add_shares
+from .progress import at_step
 from .setup import public_hypergraph
 
 if TYPE_CHECKING:

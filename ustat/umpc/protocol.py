@@ -93,7 +93,6 @@ from numpy.typing import ArrayLike
 
 import fss
 from mpc.comm.costs import Costs
-from mpc.run.runtime import at_step
 from mpc.session import Session
 
 from ..executors import Executor, Place, Program, Simulator, refusal
@@ -105,7 +104,7 @@ from .evaluation import evaluate_run
 from .input_check import check_inputs, partners
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
-from .progress import Progress, StageClock
+from .progress import Progress, StageClock, at_step
 from .release import Split, release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run

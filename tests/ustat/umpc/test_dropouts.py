@@ -218,7 +218,7 @@ def test_a_loss_in_the_noise_step_discards_the_draw_and_draws_again_among_the_su
     out, senders, dropouts, value, draws = noise_among_survivors(run, rt, kept, z, draw, None)
     lost = np.r_[np.arange(3, 6) if lost_in_computing else [], np.arange(6, 9)]
     H, S, edges_lost = surviving_design(run.hypergraph, lost)
-    assert (draws, value) == (2, 2)
+    assert (draws, value) == (2, 2) and list(senders) == list(S)
     assert calls[1] == (S.size, list(S))                    # drawn again among the survivors
     assert np.array_equal(out.E, H.edges) and out.n == S.size
     assert dropouts == {"parties_lost": lost.size, "edges_lost": edges_lost,
