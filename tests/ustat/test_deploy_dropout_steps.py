@@ -26,7 +26,6 @@ by a log line and a race. Each cell starts 7 interpreters (about 7-9 s of CPU, m
 imports): slow.
 """
 
-import json
 import os
 
 import pytest
@@ -37,17 +36,12 @@ from ustat.cli.deploy import job_from_command
 from ustat.deploy import DeployError, init, run_local
 
 from .test_deploy import KENDALL, LOCAL, _bank_rows, _ports
+from .test_deploy_budget import _spends
 from .test_deploy_dropouts import _survivors_in_the_simulator
 
 N = 48
 HOST2 = range(24, 36)
 CONFIGS = {"dealer-dis": [], "gc-hf": ["--backend", "gc", "--threat-model", "hf"]}
-
-
-def _spends(d):
-    with open(os.path.join(d, "ledger.json")) as f:
-        doc = json.load(f)
-    return [[s["status"] for s in e["spends"]] for e in doc["datasets"].values()]
 
 
 def _run(tmp_path, config, step):
