@@ -164,6 +164,17 @@ class Network:
             return True if np.ndim(ids) == 0 else np.ones(np.shape(ids), dtype=bool)
         return self._link.placement.is_local(ids)
 
+    def vanished(self, ids: ArrayLike) -> np.ndarray:
+        """Whether participant(s) ``ids`` ran in a process that has vanished (a dropout the
+        transport noted: what it owed reads as zeros); a bool array shaped as ``ids``, all
+        False in the simulator and in a run where nobody may vanish."""
+        ids = np.asarray(ids, dtype=np.int64)
+        link = self._link
+        gone = getattr(link.transport, "gone", ()) if link is not None else ()
+        if link is None or not gone:
+            return np.zeros(ids.shape, dtype=bool)
+        return np.isin(link.placement.owner[ids], np.fromiter(gone, dtype=np.int64))
+
     # -- identities --------------------------------------------------------
     def role(self, name: str) -> int:
         """The party id of a named role (e.g. ``"dealer"``)."""

@@ -47,7 +47,11 @@ received. A process computes A for the base senders it holds, B and the
 receiver's key for the OTs whose base receiver it holds (decoding A from the
 received encoding when its sender runs elsewhere), and the sender's keys
 for the OTs whose base sender it holds (from the received B); the other rows
-stay zero. A and the B points travel as their 33-byte encodings.
+stay zero. A and the B points travel as their 33-byte encodings. An OT
+whose peer's process vanished (a dropout the transport noted,
+:meth:`mpc.comm.network.Network.vanished`: what it owed reads as zeros,
+never a point) is skipped: its keys stay zero and its B is zeros; the
+caller leaves the pair's result out.
 """
 
 from __future__ import annotations
@@ -137,7 +141,7 @@ class BaseOTBatch:
         n = int(self.counts.sum())
         self.b_enc = np.zeros((n, POINT_BYTES), dtype=np.uint8)
         keys = np.zeros((n, 16), dtype=np.uint8)
-        ots = self._local_ots(self._mine_r)
+        ots = self._local_ots(self._mine_r & ~net.vanished(self.bs))
         if ots.size:
             points = self._a_points(ots)
             raw = raw_b.tobytes()
@@ -154,6 +158,7 @@ class BaseOTBatch:
             keys[sel] = np.frombuffer(b"".join(ks), dtype=np.uint8).reshape(-1, 16)
         self._b_landing = send_groups(net, self.br, self.bs, self.b_enc, self.counts,
                                       offline=offline)
+        self._net = net
         return keys
 
     def sender_keys(self) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +169,7 @@ class BaseOTBatch:
         n = int(self.counts.sum())
         k0 = np.zeros((n, 16), dtype=np.uint8)
         k1 = np.zeros((n, 16), dtype=np.uint8)
-        ots = self._local_ots(self._mine_s)
+        ots = self._local_ots(self._mine_s & ~self._net.vanished(self.br))
         if ots.size:
             setup = self._setup
             b = self.b_enc.tobytes()

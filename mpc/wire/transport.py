@@ -228,6 +228,9 @@ class SocketMesh:
         #: that tolerates dropouts, :mod:`ustat.umpc.dropouts`); ``gone``: those absent
         self.may_vanish = frozenset(int(r) for r in may_vanish) - {self.rank}
         self.gone: set = set()
+        #: called with the name of each protocol step this process starts
+        #: (:func:`ustat.umpc.progress.at_step`): a progress line, or a test's fault injection
+        self.on_step: Callable[[str], None] | None = None
         self.refused: list = []      # connections refused while waiting for peers (why)
         self._tcp_base = (0, 0)
         self._peers: dict[int, socket.socket] = {}

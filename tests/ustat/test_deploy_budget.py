@@ -2,7 +2,8 @@
 salted commitments to their rows.
 
 Each deployment runs every participant in a thread of this process (plain TCP on loopback,
-:mod:`tests.ustat.deploy_threads`); 12 parties on 2 hosts, a dealer, an aggregator, a relay.
+:mod:`tests.ustat.deploy_threads`); 12 parties on 2 hosts (4 with a host absent), a dealer,
+an aggregator, a relay.
 """
 
 import hashlib
@@ -11,6 +12,7 @@ import os
 
 import pytest
 
+import tests.ustat.deploy_threads as threads
 import ustat.deploy.participant as participant
 from tests.ustat.deploy_threads import run_threads
 from ustat.cli.common import UsageError
@@ -174,3 +176,84 @@ def test_ustat_processes_charge_the_release_and_a_host_killed_mid_run_leaves_it_
     with pytest.raises(DeployError):
         run_local(d, csv, on_start=kill, grace=10.0)
     assert _spends(d) == [["spent", "spent"]]
+
+
+# -- a host absent at start (issue 36 item 5): charged to the present hosts' commitments --
+
+def _files_of_four(tmp_path):
+    """12 rows on 4 hosts: host-h holds rows 3h..3h+2, each in a file of its own rows."""
+    rows = [(round(11.0 + 7.3 * i, 4), round(93.1 - 6.7 * i, 4)) for i in range(N)]
+    out = {}
+    for h in range(4):
+        p = tmp_path / f"host-{h}.csv"
+        p.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in rows[3 * h:3 * h + 3]))
+        out[f"host-{h}"] = str(p)
+    return out
+
+
+def _ledger(d):
+    """(the ledger's data sets, its salt)."""
+    with open(os.path.join(d, "ledger.json")) as f:
+        doc = json.load(f)
+    with open(os.path.join(d, "ledger.json.salt"), "rb") as f:
+        return doc["datasets"], f.read()
+
+
+@pytest.fixture
+def absent(monkeypatch):
+    """Participants named here never start (switched off): a dropout at ``start``."""
+    names: set = set()
+    real = threads.run_participant
+
+    def run(cfg, name, *a, **kw):
+        if name in names:
+            raise ConnectionRefusedError(f"{name} is switched off")
+        return real(cfg, name, *a, **kw)
+    monkeypatch.setattr(threads, "run_participant", run)
+    return names
+
+
+@pytest.mark.slow         # four runs, three of them waiting connect_timeout for the absent host
+def test_a_run_without_an_absent_host_is_charged_to_the_present_hosts_commitments(
+        tmp_path, absent, computed):
+    from noise.budget_file import _salted
+
+    d = str(tmp_path / "dep")
+    job = job_from_command([*KENDALL, "--budget-file", "ledger.json", "--budget-total", "3"],
+                           N)
+    init(d, N, job, hosts=4, base_port=_ports(), keys=Keys(local=True), timeout=20.0,
+         connect_timeout=3.0)
+    files = _files_of_four(tmp_path)
+    absent.add("host-2")
+    out, errs, charge = run_threads(d, files, salt_dir=str(tmp_path))
+    assert set(errs) == {"host-2"}, errs
+    rel = out["aggregator"]["release"]
+    assert rel["dropouts"] == {"parties_lost": 3, "edges_lost": rel["dropouts"]["edges_lost"],
+                               "step": "start"}
+    assert rel["n"] == 9
+    assert charge is not None and charge.started
+    assert _spends(d) == [["spent"]]
+    # keyed to the commitments of the hosts present (0, 1, 3), in participant order
+    present = [host_commitment(files[h], range(3), {"columns": "x,y"},
+                               host_salt(str(tmp_path / f"{h}.salt")))
+               for h in ("host-0", "host-1", "host-3")]
+    (entry,) = _ledger(d)[0].values()
+    salt = _ledger(d)[1]
+    assert set(entry["keys"]) == {_salted(salt, k) for k in identity_keys(present)}
+    # a rerun over the same hosts' rows (host-2 absent again): the same budget
+    out, errs, _ = run_threads(d, files, salt_dir=str(tmp_path))
+    assert set(errs) == {"host-2"}, errs
+    assert _spends(d) == [["spent", "spent"]]
+    # every host present: host-0, host-1 and host-3's rows are among its records: shared
+    absent.clear()
+    out, errs, _ = run_threads(d, files, salt_dir=str(tmp_path))
+    assert not errs, errs
+    assert out["aggregator"]["release"]["n"] == N
+    assert _spends(d) == [["spent"] * 3]
+    # spent 3 of 3: refused before anyone computes, host-2 absent or not
+    absent.add("host-2")
+    computed.clear()
+    _, errs, _ = run_threads(d, files, salt_dir=str(tmp_path))
+    assert isinstance(errs["aggregator"], UsageError)
+    assert "spent 3 of 3" in str(errs["aggregator"])
+    assert computed == []

@@ -113,18 +113,23 @@ def test_a_loss_beyond_max_dropouts_ends_the_run_with_no_release(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tmp_path):
+@pytest.mark.parametrize(("n", "extra"), [(600, []),
+                                          (200, ["--backend", "gc", "--threat-model", "hf"])])
+def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tmp_path, n,
+                                                                              extra):
     """One of four party hosts killed while it computes: the survivors leave its edges out of
     their sums (nothing opened), draw the noise among themselves at the surviving design's
-    sensitivity, and release for the survivors' data."""
+    sensitivity, and release for the survivors' data. The dealer backend with ``dis``; the
+    dealer-free garbled circuits with the committee noise (``hf``): the survivors skip the
+    OTs and circuits they shared with it and draw the committee among themselves."""
     from .test_deploy import _wait_for
 
-    csv = _bank_rows(tmp_path, 600)         # a run that lasts well beyond the kill
+    csv = _bank_rows(tmp_path, n)           # a run that lasts well beyond the kill
     d = str(tmp_path / "dep")
     # without the input check: with it, the parties whose checking partner host-2 held
     # are left out too (ustat.umpc.dropouts), beyond max_dropouts with one host of four
-    init(d, 600, job_from_command(["estimate", *KENDALL, "--no-check-inputs"], 600), hosts=4,
-         base_port=_ports(), timeout=10.0, insecure=True, keys=LOCAL)
+    init(d, n, job_from_command(["estimate", *KENDALL, "--no-check-inputs", *extra], n),
+         hosts=4, base_port=_ports(), timeout=10.0, insecure=True, keys=LOCAL)
 
     def inject(procs, logs):
         _wait_for(logs, "host-2", "computing")
@@ -132,9 +137,12 @@ def test_a_host_killed_while_computing_is_a_dropout_and_the_survivors_release(tm
 
     out = run_local(d, csv, on_start=inject, grace=10.0)
     rel = out["release"]
-    want = _survivors_in_the_simulator(d, csv, range(300, 450), "computing", evaluate=True)
+    want = _survivors_in_the_simulator(d, csv, range(n // 2, 3 * n // 4), "computing",
+                                       evaluate=True)
     assert rel["dropouts"] == want.dropouts
-    assert (rel["n"], rel["edges"], rel["max_degree"]) == (450, want.edges, want.max_degree)
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (3 * n // 4, want.edges,
+                                                           want.max_degree)
+    assert (rel["backend"], rel["threat_model"]) == (want.backend, want.threat_model)
     assert rel["noise_scale"] == want.noise_scale           # sized for the surviving design
     u_s = want.evaluation["u_raw_incomplete"]               # the survivors' U on E_S
     assert abs(rel["u_hat"] - u_s) <= 4 * rel["noise_std"]

@@ -130,10 +130,11 @@ def run_local(directory: str, csv: str | Mapping[str, str] | None = None, *,
 
 
 def _dropped(cfg: Config, reports: str, errors: dict) -> dict:
-    """The failed party hosts the release left out as dropouts (``{name: error}``): only when
-    every failure is a party host and the releasing participant's release says ``dropouts``,
-    or (the ECDF family: a host has no step after its keys reached both servers) there is a
-    release, whose ``n`` counts the parties kept."""
+    """The failed party hosts a completed release went on without (``{name: error}``): only
+    when every failure is a party host and the releasing participant wrote its release (which
+    says ``dropouts`` when it left them out; a host that vanished after the last round is in
+    the release with all its parties; an ECDF family's host lost after its keys reached
+    both servers is too)."""
     hosts = {p.name for p in cfg.participants if p.parties is not None}
     if not errors or not set(errors) <= hosts:
         return {}
@@ -141,10 +142,8 @@ def _dropped(cfg: Config, reports: str, errors: dict) -> dict:
         path = os.path.join(reports, f"{p.name}.json")
         if p.parties is None and os.path.exists(path):
             with open(path) as f:
-                release = json.load(f).get("release") or {}
-            if release.get("dropouts", {}).get("parties_lost", 0) > 0 or \
-                    (release and cfg.command != "estimate"):
-                return dict(errors)
+                if json.load(f).get("release"):
+                    return dict(errors)
     return {}
 
 

@@ -21,7 +21,9 @@ run (:mod:`ustat.deploy.budget`).
 from __future__ import annotations
 
 import os
+import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mpc.run.hosts import join, open_mesh
@@ -57,6 +59,7 @@ class DeployedParticipant(Executor):
                         "this machine: about a minute; later runs load them from numba's "
                         "cache)")
             t0 = time.perf_counter()
+            mesh.on_step = vanish_hook(self.name)       # tests only: None unless asked
             rt = join(mesh, plan, creds, warm_up=program.warm_up)
             rt.max_lost = cfg.dropout_bound
             _test_vanish(mesh, plan, self.name)
@@ -128,6 +131,26 @@ def _test_vanish(mesh: Any, plan: Any, name: str) -> None:
     names, mode, peer = hook.split(":")
     if name in names.split(","):
         mesh.vanish_at = (plan.names.index(peer), mode)
+
+
+#: tests only: ``<participant>:<step>`` makes that participant SIGKILL itself when its
+#: program starts ``step`` (:func:`ustat.umpc.progress.at_step`: ``sharing``, ``computing``,
+#: ``noise``, ``aggregation``, ``released``), a dropout at a step chosen exactly
+VANISH_ENV = "USTAT_TEST_VANISH_AT"
+
+
+def vanish_hook(name: str) -> Callable[[str], None] | None:
+    """The ``on_step`` hook of :data:`VANISH_ENV` for participant ``name`` (None when the
+    variable is unset or names another participant). The kill is SIGKILL, as a crash:
+    nothing is said to the peers."""
+    who, _, step = os.environ.get(VANISH_ENV, "").partition(":")
+    if who != name or not step:
+        return None
+
+    def hook(now: str) -> None:
+        if now == step:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return hook
 
 
 def _cache_cold() -> bool:

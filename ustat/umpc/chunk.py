@@ -67,6 +67,7 @@ from mpc.session import Session
 
 from ..secure import PrepTape, SecureOps
 from .gc_backend import GCBackend
+from .progress import at_step
 
 if TYPE_CHECKING:
     from mpc.run.routing import Link
@@ -158,7 +159,9 @@ def run_chunk(spec: ChunkSpec, index: int, values: np.ndarray) -> ChunkResult:
     values = _check_values(values)
     m_c, k, _ = values.shape
     session, holders, rng = _chunk_session(spec, index, m_c)
+    _at_step(session, "sharing")
     x = share_inputs(session, holders, values, rng.derive("input-sharing"))
+    _at_step(session, "computing")
     out = compute_kernel(session, spec, holders, x)
     shares, aux = _split(out)
     return ChunkResult(int(index), shares, session.net.traffic().compress(k), aux)
@@ -225,7 +228,9 @@ def finish_chunk(prepared: PreparedChunk, values: np.ndarray) -> ChunkResult:
         raise ValueError(f"chunk {p.index} was prepared for {p.edges} edges of "
                          f"{p.spec.kernel.columns} columns, got values of shape {values.shape}")
     p.finished = True
+    _at_step(p.session, "sharing")
     x = share_inputs(p.session, p.holders, values, p.rng.derive("input-sharing"))
+    _at_step(p.session, "computing")
     out = compute_kernel(p.session, p.spec, p.holders, x, tape=p.tape)
     if len(p.tape):
         raise RuntimeError(f"kernel {p.spec.kernel.name!r} planned {len(p.tape)} more "
@@ -248,6 +253,13 @@ def _check_values(values) -> np.ndarray:
         raise TypeError(f"values must be (m_c, k, d) unsigned encoded records, got "
                         f"{values.dtype} of shape {values.shape}")
     return values.astype(np.uint64, copy=False)
+
+
+def _at_step(session: Session, step: str) -> None:
+    """A chunk linked to a run's processes starts ``step`` (:func:`ustat.umpc.progress.at_step`)."""
+    link = session.net.link
+    if link is not None:
+        at_step(link.transport, step)
 
 
 def _chunk_session(spec: ChunkSpec, index: int,

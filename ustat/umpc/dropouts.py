@@ -61,17 +61,34 @@ servers hold. A server that vanishes ends the run (two-server model).
 survivors' computation as the protocol defines it, run on any executor:
 the same public E as the full run (the seed's stream), the surviving
 design relabelled onto S, noise among S, and ``dropouts`` in the release
-(``parties_lost``, ``edges_lost``, ``step``). Deployed, a party host that
-never joins (step ``start``) is a dropout: the transport leaves it out
-after ``connect_timeout``, :meth:`mpc.run.runtime.Runtime.roll_call` agrees
-the absent ranks and :func:`start_survivors` turns the program into the
-survivors' run; one that vanishes while computing is left out after the
-chunks by :func:`survivors_after_compute` (the transport reads what it owed
-as zeros; the noise then runs after the chunks, among the survivors), and
-:func:`check_no_new_loss` ends the run on a loss in the noise step or the
-last round. The simulator chooses the fixed-point encoding from the surviving
-design (a deployed run losing a host mid-run would keep the full run's
-ring, which is at least as wide).
+(``parties_lost``, ``edges_lost``, ``step``). Deployed (dealer backend with
+``dis`` or ``hf``; garbled circuits, whose base OTs with a vanished peer are
+skipped, :meth:`mpc.comm.network.Network.vanished`), at each step:
+
+- ``start``: a host that never joins is left out after ``connect_timeout``;
+  :meth:`mpc.run.runtime.Runtime.roll_call` agrees the absent ranks and
+  :func:`start_survivors` turns the program into the survivors' run;
+- ``sharing`` and ``computing``: what the vanished host still owed reads as
+  zeros (only its edges' shares are garbage); after the chunks
+  :func:`survivors_after_compute` agrees who is gone and leaves its edges
+  out; the release says ``computing`` for both (the survivors act on either
+  at that one roll call), and the noise then runs after the chunks;
+- ``noise``: :func:`noise_among_survivors` draws the noise among the
+  survivors, then a roll call; a host lost within the draw: the draw is
+  discarded (every process restores its sums), the host's edges leave the
+  sums, and the noise is drawn again among the new survivors (a new
+  committee under ``hf``), once per loss, within ``max_dropouts``;
+- the last round: :func:`check_no_new_loss` at the aggregator ends the run
+  with no release, naming the host and the step (the budget stays
+  charged); a host lost after sending its last message leaves a complete
+  release with every party.
+
+Each process names the step it starts to its transport
+(:func:`ustat.umpc.progress.at_step`), which tests use to make a host vanish
+at an exact step. The simulator chooses the fixed-point encoding from the
+surviving design (a deployed run losing a host mid-run keeps the full run's
+ring, which is at least as wide). Not yet: kernels with edge sums or class
+counts with a host lost mid-run (refused, no release); the ECDF family.
 
 Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
 Threat model: the protocol's (static semi-honest); vanished parties count
@@ -80,6 +97,7 @@ as corrupted in every coalition bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +106,7 @@ from numpy.typing import ArrayLike
 
 from ..sampling import Hypergraph
 from .merge import add_shares
+from .progress import at_step
 from .setup import public_hypergraph
 
 if TYPE_CHECKING:
@@ -104,6 +123,7 @@ __all__ = [
     "check_no_new_loss",
     "default_max_dropouts",
     "lost_parties",
+    "noise_among_survivors",
     "start_survivors",
     "surviving_design",
     "survivors_after_compute",
@@ -227,22 +247,25 @@ def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
 
 
 def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
-                            before: dict | None, *, partner: np.ndarray | None = None) -> tuple:
+                            before: dict | None, *, partner: np.ndarray | None = None,
+                            gone: frozenset | None = None, step: str = "computing") -> tuple:
     """The roll call after steps 1 and 2 of a run across processes that tolerates dropouts.
 
     ``kept``: ``(edges, shares)`` of every chunk merged into ``z`` (this process's
     parties' running sums, uint64 (n,)). Every process agrees the absent ranks
-    (:meth:`~mpc.run.runtime.Runtime.roll_call`); with parties lost, each survivor removes
-    its shares of the edges with a lost member from ``z`` (in place, nothing is opened) and
-    the run becomes the surviving design's. Returns ``(run, senders, dropouts)``: the run
-    (``run`` itself, or E_S relabelled onto the survivors with their records and delta_S),
-    the survivors' ids in ``z`` (None: every party) and the release's ``dropouts`` (``before``:
-    those at start, merged). ``partner``: with the input check
+    (:meth:`~mpc.run.runtime.Runtime.roll_call`; ``gone``: those a roll call just agreed);
+    with parties lost, each survivor removes its shares of the edges with a lost member
+    from ``z`` (in place, nothing is opened) and the run becomes the surviving design's.
+    Returns ``(run, senders, dropouts)``: the run (``run`` itself, or E_S relabelled onto
+    the survivors with their records and delta_S), the survivors' ids in ``z`` (None: every
+    party) and the release's ``dropouts`` (``before``: those at start, merged; ``step``: where
+    the losses were seen). ``partner``: with the input check
     (:func:`ustat.umpc.input_check.partners`), a party whose checking partner was lost is
     left out too (its check's result never came: its edges used an unchecked value). O(n +
     k |E|).
     """
-    gone = runtime.roll_call(runtime.transport.gone)
+    if gone is None:
+        gone = runtime.roll_call(runtime.transport.gone)
     n = run.n
     lost = lost_parties(runtime.groups, gone, n)
     if partner is not None and lost.size:
@@ -252,7 +275,8 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
     if run.kern.edge_aux_names or run.kern.aux_names:
         raise DropoutBoundError("a party host vanished and the kernel's edge sums or class "
                                 "counts cannot leave it out yet: no release")
-    total = int(lost.size) + (before or {}).get("parties_lost", 0)
+    earlier = before or {}
+    total = int(lost.size) + earlier.get("parties_lost", 0)
     if runtime.max_lost is not None and total > runtime.max_lost:
         raise DropoutBoundError(f"{total} parties vanished, more than max_dropouts = "
                                 f"{runtime.max_lost}: no release")
@@ -270,17 +294,71 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
     delta = int(np.bincount(H.edges.ravel(), minlength=H.n).max())
     new = replace(run, X=run.X[survivors], X_raw=run.X_raw[survivors], E=H.edges,
                   delta_max=delta, hypergraph=H)
-    out = {"parties_lost": int(lost.size) + (before or {}).get("parties_lost", 0),
-           "edges_lost": edges_lost + (before or {}).get("edges_lost", 0),
-           "step": "start, computing" if before else "computing"}
-    return new, survivors, out
+    return new, survivors, {"parties_lost": total,
+                            "edges_lost": edges_lost + earlier.get("edges_lost", 0),
+                            "step": f"start, {step}" if before else step}
+
+
+def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
+                          draw: Callable, before: dict | None, *,
+                          keep: tuple = (), partner: np.ndarray | None = None) -> tuple:
+    """Steps 2-3 of a run across processes whose hosts may vanish: the roll call after the
+    chunks (:func:`survivors_after_compute`), then the noise among the survivors, a roll
+    call after it, and, if a host vanished *during the noise step*, the noise drawn again.
+
+    ``draw(run, senders)``: step 3 on the survivors' run, adding each survivor's noise
+    shares to ``z`` and the arrays of ``keep`` (the edge sums) in place; returns what the
+    aggregation needs. A loss seen by the roll call after the noise: every process puts
+    ``z`` and ``keep`` back as they were before the noise (local copies made here), leaves
+    the new losses' edges out and draws the noise again among the new survivors S' (under
+    ``hf`` the committee is drawn again among S', from new public coins). Returns ``(run,
+    senders, dropouts, draw's value, draws)``.
+
+    Privacy of the discarded draw: the noise shares drawn before the loss are never added
+    to anything that leaves a process (``z`` is sent once, in the last round, and is
+    restored before the new draw), the new draw takes fresh coins from every contributor's
+    stream and fresh public coins for a committee, and step 3 reads no record and no
+    share of f(x_e). So what the aggregator receives, sum over S' of z_i plus fresh noise,
+    has the distribution of a run on S' with no loss: independent of the discarded shares
+    and of the messages of the aborted draw. Under ``hf`` the committee that counts is the
+    last one, drawn after its predecessor's loss with new coins: its failure probability is
+    ``committee_fail``, as without dropouts, for hosts that crash independently of the
+    committee drawn (the model here: a vanished host is a crash, counted as corrupted; a
+    host that could choose to vanish on seeing a committee could make up to r + 1 draws
+    with r losses, failure probability at most (r + 1) ``committee_fail``). Cost: per
+    draw, step 3 and one roll call (n_procs bytes to each peer); at most one draw per lost
+    host. Threat model: the protocol's.
+    """
+    full, z0, keep0 = run, z.copy(), [a.copy() for a in keep]
+    run, senders, dropouts = survivors_after_compute(full, runtime, kept, z, before,
+                                                     partner=partner)
+    seen = "computing" if senders is not None else ""
+    draws = 0
+    while True:
+        gone = runtime.gone
+        at_step(runtime.transport, "noise")
+        value = draw(run, senders)
+        draws += 1
+        now = runtime.roll_call(runtime.transport.gone)
+        if not now - gone:
+            return run, senders, dropouts, value, draws
+        z[:] = z0                               # the draw's shares are discarded, unopened
+        for a, a0 in zip(keep, keep0):
+            a[:] = a0
+        seen = f"{seen}, noise" if seen else "noise"
+        run, senders, dropouts = survivors_after_compute(full, runtime, kept, z, before,
+                                                         partner=partner, gone=now, step=seen)
 
 
 def check_no_new_loss(runtime: Runtime, gone: frozenset, step: str) -> None:
-    """After the noise (a roll call) or at the aggregator: a host lost since the last roll
-    call cannot be made up for (its noise share is missing): :class:`DropoutBoundError`."""
-    now = runtime.roll_call(runtime.transport.gone) if step == "noise" else \
-        frozenset(runtime.transport.gone) | runtime.gone
-    if now - gone:
-        raise DropoutBoundError(f"a party host vanished during the {step} step, after the "
-                                "roll call: no release (its noise share is missing)")
+    """At the aggregator, after the last round: a host lost since the last roll call cannot
+    be made up for (its noise share is missing, and a new noise would be a second noisy
+    release of nearly the same sum): :class:`DropoutBoundError` naming the hosts and the
+    step."""
+    new = (frozenset(runtime.transport.gone) | runtime.gone) - gone
+    if new:
+        describe = getattr(runtime.transport, "describe", lambda r: f"process {r}")
+        names = ", ".join(describe(r) for r in sorted(new))
+        raise DropoutBoundError(f"{names} vanished during the {step} step, after the roll "
+                                "call: no release (its noise share is missing; the budget "
+                                "stays charged)")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import Any
 
 
 class Progress:
@@ -100,3 +101,13 @@ class StageClock:
 
     def total(self) -> float:
         return self.last - self.start
+
+
+def at_step(transport: Any, step: str) -> None:
+    """Tell ``transport`` (a run's, or None in the simulator) that this process starts the
+    protocol step ``step``: its ``on_step`` hook, if it has one (a progress line, or a test
+    that makes a participant vanish at a chosen step, :mod:`ustat.deploy.participant`).
+    Public names only; nothing is sent."""
+    hook = getattr(transport, "on_step", None)
+    if hook is not None:
+        hook(step)

@@ -98,13 +98,13 @@ from mpc.session import Session
 from ..executors import Executor, Place, Program, Simulator, refusal
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
-from .dropouts import check_no_new_loss, start_survivors, survivors_after_compute
+from .dropouts import check_no_new_loss, noise_among_survivors, start_survivors
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .input_check import check_inputs, partners
 from .merge import merge_chunk
 from .privacy import committee_note, noise_guarantee, resolve_noise_method
-from .progress import Progress, StageClock
+from .progress import Progress, StageClock, at_step
 from .release import Split, release_fields
 from .sampling_error import Design
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
@@ -341,9 +341,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
                                    _noise(run, z, run.aux_fraction, noise_kw, z_edge)))
             senders = None
             if kept is not None:
-                run, senders, dropouts = _survivors_noise(run, runtime, kept, z, z_edge,
-                                                          noise, dict(noise_kw), dropouts,
-                                                          partner)
+                run, senders, dropouts = _survivors_noise(run, runtime, kept, (z, z_edge),
+                                                          noise, noise_kw, dropouts, partner)
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -351,9 +350,11 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             noise[0].notes.append(method_note)
         clock.lap("computing")
         bar.stage("aggregation")
+        at_step(runtime and runtime.transport, "aggregation")
         u_hat, aux_sums, edge_means = _aggregate(run, z, noise[0].aux_z, z_edge, senders)
         if kept is not None and run.session.is_local("aggregator"):
             check_no_new_loss(runtime, runtime.gone, "aggregation")
+        at_step(runtime and runtime.transport, "released")
         clock.lap("aggregation")
     evaluation = None
     if evaluate:
@@ -507,17 +508,26 @@ def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
 
 
-def _survivors_noise(run: Run, runtime, kept, z, z_edge, noise, noise_kw, dropouts, partner):
+def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, partner):
     """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
-    ``z``, then step 3 among the survivors (a roll call after it: a loss there ends the run).
-    (the survivors' run, their ids or None, the release's dropouts)."""
-    run, senders, dropouts = survivors_after_compute(run, runtime, kept, z, dropouts,
-                                                     partner=partner)
-    gone = runtime.gone
-    if senders is not None:
-        noise_kw["parties"] = senders
-    noise.append(_noise(run, z, run.aux_fraction, noise_kw, z_edge))
-    check_no_new_loss(runtime, gone, "noise")
+    the running ``sums`` (z, z_edge), then step 3 among the survivors, drawn again if a host
+    vanishes within it (:func:`ustat.umpc.dropouts.noise_among_survivors`). (the survivors'
+    run, their ids or None, the release's dropouts)."""
+    z, z_edge = sums
+
+    def draw(survivors: Run, senders):
+        kw = dict(noise_kw) if senders is None else dict(noise_kw, parties=senders)
+        return _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
+
+    run, senders, dropouts, drawn, draws = noise_among_survivors(
+        run, runtime, kept, z, draw, dropouts, keep=(z_edge,), partner=partner)
+    if draws > 1:
+        drawn.notes.append(f"a party host vanished during the noise step: the noise drawn "
+                           f"then was discarded unopened and drawn again among the "
+                           f"survivors ({draws} draws"
+                           + ("; the committee drawn again each time)" if
+                              noise_kw["threat_model"] == "hf" else ")"))
+    noise.append(drawn)
     return run, senders, dropouts
 
 

@@ -147,3 +147,113 @@ def test_dp_audit_and_coverage_of_releases_with_a_dropout():
     assert stats.kstest(pit, "uniform").pvalue > 1e-3
     assert within == runs
     assert 0.93 * runs <= covered <= 0.99 * runs
+
+
+class _Transport:
+    def __init__(self):
+        self.gone: set = set()
+
+    def describe(self, r):
+        return f"host-{r} (parties {3 * r}-{3 * r + 2})"
+
+
+class _Runtime:
+    """What the dropout steps read of a run's runtime: four hosts of 3 parties and the roles
+    (the roll call: every process agrees what the transport saw)."""
+
+    def __init__(self):
+        self.groups = [range(3 * h, 3 * h + 3) for h in range(4)] + [["dealer", "aggregator"]]
+        self.transport = _Transport()
+        self.gone: frozenset = frozenset()
+        self.max_lost = 3
+        self.roll_calls = 0
+
+    def roll_call(self, absent):
+        self.roll_calls += 1
+        self.gone = frozenset(absent) | self.gone
+        return self.gone
+
+
+def _kept_run(seed=3):
+    """A simulator run of Kendall on 12 records, its per-edge shares (kept) and z."""
+    from ustat.umpc.merge import add_shares
+    from ustat.umpc.setup import prepare_run
+
+    spec = UMPCSpec.of("kendall", epsilon=1.0, seed=seed)
+    run = prepare_run(_records(12, seed), spec, None, None,
+                      {"workers": 1, "pool": None, "scheduler": None, "record_views": False,
+                       "noise_method": "polya", "runtime": None})
+    ring = run.session.ring
+    shares = np.random.default_rng(seed).integers(0, 1 << 40, (2, run.m), dtype=np.uint64)
+    z = np.zeros(run.n, dtype=np.uint64)
+    add_shares(z, run.E, shares)
+    return run, [(run.E, shares)], z & ring.mask
+
+
+@pytest.mark.parametrize("lost_in_computing", [False, True])
+def test_a_loss_in_the_noise_step_discards_the_draw_and_draws_again_among_the_survivors(
+        lost_in_computing):
+    """host-2 vanishes while the noise is drawn (host-1 before, while computing, or not):
+    the draw is discarded (z holds no trace of it), host-2's edges leave the sums, and the
+    noise is drawn again on the new survivors' design; nothing is drawn a third time."""
+    from ustat.umpc.dropouts import noise_among_survivors
+
+    run, kept, z = _kept_run()
+    ring = run.session.ring
+    z_start = z.copy()
+    rt = _Runtime()
+    if lost_in_computing:
+        rt.transport.gone.add(1)
+        rt.max_lost = 6
+    calls = []
+
+    def draw(survivors, senders):
+        calls.append((survivors.n, None if senders is None else list(senders)))
+        ids = np.arange(run.n) if senders is None else senders
+        z[ids] = ring.add(z[ids], np.uint64(1000 + len(calls)))     # this draw's "noise"
+        if len(calls) == 1:
+            rt.transport.gone.add(2)                                # vanishes mid-noise
+        return len(calls)
+
+    out, senders, dropouts, value, draws = noise_among_survivors(run, rt, kept, z, draw, None)
+    lost = np.r_[np.arange(3, 6) if lost_in_computing else [], np.arange(6, 9)]
+    H, S, edges_lost = surviving_design(run.hypergraph, lost)
+    assert (draws, value) == (2, 2) and list(senders) == list(S)
+    assert calls[1] == (S.size, list(S))                    # drawn again among the survivors
+    assert np.array_equal(out.E, H.edges) and out.n == S.size
+    assert dropouts == {"parties_lost": lost.size, "edges_lost": edges_lost,
+                        "step": "computing, noise" if lost_in_computing else "noise"}
+    # z: the start, minus every lost edge's shares, plus the second draw only
+    E, shares = kept[0]
+    want = z_start.copy()
+    out_edges = np.isin(E, lost).any(axis=1)
+    for j in range(2):
+        np.subtract.at(want, E[out_edges, j], shares[j, out_edges])
+    want[S] += np.uint64(1002)
+    assert np.array_equal(z[S], want[S] & ring.mask)
+    assert rt.roll_calls == 3              # after the chunks, then after each draw
+
+
+def test_a_loss_in_the_noise_step_beyond_the_bound_ends_the_run():
+    from ustat.umpc.dropouts import noise_among_survivors
+
+    run, kept, z = _kept_run()
+    rt = _Runtime()
+    rt.max_lost = 2                     # a host holds 3 parties
+
+    def draw(survivors, senders):
+        rt.transport.gone.add(0)
+    with pytest.raises(DropoutBoundError, match="more than max_dropouts = 2"):
+        noise_among_survivors(run, rt, kept, z, draw, None)
+
+
+def test_a_loss_in_the_last_round_names_the_host_and_the_step():
+    from ustat.umpc.dropouts import check_no_new_loss
+
+    rt = _Runtime()
+    check_no_new_loss(rt, frozenset(), "aggregation")       # nobody lost: nothing to say
+    rt.transport.gone.add(2)
+    with pytest.raises(DropoutBoundError) as e:
+        check_no_new_loss(rt, frozenset(), "aggregation")
+    assert "host-2 (parties 6-8) vanished during the aggregation step" in str(e.value)
+    assert "no release" in str(e.value) and "budget stays charged" in str(e.value)

@@ -1,0 +1,104 @@
+"""Dropouts at every step of a deployed U-MPC run (issue 36 item 5): the matrix.
+
+One of four party hosts (12 parties each, n = 48, Kendall on Bank rows,
+``--no-check-inputs``, a budget file) vanishes at a chosen step, for the dealer
+backend with ``dis`` and for garbled circuits with ``hf``:
+
+- ``sharing`` and ``computing`` (steps 1-2): the survivors leave its edges out
+  and release for their data. Both report step ``computing``: the survivors act
+  on a loss in either at one roll call after the chunks (the step in the
+  release is where the survivors saw and handled it, not where the host died);
+- ``noise`` (step 3): the noise drawn then is discarded unopened and drawn again
+  among the new survivors (the committee drawn again under ``hf``); step ``noise``;
+- ``aggregation`` (the last round, after the roll call): no release, an error
+  naming the host and the step, the run stays charged;
+- ``released`` (after its aggregation message is sent): the release completes
+  with every party.
+
+Before the run (a host that never joins) is
+``test_deploy_dropouts.py::test_a_host_that_never_joins_is_a_dropout_and_the_survivors_release``,
+for the same two configurations.
+
+Each cell is deterministic: the host kills itself (SIGKILL, as a crash: nothing said to
+its peers) when its program starts the step (``USTAT_TEST_VANISH_AT``,
+:func:`ustat.deploy.participant.vanish_hook`), so the step is exact rather than chosen
+by a log line and a race. Each cell starts 7 interpreters (about 7-9 s of CPU, most of it
+imports): slow.
+"""
+
+import os
+
+import pytest
+
+pytest.importorskip("cryptography")
+
+from ustat.cli.deploy import job_from_command
+from ustat.deploy import DeployError, init, run_local
+
+from .test_deploy import KENDALL, LOCAL, _bank_rows, _ports
+from .test_deploy_budget import _spends
+from .test_deploy_dropouts import _survivors_in_the_simulator
+
+N = 48
+HOST2 = range(24, 36)
+CONFIGS = {"dealer-dis": [], "gc-hf": ["--backend", "gc", "--threat-model", "hf"]}
+
+
+def _run(tmp_path, config, step):
+    csv = _bank_rows(tmp_path, N)
+    d = str(tmp_path / "dep")
+    job = job_from_command(["estimate", *KENDALL, "--no-check-inputs", *CONFIGS[config],
+                            "--budget-file", "ledger.json", "--budget-total", "10"], N)
+    init(d, N, job, hosts=4, base_port=_ports(), timeout=10.0, connect_timeout=30.0,
+         insecure=True, keys=LOCAL)
+    env = dict(os.environ, USTAT_TEST_VANISH_AT=f"host-2:{step}")
+    return d, csv, lambda: run_local(d, csv, env=env, grace=10.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", list(CONFIGS))
+@pytest.mark.parametrize(("step", "reported"), [("sharing", "computing"),
+                                                ("computing", "computing"),
+                                                ("noise", "noise")])
+def test_a_host_lost_within_the_bound_before_the_last_round_the_survivors_release(
+        tmp_path, config, step, reported):
+    d, csv, run = _run(tmp_path, config, step)
+    out = run()
+    rel = out["release"]
+    want = _survivors_in_the_simulator(d, csv, HOST2, reported, evaluate=True)
+    assert rel["dropouts"] == want.dropouts
+    assert rel["dropouts"]["step"] == reported and rel["dropouts"]["parties_lost"] == 12
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (36, want.edges, want.max_degree)
+    assert rel["noise_scale"] == want.noise_scale           # the surviving design's
+    assert abs(rel["u_hat"] - want.evaluation["u_raw_incomplete"]) <= 4 * rel["noise_std"]
+    redrawn = [t for t in rel["notes"] if "drawn again among the survivors" in t]
+    assert len(redrawn) == (step == "noise")                # the discarded draw is said
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+    assert _spends(d) == [["spent"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_host_lost_in_the_last_round_ends_the_run_naming_it_and_stays_charged(
+        tmp_path, config):
+    d, _, run = _run(tmp_path, config, "aggregation")
+    with pytest.raises(DeployError) as e:
+        run()
+    said = e.value.errors["aggregator"]
+    assert "host-2 (parties 24-35) vanished during the aggregation step" in said
+    assert "no release" in said and "\n" not in said
+    assert set(e.value.errors) == {"aggregator", "host-2"}   # the others ended cleanly
+    assert _spends(d) == [["spent"]]                        # noise was drawn: charged
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_a_host_lost_after_sending_its_last_message_the_release_has_every_party(
+        tmp_path, config):
+    d, _, run = _run(tmp_path, config, "released")
+    out = run()
+    rel = out["release"]
+    assert (rel["n"], rel.get("dropouts")) == (N, None)
+    assert rel["edges"] == 2 * N                            # Kendall's default design
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+    assert _spends(d) == [["spent"]]
