@@ -152,3 +152,56 @@ def test_a_server_that_vanishes_ends_the_run_naming_it(tmp_path):
     assert e.value.statuses["analyst"] != 0 and e.value.statuses["server-0"] != 0
     assert "server-1" in e.value.errors["server-0"]
     assert "server-1" in e.value.errors["analyst"]
+
+
+@pytest.mark.slow
+def test_a_host_lost_before_its_hl_sums_is_left_out_of_the_sums(tmp_path, capsys, monkeypatch):
+    """``hl`` (keys verified, the deployed default): host-1 killed once its keys reached both
+    servers, so it is lost at the HL sums (its shares never sent): the servers agree within
+    the input check's first round and leave it out. Two worlds: ``ustat hl`` in one process
+    with the same loss injected after the group edges (the tree counts all 40, the sums 30)."""
+    from .ecdf.test_dropouts import P, Y, _Loss
+
+    csv = tmp_path / "calibrated.csv"
+    csv.write_text("p,y\n" + "".join(f"{a:.6f},{b}\n" for a, b in zip(P, Y)))
+    command = ["hl", "--prob", "p", "--label", "y", "--groups", "3", "--thresholds", "16",
+               "--epsilon", "40", "--seed", "6"]
+    d = str(tmp_path / "dep")
+    init(d, N, job_from_command(command, N), hosts=HOSTS, base_port=_ports(), insecure=True,
+         keys=LOCAL)
+    out = run_local(d, str(csv), env=_hook("host-1:after:server-0"), grace=10.0)
+    rel = out["release"]
+    assert rel["dropouts"] == {"parties_lost": 10, "step": "sums"} and rel["n"] == 30
+    assert rel["account"]["inputs_dropped"] == 0 and rel["account"]["keys_dropped"] == 0
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-1"]
+    from ustat.ecdf import hosmer_lemeshow as hl_module
+    loss = _Loss(monkeypatch)
+    edges = hl_module._edges
+    monkeypatch.setattr(hl_module, "_edges", lambda *a: (edges(*a), loss.lose())[0])
+    capsys.readouterr()
+    assert main([*command, "--csv", str(csv), "--json", "--no-progress", "--verify-keys"]) == 0
+    want = json.loads(capsys.readouterr().out)
+    _same(rel, want, ("statistic", "p_value", "edges", "table", "df"))
+    assert want["account"]["dropouts"] == rel["dropouts"]
+
+
+@pytest.mark.slow
+def test_a_host_lost_between_its_pointwise_answers_is_left_out_of_the_ecdf(tmp_path, capsys):
+    """The pointwise backend: host-2 killed between its shares to server-0 and to server-1
+    (server-0 received them): the servers agree in a round of their own (phase ``ecdf pointwise
+    held``) and open the sums of the other 30 parties only: ``ustat ecdf`` on their rows, bit
+    for bit."""
+    command = ["ecdf", "--column", "age", "--bounds", "18:95", "--thresholds", "16",
+               "--epsilon", "30", "--seed", "3", "--backend", "pointwise"]
+    d, csv = _deployment(tmp_path, command)
+    out = run_local(d, csv, env=_hook("host-2:between:server-0"), grace=10.0)
+    rel = out["release"]
+    assert rel["dropouts"] == {"parties_lost": 10, "step": "query"}
+    want = _simulated(tmp_path, [*command, "--no-verify-keys"], csv, capsys, LOST)
+    _same(rel, want, ("ecdf", "noisy_counts", "intervals", "n"))
+    assert rel["n"] == 30
+    assert rel["communication"]["phases"]["ecdf pointwise held"]["offline"]["rounds"] == 1
+    assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+    got_bytes = {p["name"]: p["wire"]["payload_bytes_received"] for p in out["participants"]
+                 if p["name"].startswith("server")}
+    assert got_bytes["server-0"] > got_bytes["server-1"]

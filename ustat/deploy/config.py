@@ -231,12 +231,13 @@ class Config:
 
     def may_vanish(self, hosts: list) -> frozenset:
         """The ranks of the party hosts that may vanish (a dropout, not a fault): each holding
-        at most ``dropout_bound`` parties, for a U-MPC estimate and for ``ecdf``, ``quantile``
-        and ``roc`` on the FSS servers (:mod:`ustat.ecdf.dropouts`: left out unless their keys
-        reached both servers); ``hl`` and the pointwise backend lose no party yet."""
+        at most ``dropout_bound`` parties, for a U-MPC estimate and for ``ecdf``, ``quantile``,
+        ``roc`` and ``hl`` on the FSS or the pointwise servers (:mod:`ustat.ecdf.dropouts`:
+        left out unless their keys, answers or HL sums reached every server)."""
         if self.command != "estimate":
             backend = getattr(getattr(self.spec(), "execution", None), "backend", None)
-            if self.command not in ("ecdf", "quantile", "roc") or backend != "fss":
+            if self.command not in ("ecdf", "quantile", "roc", "hl") or \
+                    backend not in ("fss", "pointwise"):
                 return frozenset()
         bound = self.dropout_bound
         return frozenset(r for r in hosts if len(self.ranked[r].parties) <= bound)

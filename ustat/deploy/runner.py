@@ -102,9 +102,9 @@ def _ecdf(cfg: Config, executor: DeployedParticipant, host: range | None, csv):
         return None
     out = report(cfg.command, spec, res, meta)
     lost = out.get("account", {}).pop("dropouts", None)
-    if lost is not None:        # parties whose keys did not reach both servers (n: those kept)
+    if lost is not None:        # parties whose uploads did not reach every server (n: those kept)
         out["dropouts"] = lost
-        if cfg.command == "roc":    # its n is the rows' (the others': the release's)
+        if cfg.command in ("roc", "hl"):    # their n is the rows' (the others': the release's)
             out["n"] -= lost["parties_lost"]
     if cfg.insecure and seed_of(spec) is not None:
         out["notes"] = [*out.get("notes", []), INSECURE_NOTE]

@@ -48,7 +48,9 @@ Cost per party and server: 64 (4Q + 16 J + (5 + 2J) kappa) bits uploaded
 instead of l 4Q (c = 16: J = 10; kappa = 7 at l = 48: 4Q + 160 + 175 words);
 between the servers 2 rounds: (4 + J) kappa then (2 + J) kappa 64-bit words
 per party each way; O(n (4Q + 16 J) kappa) word operations per server,
-batched (``benchmarks/ecdf.py``: ``hl_input_check_*``). Threat model: malicious
+batched (``benchmarks/ecdf.py``: ``hl_input_check_*``); in a run that may lose
+party hosts, round 1 carries n bits more each way (:func:`verified_shares`).
+Threat model: malicious
 parties, semi-honest non-colluding servers (as the sums).
 """
 
@@ -61,7 +63,7 @@ import numpy as np
 
 from mpc.arith.rng import CSPRNG
 
-from . import keycheck
+from . import dropouts, keycheck
 
 if TYPE_CHECKING:
     from mpc.session import Session
@@ -238,13 +240,17 @@ def _by_chunks(fn, *arrays) -> np.ndarray:
 
 
 def verified_shares(session: Session, contrib: np.ndarray, P: np.ndarray, frac_bits: int,
-                    rng: CSPRNG) -> tuple[np.ndarray, np.ndarray, int]:
+                    rng: CSPRNG, may_vanish: bool = False) -> tuple:
     """Step 3 with the check, in a session (phase ``hl input check``): the parties upload
     their shares in Z_2^64 (1 round, with the servers' coin seeds), the servers open the
     round-1 values, then the z's (2 rounds between the servers), drop the vectors that fail
-    and server 0 tells the analyst how many (1 round). Returns (each server's shares of
-    the (n, 4Q) contributions mod 2^l, uint64 (m, n, 4Q); keep, bool (n,); the count of
-    dropped vectors, as the analyst received it)."""
+    and server 0 tells the analyst how many (1 round). ``may_vanish``: a run that may lose
+    party hosts (:mod:`ustat.ecdf.dropouts`): after the upload each server notes the parties
+    whose upload it did not receive (its transport lost their host), round 1 also carries
+    that set (one bit per party), their vectors are left out unopened (not counted as
+    failing) and the report carries their count above bit 32. Returns (each server's
+    shares of the (n, 4Q) contributions mod 2^l, uint64 (m, n, 4Q); keep, bool (n,); the
+    count of dropped vectors and the count of parties lost, as the analyst received them)."""
     from mpc.arith.ring import ring as ring_of
     from mpc.arith.sharing import additive_share
 
@@ -270,26 +276,37 @@ def verified_shares(session: Session, contrib: np.ndarray, P: np.ndarray, frac_b
                         net.send(int(sid[j]), int(sid[o]), seeds[j], 64)
         co = coin(seeds, Q, frac_bits, kappa)
         J = blocks(frac_bits)
+        lost = np.zeros(n, dtype=bool)
+        missing = np.stack([~dropouts.reached(session)] * m) if may_vanish else None
         first = _exchange(net, sid, local, (n, (4 + J) * kappa), lambda b: _by_chunks(
-            lambda s: opened_shares(b, co, s), sh[b]))
+            lambda s: opened_shares(b, co, s), sh[b]), missing, lost)
         second = _exchange(net, sid, local, (n, (2 + J) * kappa), lambda b: _by_chunks(
             lambda s, o: check_shares(b, co, s, o), sh[b], first))
-        keep = decide(first, second, kappa)
-    count = np.array([n - int(keep.sum())], np.int64)
+        keep = decide(first, second, kappa) & ~lost
+    count = np.array([int((~keep & ~lost).sum()) | int(lost.sum()) << 32], np.int64)
     with net.phase("hl input check report"), net.round():
         net.send(int(sid[0]), net.role("analyst"), count, 64)
-    return sh[:, :, :4 * Q] & _U64(session.ring.mask), keep, int(count[0])
+    return (sh[:, :, :4 * Q] & _U64(session.ring.mask), keep, int(count[0]) & 0xFFFFFFFF,
+            int(count[0]) >> 32)
 
 
-def _exchange(net, sid: np.ndarray, local: list, shape: tuple, message) -> np.ndarray:
+def _exchange(net, sid: np.ndarray, local: list, shape: tuple, message,
+              missing: np.ndarray | None = None, lost: np.ndarray | None = None) -> np.ndarray:
     """One round: every server sends ``message(b)`` (its share, computed where it runs;
-    uint64 ``shape``) to every other; returns the sum over the servers."""
+    uint64 ``shape``) to every other; returns the sum over the servers. With ``missing``
+    (bool (m, n)) each server also sends its row (1 bit per party), and ``lost`` (bool (n,))
+    becomes their OR: the parties some server lacks."""
     msgs = [message(b) if local[b] else np.zeros(shape, _U64) for b in range(sid.size)]
+    flags = None if missing is None else [np.asarray(f, dtype=bool).copy() for f in missing]
     with net.round():
         for b in range(sid.size):                   # loop over the m servers
             for o in range(sid.size):
                 if o != b:
                     net.send(int(sid[b]), int(sid[o]), msgs[b], 64)
+                    if flags is not None:
+                        net.send(int(sid[b]), int(sid[o]), flags[b], 1)
+    if flags is not None and lost is not None:
+        lost[:] = np.logical_or.reduce(flags)
     return _total(msgs)
 
 

@@ -31,7 +31,10 @@ predicted probability p_i in [0, 1] and a 0/1 label y_i.
      vector on its shares (one group, a 0/1 label, p on the 2^-c grid,
      consistent pairs: :mod:`ustat.ecdf.hl_check`, 64-bit shares, the upload
      plus 2 rounds between the servers) and sum only those that pass; the
-     account reports ``inputs_dropped``.
+     account reports ``inputs_dropped``. In a deployment whose party hosts may
+     vanish, the parties whose sum shares did not reach every server are left
+     out of the sums (step ``sums``), the noise unchanged: privacy argument
+     and cost in :mod:`ustat.ecdf.dropouts`.
   4. The noise-aware statistic T and its p-value under a null that includes
      the DP noise (:mod:`ustat.ecdf.hl_test`); the test refuses before
      anything is computed when the noise dominates (public parameters only).
@@ -64,7 +67,7 @@ from noise.samplers import as_fraction, discrete_laplace, polya, round_scale_up
 
 from ..executors import Executor, Place, Program, Simulator
 from ..specs.ecdf import ECDFDesign, ECDFExecution, ECDFPrecision, ECDFPrivacy, ECDFSpec, HLSpec
-from . import hl_check
+from . import dropouts, hl_check
 from .hl_test import chi2_sf, detectable_miscalibration, hl_pvalue, hl_statistic
 from .noise_law import NodeNoiseLaw
 from .quantiles import live_search, quantiles, search
@@ -183,18 +186,26 @@ def _contributions(p, y, g, Q):
     return contrib, pe
 
 
-def _aggregate(session, p, y, g, Q, scales, mode, eps_sums=None, verify=False):
+def _aggregate(session, p, y, g, Q, scales, mode, eps_sums=None, verify=False, earlier=None):
     """Step 3: shares of the (4, Q) contributions to the servers, noise parts, open. With
     ``verify`` the servers first check every vector (:mod:`ustat.ecdf.hl_check`) and sum the
-    kept ones. Returns (the opened (4, Q) sums, the noise's delta, the dropped count or None)."""
+    kept ones; in a run that may lose party hosts the servers sum only the parties whose
+    shares reached every server (:func:`ustat.ecdf.dropouts.agree_kept`, or within the check:
+    :func:`ustat.ecdf.hl_check.verified_shares`; ``earlier``: the tree's ``dropouts``).
+    Returns (the opened (4, Q) sums, the noise's delta, the dropped count or None, the
+    release's ``dropouts`` or None)."""
     ring, net = session.ring, session.net
     (scale_e, scale_o), sid = scales, server_ids(session)
     m, n = sid.size, p.size
     contrib, pe = _contributions(p, y, g, Q)
     rng = session.rng.derive("ecdf", "hl-shares", int(session.rng.uint64()))
-    keep, dropped = np.ones(n, dtype=bool), None
+    keep, dropped, lost = np.ones(n, dtype=bool), None, None
+    vanish = dropouts.may_vanish(session)
     if verify:
-        sh, keep, dropped = hl_check.verified_shares(session, contrib, pe, FRAC_BITS, rng)
+        sh, keep, dropped, count = hl_check.verified_shares(session, contrib, pe, FRAC_BITS, rng,
+                                                            vanish)
+        if vanish:
+            lost = dropouts.outcome(session, count, "sums", earlier)
     else:
         sh = additive_share(ring, ring.element(contrib.reshape(n, 4 * Q)), m, rng)  # (m, n, 4Q)
     sums = np.empty((m, 4 * Q), dtype=np.uint64)
@@ -207,6 +218,10 @@ def _aggregate(session, p, y, g, Q, scales, mode, eps_sums=None, verify=False):
             with net.round():
                 for j in range(m):                  # loop over the m servers
                     net.send(net.parties, int(sid[j]), sh[j], ring.bits)
+    if vanish and not verify:                       # the servers agree whose shares they hold
+        keep, lost = dropouts.agree_kept(session, sid, [dropouts.reached(session)] * m,
+                                         "hl sums held", "sums", earlier)
+    with net.phase("hl sums"):
         for j in range(m):
             if parts is not None:
                 noise = parts[j]
@@ -217,7 +232,7 @@ def _aggregate(session, p, y, g, Q, scales, mode, eps_sums=None, verify=False):
             sums[j] = ring.add(ring.sum(sh[j][keep], axis=0), ring.element(noise))
         opened = open_to_analyst(session, sums).reshape(4, Q).astype(np.float64)
     opened[:2] /= 1 << FRAC_BITS
-    return opened, delta, dropped
+    return opened, delta, dropped, lost
 
 
 def _noise_part(scale, size, m, mode, rng):
@@ -345,7 +360,7 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
     dep = deploy(p, tree_spec, session=session)
     edges, g, exact_sums = _edges(dep, session, p, y, tau, Q)
     mode = dep.noise.mode
-    sums_delta, dropped = 0.0, None
+    sums_delta, dropped, lost = 0.0, None, None
     if session is None:
         rng = as_rng(seed).derive("ecdf", "hl-central-noise")
         sums = exact_sums.copy()
@@ -353,9 +368,10 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
             sums[:2] += discrete_laplace(scale_e, (2, Q), rng) / (1 << FRAC_BITS)
             sums[2:] += discrete_laplace(scale_o, (2, Q), rng)
     else:
-        sums, sums_delta, dropped = _aggregate(
+        sums, sums_delta, dropped, lost = _aggregate(
             session, p, y, g, Q, (scale_e, scale_o), mode,
-            plan.sums_sens / float(scale_o) if scale_o is not None else None, ex.verify_keys)
+            plan.sums_sens / float(scale_o) if scale_o is not None else None, ex.verify_keys,
+            getattr(dep.answerer, "lost", None))
     E1, E0, O1, O0 = sums
     if not dep.released:            # the analyst runs in another process: nothing to release
         assert session is not None  # unreleased only in a run (which has a session)
@@ -377,7 +393,8 @@ def _hl_main(place: Place, spec: HLSpec, options: dict, probs, labels) -> HLResu
                "sums_noise": {"observed": plan.o_law.to_dict(), "expected": plan.e_law.to_dict(),
                               "expected_units": f"2^-{FRAC_BITS}"},
                "delta": dep.noise.delta + sums_delta} | dep.key_check() | (
-                   {} if dropped is None else {"inputs_verified": True, "inputs_dropped": dropped})
+                   {} if dropped is None else {"inputs_verified": True, "inputs_dropped": dropped}
+               ) | ({"dropouts": lost} if lost and lost["parties_lost"] else {})
     sd = math.sqrt(plan.noise_var)
     tail = "the chi-square tail" if noise is None else "a simulated null"
     law = "y ~ Bernoulli(p)" if null == "calibrated" else "p fitted on these records"

@@ -77,8 +77,9 @@ def search(evaluate: Callable[[np.ndarray], ArrayLike], n_points: int, targets: 
     unsettled target (at most ceil(log2 N) calls), or, with ``every_step``,
     exactly ceil(log2 N) times with one index per target (a settled target
     asks for its answer again, which changes nothing): a public number of
-    calls of a public size, as queries to live servers need. Returns int64
-    indices in 0..N-1.
+    calls of a public size, as queries to live servers need. A float64 ``targets``
+    array is used in place (not copied), read after each call of ``evaluate``
+    (:func:`live_search` updates it). Returns int64 indices in 0..N-1.
     """
     t = np.asarray(targets, dtype=np.float64).reshape(-1)
     lo = np.zeros(t.size, dtype=np.int64)
@@ -100,9 +101,18 @@ def search(evaluate: Callable[[np.ndarray], ArrayLike], n_points: int, targets: 
 
 def live_search(deployment: Deployment, q: ArrayLike) -> np.ndarray:
     """The grid indices of the q-quantiles by queries to a live deployment (analyst side):
-    ceil(log2 N) batches of len(q) queries, no extra epsilon."""
-    return search(deployment.query, deployment.tree.n_points, deployment.n * check_levels(q),
-                  every_step=True)
+    ceil(log2 N) batches of len(q) queries, no extra epsilon. The targets n q follow the
+    deployment's n, which the first answer may lower (the pointwise backend leaves out the
+    parties lost at it: :mod:`ustat.ecdf.pointwise`)."""
+    levels = check_levels(q)
+    targets = deployment.n * levels
+
+    def ask(idx: np.ndarray) -> np.ndarray:
+        out = deployment.query(idx)
+        targets[:] = deployment.n * levels      # read by search after this call (no copy)
+        return out
+
+    return search(ask, deployment.tree.n_points, targets, every_step=True)
 
 
 def quantiles(source: ECDFRelease | Deployment | ArrayLike, q: ArrayLike, *,

@@ -132,7 +132,10 @@ class Deployment:
         """Noisy counts at threshold indices ``idx`` (int64); no extra epsilon."""
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         self.queries += idx.size
-        return self.answerer.query(idx)
+        out = self.answerer.query(idx)
+        if self.backend == "pointwise":     # its first answer may leave out lost parties
+            self.n = self.answerer.counted
+        return out
 
     def communication(self) -> dict | None:
         return None if self.session is None else self.session.net.report()
@@ -263,6 +266,7 @@ def deploy(values: ArrayLike, spec: ECDFSpec | QuantileSpec, *, weights: ArrayLi
         n = answerer.counted
     else:
         answerer = PointwiseServers(session, ranks, tree, noise, weights)
+        n = answerer.counted            # less the parties whose hosts never joined
     return Deployment(tau, tree, noise, backend, n, session, answerer)
 
 

@@ -73,6 +73,7 @@ from ..specs.ecdf import (
     ECDFSpec,
     ROCSpec,
 )
+from .dropouts import LateDropoutError
 from .intervals import check_confidence, simulate_path_noise
 from .noise_law import SIM_SEED
 from .release import (
@@ -390,6 +391,9 @@ def _roc_main(place: Place, spec: ROCSpec, options: dict, scores, labels) -> ROC
     _same_parties(deps)
     N = tau.size
     c_pos, c_neg = (d.query(np.arange(N)) for d in deps)
+    if ex.backend == "pointwise" and deps[0].n != deps[1].n:   # lost at the 2nd class's answers
+        raise LateDropoutError(f"{deps[0].n - deps[1].n} parties lost after the positive "
+                               "class's answers were opened (pointwise backend): no release")
     if not deps[0].released:        # the analyst runs in another process: nothing to release
         none = np.empty(0)                  # the curve's length depends on the noisy counts
         assert session is not None          # unreleased only in a run (which has a session)

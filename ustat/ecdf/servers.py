@@ -280,8 +280,8 @@ class FSSServers:
                 held[b] = dcf.from_instance_payloads(rows, b, params, insecure=session.insecure)
             else:                                   # one process: it generated every key
                 assert keys is not None
-                held[b] = keys[b]
-                trips[b] = None if trip is None else trip[b]
+                held[b] = keys[b] if kept is None else keys[b].take(np.flatnonzero(kept))
+                trips[b] = None if trip is None else trip[b] if kept is None else trip[b][kept]
         out = cls(session, tree, noise, params, tuple(held), n)
         if kept is not None:
             out.ids, out.kept, out.lost = np.flatnonzero(kept), kept, lost

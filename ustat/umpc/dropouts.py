@@ -52,10 +52,16 @@ drawing a new noise would hand the aggregator a second noisy release of
 nearly the same sum (twice the epsilon). So a loss after the roll call
 ends the run with no release (the budget stays charged: noise was drawn).
 
-**ECDF family.** Parties send DCF keys to two servers. A party whose keys
-did not reach both servers is left out (its keys are discarded by the
-server that has them); the release is for the parties whose keys both
-servers hold. A server that vanishes ends the run (two-server model).
+**ECDF family.** It runs, deployed, for ``ecdf``, ``quantile``, ``roc``
+and ``hl`` on the FSS and the pointwise servers (:mod:`ustat.ecdf.dropouts`
+says how): a party whose keys (FSS), first answers (pointwise) or HL sums
+did not reach every server is left out, its uploads discarded unopened by
+the servers that have them, the servers agreeing whose they hold within
+the key or input check's exchanges (or one round of their own); the node
+and sums noise is drawn once, independent of n, so the release is the one
+on the kept parties' data. A pointwise host lost after answers counting it
+were opened, a server or the analyst that vanishes ends the run
+(two-server model).
 
 **What exists today.** :func:`ustat.umpc.survivors.run_with_dropouts` is the
 survivors' computation as the protocol defines it, run on any executor:
@@ -88,7 +94,8 @@ Each process names the step it starts to its transport
 at an exact step. The simulator chooses the fixed-point encoding from the
 surviving design (a deployed run losing a host mid-run keeps the full run's
 ring, which is at least as wide). Not yet: kernels with edge sums or class
-counts with a host lost mid-run (refused, no release); the ECDF family.
+counts with a host lost mid-run (refused, no release). The ECDF family:
+:mod:`ustat.ecdf.dropouts`.
 
 Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
 Threat model: the protocol's (static semi-honest); vanished parties count
