@@ -234,3 +234,11 @@ def test_a_pointwise_roc_host_lost_between_the_classes_ends_the_run(monkeypatch)
     monkeypatch.setattr(PointwiseServers, "query", second)
     with pytest.raises(LateDropoutError, match="after the positive class's answers were opened"):
         private_roc(P, Y, ROC)
+
+
+def test_a_pointwise_run_loses_no_more_than_the_bound(monkeypatch):
+    loss = _Loss(monkeypatch, bound=9)
+    loss.lose()
+    with pytest.raises(DropoutBoundError, match="10 of 40 parties' answers did not reach every "
+                                                "server, more than max_dropouts = 9"):
+        release(P, POINTWISE)
