@@ -100,7 +100,7 @@ def test_a_loss_beyond_max_dropouts_ends_the_run_with_no_release(tmp_path):
     csv = _bank_rows(tmp_path, 24)
     d = str(tmp_path / "dep")
     init(d, 24, job_from_command(["estimate", *KENDALL], 24), hosts=4, base_port=_ports(),
-         connect_timeout=20.0, insecure=True, keys=LOCAL)     # a cold start is slow
+         connect_timeout=30.0, insecure=True, keys=LOCAL)     # a cold start is slow
 
     def inject(procs, logs):
         for name in ("host-1", "host-2"):               # 12 parties > floor(23 / 3) = 7

@@ -75,7 +75,7 @@ def test_a_host_that_never_joins_is_left_out_of_the_quantiles(tmp_path, capsys):
     agree in a round of their own (keys not verified here), and the release is ``ustat
     quantile``'s on the other 30 rows, bit for bit."""
     command = [*QUANTILE, "--no-verify-keys"]
-    d, csv = _deployment(tmp_path, command, connect_timeout=20.0)
+    d, csv = _deployment(tmp_path, command, connect_timeout=30.0)
 
     def inject(procs, logs):
         os.kill(procs["host-2"].pid, signal.SIGKILL)
