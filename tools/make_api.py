@@ -31,8 +31,8 @@ MPC_MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machi
            "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
            "protocols.truncation", "session", "values", "values.secure_array",
            "values.input_output", "values.fixedpoint", "values.arrays", "wire.frames",
-           "wire.transport", "run.routing", "run.runtime",
-           "run.launch"]
+           "wire.counts", "wire.faults", "wire.frame_io", "wire.transport", "run.routing",
+           "run.runtime", "run.launch"]
 
 MPC_HEADER = """# mpc layer API (generated)
 
