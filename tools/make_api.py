@@ -26,12 +26,13 @@ if ROOT not in sys.path:
 
 REFERENCE = os.path.join(ROOT, "docs", "reference")
 MPC_MODULES = ["arith.ring", "arith.rng", "arith.field", "arith.sharing", "machine.memory",
-           "comm.placement", "comm.traffic", "comm.network", "comm.costs", "protocols.dealer",
+           "comm.placement", "comm.traffic", "comm.views", "comm.rounds", "comm.network",
+           "comm.costs", "protocols.dealer",
            "protocols.beaver", "protocols.compare", "protocols.gmw", "protocols.providers",
            "protocols.truncation", "session", "values", "values.secure_array",
            "values.input_output", "values.fixedpoint", "values.arrays", "wire.frames",
-           "wire.transport", "run.routing", "run.runtime",
-           "run.launch"]
+           "wire.counts", "wire.faults", "wire.frame_io", "wire.transport", "run.routing",
+           "run.runtime", "run.launch"]
 
 MPC_HEADER = """# mpc layer API (generated)
 
@@ -48,7 +49,7 @@ docstrings are here whole, operators included: the full `SecureArray` reference.
 """
 
 USTAT_MODULES = ["specs.base", "specs.umpc", "specs.ecdf", "baselines.spec", "executors",
-                 "kernels", "data.records", "umpc.protocol", "baselines.protocol",
+                 "kernels", "data.records", "umpc.protocol", "umpc.result", "baselines.protocol",
                  "baselines.result", "ecdf.release", "ecdf.quantiles", "ecdf.roc",
                  "ecdf.hosmer_lemeshow", "deploy.config", "deploy.create", "deploy.local"]
 
@@ -107,9 +108,18 @@ def public(module):
 
 
 def class_members(cls: type, operators: bool = False) -> list[tuple[str, Any, str]]:
-    """Public members (with ``operators``: also the dunder methods that have a docstring)."""
+    """Public members (with ``operators``: also the dunder methods that have a docstring).
+
+    A class cut into private parts in other modules of its package (bases named ``_...``,
+    e.g. those of ``mpc.comm.network.Network``) lists theirs as its own, lowest part first."""
+    members: dict[str, Any] = {}
+    package = cls.__module__.rsplit(".", 1)[0]
+    for part in reversed(cls.__mro__):
+        if part is cls or (part.__name__.startswith("_") and part.__module__ != cls.__module__
+                           and part.__module__.rsplit(".", 1)[0] == package):
+            members.update(vars(part))
     out: list[tuple[str, Any, str]] = []
-    for name, member in vars(cls).items():
+    for name, member in members.items():
         dunder = name.startswith("__") and name.endswith("__")
         if name.startswith("_") and name != "__init__" and not (
                 operators and dunder and inspect.isfunction(member) and member.__doc__):

@@ -71,6 +71,10 @@ per-party counters (O(n)), the edge list (8 k bytes per edge), and at most
 2 chunks per worker in flight (see :mod:`ustat.umpc.chunk` for a chunk's
 memory).
 
+Where the steps live: this module holds the program (:func:`umpc_program`,
+the input check, steps 1 and 2 over the chunks); step 3 is
+:mod:`ustat.umpc.noise_step`; step 4 and the result are :mod:`ustat.umpc.result`.
+
 Threat model: static semi-honest adversary, private authenticated channels,
 trusted dealer for preprocessing (none with backend "gc"). Inputs stay hidden from any coalition
 allowed by the threat model; the release is DP against the aggregator. With
@@ -83,30 +87,28 @@ inside MPC is hidden from every coalition that lacks one contributor.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 import fss
-from mpc.comm.costs import Costs
 from mpc.session import Session
 
 from ..executors import Executor, Place, Program, Simulator, refusal
 from ..specs.umpc import DEFAULT_CHUNK, DEFAULT_THREAT_MODEL, THREAT_MODELS, UMPCSpec
 from .chunk import get_backend
-from .dropouts import check_no_new_loss, noise_among_survivors, start_survivors
+from .dropouts import check_no_new_loss, start_survivors
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .input_check import check_inputs, partners
 from .merge import merge_chunk
-from .privacy import committee_note, noise_guarantee, resolve_noise_method
+from .noise_step import _noise, _survivors_noise
+from .privacy import committee_note, resolve_noise_method
 from .progress import Progress, StageClock, at_step
-from .release import Split, release_fields
-from .sampling_error import Design
+from .result import UMPCResult, _aggregate, _result
 from .setup import PIDLAP_MAX_PARTIES, Run, prepare_run
 from .tasks import ChunkInputs, default_workers
 
@@ -115,82 +117,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_CHUNK", "DEFAULT_THREAT_MODEL", "PIDLAP_MAX_PARTIES", "THREAT_MODELS",
            "UMPCResult", "run_umpc", "umpc_program"]
-
-
-@dataclass
-class UMPCResult:
-    """What one run of the protocol releases and what it cost."""
-
-    kernel: str
-    statistic: str
-    estimate: float                 # the released statistic, clamped into its valid range
-    u_hat: float                    # the noisy incomplete U-statistic
-    epsilon: float
-    n: int
-    edges: int
-    degree: int
-    max_degree: int
-    sampler: str
-    threat_model: str
-    sensitivity: float              # delta_max * Delta f (of the sum)
-    noise_scale: float              # Laplace-like scale of eta in U units (noise_std: statistic's)
-    aux: dict
-    online_bits: int
-    offline_bits: int
-    rounds: int
-    max_party_bits: int
-    mean_party_bits: float
-    seconds: float                  # the whole call, the communication report included
-    insecure_seed: bool
-    communication: dict
-    evaluation: dict | None = None
-    notes: list = field(default_factory=list)
-    backend: str = "dealer"         # how f(x_e) was computed (ustat.umpc.chunk.BACKENDS)
-    backend_trust: str = ""         # whom that backend trusts
-    workers: int = 1                # local workers (or the Dask workers asked for)
-    scheduler: str | None = None  # Dask scheduler ("local", an address) or None
-    chunks: int = 1                 # chunks of edges the computing phase ran in
-    estimate_raw: float = math.nan  # the released statistic before the range clamp
-    noise_std: float = 0.0          # sd of the DP noise in the statistic's units (delta method)
-    confidence: float = 0.95        # level of ci
-    ci: list = field(default_factory=list)        # [lo, hi] (ustat.umpc.release)
-    ci_method: str = ""
-    epsilon_split: dict = field(default_factory=dict)   # name -> epsilon ({} when eps = inf)
-    precision: dict = field(default_factory=dict)       # bits, frac_bits, input_frac_bits, ...
-    warnings: list = field(default_factory=list)
-    uncertainty: dict = field(default_factory=dict)     # the noise and sampling sds apart
-    stage_seconds: dict = field(default_factory=dict)   # where ``seconds`` went (run_umpc)
-    noise_method: str = ""          # "mpc" or "polya" ("" when epsilon = inf: no noise)
-    delta: float = 0.0              # the release's delta (the in-MPC sampler's; 0 for Polya)
-    noise_guarantee: dict = field(default_factory=dict)  # method, epsilon, delta, coalition
-    noise_seconds: float = 0.0      # step 3 alone (inside ``computing``, beside the chunks)
-    costs: Costs | None = None   # mpc.comm.costs.Costs: the same figures as ``communication``
-    processes: int = 1              # processes the run's participants were spread over
-    process_costs: list = field(default_factory=list)   # per process: holds, wire bytes, seconds
-    released: bool = True           # False in a process without the aggregator (no release)
-    aux_epsilon_fraction: float = 0.0   # class counts' share of epsilon (0 without counts)
-    edge_aux: dict = field(default_factory=dict)   # names, noisy_means, epsilon, noise
-    edge_aux_epsilon_fraction: float = 0.0  # the edge sums' share of epsilon (0 without)
-    spec: dict = field(default_factory=dict)    # the UMPCSpec it ran (UMPCSpec.from_dict)
-    dropouts: dict | None = None    # parties_lost, edges_lost, step (ustat.umpc.dropouts)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass
-class _Noise:
-    """What step 3 leaves for aggregation and the result."""
-
-    aux_values: np.ndarray          # (n, a) per-record aux values (class counts)
-    aux_z: np.ndarray               # (n, a) each party's masked, noisy aux shares
-    info: dict                      # accounting of every noise draw
-    eps_u: float                    # epsilon spent on the U-statistic
-    eps_aux: float                  # epsilon spent on each aux sum
-    guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
-    seconds: float = 0.0                            # the noise draws' wall time
-    notes: list = field(default_factory=list)       # why the default method was not "mpc"
-    eps_edge: float = 0.0                           # epsilon spent on each edge sum
 
 
 def run_umpc(records: ArrayLike, spec: UMPCSpec, executor: Executor | None = None, *,
@@ -298,18 +224,9 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         options = dict(options, hypergraph=hyper)
     clock = StageClock()
     workers = default_workers() if workers is None else workers
-    try:
-        method, method_note = resolve_noise_method(pr.noise_method, ex.backend,
-                                                   pr.max_colluders, pr.epsilon)
-    except (ValueError, TypeError) as exc:      # public parameters: nothing computed yet
-        refusal(exc)
-        raise
-    noise_kw = {"threat_model": pr.threat_model, "fail": pr.committee_fail,
-                "f_h": pr.honest_fraction, "method": method,
-                "triples": "ot" if ex.backend == "gc" else "dealer"}
-    noise_kw.update({key: v for key, v in (("max_colluders", pr.max_colluders),
-                                           ("committee_size", pr.committee_size))
-                     if v is not None})
+    noise_kw, method_note = _noise_options(spec)
+    # across hosts that may vanish: per-edge shares kept, the noise after a roll call
+    vanish = runtime is not None and bool(getattr(runtime.transport, "may_vanish", ()))
     where = {"workers": workers, "pool": pool, "scheduler": scheduler}   # the chunks' engine
     with Progress(0, progress) as bar:
         bar.stage("sampling")
@@ -321,28 +238,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             refusal(exc)
             raise
         try:
-            partner = None
-            if pr.check_inputs:     # issue 39: every input range-checked on its shares
-                run.enc = check_inputs(run.session, run.enc, run.kern,
-                                       run.precision.input_frac_bits, ex.backend,
-                                       run.rng.derive("input-check"))
-                partner = partners(run.session, run.rng.derive("input-check"), run.n)
-            clock.lap("setup")
-            bar.total = run.m
-            bar.stage("computing")
-            z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
-            z_edge = np.zeros((len(run.kern.edge_aux_names), run.n), dtype=np.uint64)
-            noise = []                             # step 3 runs while the workers compute
-            # across hosts that may vanish: per-edge shares kept, the noise after a roll call
-            vanish = runtime is not None and bool(getattr(runtime.transport, "may_vanish", ()))
-            kept: list | None = [] if vanish else None
-            _share_and_compute(run, z, ex.chunk_size, bar, **where, z_edge=z_edge, kept=kept,
-                               meanwhile=None if kept is not None else lambda: noise.append(
-                                   _noise(run, z, run.aux_fraction, noise_kw, z_edge)))
-            senders = None
-            if kept is not None:
-                run, senders, dropouts = _survivors_noise(run, runtime, kept, (z, z_edge),
-                                                          noise, noise_kw, dropouts, partner)
+            run, sums, noise, senders, dropouts = _steps_1_to_3(
+                run, spec, runtime, vanish, where, noise_kw, bar, clock, dropouts)
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -351,8 +248,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         clock.lap("computing")
         bar.stage("aggregation")
         at_step(runtime and runtime.transport, "aggregation")
-        u_hat, aux_sums, edge_means = _aggregate(run, z, noise[0].aux_z, z_edge, senders)
-        if kept is not None and run.session.is_local("aggregator"):
+        u_hat, aux_sums, edge_means = _aggregate(run, sums[0], noise[0].aux_z, sums[1], senders)
+        if vanish and run.session.is_local("aggregator"):
             check_no_new_loss(runtime, runtime.gone, "aggregation")
         at_step(runtime and runtime.transport, "released")
         clock.lap("aggregation")
@@ -376,49 +273,54 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
     return result
 
 
-def _result(run, threat_model, u_hat, aux_sums, noise, evaluation, engine, confidence,
-            edge_means):
-    kern, session = run.kern, run.session
-    costs = session.costs()
-    rep = session.net.report()
-    sens_sum = run.delta_max * kern.sensitivity
-    released = bool(session.is_local("aggregator"))
-    if released:
-        rel = release_fields(kern, u=u_hat, aux=aux_sums, n=run.n, m=run.m,
-                             split=Split(run.eps, noise.eps_u, noise.eps_aux, noise.eps_edge),
-                             info=noise.info, frac_bits=session.fp.frac_bits,
-                             confidence=confidence,
-                             design=Design.of_edges(run.E, run.n, run.hypergraph.name),
-                             edge_aux=edge_means)
-    else:                       # a process without the aggregator releases nothing
-        u_hat, aux_sums = math.nan, [math.nan] * len(aux_sums)
-        edge_means = [math.nan] * len(edge_means)
-        rel = {"estimate": math.nan, "estimate_raw": math.nan, "noise_std": math.nan,
-               "confidence": confidence, "ci": [], "ci_method": "", "epsilon_split": {},
-               "warnings": [], "uncertainty": {}}
-    precision = run.precision.to_dict()
-    precision["units"] = "raw (bounds)" if run.bounds is not None else "records as given"
-    return UMPCResult(
-        kernel=kern.name, statistic=kern.statistic, u_hat=u_hat, precision=precision, **rel,
-        epsilon=run.eps, n=run.n, edges=run.m, degree=kern.degree, max_degree=run.delta_max,
-        sampler=run.hypergraph.name, threat_model=threat_model, sensitivity=sens_sum,
-        noise_scale=(sens_sum / noise.eps_u / run.m) if math.isfinite(run.eps) else 0.0,
-        aux={"names": list(kern.aux_names), "noisy_sums": aux_sums, "epsilon": noise.eps_aux,
-             "noise": noise.info},
-        online_bits=rep["online"]["bits"], offline_bits=rep["offline"]["bits"],
-        rounds=rep["online"]["rounds"], max_party_bits=rep["online"]["max_party_bits"],
-        mean_party_bits=rep["online"]["mean_party_bits"], seconds=math.nan,
-        insecure_seed=run.session.insecure, communication=rep, evaluation=evaluation,
-        notes=_notes(run, noise.info) + noise.notes, noise_method=noise.guarantee.get("method", ""),
-        delta=noise.guarantee.get("delta", 0.0), noise_guarantee=noise.guarantee,
-        noise_seconds=noise.seconds, costs=costs, released=released,
-        processes=session.placement.n_procs,
-        aux_epsilon_fraction=run.aux_fraction if kern.aux_names else 0.0,
-        edge_aux={"names": list(kern.edge_aux_names), "noisy_means": list(edge_means),
-                  "epsilon": noise.eps_edge,
-                  "noise": {name: noise.info[name] for name in kern.edge_aux_names
-                            if name in noise.info}} if kern.edge_aux_names else {},
-        edge_aux_epsilon_fraction=run.edge_fraction, **engine)
+def _noise_options(spec: UMPCSpec) -> tuple[dict, str | None]:
+    """Step 3's keywords (:func:`noise.distributed.shared_dlap_noises`) from public
+    parameters, and why the method is not the default one (or None); a bad combination is
+    refused before anything is computed."""
+    pr, ex = spec.privacy, spec.execution
+    try:
+        method, method_note = resolve_noise_method(pr.noise_method, ex.backend,
+                                                   pr.max_colluders, pr.epsilon)
+    except (ValueError, TypeError) as exc:      # public parameters: nothing computed yet
+        refusal(exc)
+        raise
+    noise_kw = {"threat_model": pr.threat_model, "fail": pr.committee_fail,
+                "f_h": pr.honest_fraction, "method": method,
+                "triples": "ot" if ex.backend == "gc" else "dealer"}
+    noise_kw.update({key: v for key, v in (("max_colluders", pr.max_colluders),
+                                           ("committee_size", pr.committee_size))
+                     if v is not None})
+    return noise_kw, method_note
+
+
+def _steps_1_to_3(run: Run, spec: UMPCSpec, runtime, vanish: bool, where: dict,
+                  noise_kw: dict, bar, clock: StageClock, dropouts):
+    """The optional input check, then steps 1 and 2 over the chunks with step 3 beside them
+    (after a roll call when hosts may vanish). (run, the running sums (z, z_edge), the noise
+    drawn (one :class:`ustat.umpc.noise_step._Noise`), the senders of step 4 or None, the
+    release's dropouts). ``vanish``: hosts may vanish (the shares are kept per edge)."""
+    ex = spec.execution
+    partner = None
+    if spec.privacy.check_inputs:     # issue 39: every input range-checked on its shares
+        run.enc = check_inputs(run.session, run.enc, run.kern,
+                               run.precision.input_frac_bits, ex.backend,
+                               run.rng.derive("input-check"))
+        partner = partners(run.session, run.rng.derive("input-check"), run.n)
+    clock.lap("setup")
+    bar.total = run.m
+    bar.stage("computing")
+    z = np.zeros(run.n, dtype=np.uint64)   # each party's running sum of its shares
+    z_edge = np.zeros((len(run.kern.edge_aux_names), run.n), dtype=np.uint64)
+    noise: list = []                       # step 3 runs while the workers compute
+    kept: list | None = [] if vanish else None
+    _share_and_compute(run, z, ex.chunk_size, bar, **where, z_edge=z_edge, kept=kept,
+                       meanwhile=None if kept is not None else lambda: noise.append(
+                           _noise(run, z, run.aux_fraction, noise_kw, z_edge)))
+    senders = None
+    if kept is not None:
+        run, senders, dropouts = _survivors_noise(run, runtime, kept, (z, z_edge),
+                                                  noise, noise_kw, dropouts, partner)
+    return run, (z, z_edge), noise, senders, dropouts
 
 
 def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
@@ -457,140 +359,3 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
     z &= run.session.ring.mask
     if z_edge is not None:
         z_edge &= run.session.ring.mask
-
-
-def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
-    """Step 3: shares of the DP noise added to z and the rows of ``z_edge`` (the edge sums)
-    in place (and the masked, noisy aux values).
-
-    Independent of the kernel's shares, so it runs while the chunks compute
-    (the paper's "possibly in parallel"); its randomness comes from the
-    session's stream, not the chunks'.
-
-    Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
-    """
-    from noise.distributed import shared_dlap_noises
-
-    kern, session, eps = run.kern, run.session, run.eps
-    ring, net = session.ring, session.net
-    aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
-    n_aux = aux_values.shape[1]
-    eps_u, eps_aux, eps_edge = eps, 0.0, 0.0
-    n_edge = len(kern.edge_aux_names)
-    if n_aux and math.isfinite(eps):
-        eps_aux = eps * aux_fraction
-        eps_u = eps - eps_aux
-    if n_edge and math.isfinite(eps) and run.edge_fraction > 0:
-        eps_edge = eps * run.edge_fraction / n_edge
-        eps_u -= eps * run.edge_fraction
-    aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
-    if n_aux:
-        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
-    info, guarantee, seconds = {}, {}, 0.0
-    if math.isfinite(eps):
-        specs = ([(eps_u, run.delta_max * kern.sensitivity)]
-                 + [(eps_aux, kern.aux_sensitivity)] * n_aux
-                 + ([(eps_edge, float(run.delta_max))] * n_edge if eps_edge > 0 else []))
-        t0 = time.perf_counter()
-        with net.phase("noise"):
-            noises = shared_dlap_noises(session, specs, **noise_kw)
-        seconds = time.perf_counter() - t0
-        z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
-        info["u"] = _noise_summary(noises[0])
-        for a, nz in enumerate(noises[1:1 + n_aux]):
-            aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
-            info[kern.aux_names[a]] = _noise_summary(nz)
-        for a, nz in enumerate(noises[1 + n_aux:]):      # edge sums: values in [0, 1]
-            assert z_edge is not None
-            z_edge[a, nz.parties] = ring.add(z_edge[a, nz.parties], nz.shares)
-            info[kern.edge_aux_names[a]] = _noise_summary(nz)
-        guarantee = noise_guarantee(noises)
-    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
-
-
-def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, partner):
-    """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
-    the running ``sums`` (z, z_edge), then step 3 among the survivors, drawn again if a host
-    vanishes within it (:func:`ustat.umpc.dropouts.noise_among_survivors`). (the survivors'
-    run, their ids or None, the release's dropouts)."""
-    z, z_edge = sums
-
-    def draw(survivors: Run, senders):
-        kw = dict(noise_kw) if senders is None else dict(noise_kw, parties=senders)
-        return _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
-
-    run, senders, dropouts, drawn, draws = noise_among_survivors(
-        run, runtime, kept, z, draw, dropouts, keep=(z_edge,), partner=partner)
-    if draws > 1:
-        drawn.notes.append(f"a party host vanished during the noise step: the noise drawn "
-                           f"then was discarded unopened and drawn again among the "
-                           f"survivors ({draws} draws"
-                           + ("; the committee drawn again each time)" if
-                              noise_kw["threat_model"] == "hf" else ")"))
-    noise.append(drawn)
-    return run, senders, dropouts
-
-
-def _aggregate(run: Run, z, aux_z, z_edge, senders=None):
-    """Step 4: every party (``senders``: the survivors' ids) sends z_i (its edge sums' and aux
-    shares too) to the aggregator (1 round, n l bits per sum). (U, aux sums, edge sums'
-    means)."""
-    session = run.session
-    net, ring = session.net, session.ring
-    a = z_edge.shape[0]
-    if senders is not None:
-        z, z_edge = z[senders], z_edge[:, senders]
-    with net.phase("aggregation"):
-        payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)
-        net.send(net.parties if senders is None else senders, net.role("aggregator"),
-                 payload, ring.bits)
-        totals = ring.sum(payload, axis=0)
-    decoded = [float(session.fp.decode(t)) for t in totals]
-    return decoded[0] / run.m, decoded[1 + a:], [v / run.m for v in decoded[1:1 + a]]
-
-
-def _notes(run: Run, noise_info) -> list:
-    notes = []
-    if not math.isfinite(run.eps):
-        notes.append("epsilon = inf: no noise was added; the release is NOT differentially private")
-    if run.session.insecure:
-        notes.append("seeded run: randomness is reproducible and NOT secure")
-    if any(not info["exact"] for info in noise_info.values()):
-        notes.append("noise: a component was not drawn by an exact integer sampler, so "
-                     "its distribution is approximate")
-    return notes
-
-
-def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
-    """2-of-2 share each party's aux values with its successor on a random cycle.
-
-    Party i keeps v_i - r_i and sends r_i to its successor (one round in the
-    sharing phase, n * a * l bits), so the value each party sends to the
-    aggregator is uniform unless it colludes with its predecessor. The cycle
-    is public (drawn from the run's randomness).
-    """
-    n = values.shape[0]
-    ring, net = session.ring, session.net
-    order = session.agreed(rng.derive("aux-cycle")).permutation(n)     # public: every process
-    succ = np.empty(n, dtype=np.int64)
-    succ[order] = np.roll(order, -1)
-    r = rng.derive("aux-masks").ring_elements(ring, values.shape)
-    with net.phase("sharing"):
-        net.send(np.arange(n), succ, r, ring.bits)
-    out = ring.sub(values, r)
-    np.add.at(out, succ, r)
-    return out & ring.mask
-
-
-def _noise_summary(noise) -> dict:
-    """The accounting of one noise draw, as JSON-friendly values."""
-    out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
-           "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
-           "threat_model": noise.threat_model, "exact": bool(noise.exact),
-           "variance_factor": float(getattr(noise, "variance_factor", 1.0)),
-           "method": noise.method, "delta": float(noise.delta)}
-    if noise.sampler is not None:
-        out["sampler"] = dict(noise.sampler)
-    if noise.committee is not None:
-        out["committee_size"] = int(np.size(noise.committee))
-    return out

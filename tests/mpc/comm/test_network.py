@@ -244,3 +244,26 @@ def test_deferred_periodic_traffic_with_several_patterns():
         eager.absorb(t, ids)
     assert lazy.report() == eager.report()
     assert np.array_equal(lazy.party_bits()[1], eager.party_bits()[1])
+
+
+def _opened_by_a_protocol(net):
+    with net.round():                                       # a round block
+        net.send(0, 1, np.zeros(2, np.uint64), 8)
+
+
+def _sent_alone(net):                                       # rounds of their own
+    net.send(np.array([0, 1]), np.array([1, 2]), np.zeros((2, 1), np.uint64), 8)
+    net.send_bits(0, 2, 16, np.zeros(2, np.uint8))
+    net.broadcast(np.array([0, 1, 2]), np.zeros((3, 1), np.uint64), 8)
+    net.send_all_to_all(np.array([0, 1, 2]), np.zeros((3, 3), np.uint64), 8)
+
+
+def test_a_round_is_named_for_the_protocol_function_not_a_part_of_the_network():
+    """caller_op (the name frames carry) skips every module the Network is made of, through
+    each way of sending: what a view records is the protocol function's name."""
+    net = Network(3, record_views=True)
+    _opened_by_a_protocol(net)
+    _sent_alone(net)
+    ops = [r.op for p in range(3) for r in net.view(p)]
+    assert set(ops) == {"_opened_by_a_protocol", "_sent_alone"}, ops
+    assert net.view(1)[0].op == "_opened_by_a_protocol"

@@ -1,0 +1,155 @@
+"""Step 3 of Protocol 3.1: shares of the DP noise, and the aux values' masking.
+
+:func:`_noise` draws, in one call of :func:`noise.distributed.shared_dlap_noises`
+(by the run's noise method and threat model), a discrete Laplace for the
+U-statistic's sum, one per aux sum (class counts) and one per edge sum, and adds
+each party's noise share to its running sums in place; :func:`_mask_aux` 2-of-2
+shares each party's aux values with its successor on a public random cycle (one
+round, n a l bits). :func:`_survivors_noise` is step 3 of a run whose hosts may
+vanish: after the roll call, drawn among the survivors (again if a host vanishes
+within it, :func:`ustat.umpc.dropouts.noise_among_survivors`).
+
+The noise does not depend on the kernel's shares, so it runs while the workers
+compute the chunks (the paper's "possibly in parallel"); its randomness comes
+from the session's stream. Cost and threat model: :mod:`noise.distributed`
+(Pi_DLap n^2 l bits for ``"dis"`` with Polya noise, O(n l) with a committee,
+in-MPC sampling from shared coins for ``"mpc"``). The function names stay those
+of the protocol module they came from: a round's frames carry the name of the
+function that opened it (:func:`mpc.comm.rounds.caller_op`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mpc.session import Session
+
+from .dropouts import noise_among_survivors
+from .privacy import noise_guarantee
+from .setup import Run
+
+
+@dataclass
+class _Noise:
+    """What step 3 leaves for aggregation and the result."""
+
+    aux_values: np.ndarray          # (n, a) per-record aux values (class counts)
+    aux_z: np.ndarray               # (n, a) each party's masked, noisy aux shares
+    info: dict                      # accounting of every noise draw
+    eps_u: float                    # epsilon spent on the U-statistic
+    eps_aux: float                  # epsilon spent on each aux sum
+    guarantee: dict = field(default_factory=dict)   # _noise_guarantee ({} without noise)
+    seconds: float = 0.0                            # the noise draws' wall time
+    notes: list = field(default_factory=list)       # why the default method was not "mpc"
+    eps_edge: float = 0.0                           # epsilon spent on each edge sum
+
+
+def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
+    """Step 3: shares of the DP noise added to z and the rows of ``z_edge`` (the edge sums)
+    in place (and the masked, noisy aux values).
+
+    Independent of the kernel's shares, so it runs while the chunks compute
+    (the paper's "possibly in parallel"); its randomness comes from the
+    session's stream, not the chunks'.
+
+    Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
+    """
+    from noise.distributed import shared_dlap_noises
+
+    kern, session, eps = run.kern, run.session, run.eps
+    ring, net = session.ring, session.net
+    aux_values = kern.aux(run.X) if kern.aux is not None else np.zeros((run.n, 0))
+    n_aux = aux_values.shape[1]
+    eps_u, eps_aux, eps_edge = eps, 0.0, 0.0
+    n_edge = len(kern.edge_aux_names)
+    if n_aux and math.isfinite(eps):
+        eps_aux = eps * aux_fraction
+        eps_u = eps - eps_aux
+    if n_edge and math.isfinite(eps) and run.edge_fraction > 0:
+        eps_edge = eps * run.edge_fraction / n_edge
+        eps_u -= eps * run.edge_fraction
+    aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
+    if n_aux:
+        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
+    info, guarantee, seconds = {}, {}, 0.0
+    if math.isfinite(eps):
+        specs = ([(eps_u, run.delta_max * kern.sensitivity)]
+                 + [(eps_aux, kern.aux_sensitivity)] * n_aux
+                 + ([(eps_edge, float(run.delta_max))] * n_edge if eps_edge > 0 else []))
+        t0 = time.perf_counter()
+        with net.phase("noise"):
+            noises = shared_dlap_noises(session, specs, **noise_kw)
+        seconds = time.perf_counter() - t0
+        z[noises[0].parties] = ring.add(z[noises[0].parties], noises[0].shares)
+        info["u"] = _noise_summary(noises[0])
+        for a, nz in enumerate(noises[1:1 + n_aux]):
+            aux_z[nz.parties, a] = ring.add(aux_z[nz.parties, a], nz.shares)
+            info[kern.aux_names[a]] = _noise_summary(nz)
+        for a, nz in enumerate(noises[1 + n_aux:]):      # edge sums: values in [0, 1]
+            assert z_edge is not None
+            z_edge[a, nz.parties] = ring.add(z_edge[a, nz.parties], nz.shares)
+            info[kern.edge_aux_names[a]] = _noise_summary(nz)
+        guarantee = noise_guarantee(noises)
+    return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
+
+
+def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, partner):
+    """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
+    the running ``sums`` (z, z_edge), then step 3 among the survivors, drawn again if a host
+    vanishes within it (:func:`ustat.umpc.dropouts.noise_among_survivors`). (the survivors'
+    run, their ids or None, the release's dropouts)."""
+    z, z_edge = sums
+
+    def draw(survivors: Run, senders):
+        kw = dict(noise_kw) if senders is None else dict(noise_kw, parties=senders)
+        return _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
+
+    run, senders, dropouts, drawn, draws = noise_among_survivors(
+        run, runtime, kept, z, draw, dropouts, keep=(z_edge,), partner=partner)
+    if draws > 1:
+        drawn.notes.append(f"a party host vanished during the noise step: the noise drawn "
+                           f"then was discarded unopened and drawn again among the "
+                           f"survivors ({draws} draws"
+                           + ("; the committee drawn again each time)" if
+                              noise_kw["threat_model"] == "hf" else ")"))
+    noise.append(drawn)
+    return run, senders, dropouts
+
+
+def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
+    """2-of-2 share each party's aux values with its successor on a random cycle.
+
+    Party i keeps v_i - r_i and sends r_i to its successor (one round in the
+    sharing phase, n * a * l bits), so the value each party sends to the
+    aggregator is uniform unless it colludes with its predecessor. The cycle
+    is public (drawn from the run's randomness).
+    """
+    n = values.shape[0]
+    ring, net = session.ring, session.net
+    order = session.agreed(rng.derive("aux-cycle")).permutation(n)     # public: every process
+    succ = np.empty(n, dtype=np.int64)
+    succ[order] = np.roll(order, -1)
+    r = rng.derive("aux-masks").ring_elements(ring, values.shape)
+    with net.phase("sharing"):
+        net.send(np.arange(n), succ, r, ring.bits)
+    out = ring.sub(values, r)
+    np.add.at(out, succ, r)
+    return out & ring.mask
+
+
+def _noise_summary(noise) -> dict:
+    """The accounting of one noise draw, as JSON-friendly values."""
+    out = {"distribution": noise.distribution, "scale_ring_units": float(noise.scale),
+           "epsilon": float(noise.epsilon), "sensitivity": float(noise.sensitivity),
+           "threat_model": noise.threat_model, "exact": bool(noise.exact),
+           "variance_factor": float(getattr(noise, "variance_factor", 1.0)),
+           "method": noise.method, "delta": float(noise.delta)}
+    if noise.sampler is not None:
+        out["sampler"] = dict(noise.sampler)
+    if noise.committee is not None:
+        out["committee_size"] = int(np.size(noise.committee))
+    return out
