@@ -36,7 +36,7 @@ import pytest
 pytest.importorskip("cryptography")
 
 from ustat.cli.deploy import job_from_command
-from ustat.deploy import init, run_local
+from ustat.deploy import DeployError, init, run_local
 
 from .test_deploy import KENDALL, LOCAL, _bank_rows, _ports
 from .test_deploy_budget import _spends
@@ -47,14 +47,14 @@ HOST2 = range(24, 36)
 CONFIGS = {"dealer-dis": [], "gc-hf": ["--backend", "gc", "--threat-model", "hf"]}
 
 
-def _run(tmp_path, config, step):
+def _run(tmp_path, config, step, who="host-2"):
     csv = _bank_rows(tmp_path, N)
     d = str(tmp_path / "dep")
     job = job_from_command(["estimate", *KENDALL, "--no-check-inputs", *CONFIGS[config],
                             "--budget-file", "ledger.json", "--budget-total", "10"], N)
     init(d, N, job, hosts=4, base_port=_ports(), timeout=10.0, connect_timeout=30.0,
          insecure=True, keys=LOCAL)
-    env = dict(os.environ, USTAT_TEST_VANISH_AT=f"host-2:{step}")
+    env = dict(os.environ, USTAT_TEST_VANISH_AT=f"{who}:{step}")
     return d, csv, lambda: run_local(d, csv, env=env, grace=10.0)
 
 
@@ -105,6 +105,22 @@ def test_a_host_lost_in_the_last_round_the_release_completes_with_the_full_desig
     assert rel["online_bits"] - want.online_bits == \
         (4 * 3 + 4) * c * 128 - N * c * want.precision["bits"]
     assert [p["name"] for p in out["participants"] if p.get("dropped")] == ["host-2"]
+    assert _spends(d) == [["spent"]]
+
+
+@pytest.mark.slow
+def test_two_hosts_lost_in_the_last_round_is_beyond_the_bound_and_ends_the_run_naming_it(
+        tmp_path):
+    """24 parties (two hosts) lost at the final send: more than max_dropouts = 15 and one
+    evaluation short of t + 1 = 3: no release, one line naming the bound, still charged."""
+    d, _, run = _run(tmp_path, "dealer-dis", "aggregation", who="host-1,host-2")
+    with pytest.raises(DeployError) as e:
+        run()
+    said = e.value.errors["aggregator"]
+    assert "24 parties vanished, more than max_dropouts = 15" in said
+    assert "needs 3 of the party hosts' evaluations, 2 arrived: no release" in said
+    assert "\n" not in said
+    assert set(e.value.errors) == {"aggregator", "host-1", "host-2"}
     assert _spends(d) == [["spent"]]
 
 

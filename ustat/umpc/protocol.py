@@ -40,7 +40,9 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
    workers compute the chunks (the paper's "possibly in parallel").
 4. *Aggregation* (online, 1 round): every party sends the sum of its shares
    plus its noise share to the aggregator (n l bits), who releases the sum
-   divided by |E|.
+   divided by |E|. In a deployment whose party hosts may vanish, 2 rounds:
+   the hosts' sums are Shamir-shared among the hosts, then interpolated by
+   the aggregator from the evaluations that arrive (:mod:`ustat.umpc.last_round`).
 
 Kernels with auxiliary sums (the class counts of the AUC and VUS) aggregate
 them in the same round with their own discrete Laplace noise and a share of

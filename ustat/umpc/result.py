@@ -3,10 +3,11 @@
 :func:`_aggregate`: every party (or every survivor of a run with dropouts) sends
 the sum of its shares of f(x_e), of its edge sums and of its aux values, its
 noise shares added in, to the aggregator in one round (n l bits per sum); the
-aggregator opens the sums and divides by |E|. :func:`_result` builds the
-release (:mod:`ustat.umpc.release`: clamp, units, interval, warnings) and the
-measured costs into a :class:`UMPCResult`; a process without the aggregator
-releases NaNs.
+aggregator opens the sums and divides by |E| (or, when party hosts may vanish, the
+sums come opened from the threshold last round, :mod:`ustat.umpc.last_round`).
+:func:`_result` builds the release (:mod:`ustat.umpc.release`: clamp, units,
+interval, warnings) and the measured costs into a :class:`UMPCResult`; a process
+without the aggregator releases NaNs.
 
 Threat model: as :mod:`ustat.umpc.protocol` (semi-honest, private
 authenticated channels); the aggregator sees only noisy sums. The function
