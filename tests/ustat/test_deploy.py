@@ -164,8 +164,16 @@ def test_kendall_on_bank_deployed_over_4_hosts_releases_ustat_estimates_bits(tmp
          base_port=_ports(), keys=LOCAL, insecure=True)
     got = _deploy_cli(d, BANK)
     want = _estimate(BANK, KENDALL + extra + ["--check-inputs"], capsys)  # deploy's default
-    for key in ("estimate", "u_hat", "ci", "online_bits", "offline_bits", "rounds"):
+    for key in ("estimate", "u_hat", "ci", "offline_bits"):
         assert got[key] == want[key], key
+    # its hosts may vanish (default max_dropouts): the last round is the hosts' threshold one
+    # (ustat.umpc.last_round): one more round, 4 x 3 reshared and 4 sent field elements of
+    # 128 bits per column instead of one ring element per party; every other phase the same
+    c = want["phases"]["aggregation"]["online"]["bits"] // (4521 * want["precision"]["bits"])
+    assert got["phases"]["aggregation"]["online"]["bits"] == (4 * 3 + 4) * c * 128
+    assert got["online_bits"] - got["phases"]["aggregation"]["online"]["bits"] == \
+        want["online_bits"] - want["phases"]["aggregation"]["online"]["bits"]
+    assert got["rounds"] == want["rounds"] + 1
     assert got["wire"]["overhead_ratio"] < 0.10
     assert len(got["participants"]) == 7
 

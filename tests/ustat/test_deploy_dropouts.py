@@ -34,7 +34,7 @@ def test_max_dropouts_defaults_to_a_third_of_the_parties(tmp_path):
 
 
 @pytest.mark.parametrize(("line", "bound"), [("max_dropouts = 0", 0), ("max_dropouts = 5", 5),
-                                             ("max_dropouts = 18", 18)])
+                                             ("max_dropouts = 13", 13)])
 def test_max_dropouts_is_read_from_deploy_toml(tmp_path, line, bound):
     assert load(_dep(tmp_path, line)).dropout_bound == bound
 
@@ -42,6 +42,8 @@ def test_max_dropouts_is_read_from_deploy_toml(tmp_path, line, bound):
 @pytest.mark.parametrize(("line", "why"), [("max_dropouts = -1", "integer >= 0"),
                                            ("max_dropouts = 1.5", "integer >= 0"),
                                            ("max_dropouts = true", "integer >= 0"),
+                                           ("max_dropouts = 18", "lets 3 of the 4 party "
+                                                                 "hosts vanish"),
                                            ("max_dropouts = 19", "fewer than 2")])
 def test_a_bad_max_dropouts_is_one_line_naming_the_file(tmp_path, line, why):
     with pytest.raises(ValueError, match=why) as e:

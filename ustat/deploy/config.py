@@ -415,7 +415,23 @@ def load(path: str) -> Config:
     if cfg.max_dropouts is not None and cfg.max_dropouts > cfg.parties - 2:
         raise ValueError(f"{path}: [deployment] max_dropouts = {cfg.max_dropouts} would leave "
                          f"fewer than 2 of the {cfg.parties} parties")
+    _check_last_round(cfg)
     return cfg
+
+
+def _check_last_round(cfg: Config) -> None:
+    """A U-MPC estimate whose party hosts may vanish ends in a threshold last round
+    (:mod:`ustat.umpc.last_round`): t >= 1 colluding hosts learning nothing and t + 1 hosts
+    left after any loss within ``max_dropouts``, else refused here."""
+    from ..umpc.last_round import threshold_degree
+
+    hosts = [r for r, p in enumerate(cfg.ranked) if p.parties is not None and len(p.parties)]
+    if cfg.command != "estimate" or len(hosts) < 2 or not cfg.may_vanish(hosts):
+        return
+    try:
+        threshold_degree([len(cfg.ranked[r].parties) for r in hosts], cfg.dropout_bound)
+    except ValueError as e:
+        raise ValueError(f"{cfg.path}: [deployment] {e}") from None
 
 
 def _max_dropouts(path: str, dep: dict) -> int | None:

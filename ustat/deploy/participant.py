@@ -133,9 +133,10 @@ def _test_vanish(mesh: Any, plan: Any, name: str) -> None:
         mesh.vanish_at = (plan.names.index(peer), mode)
 
 
-#: tests only: ``<participant>:<step>`` makes that participant SIGKILL itself when its
-#: program starts ``step`` (:func:`ustat.umpc.progress.at_step`: ``sharing``, ``computing``,
-#: ``noise``, ``aggregation``, ``released``), a dropout at a step chosen exactly
+#: tests only: ``<participant>[,<participant>...]:<step>`` makes those participants SIGKILL
+#: themselves when their program starts ``step`` (:func:`ustat.umpc.progress.at_step`:
+#: ``sharing``, ``computing``, ``noise``, ``reshare``, ``aggregation``, ``released``), a
+#: dropout at a step chosen exactly
 VANISH_ENV = "USTAT_TEST_VANISH_AT"
 
 
@@ -144,7 +145,7 @@ def vanish_hook(name: str) -> Callable[[str], None] | None:
     variable is unset or names another participant). The kill is SIGKILL, as a crash:
     nothing is said to the peers."""
     who, _, step = os.environ.get(VANISH_ENV, "").partition(":")
-    if who != name or not step:
+    if name not in who.split(",") or not step:
         return None
 
     def hook(now: str) -> None:

@@ -45,12 +45,23 @@ epsilon. The release is epsilon-DP for every party, the vanished included:
 a vanished party's record enters no edge of E_S, and the aggregator sees
 one noisy sum.
 
-**The last round.** After the roll call each survivor sends its one
-aggregation message. A host that vanishes *within* that round cannot be
-made up for: its noise share is missing (the sum is no longer DLap) and
-drawing a new noise would hand the aggregator a second noisy release of
-nearly the same sum (twice the epsilon). So a loss after the roll call
-ends the run with no release (the budget stays charged: noise was drawn).
+**The last round.** A host's additive share of (sum + noise) cannot be made up
+for (a new noise would hand the aggregator a second noisy release of nearly
+the same sum: twice the epsilon), so when the run's hosts may vanish (more
+than one party host) the last round uses threshold sharing, as SecAgg
+(Bonawitz et al. 2017) does (:mod:`ustat.umpc.last_round`): after the noise,
+each host adds its parties' step-4 sums locally and Shamir-shares that host
+sum over GF(2^127 - 1) with every other host (degree t = hosts - 1 - the hosts
+the bound lets vanish, refused at config time below 1: any t hosts learn
+nothing of another host's sum), inside the roll call that closes the noise;
+then each host sends the aggregator the sum of the evaluations it received,
+and the aggregator interpolates the sum at 0 from any t + 1 of them and
+releases as before. A host lost during the reshare is a loss during the noise
+(step ``noise``: discarded unopened, drawn and shared again among the new
+survivors); a host lost during the final send costs nothing: the release is
+the full design's (its parties' edges were summed before it vanished) and says
+step ``aggregation``. Nothing is opened to make up for the missing host and
+the release is the same single noisy sum, epsilon as without dropouts.
 
 **ECDF family.** It runs, deployed, for ``ecdf``, ``quantile``, ``roc``
 and ``hl`` on the FSS and the pointwise servers (:mod:`ustat.ecdf.dropouts`
@@ -84,10 +95,14 @@ skipped, :meth:`mpc.comm.network.Network.vanished`), at each step:
   discarded (every process restores its sums), the host's edges leave the
   sums, and the noise is drawn again among the new survivors (a new
   committee under ``hf``), once per loss, within ``max_dropouts``;
-- the last round: :func:`check_no_new_loss` at the aggregator ends the run
-  with no release, naming the host and the step (the budget stays
-  charged); a host lost after sending its last message leaves a complete
-  release with every party.
+- ``reshare`` (the hosts' Shamir reshare, :func:`ustat.umpc.last_round.reshare`,
+  run inside each draw): as a loss during the noise;
+- the last round (``aggregation``): :func:`ustat.umpc.last_round.finish`
+  interpolates from the evaluations that arrived (a loss beyond
+  ``max_dropouts``, or fewer than t + 1 evaluations: no release, naming the
+  bound); a host lost after sending its last message leaves a complete
+  release with every party and no ``dropouts``. With a single party host
+  (nothing to reshare with) :func:`check_no_new_loss` still ends the run.
 
 Each process names the step it starts to its transport
 (:func:`ustat.umpc.progress.at_step`), which tests use to make a host vanish
@@ -172,8 +187,9 @@ class Dropouts:
 
     def __post_init__(self) -> None:
         if self.step == "aggregation":
-            raise DropoutBoundError("a party host vanished within the last round, after the "
-                                    "roll call: no release (its noise share is missing)")
+            raise DropoutBoundError("a party host lost in the last round leaves the full "
+                                    "design's release (ustat.umpc.last_round): run it "
+                                    "without dropouts")
         if self.step not in STEPS:
             raise ValueError(f"step must be one of {STEPS}, got {self.step!r}")
         ids = np.unique(np.asarray(self.lost, dtype=np.int64))
@@ -358,7 +374,8 @@ def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
 
 
 def check_no_new_loss(runtime: Runtime, gone: frozenset, step: str) -> None:
-    """At the aggregator, after the last round: a host lost since the last roll call cannot
+    """At the aggregator, after a last round without threshold sharing (a single party host:
+    :mod:`ustat.umpc.last_round` otherwise): a host lost since the last roll call cannot
     be made up for (its noise share is missing, and a new noise would be a second noisy
     release of nearly the same sum): :class:`DropoutBoundError` naming the hosts and the
     step."""

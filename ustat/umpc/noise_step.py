@@ -29,7 +29,9 @@ import numpy as np
 from mpc.session import Session
 
 from .dropouts import noise_among_survivors
+from .last_round import reshare, step4_rows
 from .privacy import noise_guarantee
+from .progress import at_step
 from .setup import Run
 
 
@@ -46,6 +48,7 @@ class _Noise:
     seconds: float = 0.0                            # the noise draws' wall time
     notes: list = field(default_factory=list)       # why the default method was not "mpc"
     eps_edge: float = 0.0                           # epsilon spent on each edge sum
+    last_round: object = None       # the reshare's LastRound (ustat.umpc.last_round) or None
 
 
 def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
@@ -97,16 +100,28 @@ def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
     return _Noise(aux_values, aux_z, info, eps_u, eps_aux, guarantee, seconds, eps_edge=eps_edge)
 
 
-def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, partner):
+def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, partner,
+                     last=None):
     """After steps 1-2 of a run whose hosts may vanish: the roll call, the lost edges out of
     the running ``sums`` (z, z_edge), then step 3 among the survivors, drawn again if a host
-    vanishes within it (:func:`ustat.umpc.dropouts.noise_among_survivors`). (the survivors'
-    run, their ids or None, the release's dropouts)."""
+    vanishes within it (:func:`ustat.umpc.dropouts.noise_among_survivors`). ``last``: the
+    last round's plan (:func:`ustat.umpc.last_round.plan`) or None; with one, each draw is
+    followed by the hosts' reshare (:func:`ustat.umpc.last_round.reshare`), inside the roll
+    call that closes the draw, so a host lost during the reshare is a loss during the noise.
+    (the survivors' run, their ids or None, the release's dropouts)."""
     z, z_edge = sums
+    count = [0]
 
     def draw(survivors: Run, senders):
         kw = dict(noise_kw) if senders is None else dict(noise_kw, parties=senders)
-        return _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
+        drawn = _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
+        if last is not None:
+            at_step(runtime.transport, "reshare")
+            count[0] += 1
+            drawn.last_round = reshare(survivors, runtime, last,
+                                       step4_rows(z, z_edge, drawn.aux_z), senders,
+                                       run.rng.derive("last-round", count[0]))
+        return drawn
 
     run, senders, dropouts, drawn, draws = noise_among_survivors(
         run, runtime, kept, z, draw, dropouts, keep=(z_edge,), partner=partner)

@@ -40,7 +40,9 @@ simulated network (:class:`mpc.session.Session`), which counts every bit:
    workers compute the chunks (the paper's "possibly in parallel").
 4. *Aggregation* (online, 1 round): every party sends the sum of its shares
    plus its noise share to the aggregator (n l bits), who releases the sum
-   divided by |E|.
+   divided by |E|. In a deployment whose party hosts may vanish, 2 rounds:
+   the hosts' sums are Shamir-shared among the hosts, then interpolated by
+   the aggregator from the evaluations that arrive (:mod:`ustat.umpc.last_round`).
 
 Kernels with auxiliary sums (the class counts of the AUC and VUS) aggregate
 them in the same round with their own discrete Laplace noise and a share of
@@ -104,6 +106,7 @@ from .dropouts import check_no_new_loss, start_survivors
 from .engines import run_chunks
 from .evaluation import evaluate_run
 from .input_check import check_inputs, partners
+from .last_round import finish, plan
 from .merge import merge_chunk
 from .noise_step import _noise, _survivors_noise
 from .privacy import committee_note, resolve_noise_method
@@ -219,6 +222,8 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
                              "processes")
         workers, scheduler, progress = 1, None, False
     dropouts = None
+    # hosts that may vanish: the last round by threshold sharing (its plan from the groups)
+    last = plan(runtime, np.asarray(records).shape[0]) if runtime is not None else None
     if runtime is not None and runtime.gone:    # hosts that never joined: their parties' edges
         records, hyper, dropouts = start_survivors(runtime, records, spec, options["hypergraph"])
         options = dict(options, hypergraph=hyper)
@@ -239,7 +244,7 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
             raise
         try:
             run, sums, noise, senders, dropouts = _steps_1_to_3(
-                run, spec, runtime, vanish, where, noise_kw, bar, clock, dropouts)
+                run, spec, runtime, vanish, where, noise_kw, bar, clock, dropouts, last)
         finally:
             if run.prefetch is not None:
                 run.prefetch.close()
@@ -248,8 +253,12 @@ def _main(place: Place, spec: UMPCSpec, options: dict, records) -> UMPCResult:
         clock.lap("computing")
         bar.stage("aggregation")
         at_step(runtime and runtime.transport, "aggregation")
-        u_hat, aux_sums, edge_means = _aggregate(run, sums[0], noise[0].aux_z, sums[1], senders)
-        if vanish and run.session.is_local("aggregator"):
+        totals = None
+        if noise[0].last_round is not None:     # threshold: survives a host lost now
+            totals, dropouts = finish(run, runtime, noise[0].last_round, dropouts)
+        u_hat, aux_sums, edge_means = _aggregate(run, sums[0], noise[0].aux_z, sums[1], senders,
+                                                 totals)
+        if vanish and totals is None and run.session.is_local("aggregator"):
             check_no_new_loss(runtime, runtime.gone, "aggregation")
         at_step(runtime and runtime.transport, "released")
         clock.lap("aggregation")
@@ -294,11 +303,12 @@ def _noise_options(spec: UMPCSpec) -> tuple[dict, str | None]:
 
 
 def _steps_1_to_3(run: Run, spec: UMPCSpec, runtime, vanish: bool, where: dict,
-                  noise_kw: dict, bar, clock: StageClock, dropouts):
+                  noise_kw: dict, bar, clock: StageClock, dropouts, last=None):
     """The optional input check, then steps 1 and 2 over the chunks with step 3 beside them
     (after a roll call when hosts may vanish). (run, the running sums (z, z_edge), the noise
     drawn (one :class:`ustat.umpc.noise_step._Noise`), the senders of step 4 or None, the
-    release's dropouts). ``vanish``: hosts may vanish (the shares are kept per edge)."""
+    release's dropouts). ``vanish``: hosts may vanish (the shares are kept per edge);
+    ``last``: the last round's plan (:mod:`ustat.umpc.last_round`), reshared after the noise."""
     ex = spec.execution
     partner = None
     if spec.privacy.check_inputs:     # issue 39: every input range-checked on its shares
@@ -319,7 +329,7 @@ def _steps_1_to_3(run: Run, spec: UMPCSpec, runtime, vanish: bool, where: dict,
     senders = None
     if kept is not None:
         run, senders, dropouts = _survivors_noise(run, runtime, kept, (z, z_edge),
-                                                  noise, noise_kw, dropouts, partner)
+                                                  noise, noise_kw, dropouts, partner, last)
     return run, (z, z_edge), noise, senders, dropouts
 
 

@@ -3,10 +3,11 @@
 :func:`_aggregate`: every party (or every survivor of a run with dropouts) sends
 the sum of its shares of f(x_e), of its edge sums and of its aux values, its
 noise shares added in, to the aggregator in one round (n l bits per sum); the
-aggregator opens the sums and divides by |E|. :func:`_result` builds the
-release (:mod:`ustat.umpc.release`: clamp, units, interval, warnings) and the
-measured costs into a :class:`UMPCResult`; a process without the aggregator
-releases NaNs.
+aggregator opens the sums and divides by |E| (or, when party hosts may vanish, the
+sums come opened from the threshold last round, :mod:`ustat.umpc.last_round`).
+:func:`_result` builds the release (:mod:`ustat.umpc.release`: clamp, units,
+interval, warnings) and the measured costs into a :class:`UMPCResult`; a process
+without the aggregator releases NaNs.
 
 Threat model: as :mod:`ustat.umpc.protocol` (semi-honest, private
 authenticated channels); the aggregator sees only noisy sums. The function
@@ -89,20 +90,22 @@ class UMPCResult:
         return asdict(self)
 
 
-def _aggregate(run: Run, z, aux_z, z_edge, senders=None):
+def _aggregate(run: Run, z, aux_z, z_edge, senders=None, totals=None):
     """Step 4: every party (``senders``: the survivors' ids) sends z_i (its edge sums' and aux
-    shares too) to the aggregator (1 round, n l bits per sum). (U, aux sums, edge sums'
-    means)."""
+    shares too) to the aggregator (1 round, n l bits per sum); ``totals``: the sums already
+    opened by the threshold last round (:func:`ustat.umpc.last_round.finish`), nothing sent.
+    (U, aux sums, edge sums' means)."""
     session = run.session
     net, ring = session.net, session.ring
     a = z_edge.shape[0]
     if senders is not None:
         z, z_edge = z[senders], z_edge[:, senders]
-    with net.phase("aggregation"):
-        payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)
-        net.send(net.parties if senders is None else senders, net.role("aggregator"),
-                 payload, ring.bits)
-        totals = ring.sum(payload, axis=0)
+    if totals is None:
+        with net.phase("aggregation"):
+            payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)
+            net.send(net.parties if senders is None else senders, net.role("aggregator"),
+                     payload, ring.bits)
+            totals = ring.sum(payload, axis=0)
     decoded = [float(session.fp.decode(t)) for t in totals]
     return decoded[0] / run.m, decoded[1 + a:], [v / run.m for v in decoded[1:1 + a]]
 

@@ -50,8 +50,9 @@ def test_the_bound_is_a_third_and_a_loss_beyond_it_ends_the_run():
                           Dropouts(range(8)))
 
 
-def test_a_loss_within_the_last_round_ends_the_run():
-    with pytest.raises(DropoutBoundError, match="last round"):
+def test_the_survivors_run_has_no_last_round_step_its_release_is_the_full_designs():
+    # a host lost in the last round leaves the full design's release (ustat.umpc.last_round)
+    with pytest.raises(DropoutBoundError, match="last round leaves the full design's"):
         Dropouts((1,), "aggregation")
     with pytest.raises(ValueError, match="step must be one of"):
         Dropouts((1,), "later")
