@@ -262,6 +262,13 @@ def fmt(x, digits: int = 3) -> str:
     return f"{x:.{digits - 1}e}"
 
 
+def ecdf_levels(n_points: int) -> int:
+    """L, the levels of the ECDF tree over ``n_points`` thresholds."""
+    from ustat.ecdf import Tree
+
+    return int(Tree(n_points).levels)
+
+
 def ecdf_noise_words(levels: int) -> str:
     """The ECDF rows' noise scale, ours against the paper's (Thm 3.1), for a tree of L levels."""
     return (f"noise per tree node: ours discrete Laplace of scale L/epsilon (sensitivity L = "

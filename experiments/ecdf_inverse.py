@@ -119,13 +119,6 @@ def plot(run, stats, n_points, n, runs):
     return C.save_png(run, fig)
 
 
-def _levels(n_points: int) -> int:
-    """L, the levels of the tree over n_points thresholds."""
-    from ustat.ecdf import Tree
-
-    return int(Tree(n_points).levels)
-
-
 def main(argv=None) -> int:
     run = C.start("ecdf_inverse", __doc__.splitlines()[0], argv)
     n_points = 2 ** 10 if run.quick else 2 ** 15
@@ -198,7 +191,7 @@ def main(argv=None) -> int:
                "same order of magnitude (figure, no numbers)",
                f"epsilon {C.fmt(e1['epsilon'])}: F^ {C.pm(*e1['mse_ecdf'])}, inverse of F^ "
                f"{C.pm(*e1['mse_inverse'])}",
-               rows_cl[0][1] + "; " + C.ecdf_noise_words(_levels(n_points)),
+               rows_cl[0][1] + "; " + C.ecdf_noise_words(C.ecdf_levels(n_points)),
                "`ecdf_inverse.md`, Claims", rows_cl[0][2]),
         C.item("ECDF", "Theorem 3.1 (expected squared error)",
                "as Fig. 4", "2 (L+1)^3 / eps^2 (counts^2)",

@@ -181,13 +181,6 @@ def plot_curves(run, examples):
     return C.save_png(run, fig, "_curves.png")
 
 
-def _levels(n_points: int) -> int:
-    """L, the levels of the tree over n_points thresholds."""
-    from ustat.ecdf import Tree
-
-    return int(Tree(n_points).levels)
-
-
 def main(argv=None) -> int:
     run = C.start("ecdf_roc", __doc__.splitlines()[0], argv)
     n_points = 64 if run.quick else 1024
@@ -254,7 +247,7 @@ def main(argv=None) -> int:
                f"Bank-full n = {y.size}, N = {n_points}, {len(stats)} epsilons, {runs} runs",
                "decreasing in epsilon; l1 ~ l2 (figure, no numbers)",
                f"area l2 {C.pm(*e1['l1dist_l2'])} at epsilon {C.fmt(e1['epsilon'])}",
-               f"{cl[0][1]}; {cl[1][1]}; {C.ecdf_noise_words(_levels(n_points))}",
+               f"{cl[0][1]}; {cl[1][1]}; {C.ecdf_noise_words(C.ecdf_levels(n_points))}",
                "`ecdf_roc.md`, Claims", V.combine([cl[0][2], cl[1][2]])),
         C.item("ECDF", "Figs. 1, 8, 9 (example ROC curves, FSS servers)",
                "; ".join(f"{ex['name']} n = {ex['n']}, epsilon {ex['epsilon']}"

@@ -37,10 +37,11 @@ def test_full_plan_has_the_runs_the_referee_asks_for():
     assert _count(runs, group="kendall-umpc", edges=e02, epsilon=0.1) >= 10
     for n in (100, 5000, 7000):
         assert _count(runs, group="gini-umpc", data=f"uniform-{n}", edges=2 * n) >= 7
-    assert _count(runs, group="gini-umpc", data="uniform-5000",
-                  edges=int(0.02 * math.comb(5000, 2))) >= 7
-    for eps in (0.1, 1.0):                                # Bell at the full n = 4521
-        assert _count(runs, group="bank-bell", subset=None, epsilon=eps) >= 1
+    for n in (5000, 7000):                                # their comparison.py's nb_test
+        assert _count(runs, group="gini-umpc", data=f"uniform-{n}",
+                      edges=int(0.02 * math.comb(n, 2))) >= 7
+    for eps in (0.1, 1.0):                                # Bell at the full n = 4521, as their
+        assert _count(runs, group="bank-bell", subset=None, epsilon=eps) >= 5   # file's 5
     labels = [(r["seed"], r["run"]) for r in runs]
     assert len(set(labels)) == len(labels)                # every run its own seed
 

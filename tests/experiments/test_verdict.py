@@ -148,3 +148,59 @@ def test_runs_record_the_unclamped_release():
     assert C.raw_estimate(SimpleNamespace(estimate=0.0, estimate_raw=-0.37)) == -0.37
     assert C.raw_estimate(SimpleNamespace(estimate=0.25, estimate_raw=math.nan)) == 0.25
     assert C.raw_estimate(SimpleNamespace(estimate=0.25)) == 0.25
+
+
+def _baseline_stats(ratios: dict, rel_se: float):
+    """Kendall baseline stats at the paper's (epsilon, t) cells, each ours = ratio x paper."""
+    ts = sorted({t for _, t in sinh_ramon_kendall.PAPER_MSE})
+    out = []
+    for (e, t), paper in sinh_ramon_kendall.PAPER_MSE.items():
+        for p in S.BASELINES:
+            m = paper[p] * ratios.get((e, t, p), 1.0)
+            out.append({"protocol": p, "epsilon": e, "bins": t, "mse_total": m,
+                        "mse_total_se": rel_se * m})
+    return out, ts
+
+
+def test_kendall_baselines_use_the_2x_and_3se_criterion():
+    # issue 38: the baselines row counted cells "within a factor 3"; a 2.5x cell with a large
+    # s.e. passed. Now a cell agrees only by experiments._verdict.criterion (2x and 3 s.e.).
+    stats, ts = _baseline_stats({}, 0.1)
+    cells = len(sinh_ramon_kendall.EPSILONS) * len(ts) * len(S.BASELINES)
+    text, counts = sinh_ramon_kendall.baselines_agreement(stats, ts)
+    assert counts == {"yes": cells, "partly": 0, "no": 0}
+    assert "factor 3" not in text and f"{cells} of {cells}" in text
+    rng = np.random.default_rng(38)
+    keys = [(e, t, p) for e in sinh_ramon_kendall.EPSILONS for t in ts for p in S.BASELINES]
+    for _ in range(20):                         # randomized ratios and s.e.: counts as criterion
+        ratios = {k: float(np.exp(rng.uniform(-1.6, 1.6))) for k in keys}
+        rel = float(rng.choice([0.05, 0.3, 2.0]))
+        stats, _ = _baseline_stats(ratios, rel)
+        _, counts = sinh_ramon_kendall.baselines_agreement(stats, ts)
+        want = {"yes": 0, "partly": 0, "no": 0}
+        for k in keys:
+            paper = sinh_ramon_kendall.PAPER_MSE[k[:2]][k[2]]
+            want[V.criterion(paper, paper * ratios[k], rel * paper * ratios[k])["verdict"]] += 1
+        assert counts == want
+    # a 2.5x cell within 3 s.e. (the old factor-3 test passed it) is "no"
+    stats, _ = _baseline_stats({keys[0]: 2.5}, 2.0)
+    _, counts = sinh_ramon_kendall.baselines_agreement(stats, ts)
+    assert counts["no"] == 1 and counts["yes"] == cells - 1
+
+
+def test_authors_code_facts_use_the_2x_criterion():
+    # issue 38: "(file and code within a factor 3 in k of m)" must count as the verdict
+    # column does (summary.regenerates: within 2x)
+    from experiments import authors_code as A
+    from experiments import summary
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        ratios = [None if rng.random() < 0.2 else float(np.exp(rng.uniform(-1.5, 1.5)))
+                  for _ in range(int(rng.integers(1, 8)))]
+        rows = [[f"s{i}", "f", "c", r, None] for i, r in enumerate(ratios)]
+        same, total = summary.regenerates(rows)
+        sentence = A.facts({"kendall-umpc": rows})["kendall-umpc"]
+        assert "factor 3" not in sentence
+        assert sentence.endswith(f"(file and code within 2x in {same} of {total})")
+    assert not A.agree(["s", "f", "c", 2.5, None]) and A.agree(["s", "f", "c", 1 / 1.9, None])
