@@ -168,3 +168,34 @@ def test_without_a_dropout_a_run_that_tolerates_them_releases_ustat_estimates_bi
     for key in ("estimate", "estimate_raw", "u_hat", "ci", "noise_std", "edges", "n"):
         assert got[key] == want[key], key
     assert "dropouts" not in got
+
+
+@pytest.mark.slow
+def test_auc_with_a_host_killed_while_computing_leaves_its_class_counts_out(tmp_path):
+    """AUC on Bank (score duration, label y), host-2 of four killed when it starts computing
+    (``USTAT_TEST_VANISH_AT``): its edges leave the sums and its labels the class count
+    (the survivors mask theirs and draw the count's noise after the roll call); the release
+    is the simulator's survivors' release: the same design, epsilon split and noise scales,
+    the statistic and the count within 4 noise sd of the survivors'."""
+    import math
+
+    n = 48
+    csv = _bank_rows(tmp_path, n)
+    d = str(tmp_path / "dep")
+    auc = ["auc", "--columns", "duration,y", "--bounds", "0:5000", "--epsilon", "1",
+           "--seed", "5", "--no-check-inputs"]
+    init(d, n, job_from_command(["estimate", *auc], n), hosts=4, base_port=_ports(),
+         timeout=10.0, connect_timeout=30.0, insecure=True, keys=LOCAL)
+    env = dict(os.environ, USTAT_TEST_VANISH_AT="host-2:computing")
+    rel = run_local(d, csv, env=env, grace=10.0)["release"]
+    want = _survivors_in_the_simulator(d, csv, range(24, 36), "computing", evaluate=True)
+    assert rel["dropouts"] == want.dropouts and rel["dropouts"]["parties_lost"] == 12
+    assert (rel["n"], rel["edges"], rel["max_degree"]) == (36, want.edges, want.max_degree)
+    assert rel["noise_scale"] == want.noise_scale
+    assert rel["epsilon_split"] == want.epsilon_split
+    assert rel["aux_epsilon"] == want.aux["epsilon"]
+    assert abs(rel["u_hat"] - want.evaluation["u_raw_incomplete"]) <= \
+        4 * math.sqrt(2) * rel["noise_scale"]
+    info = want.aux["noise"]["n_pos"]           # the same epsilon and sensitivity (above)
+    assert abs(rel["aux_noisy_sums"]["n_pos"] - want.evaluation["aux_exact"][0]) <= \
+        4 * math.sqrt(2) * info["sensitivity"] / info["epsilon"]

@@ -108,9 +108,25 @@ Each process names the step it starts to its transport
 (:func:`ustat.umpc.progress.at_step`), which tests use to make a host vanish
 at an exact step. The simulator chooses the fixed-point encoding from the
 surviving design (a deployed run losing a host mid-run keeps the full run's
-ring, which is at least as wide). Not yet: kernels with edge sums or class
-counts with a host lost mid-run (refused, no release). The ECDF family:
-:mod:`ustat.ecdf.dropouts`.
+ring, which is at least as wide, checked not to wrap).
+
+**Class counts and edge sums** (AUC, VUS; tie-aware Kendall), mid-run: the edge
+sums are per-edge shares like f(x_e), kept per edge until the roll call (8 a
+bytes more per edge membership) and left out exactly as f's shares (nothing
+opened). The class counts are per party: when hosts may vanish their step 3
+(:func:`ustat.umpc.noise_step._mask_aux`, then their noise) runs after the roll
+call, among the survivors only (not rows dropped afterwards: a vanished party's
+count is never masked nor sent, the cycle of masks runs through S, and no
+survivor's share is opened); their noise is drawn among S at the kernel's
+``aux_sensitivity`` (one record moves the counts by at most that, with or
+without the loss), so at its central law for the survivors; a draw discarded
+by a loss during the noise is redone with fresh masks. The epsilon split is the
+one a run on E_S chooses from its public parameters
+(:func:`ustat.umpc.setup.surviving_run`), so the release has
+:func:`~ustat.umpc.survivors.run_with_dropouts`' design, split and noise scales
+(bit for bit at epsilon = inf); the edge sums, already computed, keep a positive
+share (the full run's if E_S's would be 0: summed, they must be noised). The ECDF
+family: :mod:`ustat.ecdf.dropouts`.
 
 Cost: O(n + k |E|) to find E_S, then a run on |S| parties and m_S edges.
 Threat model: the protocol's (static semi-honest); vanished parties count
@@ -120,7 +136,7 @@ as corrupted in every coalition bound.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -129,7 +145,7 @@ from numpy.typing import ArrayLike
 from ..sampling import Hypergraph
 from .merge import add_shares
 from .progress import at_step
-from .setup import public_hypergraph
+from .setup import public_hypergraph, surviving_run
 
 if TYPE_CHECKING:
     from mpc.run.runtime import Runtime
@@ -271,14 +287,19 @@ def start_survivors(runtime: Runtime, records: ArrayLike, spec: UMPCSpec,
 
 def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
                             before: dict | None, *, partner: np.ndarray | None = None,
-                            gone: frozenset | None = None, step: str = "computing") -> tuple:
+                            gone: frozenset | None = None, step: str = "computing",
+                            z_edge: np.ndarray | None = None) -> tuple:
     """The roll call after steps 1 and 2 of a run across processes that tolerates dropouts.
 
-    ``kept``: ``(edges, shares)`` of every chunk merged into ``z`` (this process's
-    parties' running sums, uint64 (n,)). Every process agrees the absent ranks
+    ``kept``: ``(edges, shares, edge sums' shares or None)`` of every chunk merged into
+    ``z`` (this process's parties' running sums, uint64 (n,)) and the rows of ``z_edge``
+    (their edge sums', uint64 (a, n)). Every process agrees the absent ranks
     (:meth:`~mpc.run.runtime.Runtime.roll_call`; ``gone``: those a roll call just agreed);
     with parties lost, each survivor removes its shares of the edges with a lost member
-    from ``z`` (in place, nothing is opened) and the run becomes the surviving design's.
+    from ``z`` and from each row of ``z_edge`` alike (in place, nothing is opened) and the
+    run becomes the surviving design's (:func:`ustat.umpc.setup.surviving_run`: its epsilon
+    split chosen from E_S's public parameters, as a run on E_S would). Class counts need
+    nothing here: step 3 shares them after this roll call, among the survivors only.
     Returns ``(run, senders, dropouts)``: the run (``run`` itself, or E_S relabelled onto
     the survivors with their records and delta_S), the survivors' ids in ``z`` (None: every
     party) and the release's ``dropouts`` (``before``: those at start, merged; ``step``: where
@@ -295,9 +316,6 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
         lost = np.union1d(lost, np.flatnonzero(np.isin(partner, lost)))
     if lost.size == 0:
         return run, None, before
-    if run.kern.edge_aux_names or run.kern.aux_names:
-        raise DropoutBoundError("a party host vanished and the kernel's edge sums or class "
-                                "counts cannot leave it out yet: no release")
     earlier = before or {}
     total = int(lost.size) + earlier.get("parties_lost", 0)
     if runtime.max_lost is not None and total > runtime.max_lost:
@@ -305,21 +323,30 @@ def survivors_after_compute(run: Run, runtime: Runtime, kept: list, z: np.ndarra
                                 f"{runtime.max_lost}: no release")
     gone_mask = np.zeros(n, dtype=bool)
     gone_mask[lost] = True
-    ring = run.session.ring
-    drop = np.zeros(n, dtype=np.uint64)
-    for edges, shares in kept:
-        out = gone_mask[edges].any(axis=1)
-        add_shares(drop, edges[out], np.ascontiguousarray(shares[:, out]))
-    z[:] = ring.sub(z, drop & ring.mask)
+    _leave_out(run, kept, gone_mask, z, z_edge)
     H, survivors, edges_lost = surviving_design(run.hypergraph, lost)
     if H.edges.shape[0] == 0:
         raise DropoutBoundError("no edge of the design survives: no release")
-    delta = int(np.bincount(H.edges.ravel(), minlength=H.n).max())
-    new = replace(run, X=run.X[survivors], X_raw=run.X_raw[survivors], E=H.edges,
-                  delta_max=delta, hypergraph=H)
-    return new, survivors, {"parties_lost": total,
+    return surviving_run(run, H, survivors), survivors, {"parties_lost": total,
                             "edges_lost": edges_lost + earlier.get("edges_lost", 0),
                             "step": f"start, {step}" if before else step}
+
+
+def _leave_out(run: Run, kept: list, gone: np.ndarray, z: np.ndarray,
+               z_edge: np.ndarray | None) -> None:
+    """Subtract from ``z`` and the rows of ``z_edge`` (in place) this process's shares of the
+    kept edges with a member in ``gone`` (bool (n,)): of f(x_e) and of each edge sum."""
+    ring = run.session.ring
+    rows = 0 if z_edge is None else z_edge.shape[0]
+    drop = np.zeros((1 + rows, z.size), dtype=np.uint64)
+    for edges, shares, aux in kept:
+        out = gone[edges].any(axis=1)
+        parts = [shares] + ([] if aux is None or not rows else list(aux))
+        for row, part in zip(drop, parts):
+            add_shares(row, edges[out], np.ascontiguousarray(part[:, out]))
+    z[:] = ring.sub(z, drop[0] & ring.mask)
+    if z_edge is not None and rows:
+        z_edge[:] = ring.sub(z_edge, drop[1:] & ring.mask)
 
 
 def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
@@ -330,12 +357,14 @@ def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
     call after it, and, if a host vanished *during the noise step*, the noise drawn again.
 
     ``draw(run, senders)``: step 3 on the survivors' run, adding each survivor's noise
-    shares to ``z`` and the arrays of ``keep`` (the edge sums) in place; returns what the
-    aggregation needs. A loss seen by the roll call after the noise: every process puts
-    ``z`` and ``keep`` back as they were before the noise (local copies made here), leaves
-    the new losses' edges out and draws the noise again among the new survivors S' (under
-    ``hf`` the committee is drawn again among S', from new public coins). Returns ``(run,
-    senders, dropouts, draw's value, draws)``.
+    shares to ``z`` and the arrays of ``keep`` (``(z_edge,)``: the edge sums, whose lost
+    edges' shares leave them as from ``z``) in place, and sharing the survivors' class
+    counts among them; returns what the aggregation needs. A loss seen by the roll call
+    after the noise: every process puts ``z`` and ``keep`` back as they were before the
+    noise (local copies made here), leaves the new losses' edges out and draws the noise
+    again among the new survivors S' (under ``hf`` the committee is drawn again among S',
+    from new public coins; the class counts masked again, with fresh masks). Returns
+    ``(run, senders, dropouts, draw's value, draws)``.
 
     Privacy of the discarded draw: the noise shares drawn before the loss are never added
     to anything that leaves a process (``z`` is sent once, in the last round, and is
@@ -353,8 +382,9 @@ def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
     host. Threat model: the protocol's.
     """
     full, z0, keep0 = run, z.copy(), [a.copy() for a in keep]
+    z_edge = keep[0] if keep else None
     run, senders, dropouts = survivors_after_compute(full, runtime, kept, z, before,
-                                                     partner=partner)
+                                                     partner=partner, z_edge=z_edge)
     seen = "computing" if senders is not None else ""
     draws = 0
     while True:
@@ -370,7 +400,8 @@ def noise_among_survivors(run: Run, runtime: Runtime, kept: list, z: np.ndarray,
             a[:] = a0
         seen = f"{seen}, noise" if seen else "noise"
         run, senders, dropouts = survivors_after_compute(full, runtime, kept, z, before,
-                                                         partner=partner, gone=now, step=seen)
+                                                         partner=partner, gone=now, step=seen,
+                                                         z_edge=z_edge)
 
 
 def check_no_new_loss(runtime: Runtime, gone: frozenset, step: str) -> None:

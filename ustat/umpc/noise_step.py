@@ -51,15 +51,19 @@ class _Noise:
     last_round: object = None       # the reshare's LastRound (ustat.umpc.last_round) or None
 
 
-def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
+def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None, masks=None):
     """Step 3: shares of the DP noise added to z and the rows of ``z_edge`` (the edge sums)
     in place (and the masked, noisy aux values).
 
     Independent of the kernel's shares, so it runs while the chunks compute
     (the paper's "possibly in parallel"); its randomness comes from the
-    session's stream, not the chunks'.
+    session's stream, not the chunks'. With ``noise_kw["parties"]`` (the survivors' ids in
+    z, after a roll call; ``run`` is then the survivors' run, a record per survivor) only
+    they mask their aux values and contribute noise; ``masks``: the stream of the aux masks
+    (default the run's; a draw after a discarded one takes a fresh one).
 
-    Returns a :class:`_Noise` (aux values and shares, accounting, epsilons).
+    Returns a :class:`_Noise` (aux values and shares with a row per party of z, accounting,
+    epsilons).
     """
     from noise.distributed import shared_dlap_noises
 
@@ -75,9 +79,12 @@ def _noise(run: Run, z, aux_fraction, noise_kw, z_edge=None):
     if n_edge and math.isfinite(eps) and run.edge_fraction > 0:
         eps_edge = eps * run.edge_fraction / n_edge
         eps_u -= eps * run.edge_fraction
-    aux_z = np.zeros((run.n, n_aux), dtype=np.uint64)
+    ids = noise_kw.get("parties")
+    ids = np.arange(run.n) if ids is None else np.asarray(ids, dtype=np.int64)
+    aux_z = np.zeros((z.size, n_aux), dtype=np.uint64)
     if n_aux:
-        aux_z[:] = _mask_aux(session, session.fp.encode(aux_values), run.rng)
+        aux_z[ids] = _mask_aux(session, session.fp.encode(aux_values),
+                               run.rng if masks is None else masks, ids)
     info, guarantee, seconds = {}, {}, 0.0
     if math.isfinite(eps):
         specs = ([(eps_u, run.delta_max * kern.sensitivity)]
@@ -114,10 +121,11 @@ def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, p
 
     def draw(survivors: Run, senders):
         kw = dict(noise_kw) if senders is None else dict(noise_kw, parties=senders)
-        drawn = _noise(survivors, z, survivors.aux_fraction, kw, z_edge)
+        count[0] += 1           # a draw after a discarded one: fresh aux masks
+        masks = None if count[0] == 1 else run.rng.derive("aux-redraw", count[0])
+        drawn = _noise(survivors, z, survivors.aux_fraction, kw, z_edge, masks)
         if last is not None:
             at_step(runtime.transport, "reshare")
-            count[0] += 1
             drawn.last_round = reshare(survivors, runtime, last,
                                        step4_rows(z, z_edge, drawn.aux_z), senders,
                                        run.rng.derive("last-round", count[0]))
@@ -135,12 +143,13 @@ def _survivors_noise(run: Run, runtime, kept, sums, noise, noise_kw, dropouts, p
     return run, senders, dropouts
 
 
-def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
+def _mask_aux(session: Session, values: np.ndarray, rng, ids: np.ndarray) -> np.ndarray:
     """2-of-2 share each party's aux values with its successor on a random cycle.
 
-    Party i keeps v_i - r_i and sends r_i to its successor (one round in the
-    sharing phase, n * a * l bits), so the value each party sends to the
-    aggregator is uniform unless it colludes with its predecessor. The cycle
+    Row j of ``values`` is party ``ids[j]``'s (every party, or the survivors after a roll
+    call: the cycle runs through them only). Party i keeps v_i - r_i and sends r_i to its
+    successor (one round in the sharing phase, n * a * l bits), so the value each party
+    sends to the aggregator is uniform unless it colludes with its predecessor. The cycle
     is public (drawn from the run's randomness).
     """
     n = values.shape[0]
@@ -150,7 +159,7 @@ def _mask_aux(session: Session, values: np.ndarray, rng) -> np.ndarray:
     succ[order] = np.roll(order, -1)
     r = rng.derive("aux-masks").ring_elements(ring, values.shape)
     with net.phase("sharing"):
-        net.send(np.arange(n), succ, r, ring.bits)
+        net.send(ids, ids[succ], r, ring.bits)
     out = ring.sub(values, r)
     np.add.at(out, succ, r)
     return out & ring.mask

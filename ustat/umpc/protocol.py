@@ -364,7 +364,7 @@ def _share_and_compute(run: Run, z: np.ndarray, chunk_size: int, bar,
             Ec = tasks.edges_of(res.index)
             merge_chunk(net, z, Ec, res, z_edge)
             if kept is not None:            # a dropout's edges leave the sums later
-                kept.append((Ec, res.shares))
+                kept.append((Ec, res.shares, res.aux_shares))
             bar.advance(Ec.shape[0])
     z &= run.session.ring.mask
     if z_edge is not None:

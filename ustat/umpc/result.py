@@ -91,15 +91,15 @@ class UMPCResult:
 
 
 def _aggregate(run: Run, z, aux_z, z_edge, senders=None, totals=None):
-    """Step 4: every party (``senders``: the survivors' ids) sends z_i (its edge sums' and aux
-    shares too) to the aggregator (1 round, n l bits per sum); ``totals``: the sums already
-    opened by the threshold last round (:func:`ustat.umpc.last_round.finish`), nothing sent.
-    (U, aux sums, edge sums' means)."""
+    """Step 4: every party (``senders``: the survivors' ids; ``aux_z`` has a row per party of
+    ``z``) sends z_i (its edge sums' and aux shares too) to the aggregator (1 round, n l
+    bits per sum); ``totals``: the sums already opened by the threshold last round
+    (:func:`ustat.umpc.last_round.finish`), nothing sent. (U, aux sums, edge sums' means)."""
     session = run.session
     net, ring = session.net, session.ring
     a = z_edge.shape[0]
     if senders is not None:
-        z, z_edge = z[senders], z_edge[:, senders]
+        z, z_edge, aux_z = z[senders], z_edge[:, senders], aux_z[senders]
     if totals is None:
         with net.phase("aggregation"):
             payload = np.concatenate([z[:, None], z_edge.T, aux_z], axis=1)

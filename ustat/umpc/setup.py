@@ -15,7 +15,7 @@ O(n + k |E|) time and memory.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -63,6 +63,7 @@ class Run:
     prefetch: Prefetch | None = None  # chunks dealt while E was drawn (ustat.umpc.prefetch)
     aux_fraction: float = 0.1       # class-count share of epsilon (resolved when auto)
     edge_fraction: float = 0.0      # the kernel's edge sums' share of epsilon (0: not drawn)
+    aux_given: bool = False         # aux_fraction was the spec's (else chosen from the design)
 
     @property
     def n(self) -> int:
@@ -169,11 +170,33 @@ def prepare_run(records: ArrayLike, spec: UMPCSpec, session: Session | None,
         check_no_wrap(session, kern, E.shape[0], n, delta_max, eps, aux_fraction, edge_fraction)
         return Run(kern, X, eps, session, rng, hypergraph, E, delta_max,
                    encode_records(session, X, kern, input_fp(prec)), prec, X_raw, bounds,
-                   chunk_spec, prefetch, aux_fraction, edge_fraction)
+                   chunk_spec, prefetch, aux_fraction, edge_fraction,
+                   aux_given=given_fraction is not None)
     except BaseException:
         if prefetch is not None:
             prefetch.close()
         raise
+
+
+def surviving_run(run: Run, hypergraph: Hypergraph, survivors: np.ndarray) -> Run:
+    """``run`` on the surviving design (``hypergraph``: E_S relabelled onto ``survivors``, the
+    ids of the parties kept): their records, E_S, delta_S, and the epsilon split a run on E_S
+    would choose from its public parameters (:func:`prepare_run`: the class counts' share
+    unless the spec gave it, the edge sums' share). The edge sums were computed for the full
+    design, so their share stays positive (the full run's if E_S's would be 0: they are
+    summed, so they must be noised). The ring stays the full run's (checked not to wrap).
+    O(n + k |E_S|)."""
+    n, m = int(survivors.size), int(hypergraph.edges.shape[0])
+    delta = int(np.bincount(hypergraph.edges.ravel(), minlength=n).max())
+    kern, aux_fraction, edge_fraction = run.kern, run.aux_fraction, run.edge_fraction
+    if kern.aux_names and not run.aux_given:
+        aux_fraction = choose_aux_fraction(kern, n, m, delta)
+    if edge_fraction > 0:
+        edge_fraction = choose_edge_fraction(kern, n, m, delta, run.eps) or edge_fraction
+    check_no_wrap(run.session, kern, m, n, delta, run.eps, aux_fraction, edge_fraction)
+    return replace(run, X=run.X[survivors], X_raw=run.X_raw[survivors], E=hypergraph.edges,
+                   delta_max=delta, hypergraph=hypergraph, aux_fraction=aux_fraction,
+                   edge_fraction=edge_fraction)
 
 
 def public_hypergraph(spec: UMPCSpec, n: int, runtime: Any = None) -> Hypergraph:

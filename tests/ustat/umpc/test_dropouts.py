@@ -191,7 +191,7 @@ def _kept_run(seed=3):
     shares = np.random.default_rng(seed).integers(0, 1 << 40, (2, run.m), dtype=np.uint64)
     z = np.zeros(run.n, dtype=np.uint64)
     add_shares(z, run.E, shares)
-    return run, [(run.E, shares)], z & ring.mask
+    return run, [(run.E, shares, None)], z & ring.mask
 
 
 @pytest.mark.parametrize("lost_in_computing", [False, True])
@@ -228,7 +228,7 @@ def test_a_loss_in_the_noise_step_discards_the_draw_and_draws_again_among_the_su
     assert dropouts == {"parties_lost": lost.size, "edges_lost": edges_lost,
                         "step": "computing, noise" if lost_in_computing else "noise"}
     # z: the start, minus every lost edge's shares, plus the second draw only
-    E, shares = kept[0]
+    E, shares, _ = kept[0]
     want = z_start.copy()
     out_edges = np.isin(E, lost).any(axis=1)
     for j in range(2):
