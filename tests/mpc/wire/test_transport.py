@@ -7,6 +7,7 @@ sockets (fixtures) and bounds every wait with short timeouts.
 import socket
 import struct
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -236,12 +237,14 @@ def test_progress_names_the_step_and_whom_a_long_wait_is_for(pair):
     v = np.arange(3, dtype=np.uint64)
     t = threading.Timer(1.5, lambda: b.exchange(1, {0: [_out(v, 64)]}, {}))
     t.start()
+    t0 = time.monotonic()
     try:
         got = a.exchange(1, {}, {1: [_exp(v, 64)]})
     finally:
         t.join()
+    waited = time.monotonic() - t0                       # 1.5 s, more on a loaded machine
     assert np.array_equal(got[1][0], v)
     assert lines[0] == "step 1"
     assert any(ln.startswith("step 1: waiting ") and ln.endswith(" for process 1 (party 1)")
                for ln in lines[1:]), lines
-    assert 2 <= len(lines) <= 5                          # at most one every 0.3 s
+    assert 2 <= len(lines) <= 2 + waited / 0.3          # at most one every 0.3 s
