@@ -11,7 +11,7 @@ from mpc.arith.rng import CSPRNG
 from tests.api import flat_umpc
 from ustat import kernels as K
 from ustat.umpc import worker_pool
-from ustat.umpc.chunk import ChunkSpec
+from ustat.umpc.chunk import ChunkSpec, run_chunk
 
 pytestmark = pytest.mark.skipif("fork" not in __import__("multiprocessing").get_all_start_methods(),
                                 reason="the kept pool forks its workers")
@@ -82,3 +82,51 @@ def test_kept_and_per_run_pools_give_the_same_bits(local):
         assert two.estimate == one.estimate and two.communication == one.communication
     assert (worker_pool._REUSED["pool"] is not None) or local
     np.testing.assert_equal(two.aux["noisy_sums"], one.aux["noisy_sums"])
+
+
+def _chunks(spec, count, size=64):
+    rng = np.random.default_rng(7)
+    kern = spec.kernel
+    return [(i, rng.integers(0, 2 ** 14, (size, kern.degree, kern.columns), dtype=np.uint64))
+            for i in range(count)]
+
+
+def _all_ended(procs, seconds=20.0):
+    deadline = time.monotonic() + seconds
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    return [p.pid for p in procs if p.is_alive()]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_run_stopped_early_ends_its_workers_and_the_next_run_gets_new_ones(kept, monkeypatch):
+    """Ctrl-C or an error mid-run (here: the caller closes the chunk generator after one
+    result) cancels the chunks still queued and ends the pool's workers at once, instead of the
+    interpreter's exit waiting for them; the kept pool is replaced by the next run."""
+    worker_pool.shutdown_workers()
+    spec = _spec(K.get("gini"))
+    seen = []
+    real = worker_pool._acquire
+    if kept:
+        monkeypatch.setattr(worker_pool, "_acquire", lambda w: seen.append(real(w)) or seen[-1])
+    else:
+        monkeypatch.setattr(worker_pool, "_acquire", lambda w: None)   # a pool of its own
+        real_pool = worker_pool.ProcessPoolExecutor
+        monkeypatch.setattr(worker_pool, "ProcessPoolExecutor",
+                            lambda *a, **k: seen.append(real_pool(*a, **k)) or seen[-1])
+    gen = worker_pool.run_chunks(spec, _chunks(spec, 40), 2, None)
+    first = next(gen)
+    assert first is not None
+    procs = list(seen[0]._processes.values())
+    assert procs and all(p.is_alive() for p in procs)
+    gen.close()
+    assert _all_ended(procs) == []
+    assert worker_pool._REUSED["pool"] is not seen[0]
+    assert worker_pool._REUSED["busy"] == 0
+    monkeypatch.undo()
+    tasks = _chunks(spec, 4)
+    again = list(worker_pool.run_chunks(spec, tasks, 2, None))   # a fresh pool, the same bits
+    assert [r.index for r in again] == [0, 1, 2, 3]
+    for r, (i, v) in zip(again, tasks, strict=True):
+        np.testing.assert_array_equal(r.shares, run_chunk(spec, i, v).shares)
+    worker_pool.shutdown_workers()

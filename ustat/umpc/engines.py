@@ -68,7 +68,15 @@ import numpy as np
 
 from . import worker_pool
 from .chunk import ChunkResult, ChunkSpec, run_chunk
-from .tasks import WINDOW_PER_WORKER, ChunkInputs, _Done, _init_worker, _worker_chunk, windowed
+from .tasks import (
+    WINDOW_PER_WORKER,
+    ChunkInputs,
+    _Done,
+    _init_worker,
+    _worker_chunk,
+    abandoned_on_error,
+    windowed,
+)
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -111,7 +119,7 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable, n_chunks: int, *, workers: int,
     elif workers == 1 or n_chunks <= 1:
         yield from windowed(_Done.run(spec), tasks, 1, meanwhile, background=False)
     elif pool == "threads":
-        with ThreadPoolExecutor(workers) as ex:
+        with ThreadPoolExecutor(workers) as ex, abandoned_on_error(ex):
             if isinstance(tasks, ChunkInputs):
                 inputs = tasks
 
@@ -139,7 +147,7 @@ def _process_pool(spec, tasks, workers, meanwhile) -> Iterator[ChunkResult]:
         yield from worker_pool.run_chunks(spec, tasks, workers, meanwhile)
         return
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                             initargs=(spec, inputs)) as ex:
+                             initargs=(spec, inputs)) as ex, abandoned_on_error(ex):
         if inputs is not None:
             yield from windowed(lambda i, _: ex.submit(_worker_chunk, i, None),
                                 _indices(inputs), WINDOW_PER_WORKER * workers, meanwhile)

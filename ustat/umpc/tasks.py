@@ -13,6 +13,7 @@ does not depend on which worker finished first); :func:`_init_worker` and
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import os
 import threading
@@ -132,6 +133,37 @@ def windowed(submit: Callable[[int, Any], Any], tasks: Iterable, window: int,
             fut.cancel()
 
 
+def abandon(pool: Any) -> None:
+    """Stop a process pool now: cancel its queued chunks and end its workers.
+
+    For a run that stops early (Ctrl-C, SIGTERM, an error): without it the
+    interpreter's exit waits until the workers have run every chunk already
+    handed to them, which at n = 2000 and 800,000 edges took about a minute
+    after Ctrl-C. A thread pool's running chunks cannot be ended; its queued
+    ones are cancelled.
+    """
+    terminate = getattr(pool, "terminate_workers", None)      # Python 3.14
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    if terminate is not None:
+        with contextlib.suppress(Exception):
+            terminate()
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.terminate()
+
+
+@contextlib.contextmanager
+def abandoned_on_error(pool: Any) -> Iterator[Any]:
+    """``with abandoned_on_error(pool):`` :func:`abandon` ``pool`` if the block stops early
+    (any exception, including Ctrl-C and a generator closed before its end)."""
+    try:
+        yield pool
+    except BaseException:
+        abandon(pool)
+        raise
+
+
 #: While the caller's own work runs, up to HOLD windows of finished chunks may wait.
 HOLD = 4
 
@@ -150,7 +182,8 @@ def _keep_busy(meanwhile, submit, tasks, pending, window) -> None:
         except BaseException as exc:  # re-raised in the caller's thread
             error.append(exc)
 
-    thread = threading.Thread(target=work, name="umpc-meanwhile")
+    # a daemon: a Ctrl-C in this thread does not wait for the caller's work at exit
+    thread = threading.Thread(target=work, name="umpc-meanwhile", daemon=True)
     thread.start()
     while thread.is_alive():
         running = sum(not fut.done() for fut in pending)

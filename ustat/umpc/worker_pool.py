@@ -17,11 +17,14 @@ down after :data:`IDLE_SECONDS` without a run (a daemon timer), at
 interpreter exit, or by :func:`shutdown_workers`; a pool of another size
 replaces it, and a second run while it is busy (another thread) forks a
 pool of its own. A broken pool (a worker killed) is replaced at the next
-run. A module whose kernel functions are reloaded (``importlib.reload``)
-after the pool started needs :func:`shutdown_workers` first: the workers
-import kernels by name and keep the code they loaded. Results are the same
-bits as with any other engine: the chunks, their
-streams and their merge order do not depend on where they run.
+run, and so is one whose run stopped early (Ctrl-C, SIGTERM, an error): its
+queued chunks are cancelled and its workers ended at once, so the
+interpreter's exit does not wait for them. A module whose kernel functions
+are reloaded (``importlib.reload``) after the pool started needs
+:func:`shutdown_workers` first: the workers import kernels by name and keep
+the code they loaded. Results are the same bits as with any other engine:
+the chunks, their streams and their merge order do not depend on where they
+run.
 """
 
 from __future__ import annotations
@@ -127,21 +130,42 @@ def run_chunks(spec: ChunkSpec, tasks: Iterable[tuple[int, np.ndarray]], workers
                prefetch: Prefetch | None = None) -> Iterator[ChunkResult]:
     """:func:`ustat.umpc.tasks.windowed` over the kept pool; ``tasks``: (index, values) pairs
     (the chunks after ``prefetch``'s, whose results come first)."""
-    from .tasks import WINDOW_PER_WORKER, _init_worker, _worker_chunk, windowed
+    from .tasks import WINDOW_PER_WORKER, _init_worker, _worker_chunk, abandoned_on_error, windowed
 
     if prefetch is not None:
-        yield from windowed(lambda i, v: prefetch.pool.submit(run_chunk, spec, i, v), tasks,
-                            WINDOW_PER_WORKER * workers, meanwhile, started=prefetch.futures)
+        kept = prefetch.pool
+        try:
+            yield from windowed(lambda i, v: kept.submit(run_chunk, spec, i, v), tasks,
+                                WINDOW_PER_WORKER * workers, meanwhile, started=prefetch.futures)
+        except BaseException:
+            _discard(kept)
+            raise
         return
     pool = _acquire(workers)
     if pool is None:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_init_worker, initargs=(spec, None)) as ex:
+                                 initializer=_init_worker, initargs=(spec, None)) as ex, \
+                abandoned_on_error(ex):
             yield from windowed(lambda i, v: ex.submit(_worker_chunk, i, v), tasks,
                                 WINDOW_PER_WORKER * workers, meanwhile)
         return
     try:
         yield from windowed(lambda i, v: pool.submit(run_chunk, spec, i, v), tasks,
                             WINDOW_PER_WORKER * workers, meanwhile)
+    except BaseException:
+        _discard(pool)
+        raise
     finally:
         _release(pool)
+
+
+def _discard(pool: Any) -> None:
+    """A run on the kept pool stopped early (Ctrl-C, an error): the pool is no longer kept, its
+    queued chunks are cancelled and its workers ended (:func:`~ustat.umpc.tasks.abandon`);
+    the next run forks a new one."""
+    from .tasks import abandon
+
+    with _REUSED_LOCK:
+        if _REUSED["pool"] is pool:
+            _REUSED.update(pool=None, workers=0)
+    abandon(pool)
