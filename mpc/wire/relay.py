@@ -6,7 +6,8 @@ a frame from one host to another is sealed end to end (:mod:`mpc.wire.e2e`)
 and sent to the relay in an *envelope*, which the relay forwards to the
 receiving host's connection.
 
-Envelope: a fixed little-endian header, then ``length`` bytes:
+Envelope (its format and parser: :mod:`mpc.wire.envelopes`, re-exported here): a fixed
+little-endian header, then ``length`` bytes:
 
 ====================  =====  ==================================================
 field                 bytes  meaning
@@ -62,12 +63,28 @@ import ssl
 import struct
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mpc.wire import frames as fr
-
-if TYPE_CHECKING:
-    from mpc.wire.transport import Outgoing
+from mpc.wire.envelopes import (  # the envelope's names, re-exported
+    ABORT,
+    ANNOUNCE,
+    BYE,
+    DATA,
+    ENVELOPE,
+    ENVELOPE_SIZE,
+    GONE,
+    KINDS,
+    MAGIC,
+    MAX_CONTROL_BYTES,
+    READY,
+    RELAY_RANK,
+    VERSION,
+    RelayError,
+    envelope,
+    pack_frame,
+    parse,
+)
 from mpc.wire.sockets import (
     WOULD_BLOCK,
     accept_peers,
@@ -78,17 +95,12 @@ from mpc.wire.sockets import (
     why,
 )
 
-MAGIC = b"UR"
-VERSION = 1
-DATA, ANNOUNCE, READY, GONE, BYE, ABORT = range(6)
-KINDS = {DATA: "data", ANNOUNCE: "announce", READY: "ready", GONE: "gone", BYE: "bye",
-         ABORT: "abort"}
-ENVELOPE = struct.Struct("<2sBBIIQHQ")
-ENVELOPE_SIZE = ENVELOPE.size               # 30 bytes
-#: the receiver a host names in its greeting to the relay
-RELAY_RANK = 0xFFFFFFFF
-#: most bytes of an ANNOUNCE, READY, GONE, BYE or ABORT body
-MAX_CONTROL_BYTES = 1 << 16
+__all__ = [
+    "ABORT", "ANNOUNCE", "BYE", "DATA", "ENVELOPE", "ENVELOPE_SIZE", "GONE", "KINDS", "MAGIC",
+    "MAX_CONTROL_BYTES", "MAX_QUEUED_BYTES", "MAX_QUEUED_ENTRIES", "READY", "RELAY_RANK",
+    "STREAM_ABOVE", "VERSION", "Relay", "RelayError", "envelope", "pack_frame", "parse",
+]
+
 #: seconds the relay keeps flushing its last messages after a fault (a host busy computing
 #: reads its GONE only at its next step)
 LINGER = 5.0
@@ -102,32 +114,6 @@ MAX_QUEUED_ENTRIES = 1 << 14
 #: bytes a queued piece costs beyond its own (the objects that hold it)
 ENTRY_COST = 256
 _ZEROS = memoryview(bytes(_CHUNK))
-
-
-class RelayError(RuntimeError):
-    """The relay stopped: a host never connected, disconnected, or sent something malformed.
-
-    ``args``: (message, the rank of the host at fault or that reported it); ``origin``: the
-    fault as first seen, naming who caused it (what the relay tells the other hosts)."""
-
-    def __init__(self, message: str, *args: object, origin: str | None = None):
-        super().__init__(message, *args)
-        self.origin = origin or message
-
-
-def envelope(kind: int, src: int, dst: int, step: int, segment: int, length: int) -> bytes:
-    return ENVELOPE.pack(MAGIC, VERSION, kind, src, dst, step, segment, length)
-
-
-def parse(buf: bytes | bytearray | memoryview) -> dict:
-    """The fields of an envelope header; ValueError if it is not one."""
-    magic, version, kind, src, dst, step, segment, length = ENVELOPE.unpack(buf)
-    if magic != MAGIC or version != VERSION:
-        raise ValueError(f"not a relay envelope (magic {magic!r}, version {version})")
-    if kind not in KINDS:
-        raise ValueError(f"unknown envelope kind {kind}")
-    return {"kind": kind, "src": src, "dst": dst, "step": step, "segment": segment,
-            "length": length}
 
 
 class _Conn:
@@ -520,10 +506,3 @@ def _drop_unsent(c: _Conn) -> None:
                         keep.append(c.queue[1])               # its body
     c.queue.clear()
     c.queue.extend(keep)
-
-
-def pack_frame(session: int, step: int, sender: int, receiver: int, f: Outgoing) -> bytes:
-    """The plaintext of one frame through the relay: its typed header and packed payload."""
-    head = fr.encode_header(fr.DATA, session, step, sender, receiver, f.segment, f.dtype,
-                            f.bits, f.shape, f.payload.size, f.op)
-    return head + f.payload.data.cast("B").tobytes() if f.payload.size else head
