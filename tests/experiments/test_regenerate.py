@@ -28,12 +28,9 @@ def _files():
 
 
 def test_every_committed_file_records_one_clean_commit():
-    """Each script's files come from one clean commit, an ancestor of HEAD, named in the README.
-
-    All scripts normally share one commit. When a merge changed the code of some scripts
-    only, those are regenerated at the merge and the README says which files come from
-    which commit.
-    """
+    """Every results file comes from one clean commit, the same for all scripts, an ancestor of
+    HEAD, named in the README (issue 38: the results regenerated at one commit; a change to
+    some scripts' code regenerates all of them)."""
     provs = {f: C.read_provenance(os.path.join(RESULTS, f)) for f in _files()}
     by_script = {}
     for f, p in provs.items():
@@ -42,6 +39,10 @@ def test_every_committed_file_records_one_clean_commit():
     for name, commits in by_script.items():
         assert len(commits) == 1, (name, commits)
     commits = {p["commit"] for p in provs.values()}
+    assert len(commits) == 1, f"the results come from several commits: {sorted(commits)}"
+    authors = os.path.join(RESULTS, "authors_code.csv")
+    if os.path.exists(authors):                     # each of its rows names where it was made
+        assert {r["commit"] for r in C.read_csv(authors)} == commits
     with open(README) as fh:
         readme = fh.read()
     for commit in commits:
