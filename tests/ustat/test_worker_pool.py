@@ -91,10 +91,21 @@ def _chunks(spec, count, size=64):
             for i in range(count)]
 
 
+def _running(pid):
+    """Whether ``pid`` is a live process (not gone, not a zombie), read from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _all_ended(procs, seconds=20.0):
     deadline = time.monotonic() + seconds
     for p in procs:
         p.join(max(0.0, deadline - time.monotonic()))
+    if os.path.isdir("/proc"):          # a worker reaped by the pool's own thread counts too
+        return [p.pid for p in procs if _running(p.pid)]
     return [p.pid for p in procs if p.is_alive()]
 
 

@@ -142,15 +142,15 @@ def abandon(pool: Any) -> None:
     after Ctrl-C. A thread pool's running chunks cannot be ended; its queued
     ones are cancelled.
     """
-    terminate = getattr(pool, "terminate_workers", None)      # Python 3.14
+    kill = getattr(pool, "kill_workers", None)                 # Python 3.14
     procs = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    if terminate is not None:
+    if kill is not None:
         with contextlib.suppress(Exception):
-            terminate()
-    for proc in procs:
+            kill()
+    for proc in procs:      # SIGKILL: a forked worker may have inherited a SIGTERM handler
         with contextlib.suppress(Exception):
-            proc.terminate()
+            proc.kill()
 
 
 @contextlib.contextmanager
